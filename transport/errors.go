@@ -1,0 +1,13 @@
+package transport
+
+import "errors"
+
+var (
+	// ErrTimeout is returned by Run when Command.Timeout passed and the
+	// command was killed.
+	ErrTimeout = errors.New("command timed out")
+	// ErrConnection marks a lost or failed connection to the host.
+	ErrConnection = errors.New("connection to host failed")
+	// ErrClosed is returned by methods called after Close.
+	ErrClosed = errors.New("transport closed")
+)

@@ -1,0 +1,47 @@
+package ssh
+
+import "time"
+
+// HostConfig is everything needed to reach one host: the effective settings
+// after ~/.ssh/config (or the -F file), /etc/ssh/ssh_config and command-line
+// overrides were applied, in OpenSSH's precedence (first value wins, flags
+// before files). Resolve builds it; Dial consumes it.
+type HostConfig struct {
+	// Alias is the name the host was asked for (the "Host" pattern target).
+	Alias string
+	// HostName is the address to dial, with %h already expanded.
+	HostName string
+	// User is the remote user name.
+	User string
+	// Port is the TCP port (22 by default).
+	Port int
+	// IdentityFiles are the private key files to try, in order, with "~"
+	// and %d/%u/%h/%r tokens expanded. Files that do not exist are skipped
+	// when dialling (as OpenSSH does for default identities).
+	IdentityFiles []string
+	// IdentitiesOnly restricts agent keys to those matching IdentityFiles.
+	IdentitiesOnly bool
+	// IdentityAgent is the ssh-agent socket path; empty means $SSH_AUTH_SOCK,
+	// "none" disables the agent.
+	IdentityAgent string
+	// ProxyJump holds the jump hosts to go through, first hop first, each
+	// already resolved through the same configuration. Empty means direct.
+	ProxyJump []*HostConfig
+	// ConnectTimeout bounds the TCP connect plus the SSH handshake and
+	// authentication; zero means none.
+	ConnectTimeout time.Duration
+	// ServerAliveInterval is the keepalive period; zero disables keepalive.
+	ServerAliveInterval time.Duration
+	// ServerAliveCountMax is how many unanswered keepalives mean the peer is
+	// dead (OpenSSH default 3).
+	ServerAliveCountMax int
+	// StrictHostKeyChecking is one of "yes", "no", "accept-new", "ask"
+	// (OpenSSH spellings "true"/"false" are normalised to "yes"/"no").
+	StrictHostKeyChecking string
+	// UserKnownHostsFiles are the known_hosts files the user owns, in order;
+	// new keys are appended to the first one.
+	UserKnownHostsFiles []string
+	// GlobalKnownHostsFiles are read-only known_hosts files
+	// (/etc/ssh/ssh_known_hosts by default).
+	GlobalKnownHostsFiles []string
+}
