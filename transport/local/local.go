@@ -1,0 +1,250 @@
+// Package local implements transport.Transport on the machine agent runs on:
+// commands through /bin/sh -c in their own process group, files through the
+// operating system with atomic replacement.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/autoshell/agent/transport"
+)
+
+// waitDelay bounds how long Run waits for output after the command's process
+// group was killed: a process that escaped the group (setsid) may still hold
+// the pipes.
+const waitDelay = 2 * time.Second
+
+// Transport runs commands and file operations on the local machine.
+type Transport struct {
+	home   string
+	user   string
+	closed atomic.Bool
+}
+
+var _ transport.Transport = (*Transport)(nil)
+
+// New returns a local transport acting as the current user.
+func New() (*Transport, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, fmt.Errorf("local transport: %w", err)
+	}
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return &Transport{home: home, user: name}, nil
+}
+
+// Host describes the local machine.
+func (t *Transport) Host() transport.HostInfo {
+	return transport.HostInfo{Name: "local", Kind: "local", User: t.user}
+}
+
+// Close marks the transport closed; there is nothing to release.
+func (t *Transport) Close() error {
+	t.closed.Store(true)
+	return nil
+}
+
+// expand resolves "~" forms against the home directory; other paths are
+// used as they are (relative ones against the process's working directory).
+func (t *Transport) expand(p string) (string, error) {
+	if t.closed.Load() {
+		return "", transport.ErrClosed
+	}
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		return transport.ExpandHome(p, t.home), nil
+	}
+	return p, nil
+}
+
+// Run runs c.Command with /bin/sh -c in a new process group; on timeout or
+// cancellation the whole group is killed.
+func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
+	if t.closed.Load() {
+		return transport.Result{}, transport.ErrClosed
+	}
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if c.Timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, c.Timeout)
+	}
+	defer cancel()
+
+	stdout, stderr := transport.NewCapture(c.CaptureLimit), transport.NewCapture(c.CaptureLimit)
+	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", c.Command)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = waitDelay
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, stdout, stderr
+	if c.Dir != "" {
+		dir, err := t.expand(c.Dir)
+		if err != nil {
+			return transport.Result{}, fmt.Errorf("run: dir: %w", err)
+		}
+		cmd.Dir = dir
+	}
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return transport.Result{}, fmt.Errorf("run %q: %w", c.Command, err)
+	}
+	waitErr := cmd.Wait()
+	res := transport.Result{
+		ExitCode:    cmd.ProcessState.ExitCode(),
+		Stdout:      stdout.String(),
+		Stderr:      stderr.String(),
+		StdoutBytes: stdout.Total(),
+		StderrBytes: stderr.Total(),
+		Duration:    time.Since(start),
+	}
+	switch {
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("run %q: %w", c.Command, ctx.Err())
+	case runCtx.Err() != nil:
+		return res, fmt.Errorf("run %q: killed after %v: %w", c.Command, c.Timeout, transport.ErrTimeout)
+	}
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		return res, fmt.Errorf("run %q: %w", c.Command, waitErr)
+	}
+	return res, nil
+}
+
+// ReadFile copies the file at path into w.
+func (t *Transport) ReadFile(ctx context.Context, path string, w io.Writer) (int64, error) {
+	p, err := t.expand(path)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, unwrapPathError(err))
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	} else if fi.IsDir() {
+		return 0, fmt.Errorf("read %s: is a directory", path)
+	}
+	n, err := io.Copy(w, ctxReader{ctx, f})
+	if err != nil {
+		return n, fmt.Errorf("read %s: %w", path, err)
+	}
+	return n, nil
+}
+
+// WriteFile atomically replaces the file at path with the content of r.
+func (t *Transport) WriteFile(ctx context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error) {
+	p, err := t.expand(path)
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	n, err := writeAtomic(ctx, p, r, perm)
+	if err != nil {
+		return n, fmt.Errorf("write %s: %w", path, err)
+	}
+	return n, nil
+}
+
+func writeAtomic(ctx context.Context, p string, r io.Reader, perm fs.FileMode) (n int64, err error) {
+	mode := perm.Perm()
+	if mode == 0 {
+		mode = 0o644
+	}
+	if fi, err := os.Stat(p); err == nil {
+		if fi.IsDir() {
+			return 0, errors.New("is a directory")
+		}
+		mode = fi.Mode().Perm()
+	}
+	dir, base := filepath.Split(p)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".agent-*")
+	if err != nil {
+		return 0, unwrapPathError(err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if n, err = io.Copy(tmp, ctxReader{ctx, r}); err != nil {
+		return n, err
+	}
+	if err = tmp.Chmod(mode); err != nil {
+		return n, err
+	}
+	if err = tmp.Sync(); err != nil {
+		return n, err
+	}
+	if err = tmp.Close(); err != nil {
+		return n, err
+	}
+	if err = os.Rename(tmp.Name(), p); err != nil {
+		return n, unwrapPathError(err)
+	}
+	if d, derr := os.Open(dir); derr == nil { // make the rename durable
+		d.Sync()
+		d.Close()
+	}
+	return n, nil
+}
+
+// Stat describes the file at path, following symbolic links.
+func (t *Transport) Stat(ctx context.Context, path string) (fs.FileInfo, error) {
+	p, err := t.expand(path)
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", path, unwrapPathError(err))
+	}
+	return fi, nil
+}
+
+// unwrapPathError drops the *fs.PathError layer, whose text repeats the
+// path that the caller's wrapping already names.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// ctxReader stops a copy when ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
