@@ -1,0 +1,43 @@
+# agent — see README.md. Every target works on a fresh machine with Go installed.
+SHELL   := /bin/bash
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+PKGS    := ./...
+
+.PHONY: build test lint bench demo fuzz clean
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/agent ./cmd/agent
+
+# The test command: formatting and vet, then every test with the race detector.
+# Tests talk to real SSH servers (in-process and OpenSSH sshd on loopback).
+test: lint
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+# Go benchmarks, then the comparisons against OpenSSH on the same machine.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	bash bench/run.sh
+
+# The main job on its embedded default: a real run against an in-process SSH
+# test host (no LLM is reachable here; see README).
+demo: build
+	PATH="$(CURDIR)/bin:$$PATH" $(GO) run ./testenv/cmd/testhost -- bash testenv/cmd/testhost/demo.sh
+
+# Short runs of every fuzz target (FUZZTIME each).
+FUZZTIME ?= 15s
+fuzz:
+	@for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin bench/results

@@ -1,0 +1,253 @@
+package ssh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/autoshell/agent/transport"
+)
+
+// DefaultMaxSessions is how many session channels a Transport opens at once
+// unless Options.MaxSessions says otherwise. OpenSSH's sshd allows 10 per
+// connection (MaxSessions); the SFTP channel takes one and one more is kept
+// for killing timed-out commands, so 8 never hits the server's limit.
+const DefaultMaxSessions = 8
+
+// Prompter asks the person at the terminal. A nil Prompter means there is no
+// terminal: whatever needs an answer fails with a message saying so.
+type Prompter interface {
+	// Confirm asks a yes/no question and reports the answer.
+	Confirm(ctx context.Context, question string) (bool, error)
+	// Passphrase asks for a secret without echoing it.
+	Passphrase(ctx context.Context, prompt string) ([]byte, error)
+}
+
+// Options are the settings of a Transport that do not come from ssh_config.
+type Options struct {
+	// Prompter asks for host-key confirmation and key passphrases; nil means
+	// no terminal.
+	Prompter Prompter
+	// Warn receives warnings meant for the person running agent, such as
+	// "Warning: Permanently added … to the list of known hosts." Nil
+	// discards them.
+	Warn func(msg string)
+	// MaxSessions caps the command sessions open at once on the connection
+	// (DefaultMaxSessions when zero). Further Runs wait for a free slot.
+	MaxSessions int
+}
+
+// Transport is a transport.Transport over one SSH connection, reused by
+// every Run and by one SFTP client. It is safe for concurrent use.
+//
+// The connection is watched with keepalive@openssh.com requests every
+// ServerAliveInterval (15 s when the config says 0: an unattended agent must
+// notice a dead host) and closed after ServerAliveCountMax (default 3)
+// unanswered ones; commands running on it then fail with
+// transport.ErrConnection. The next call after a lost connection dials again
+// (one attempt per call).
+type Transport struct {
+	cfg  *HostConfig
+	opts Options
+	sem  chan struct{} // command sessions
+	kill chan struct{} // the one extra session used to kill process groups
+	dial chan struct{} // held while (re)dialling
+
+	mu     sync.Mutex
+	conn   *conn
+	closed bool
+}
+
+var _ transport.Transport = (*Transport)(nil)
+
+// Dial connects to the host cfg describes (through its ProxyJump hosts, each
+// with its own host-key check and authentication) and returns a Transport
+// that reuses the connection. ctx bounds the whole dial; each hop is also
+// bounded by its ConnectTimeout (30 s when zero), which covers the TCP
+// connect, the SSH handshake and authentication but not the time a person
+// takes to answer a prompt.
+func Dial(ctx context.Context, cfg *HostConfig, opts Options) (*Transport, error) {
+	if cfg == nil {
+		return nil, errors.New("ssh dial: nil HostConfig")
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.Warn == nil {
+		opts.Warn = func(string) {}
+	}
+	t := &Transport{
+		cfg:  cfg,
+		opts: opts,
+		sem:  make(chan struct{}, opts.MaxSessions),
+		kill: make(chan struct{}, 1),
+		dial: make(chan struct{}, 1),
+	}
+	c, err := dialConn(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	t.conn = c
+	return t, nil
+}
+
+// Host describes the host. It does no I/O.
+func (t *Transport) Host() transport.HostInfo {
+	name := t.cfg.Alias
+	if name == "" {
+		name = t.cfg.HostName
+	}
+	return transport.HostInfo{
+		Name: name,
+		Kind: "ssh",
+		Addr: hostPort(t.cfg),
+		User: userOf(t.cfg),
+	}
+}
+
+// Close closes the SFTP client, the connection and the jump-host chain and
+// stops keepalive. Later calls fail with transport.ErrClosed.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	c := t.conn
+	t.conn = nil
+	t.mu.Unlock()
+	if c != nil {
+		c.close(transport.ErrClosed)
+	}
+	return nil
+}
+
+// current returns the live connection, dialling again once when the last
+// one was lost.
+func (t *Transport) current(ctx context.Context) (*conn, error) {
+	t.mu.Lock()
+	closed, c := t.closed, t.conn
+	t.mu.Unlock()
+	if closed {
+		return nil, transport.ErrClosed
+	}
+	if c != nil && c.alive() {
+		return c, nil
+	}
+	return t.redial(ctx, c)
+}
+
+// redial replaces the dead connection old with a new one: one attempt. When
+// another goroutine already replaced it, that connection is used.
+func (t *Transport) redial(ctx context.Context, old *conn) (*conn, error) {
+	if old != nil {
+		old.close(errConnLost)
+	}
+	select {
+	case t.dial <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-t.dial }()
+	t.mu.Lock()
+	closed, c := t.closed, t.conn
+	t.mu.Unlock()
+	if closed {
+		return nil, transport.ErrClosed
+	}
+	if c != nil && c != old && c.alive() {
+		return c, nil
+	}
+	c, err := dialConn(ctx, t.cfg, t.opts)
+	if err != nil {
+		if errors.Is(err, transport.ErrConnection) {
+			return nil, fmt.Errorf("reconnect: %w", err)
+		}
+		return nil, fmt.Errorf("%w: reconnect: %w", transport.ErrConnection, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		c.close(transport.ErrClosed)
+		return nil, transport.ErrClosed
+	}
+	t.conn = c
+	return c, nil
+}
+
+// lostErr wraps err, which happened on c, as a connection error (or
+// transport.ErrClosed after Close).
+func (t *Transport) lostErr(c *conn, err error) error {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	if closed {
+		return fmt.Errorf("%w: %w", transport.ErrClosed, err)
+	}
+	c.close(errConnLost)
+	if errors.Is(err, transport.ErrConnection) {
+		return err
+	}
+	if cause := c.cause(); cause != nil && !errors.Is(cause, errConnLost) {
+		return fmt.Errorf("%w: %w (%w)", transport.ErrConnection, err, cause)
+	}
+	return fmt.Errorf("%w: %w", transport.ErrConnection, err)
+}
+
+func acquire(ctx context.Context, sem chan struct{}) error {
+	select {
+	case sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func portOf(cfg *HostConfig) int {
+	if cfg.Port <= 0 {
+		return 22
+	}
+	return cfg.Port
+}
+
+func hostPort(cfg *HostConfig) string {
+	return net.JoinHostPort(cfg.HostName, strconv.Itoa(portOf(cfg)))
+}
+
+// openSession opens a session channel, bounded by ctx (NewSession waits for
+// the server's answer, which a stalled connection never sends).
+func openSession(ctx context.Context, client *gossh.Client) (*gossh.Session, error) {
+	type res struct {
+		s   *gossh.Session
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		s, err := client.NewSession()
+		ch <- res{s, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.s, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.s != nil {
+				r.s.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// isOpenRejected reports whether err is the server refusing a channel (the
+// connection itself is fine).
+func isOpenRejected(err error) bool {
+	var oce *gossh.OpenChannelError
+	return errors.As(err, &oce)
+}
