@@ -57,50 +57,51 @@ func authorizedLine(pub ssh.PublicKey, comment string) []byte {
 	return []byte(line + "\n")
 }
 
-// clientFiles are the client-side files that reach a test host.
-type clientFiles struct {
-	Identity   string // private key; Identity+".pub" is the public key
-	KnownHosts string
-	SSHConfig  string
-	pub        ssh.PublicKey
-}
-
-// writeClientFiles generates a client key in dir and writes known_hosts and
-// an ssh_config with a "Host alias" block for the host at addr.
-func writeClientFiles(dir, alias, addr, user string, hostKey ssh.PublicKey) (clientFiles, error) {
-	var f clientFiles
+// newClientKey generates a client key pair in dir and returns the private
+// key's path (the public key is path+".pub") and the public key.
+func newClientKey(dir string) (string, ssh.PublicKey, error) {
 	_, priv, err := newSigner()
 	if err != nil {
-		return f, err
+		return "", nil, err
 	}
-	f.Identity = filepath.Join(dir, "id_ed25519")
-	if err := writeKeyPair(f.Identity, priv, "testenv-client"); err != nil {
-		return f, err
+	path := filepath.Join(dir, "id_ed25519")
+	if err := writeKeyPair(path, priv, "testenv-client"); err != nil {
+		return "", nil, err
 	}
-	if f.pub, err = ssh.NewPublicKey(priv.Public()); err != nil {
-		return f, fmt.Errorf("client public key: %w", err)
-	}
-
-	_, portStr, err := net.SplitHostPort(addr)
+	pub, err := ssh.NewPublicKey(priv.Public())
 	if err != nil {
-		return f, fmt.Errorf("split %q: %w", addr, err)
+		return "", nil, fmt.Errorf("client public key: %w", err)
+	}
+	return path, pub, nil
+}
+
+// writeClientConfig writes, in dir, a known_hosts file holding hostKey for
+// addr and alias, and an ssh_config with a "Host alias" block that reaches
+// addr as user with identity. It fills h's client-side fields.
+func writeClientConfig(h *Host, dir, identity string) error {
+	_, portStr, err := net.SplitHostPort(h.Addr)
+	if err != nil {
+		return fmt.Errorf("split %q: %w", h.Addr, err)
 	}
 	port, err := strconv.Atoi(portStr)
 	if err != nil {
-		return f, fmt.Errorf("port of %q: %w", addr, err)
+		return fmt.Errorf("port of %q: %w", h.Addr, err)
 	}
-	f.KnownHosts = filepath.Join(dir, "known_hosts")
+	h.Port = port
+	h.IdentityFile = identity
+
+	h.KnownHosts = filepath.Join(dir, "known_hosts")
 	hosts := []string{
-		knownhosts.Normalize(addr),
-		alias,
-		knownhosts.Normalize(net.JoinHostPort(alias, portStr)),
+		knownhosts.Normalize(h.Addr),
+		h.Alias,
+		knownhosts.Normalize(net.JoinHostPort(h.Alias, portStr)),
 	}
-	line := knownhosts.Line(hosts, hostKey) + "\n"
-	if err := os.WriteFile(f.KnownHosts, []byte(line), 0o644); err != nil {
-		return f, fmt.Errorf("write known_hosts: %w", err)
+	line := knownhosts.Line(hosts, h.HostKey) + "\n"
+	if err := os.WriteFile(h.KnownHosts, []byte(line), 0o644); err != nil {
+		return fmt.Errorf("write known_hosts: %w", err)
 	}
 
-	f.SSHConfig = filepath.Join(dir, "ssh_config")
+	h.SSHConfig = filepath.Join(dir, "ssh_config")
 	cfg := fmt.Sprintf(`Host %s
   HostName 127.0.0.1
   Port %d
@@ -109,9 +110,9 @@ func writeClientFiles(dir, alias, addr, user string, hostKey ssh.PublicKey) (cli
   IdentitiesOnly yes
   UserKnownHostsFile %s
   StrictHostKeyChecking yes
-`, alias, port, user, f.Identity, f.KnownHosts)
-	if err := os.WriteFile(f.SSHConfig, []byte(cfg), 0o644); err != nil {
-		return f, fmt.Errorf("write ssh_config: %w", err)
+`, h.Alias, port, h.User, h.IdentityFile, h.KnownHosts)
+	if err := os.WriteFile(h.SSHConfig, []byte(cfg), 0o644); err != nil {
+		return fmt.Errorf("write ssh_config: %w", err)
 	}
-	return f, nil
+	return nil
 }

@@ -55,6 +55,7 @@ type SSHServer struct {
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
+	groups []int // process groups of commands started, for Close
 	closed bool
 	wg     sync.WaitGroup
 
@@ -128,14 +129,15 @@ func NewSSHServer(opts SSHServerOptions) (s *SSHServer, err error) {
 	}
 	s.Alias = "testhost"
 	s.Addr = s.ln.Addr().String()
-	s.Port = s.ln.Addr().(*net.TCPAddr).Port
 
-	files, err := writeClientFiles(dir, s.Alias, s.Addr, s.User, s.HostKey)
+	identity, clientPub, err := newClientKey(dir)
 	if err != nil {
 		return nil, err
 	}
-	s.IdentityFile, s.KnownHosts, s.SSHConfig = files.Identity, files.KnownHosts, files.SSHConfig
-	s.clientKey = files.pub.Marshal()
+	s.clientKey = clientPub.Marshal()
+	if err := writeClientConfig(&s.Host, dir, identity); err != nil {
+		return nil, err
+	}
 
 	s.wg.Add(1)
 	go s.acceptLoop()
@@ -182,6 +184,7 @@ func (s *SSHServer) Close() error {
 			s.ln.Close()
 		}
 		s.wg.Wait()
+		s.killGroups()
 		var errs []error
 		for _, d := range s.dirs {
 			if err := os.RemoveAll(d); err != nil {

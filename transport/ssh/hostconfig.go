@@ -44,4 +44,18 @@ type HostConfig struct {
 	// GlobalKnownHostsFiles are read-only known_hosts files
 	// (/etc/ssh/ssh_known_hosts by default).
 	GlobalKnownHostsFiles []string
+
+	// The fields below keep values as configured, before expansion, so
+	// WriteConfig can print them the way `ssh -G` does.
+
+	// IdentityFileSpecs are the IdentityFile values as written in the
+	// config (with "~" and %-tokens unexpanded; -i files "~"-expanded), in
+	// order, "none" entries included. IdentityFiles is their expansion.
+	IdentityFileSpecs []string
+	// ProxyJumpSpec is the ProxyJump value as configured; empty when unset
+	// or "none". ProxyJump holds its resolved hops.
+	ProxyJumpSpec string
+	// ConnectTimeoutSet reports that ConnectTimeout was configured, so an
+	// explicit 0 prints as "0" rather than "none".
+	ConnectTimeoutSet bool
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	gossh "golang.org/x/crypto/ssh"
 
@@ -72,8 +73,8 @@ var _ transport.Transport = (*Transport)(nil)
 // connect, the SSH handshake and authentication but not the time a person
 // takes to answer a prompt.
 func Dial(ctx context.Context, cfg *HostConfig, opts Options) (*Transport, error) {
-	if cfg == nil {
-		return nil, errors.New("ssh dial: nil HostConfig")
+	if cfg == nil || cfg.HostName == "" {
+		return nil, errors.New("ssh dial: no HostName to dial")
 	}
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
@@ -200,6 +201,44 @@ func (t *Transport) lostErr(c *conn, err error) error {
 	return fmt.Errorf("%w: %w", transport.ErrConnection, err)
 }
 
+// retry runs open (which starts something on a connection: a session, the
+// SFTP client) on the current connection. When it fails because the
+// connection is gone and this call has not dialled yet, retry dials once
+// more and runs open again: nothing has run yet, so that is safe.
+func (t *Transport) retry(ctx context.Context, open func(c *conn) error) (*conn, error) {
+	t.mu.Lock()
+	prev := t.conn
+	t.mu.Unlock()
+	c, err := t.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = open(c)
+	if err == nil {
+		return c, nil
+	}
+	if ctx.Err() != nil || isOpenRejected(err) || (c.alive() && c.ping(pingWait)) {
+		return nil, err // not the connection's fault
+	}
+	if c != prev { // this call dialled already
+		return nil, t.lostErr(c, err)
+	}
+	if c, err = t.redial(ctx, c); err != nil {
+		return nil, err
+	}
+	if err = open(c); err != nil {
+		if ctx.Err() != nil || isOpenRejected(err) || (c.alive() && c.ping(pingWait)) {
+			return nil, err
+		}
+		return nil, t.lostErr(c, err)
+	}
+	return c, nil
+}
+
+// pingWait bounds the keepalive that tells a refusal from a lost
+// connection.
+const pingWait = 2 * time.Second
+
 func acquire(ctx context.Context, sem chan struct{}) error {
 	select {
 	case sem <- struct{}{}:
@@ -222,7 +261,30 @@ func hostPort(cfg *HostConfig) string {
 
 // openSession opens a session channel, bounded by ctx (NewSession waits for
 // the server's answer, which a stalled connection never sends).
+//
+// A refusal is retried for a while: sshd frees a closed session's slot only
+// when its main loop collects the channel, so an open that arrives in the
+// same read as the close of another session can find MaxSessions still
+// taken ("no more sessions"), even below the limit.
 func openSession(ctx context.Context, client *gossh.Client) (*gossh.Session, error) {
+	deadline := time.Now().Add(openRetryFor)
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		s, err := openSessionOnce(ctx, client)
+		if err == nil || !isOpenRejected(err) || time.Now().After(deadline) {
+			return s, err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// openRetryFor bounds retrying a refused session open.
+const openRetryFor = 2 * time.Second
+
+func openSessionOnce(ctx context.Context, client *gossh.Client) (*gossh.Session, error) {
 	type res struct {
 		s   *gossh.Session
 		err error

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Exit codes (DESIGN.md).
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// usageError marks a mistake in the command line or configuration: nothing ran.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitError carries an exit status chosen by a command (e.g. a remote
+// command's own status for `agent exec`).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// app holds what every sub-command shares: the streams and global options.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	host           hostOptions
+}
+
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, a *app, args []string) error
+	flags               func(fs *pflag.FlagSet)
+}
+
+func commands() []command {
+	return []command{
+		{name: "exec", args: "[--ssh-host HOST] -- COMMAND…", summary: "run a shell command on the host as you typed it (no LLM, no safety check: it is yours)", run: runExec},
+		{name: "ssh-config", args: "HOST", summary: "print the SSH settings agent uses for HOST, in the format of `ssh -G`", run: runSSHConfig},
+		{name: "version", summary: "print the version", run: func(_ context.Context, a *app, _ []string) error {
+			fmt.Fprintln(a.stdout, "agent", version)
+			return nil
+		}},
+	}
+}
+
+// Main runs agent with args and returns the process exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	err := a.main(ctx, args)
+	code := exitCode(ctx, err)
+	if err != nil && !errors.As(err, new(exitError)) && !errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintln(stderr, "agent:", err)
+	}
+	return code
+}
+
+func exitCode(ctx context.Context, err error) int {
+	var ee exitError
+	switch {
+	case err == nil, errors.Is(err, pflag.ErrHelp):
+		return exitOK
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, new(usageError)):
+		return exitUsage
+	default:
+		return exitFailed
+	}
+}
+
+func (a *app) main(ctx context.Context, args []string) error {
+	fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	fs.SetInterspersed(false)
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	a.host.addFlags(fs)
+	fs.Usage = func() { a.usage(fs) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if *showVersion {
+		fmt.Fprintln(a.stdout, "agent", version)
+		return nil
+	}
+	if fs.NArg() == 0 {
+		a.usage(fs)
+		return usagef("no command given (the LLM task loop, `agent -c TASK`, is not built yet)")
+	}
+	name, rest := fs.Arg(0), fs.Args()[1:]
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, a, rest)
+		}
+	}
+	return usagef("unknown command %q (see agent --help)", name)
+}
+
+func (a *app) usage(fs *pflag.FlagSet) {
+	fmt.Fprintf(a.stderr, "Usage: agent [flags] COMMAND [args]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(a.stderr, "  %-11s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(a.stderr, "\nFlags:\n%s", fs.FlagUsages())
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/autoshell/agent/transport"
+)
+
+// runExec runs the operator's own command line on the host and exits with
+// its status, like `ssh host COMMAND`. It is the shell passthrough of the
+// AgenticCLI spec: what a person typed is theirs, so no safety check applies;
+// commands proposed by a model never take this path.
+func runExec(ctx context.Context, a *app, args []string) error {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return usagef("exec: no command given (agent [--ssh-host HOST] exec -- COMMAND…)")
+	}
+	t, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	res, err := t.Run(ctx, transport.Command{Command: strings.Join(args, " "), Stdin: stdinOrNil(a.stdin)})
+	io.WriteString(a.stdout, res.Stdout)
+	io.WriteString(a.stderr, res.Stderr)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return fmt.Errorf("exec on %s: %w", t.Host().Name, err)
+	}
+	if res.ExitCode != 0 {
+		return exitError{code: max(res.ExitCode, 1)}
+	}
+	return nil
+}
+
+// stdinOrNil passes piped input on to the command, but not an interactive
+// terminal: a command that does not read it would otherwise wait for a line
+// nobody types.
+func stdinOrNil(r io.Reader) io.Reader {
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&fs.ModeCharDevice != 0 {
+			return nil
+		}
+	}
+	return r
+}

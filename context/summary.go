@@ -1,0 +1,252 @@
+package context
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Summary sizes.
+const (
+	DefaultSummaryBudget = 8 << 10 // bytes, when Summary is given budget <= 0
+	RecentSteps          = 5       // the newest steps shown in full
+	oneLineMax           = 160     // bytes of an older step's line
+	varLineMax           = 200     // bytes of a variable's line
+	paramsMax            = 300     // bytes of a full step's parameters
+)
+
+// Summary describes the run for the LLM in at most budget bytes
+// (DefaultSummaryBudget when budget <= 0): the newest RecentSteps steps in
+// full with their output clipped, older steps one line each — as many as
+// fit, newest kept, with a count of those left out — then the variables
+// (sorted; `last` is the newest step) and the files accessed. The text is
+// deterministic and its size does not grow with the history.
+func (c *Context) Summary(budget int) string {
+	if budget <= 0 {
+		budget = DefaultSummaryBudget
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	vars := c.varsBlock(budget / 4)
+	files := c.filesBlock(budget / 8)
+	steps := c.stepsBlock(budget - len(vars) - len(files))
+	out := steps + vars + files
+	if len(out) > budget {
+		out = clipHead(out, budget)
+	}
+	return out
+}
+
+func (c *Context) stepsBlock(budget int) string {
+	n := len(c.history)
+	header := fmt.Sprintf("Steps run: %d\n", n)
+	if n == 0 {
+		return header
+	}
+	outMax := min(max(budget/(2*RecentSteps), 100), 2000)
+	const reserve = 48 // for the "earlier steps not shown" line
+	remaining := budget - len(header) - reserve
+	var entries []string // newest first
+	full := true         // once a full entry does not fit, older ones get one line
+	i := n - 1
+	for ; i >= 0; i-- {
+		e := oneLine(i+1, c.history[i])
+		if full && i >= n-RecentSteps {
+			if f := fullEntry(i+1, c.history[i], outMax); len(f) <= remaining {
+				e = f
+			} else {
+				full = false
+			}
+		}
+		if len(e) > remaining {
+			if i == n-1 && remaining > 1 {
+				entries = append(entries, clipHead(e, remaining-1)+"\n")
+				i--
+			}
+			break
+		}
+		remaining -= len(e)
+		entries = append(entries, e)
+	}
+	var b strings.Builder
+	b.WriteString(header)
+	if i >= 0 {
+		if omitted := fmt.Sprintf("  … %d earlier steps not shown\n", i+1); len(omitted) <= remaining+reserve {
+			b.WriteString(omitted)
+		}
+	}
+	for j := len(entries) - 1; j >= 0; j-- {
+		b.WriteString(entries[j])
+	}
+	return b.String()
+}
+
+func statusText(r StepRecord, withDuration bool) string {
+	s := string(r.Status)
+	if r.Status == StatusOK || r.Status == StatusError {
+		s += fmt.Sprintf(", exit %d", r.ExitCode)
+	}
+	if withDuration {
+		s += fmt.Sprintf(", %dms", r.Duration.Milliseconds())
+	}
+	return s
+}
+
+func fullEntry(num int, r StepRecord, outMax int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d. %s [%s]", num, oneLineText(r.Tool), statusText(r, true))
+	if r.Description != "" {
+		b.WriteString(": " + oneLineText(r.Description))
+	}
+	b.WriteString("\n")
+	if len(r.Params) > 0 {
+		b.WriteString("   parameters: " + clipHead(jsonText(r.Params), paramsMax) + "\n")
+	}
+	if r.SaveAs != "" {
+		b.WriteString("   saved as: " + r.SaveAs + "\n")
+	}
+	out := clipMiddle(strings.TrimRight(r.Output, "\n"), outMax)
+	if out == "" {
+		b.WriteString("   output: (none)\n")
+	} else {
+		b.WriteString("   output: " + strings.ReplaceAll(out, "\n", "\n     ") + "\n")
+	}
+	return b.String()
+}
+
+func oneLine(num int, r StepRecord) string {
+	line := fmt.Sprintf("%d. %s [%s]", num, oneLineText(r.Tool), statusText(r, false))
+	if r.Description != "" {
+		line += ": " + oneLineText(r.Description)
+	}
+	if out := strings.TrimSpace(r.Output); out != "" {
+		first, _, _ := strings.Cut(out, "\n")
+		line += " → " + oneLineText(first)
+	}
+	return clipHead(line, oneLineMax) + "\n"
+}
+
+func (c *Context) varsBlock(budget int) string {
+	names := make([]string, 0, len(c.vars))
+	for _, k := range sortedKeys(c.vars) {
+		if k != LastVar {
+			names = append(names, k)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("Variables:\n")
+	if len(names) == 0 {
+		b.WriteString("  (none)\n")
+	}
+	const reserve = 24 // for "  … N more"
+	for i, k := range names {
+		line := clipHead("  "+k+" = "+jsonText(c.vars[k]), varLineMax) + "\n"
+		if b.Len()+len(line)+reserve > budget {
+			fmt.Fprintf(&b, "  … %d more\n", len(names)-i)
+			break
+		}
+		b.WriteString(line)
+	}
+	if b.Len() > budget {
+		return ""
+	}
+	return b.String()
+}
+
+func (c *Context) filesBlock(budget int) string {
+	if len(c.files) == 0 {
+		return ""
+	}
+	var lines []string // newest first
+	size := len("Files accessed:\n") + 40
+	i := len(c.files) - 1
+	for ; i >= 0; i-- {
+		f := c.files[i]
+		line := clipHead("  "+string(f.Op)+" "+oneLineText(f.Path), varLineMax) + "\n"
+		if size+len(line) > budget {
+			break
+		}
+		size += len(line)
+		lines = append(lines, line)
+	}
+	if size > budget {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Files accessed:\n")
+	if i >= 0 {
+		fmt.Fprintf(&b, "  … %d earlier\n", i+1)
+	}
+	for j := len(lines) - 1; j >= 0; j-- {
+		b.WriteString(lines[j])
+	}
+	return b.String()
+}
+
+// jsonText renders v as compact JSON with sorted keys and without HTML
+// escaping.
+func jsonText(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return pyRepr(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// oneLineText replaces line breaks so s fits on one line.
+func oneLineText(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.NewReplacer("\r\n", " ⏎ ", "\n", " ⏎ ", "\r", " ⏎ ").Replace(s)
+}
+
+// clipHead shortens s to at most n bytes at a rune boundary, ending in "…".
+func clipHead(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ell = "…"
+	if n < len(ell) {
+		return ""
+	}
+	cut := n - len(ell)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ell
+}
+
+// clipMiddle shortens s to at most n bytes, keeping its head and tail.
+func clipMiddle(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// The marker is sized for the largest count, then filled in.
+	const format = "\n… [%d bytes omitted] …\n"
+	keep := n - len(fmt.Sprintf(format, len(s)))
+	if keep < 2 {
+		return clipHead(s, n)
+	}
+	head, tail := keep/2, keep-keep/2
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	start := len(s) - tail
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	// The marker has its own line breaks.
+	if start < len(s) && s[start] == '\n' {
+		start++
+	}
+	if head > 0 && s[head-1] == '\n' {
+		head--
+	}
+	return s[:head] + fmt.Sprintf(format, start-head) + s[start:]
+}

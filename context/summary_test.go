@@ -1,0 +1,82 @@
+package context
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestSummaryExample(t *testing.T) {
+	c := New()
+	_ = c.Record(StepRecord{Tool: "execute_command", Description: "run the script", Params: map[string]any{"command": "bash ~/test/a.sh"},
+		Status: StatusOK, Stdout: "1\n", Output: "1\n", SaveAs: "script_output", Duration: 12 * time.Millisecond})
+	_ = c.Record(StepRecord{Tool: "read_file", Description: "read it", Params: map[string]any{"file_path": "~/test/a.sh"},
+		Status: StatusSkipped, Output: "[skipped: condition condition_result == True was false]", Files: nil})
+	c.AddFile(FileRead, "~/test/a.sh")
+	want := `Steps run: 2
+1. execute_command [ok, exit 0, 12ms]: run the script
+   parameters: {"command":"bash ~/test/a.sh"}
+   saved as: script_output
+   output: 1
+2. read_file [skipped, 0ms]: read it
+   parameters: {"file_path":"~/test/a.sh"}
+   output: [skipped: condition condition_result == True was false]
+Variables:
+  script_output = "1\n"
+Files accessed:
+  read ~/test/a.sh
+`
+	if got := c.Summary(0); got != want {
+		t.Errorf("Summary:\n%s\nwant:\n%s", got, want)
+	}
+	if got := New().Summary(0); got != "Steps run: 0\nVariables:\n  (none)\n" {
+		t.Errorf("empty Summary = %q", got)
+	}
+}
+
+func TestSummaryBounded(t *testing.T) {
+	c := New()
+	for i := range 10_000 {
+		out := fmt.Sprintf("line %d\n%s\n", i, strings.Repeat("é", i%3000))
+		_ = c.Record(StepRecord{
+			Tool: "execute_command", Description: fmt.Sprintf("step %d", i),
+			Params: map[string]any{"command": strings.Repeat("c", i%500)},
+			Status: StatusOK, Stdout: out, Output: out, SaveAs: fmt.Sprintf("v%d", i%300),
+			Files: []FileAccess{{FileWritten, fmt.Sprintf("/tmp/f%d", i)}},
+		})
+	}
+	for _, budget := range []int{0, 50, 500, 2000, 8000, 32000} {
+		start := time.Now()
+		s := c.Summary(budget)
+		elapsed := time.Since(start)
+		limit := budget
+		if budget <= 0 {
+			limit = DefaultSummaryBudget
+		}
+		if len(s) > limit {
+			t.Errorf("Summary(%d) is %d bytes", budget, len(s))
+		}
+		if !utf8.ValidString(s) {
+			t.Errorf("Summary(%d) is not valid UTF-8", budget)
+		}
+		if s != c.Summary(budget) {
+			t.Errorf("Summary(%d) is not deterministic", budget)
+		}
+		if elapsed > 200*time.Millisecond {
+			t.Errorf("Summary(%d) took %v", budget, elapsed)
+		}
+		if budget >= 2000 {
+			for _, sub := range []string{"Steps run: 10000", "earlier steps not shown", "10000. execute_command [ok", "Variables:", "… "} {
+				if !strings.Contains(s, sub) {
+					t.Errorf("Summary(%d) lacks %q:\n%s", budget, sub, s)
+				}
+			}
+		}
+	}
+	if got := c.Summary(8000); !strings.Contains(got, "9999. execute_command [ok, exit 0]: step 9998 → line 9998") &&
+		!strings.Contains(got, "9999. execute_command [ok, exit 0, 0ms]") {
+		t.Errorf("Summary lacks the recent steps:\n%s", got)
+	}
+}

@@ -1,0 +1,341 @@
+package safety
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// call classifies a simple command: assignments, nested code in its words,
+// then the command line itself.
+func (c *classifier) call(x *syntax.CallExpr, e env) {
+	for _, as := range x.Assigns {
+		c.assign(as, e, "")
+	}
+	for _, w := range x.Args {
+		c.nested(w, e)
+		c.literalCode(w)
+	}
+	if len(x.Args) > 0 {
+		c.argv(words(x.Args), e)
+	}
+}
+
+// argv classifies a resolved command line: args[0] names the command.
+func (c *classifier) argv(args []arg, e env) {
+	if len(args) == 0 {
+		return
+	}
+	if why := nameProblem(args[0]); why != "" {
+		c.add(High, "command name %s %s", args[0].text, why)
+		return
+	}
+	name, rest := args[0].val, args[1:]
+	if strings.Contains(name, "/") {
+		dir, base := path.Split(name)
+		if !slices.Contains(c.p.BinDirs, path.Clean(dir)) || !c.p.known(base) {
+			c.runs(name, args[0])
+			return
+		}
+		name = base
+	}
+	if code, ok := c.aliases[name]; ok {
+		for _, a := range rest {
+			code += " " + a.source()
+		}
+		c.codeArg("alias "+name, arg{val: code, static: true}, e)
+		return
+	}
+	if c.funcs[name] && !c.p.known(name) {
+		return // a function defined in this code: its body is classified
+	}
+	if w, ok := c.p.Wrappers[name]; ok {
+		c.wrapper(name, w, rest, e)
+		return
+	}
+	if slices.Contains(c.p.Shells, name) {
+		c.shell(name, rest, e)
+		return
+	}
+	if opts, ok := c.p.interpreter(name); ok {
+		c.interpreter(name, opts, rest, e)
+		return
+	}
+	c.command(name, rest, e)
+}
+
+// scanned is a command line split into options, subcommands and operands.
+type scanned struct {
+	keys     []string // the command and each subcommand level: "git", "git reset", "git *"
+	shown    string   // what reasons call it: "systemctl stop"
+	rule     Rule
+	opts     []int // indices of option words
+	operands []int // indices of operand words
+}
+
+func isOption(a arg) bool { return a.static && len(a.val) > 1 && a.val[0] == '-' }
+
+// scan walks a command line, resolving subcommands as it finds them.
+func (c *classifier) scan(name string, args []arg, base Rule) scanned {
+	s := scanned{keys: []string{name}, shown: name, rule: base}
+	key, subs, ended := name, true, false
+	values := c.p.ValueOptions[name]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !ended && a.static && a.val == "--" {
+			ended = true
+			continue
+		}
+		if !ended && isOption(a) {
+			s.opts = append(s.opts, i)
+			if slices.Contains(values, a.val) {
+				i++
+			}
+			continue
+		}
+		if subs {
+			if m, ok := c.p.Subcommands[key]; ok {
+				if !a.static {
+					s.rule = Rule{High, "subcommand is not statically resolvable"}
+					subs = false
+					s.operands = append(s.operands, i)
+					continue
+				}
+				r, hit := m[a.val]
+				next := key + " " + a.val
+				if !hit {
+					r, hit = m["*"]
+					next = key + " *"
+				}
+				if hit {
+					s.rule, key = r, next
+					s.shown += " " + a.val
+					s.keys = append(s.keys, s.shown)
+					if key != s.shown {
+						s.keys = append(s.keys, key)
+					}
+					values = append(slices.Clip(values), c.p.ValueOptions[s.shown]...)
+					continue
+				}
+			}
+			subs = false
+		}
+		s.operands = append(s.operands, i)
+	}
+	if subs {
+		if r, ok := c.p.Subcommands[key][""]; ok {
+			s.rule = r
+		}
+	}
+	return s
+}
+
+// matchFlag finds the rule for an option word: exact, with its value
+// ("-s KILL"), without "=value", or one letter of a short-option cluster.
+func matchFlag(m map[string]Rule, v, next string) (string, Rule, bool) {
+	if r, ok := m[v]; ok {
+		return v, r, true
+	}
+	if r, ok := m[v+" "+next]; ok && next != "" {
+		return v + " " + next, r, true
+	}
+	if strings.HasPrefix(v, "--") {
+		k, _, _ := strings.Cut(v, "=")
+		r, ok := m[k]
+		return k, r, ok
+	}
+	found, best, shown := false, Rule{}, ""
+	for _, ch := range v[1:] {
+		if r, ok := m["-"+string(ch)]; ok && (!found || r.Level > best.Level) {
+			found, best, shown = true, r, "-"+string(ch)
+		}
+	}
+	return shown, best, found
+}
+
+// command classifies a command that is neither a wrapper, a shell nor an
+// interpreter, from the policy's lists and a few commands' own rules.
+func (c *classifier) command(name string, args []arg, e env) {
+	base, known := c.p.commandRule(name)
+	if !known {
+		base = Rule{Medium, "unknown command (runs a program)"}
+	}
+	s := c.scan(name, args, base)
+	rule := s.rule
+	if c.query(s, args) {
+		rule = Rule{}
+	}
+	if rule.Level > Safe {
+		c.add(rule.Level, "%s: %s", s.shown, rule.Reason)
+	}
+	c.flags(s, args)
+	c.writeOptions(s, args)
+	c.readOptions(s, args)
+	role := c.special(name, s, args, e)
+	c.operands(name, s, args, e, role)
+}
+
+func (c *classifier) query(s scanned, args []arg) bool {
+	for _, key := range s.keys {
+		q := c.p.QueryFlags[key]
+		for _, i := range s.opts {
+			v := args[i].val
+			if slices.Contains(q, v) {
+				return true
+			}
+			if !strings.HasPrefix(v, "--") {
+				for _, ch := range v[1:] {
+					if slices.Contains(q, "-"+string(ch)) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (c *classifier) flags(s scanned, args []arg) {
+	for _, i := range s.opts {
+		next := ""
+		if i+1 < len(args) && args[i+1].static {
+			next = args[i+1].val
+		}
+		for _, key := range s.keys {
+			if m := c.p.Flags[key]; m != nil {
+				if shown, r, ok := matchFlag(m, args[i].val, next); ok && r.Level > Safe {
+					c.add(r.Level, "%s %s: %s", key, shown, r.Reason)
+				}
+			}
+		}
+	}
+}
+
+// optionValue returns the value of option opt if word i is that option,
+// written "-o FILE", "-oFILE", "-xoFILE" or "--output=FILE", and the index
+// of the word holding the value.
+func optionValue(args []arg, i int, opt string) (arg, int, bool) {
+	a := args[i]
+	v := a.val
+	switch {
+	case !a.static:
+	case v == opt:
+		if i+1 < len(args) {
+			return args[i+1], i + 1, true
+		}
+	case strings.HasPrefix(opt, "--"):
+		if rest, ok := strings.CutPrefix(v, opt+"="); ok {
+			return arg{val: rest, text: a.text, static: true, glob: a.glob}, i, true
+		}
+	case len(opt) == 2 && len(v) > 2 && v[0] == '-' && v[1] != '-':
+		if j := strings.IndexByte(v[1:], opt[1]); j >= 0 {
+			if rest := v[j+2:]; rest != "" {
+				return arg{val: rest, text: a.text, static: true, glob: a.glob}, i, true
+			}
+			if i+1 < len(args) {
+				return args[i+1], i + 1, true
+			}
+		}
+	}
+	return arg{}, i, false
+}
+
+func (c *classifier) writeOptions(s scanned, args []arg) {
+	for _, i := range s.opts {
+		for _, key := range s.keys {
+			for _, opt := range c.p.WriteOptions[key] {
+				if v, _, ok := optionValue(args, i, opt); ok {
+					c.write(key+" "+opt, v, wContent)
+				}
+			}
+		}
+	}
+}
+
+func (c *classifier) readOptions(s scanned, args []arg) {
+	for _, i := range s.opts {
+		for _, key := range s.keys {
+			for _, opt := range c.p.ReadOptions[key] {
+				if v, _, ok := optionValue(args, i, opt); ok {
+					c.read(key+" "+opt, v)
+				}
+			}
+		}
+	}
+}
+
+// recursive reports whether a command reads whole directory trees.
+func (c *classifier) recursive(name string, s scanned, args []arg) bool {
+	flags, ok := c.p.RecursiveReaders[name]
+	if !ok {
+		return false
+	}
+	if len(flags) == 0 {
+		return true
+	}
+	m := map[string]Rule{}
+	for _, f := range flags {
+		m[f] = Rule{}
+	}
+	for _, i := range s.opts {
+		if _, _, ok := matchFlag(m, args[i].val, ""); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// role says how a command's operands are to be read.
+type role struct {
+	skip   int    // leading operands that are patterns or programs
+	values []int  // words that are option values, not operands
+	write  string // "all", "last", "second" or "" (see Policy.WriteOperands)
+	noPath bool   // operands are not file names
+}
+
+func (c *classifier) operands(name string, s scanned, args []arg, e env, r role) {
+	dataOnly := c.p.dataOnly(name)
+	metadata := slices.Contains(c.p.MetadataOnly, name)
+	tree := c.recursive(name, s, args)
+	if !dataOnly {
+		// curl -d @FILE, -F f=@FILE: the file is read and sent.
+		for _, a := range args {
+			if at := strings.LastIndex(a.val, "@"); a.static && at >= 0 && at+1 < len(a.val) {
+				c.read(s.shown, arg{val: a.val[at+1:], text: a.text, static: true, tilde: a.val[at+1] == '~'})
+			}
+		}
+	}
+	for k, i := range s.operands {
+		a := args[i]
+		if slices.Contains(r.values, i) {
+			continue
+		}
+		if !a.static {
+			if !dataOnly {
+				c.add(High, "%s: operand %s is not statically resolvable", s.shown, a.text)
+			}
+			continue
+		}
+		if dataOnly || r.noPath || k < r.skip {
+			continue
+		}
+		switch {
+		case r.write == "all", r.write == "last" && k == len(s.operands)-1, r.write == "second" && k == 1:
+			how := wQuiet
+			if r.write != "all" || slices.Contains([]string{"tee", "mv", "patch", "sed", "awk", "gawk"}, name) {
+				how |= wContent
+			}
+			c.write(s.shown, a, how)
+		case !metadata:
+			c.read(s.shown, a)
+			if tree {
+				c.readTree(s.shown, a)
+			}
+		}
+	}
+	if e.xargs != "" && !dataOnly {
+		c.add(High, "%s %s: operands read from input cannot be checked", e.xargs, name)
+	}
+}

@@ -1,0 +1,358 @@
+package safety
+
+import (
+	"fmt"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Bounds that keep classification fast on hostile input; beyond them the
+// command is High.
+const (
+	maxCommandBytes = 64 << 10 // source text analysed at all
+	maxCodeDepth    = 8        // code strings inside code strings (sh -c 'sh -c …')
+	maxNestDepth    = 200      // statements inside statements
+	maxSteps        = 20000    // statements analysed in total
+)
+
+// ClassifyCommand parses cmd as bash and returns the highest risk of every
+// command it can run: pipelines, lists, subshells, groups, command and
+// process substitutions, function bodies, loop and branch bodies, and code
+// strings given to shells, wrappers and eval. Redirections are writes.
+// Anything that cannot be resolved statically is High.
+func (p Policy) ClassifyCommand(cmd string) (a Assessment) {
+	c := &classifier{p: &p, seen: map[*syntax.Stmt]bool{}, funcs: map[string]bool{},
+		aliases: map[string]string{}, written: map[string]bool{}}
+	defer func() {
+		if r := recover(); r != nil {
+			a = c.a
+			a.add(High, fmt.Sprintf("internal error while analysing the command: %v", r))
+		}
+	}()
+	c.code(cmd, env{})
+	return c.a
+}
+
+type classifier struct {
+	p       *Policy
+	a       Assessment
+	seen    map[*syntax.Stmt]bool
+	funcs   map[string]bool   // functions defined in the code
+	aliases map[string]string // aliases defined in the code
+	written map[string]bool   // files the code writes content to
+	cwd     string          // directory of relative paths after a literal cd; "" while unknown
+	cwdLost bool            // a cd went somewhere that cannot be resolved
+	steps   int
+}
+
+// env is what a statement inherits from where it appears.
+type env struct {
+	code  int    // nesting of code strings
+	depth int    // nesting of statements
+	stdin input  // what standard input carries
+	xargs string // the wrapper feeding extra operands from input, if any
+}
+
+type inputKind int
+
+const (
+	inNone    inputKind = iota
+	inPipe              // output of another command
+	inText              // literal text (here-document, here-string)
+	inDynamic           // text with expansions
+	inFile              // a file redirected with <
+)
+
+type input struct {
+	kind inputKind
+	text string // inText: the text; inFile: the file; inPipe: its source
+	file arg    // inFile: the file
+}
+
+func (c *classifier) add(l Level, format string, args ...any) {
+	c.a.add(l, fmt.Sprintf(format, args...))
+}
+
+// code parses and classifies a piece of shell code.
+func (c *classifier) code(src string, e env) {
+	if e.code > maxCodeDepth {
+		c.add(High, "code nested more than %d levels deep is not analysed", maxCodeDepth)
+		return
+	}
+	if len(src) > maxCommandBytes {
+		c.add(High, "command longer than %d bytes is not analysed", maxCommandBytes)
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		c.add(High, "cannot parse command: %v", err)
+		return
+	}
+	c.stmts(f.Stmts, e)
+	// Anything the structural walk did not reach is still classified.
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if s, ok := n.(*syntax.Stmt); ok && !c.seen[s] {
+			c.stmt(s, env{code: e.code})
+		}
+		return true
+	})
+}
+
+func (c *classifier) stmts(list []*syntax.Stmt, e env) {
+	for _, s := range list {
+		c.stmt(s, e)
+	}
+}
+
+func (c *classifier) stmt(s *syntax.Stmt, e env) {
+	if s == nil || c.seen[s] {
+		return
+	}
+	c.seen[s] = true
+	if c.steps++; c.steps > maxSteps {
+		c.add(High, "command too complex to analyse")
+		return
+	}
+	if e.depth++; e.depth > maxNestDepth {
+		c.add(High, "command nested more than %d levels deep is not analysed", maxNestDepth)
+		return
+	}
+	for _, r := range s.Redirs {
+		e.stdin = c.redirect(r, e)
+	}
+	switch x := s.Cmd.(type) {
+	case nil:
+	case *syntax.CallExpr:
+		c.call(x, e)
+	case *syntax.BinaryCmd:
+		c.stmt(x.X, e)
+		if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
+			e.stdin = input{kind: inPipe, text: source(x.X)}
+			e.xargs = ""
+		}
+		c.stmt(x.Y, e)
+	case *syntax.Subshell:
+		c.stmts(x.Stmts, e)
+	case *syntax.Block:
+		c.stmts(x.Stmts, e)
+	case *syntax.IfClause:
+		for cl := x; cl != nil; cl = cl.Else {
+			c.stmts(cl.Cond, e)
+			c.stmts(cl.Then, e)
+		}
+	case *syntax.WhileClause:
+		c.stmts(x.Cond, e)
+		c.stmts(x.Do, e)
+	case *syntax.ForClause:
+		c.nested(x.Loop, e)
+		c.stmts(x.Do, e)
+	case *syntax.CaseClause:
+		c.nested(x.Word, e)
+		for _, it := range x.Items {
+			for _, w := range it.Patterns {
+				c.nested(w, e)
+			}
+			c.stmts(it.Stmts, e)
+		}
+	case *syntax.FuncDecl:
+		c.funcDecl(x, e)
+	case *syntax.ArithmCmd, *syntax.LetClause, *syntax.TestClause:
+		c.nested(x, e)
+		c.literalCode(x)
+	case *syntax.DeclClause:
+		for _, as := range x.Args {
+			c.assign(as, e, x.Variant.Value)
+		}
+	case *syntax.TimeClause:
+		c.stmt(x.Stmt, e)
+	case *syntax.CoprocClause:
+		c.stmt(x.Stmt, e)
+	case *syntax.TestDecl:
+		c.stmt(x.Body, e)
+	default:
+		c.add(High, "unsupported shell construct %T", x)
+	}
+}
+
+// source names the command a pipe comes from, for reasons.
+func source(s *syntax.Stmt) string {
+	for s != nil {
+		switch x := s.Cmd.(type) {
+		case *syntax.CallExpr:
+			if len(x.Args) > 0 {
+				return printWord(x.Args[0])
+			}
+			return "assignment"
+		case *syntax.BinaryCmd:
+			s = x.Y
+			continue
+		}
+		break
+	}
+	return "a compound command"
+}
+
+// nested classifies command and process substitutions anywhere in n.
+func (c *classifier) nested(n syntax.Node, e env) {
+	if n == nil {
+		return
+	}
+	syntax.Walk(n, func(m syntax.Node) bool {
+		switch x := m.(type) {
+		case *syntax.CmdSubst:
+			c.stmts(x.Stmts, env{code: e.code, depth: e.depth})
+			return false
+		case *syntax.ProcSubst:
+			ne := env{code: e.code, depth: e.depth}
+			if x.Op == syntax.CmdOut {
+				ne.stdin = input{kind: inPipe, text: "process substitution"}
+			}
+			c.stmts(x.Stmts, ne)
+			return false
+		case *syntax.ParamExp:
+			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil &&
+				strings.Contains(x.Exp.Word.Lit(), "P") {
+				c.add(High, "prompt expansion ${…@P} can run commands")
+			}
+		}
+		return true
+	})
+}
+
+// literalCode flags quoted text that bash evaluates as code later: an
+// array subscript holding a command substitution ('a[$(cmd)]') in
+// arithmetic, tests, assignments and arguments.
+func (c *classifier) literalCode(n syntax.Node) {
+	syntax.Walk(n, func(m syntax.Node) bool {
+		var v string
+		switch x := m.(type) {
+		case *syntax.Lit:
+			v = x.Value
+		case *syntax.SglQuoted:
+			v = x.Value
+		}
+		if subscriptCode(v) {
+			c.add(High, "%s: array subscript with command substitution is evaluated as code", shorten(v))
+		}
+		return true
+	})
+}
+
+func subscriptCode(v string) bool {
+	i := strings.Index(v, "[")
+	return i >= 0 && (strings.Contains(v[i:], "$(") || strings.Contains(v[i:], "`"))
+}
+
+func (c *classifier) funcDecl(f *syntax.FuncDecl, e env) {
+	names := f.Names
+	if f.Name != nil {
+		names = append(names, f.Name)
+	}
+	for _, n := range names {
+		c.funcs[n.Value] = true
+		recursive := false
+		syntax.Walk(f.Body, func(m syntax.Node) bool {
+			if x, ok := m.(*syntax.CallExpr); ok && len(x.Args) > 0 && x.Args[0].Lit() == n.Value {
+				recursive = true
+			}
+			return !recursive
+		})
+		if recursive {
+			c.add(High, "function %s calls itself (fork bomb pattern)", n.Value)
+		}
+	}
+	c.stmt(f.Body, e)
+}
+
+// assign checks a variable assignment, alone, before a command or in a
+// declaration (export, declare, local, readonly).
+func (c *classifier) assign(as *syntax.Assign, e env, decl string) {
+	if as.Value != nil {
+		c.nested(as.Value, e)
+	}
+	if as.Array != nil {
+		c.nested(as.Array, e)
+	}
+	if as.Index != nil {
+		c.nested(as.Index, e)
+	}
+	c.literalCode(as)
+	name := ""
+	switch {
+	case as.Name != nil:
+		name = as.Name.Value
+	case as.Value != nil:
+		a := wordArg(as.Value)
+		if !a.static {
+			c.add(High, "%s %s: declaration is not statically resolvable", decl, a.text)
+			return
+		}
+		if strings.HasPrefix(a.val, "-") || strings.HasPrefix(a.val, "+") {
+			return
+		}
+		name, _, _ = strings.Cut(a.val, "=")
+	}
+	if c.p.dangerousEnv(name) {
+		c.add(High, "%s=…: changes how later commands are found or run", name)
+	}
+}
+
+// redirect classifies one redirection and returns what standard input
+// carries after it.
+func (c *classifier) redirect(r *syntax.Redirect, e env) input {
+	if r.Word != nil {
+		c.nested(r.Word, e)
+	}
+	if r.Hdoc != nil {
+		c.nested(r.Hdoc, e)
+	}
+	stdin := r.N == nil || r.N.Value == "0"
+	op := "redirect " + r.Op.String()
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob,
+		syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
+		c.write(op, wordArg(r.Word), wContent)
+	case syntax.DplOut, syntax.DplIn:
+		a := wordArg(r.Word)
+		if a.static && (a.val == "-" || isDigits(strings.TrimSuffix(a.val, "-"))) {
+			break
+		}
+		if r.Op == syntax.DplOut {
+			c.write(op, a, wContent)
+		}
+	case syntax.RdrIn:
+		a := wordArg(r.Word)
+		c.read(op, a)
+		if stdin {
+			return input{kind: inFile, text: a.text, file: a}
+		}
+	case syntax.Hdoc, syntax.DashHdoc:
+		if stdin {
+			if text, ok := heredoc(r); ok {
+				return input{kind: inText, text: text}
+			}
+			return input{kind: inDynamic, text: "here-document"}
+		}
+	case syntax.WordHdoc:
+		if stdin {
+			if a := wordArg(r.Word); a.static {
+				return input{kind: inText, text: a.val + "\n"}
+			}
+			return input{kind: inDynamic, text: "here-string"}
+		}
+	}
+	return e.stdin
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

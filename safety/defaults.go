@@ -1,0 +1,206 @@
+package safety
+
+// DefaultPolicy returns the built-in policy: the adaptive-execution spec's
+// file rules (system roots, 10 MB read cap, binary refusal) and the command
+// lists of DESIGN.md's Safety section. Each call returns fresh maps.
+func DefaultPolicy() Policy {
+	p := Policy{
+		Commands:         map[string]Rule{},
+		Subcommands:      map[string]map[string]Rule{},
+		Flags:            map[string]map[string]Rule{},
+		QueryFlags:       map[string][]string{},
+		ValueOptions:     map[string][]string{},
+		WriteOptions:     map[string][]string{},
+		WriteOperands:    map[string]string{},
+		ReadOptions:      map[string][]string{},
+		RecursiveReaders: map[string][]string{},
+		Wrappers:         map[string]Wrapper{},
+		Interpreters:     map[string][]string{},
+		MaxReadBytes:     10 << 20,
+		MaxWriteBytes:    10 << 20,
+		RefuseBinary:     true,
+		PatternCommands:  []string{"grep", "egrep", "fgrep", "zgrep", "rg", "awk", "gawk", "mawk", "nawk", "sed", "jq"},
+		DataOnly: []string{"echo", "printf", "true", "false", ":", "test", "[", "sleep", "basename", "dirname",
+			"seq", "printenv", "which", "type", "whereis", "ls", "stat", "du", "df", "wc", "md5sum", "sha1sum",
+			"sha256sum", "sha512sum", "cksum", "pwd", "whoami", "id", "groups", "uname", "uptime", "free", "nproc",
+			"cd", "pushd", "popd", "dirs", "exit", "return", "shift", "wait", "jobs", "read", "realpath", "readlink",
+			"tty", "arch", "locale", "set", "unset", "shopt", "ulimit", "umask", "hash", "times", "break",
+			"continue", "getopts", "ps", "pgrep", "pidof", "lscpu", "lsblk", "lsmem", "lsmod", "lspci", "lsusb",
+			"vmstat", "w", "who", "users", "last", "ping", "dig", "nslookup", "host", "sync"},
+		MetadataOnly: []string{"find", "tree", "file", "namei", "getfacl", "lsattr"},
+		Shells:       []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"},
+		BinDirs:      []string{"/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"},
+		DangerousEnv: []string{"PATH", "LD_*", "IFS", "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS",
+			"BASHOPTS", "PS4", "BASH_FUNC_*", "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "PERL5LIB",
+			"NODE_OPTIONS", "RUBYOPT", "GIT_SSH*", "GIT_EXTERNAL_DIFF", "GIT_EXEC_PATH", "GIT_PAGER",
+			"GIT_EDITOR", "PAGER", "EDITOR", "VISUAL", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE"},
+		SystemRoots: []string{"/etc", "/sys", "/proc", "/dev", "/boot", "/root", "/usr", "/bin", "/sbin",
+			"/lib", "/lib32", "/lib64", "/libx32", "/var/lib", "/var/spool", "/var/log", "/run", "/snap"},
+		HarmlessDevices: []string{"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty",
+			"/dev/fd/*", "/proc/self/fd/*", "/dev/random", "/dev/urandom", "/dev/shm/*"},
+		SensitivePaths: []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+			"/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssh/ssh_host_*_key",
+			"/etc/ssl/private", "/root/.ssh", "~/.ssh/id_*", "~/.ssh/*_key", "~/.gnupg", "~/.aws/credentials",
+			"~/.netrc", "~/.pgpass", "~/.git-credentials", "~/.docker/config.json", "~/.kube/config",
+			"/proc/*/environ", "/proc/kcore", "/dev/mem", "/dev/kmem", "/dev/port", "/dev/sd*", "/dev/nvme*",
+			"/dev/vd*", "/dev/xvd*", "/dev/disk", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "*.key",
+			"*.pem", "*.p12", "*.pfx", "shadow", "gshadow"},
+		ProtectedPaths: []string{"~/.ssh", "~/.gnupg", "~/.bashrc", "~/.bash_profile", "~/.bash_login",
+			"~/.bash_logout", "~/.profile", "~/.zshrc", "~/.zprofile", "~/.zshenv", "~/.config/systemd",
+			"~/.config/autostart", "~/.pam_environment", "~/.local/bin"},
+	}
+	p.defaultCommands()
+	p.defaultSubcommands()
+	p.defaultFlags()
+	p.defaultOptions()
+	p.defaultWrappers()
+	return p
+}
+
+func (p *Policy) set(l Level, reason string, names ...string) {
+	for _, n := range names {
+		p.Commands[n] = Rule{l, reason}
+	}
+}
+
+func (p *Policy) defaultCommands() {
+	p.set(Safe, "", p.DataOnly...)
+	p.set(Safe, "", p.MetadataOnly...)
+	p.set(Safe, "", "cat", "head", "tail", "grep", "egrep", "fgrep", "zgrep", "rg", "zcat", "wc", "sort",
+		"uniq", "cut", "tr", "awk", "gawk", "mawk", "nawk", "sed", "jq", "diff", "cmp", "comm", "nl", "tac",
+		"rev", "fold", "column", "paste", "join", "expand", "unexpand", "od", "hexdump", "strings", "base64",
+		"less", "more", "ss", "netstat", "lsof", "ip", "systemctl", "journalctl", "docker", "podman", "git",
+		"hostname", "date", "env", "sysctl", "dmesg", "iostat", "mpstat", "findmnt", "blkid", "getent",
+		"mount", "dpkg", "rpm", "apt-cache", "apt", "apt-get", "yum", "dnf", "snap", "pip", "pip3", "npm",
+		"service", "iptables", "ip6tables", "nft", "ufw", "fdisk", "parted", "top",
+		"htop", "alias", "trap", "mapfile", "readarray", "command", "builtin", "let", "local", "unalias",
+		"export", "declare", "typeset", "readonly")
+	p.set(Medium, "creates or changes files", "mkdir", "touch", "cp", "mv", "ln", "tee", "truncate",
+		"install", "patch", "tar", "zip", "unzip", "gzip", "gunzip", "bzip2", "xz", "mktemp", "mkfifo",
+		"split", "rmdir", "unlink")
+	p.set(Medium, "deletes files", "rm")
+	p.set(Medium, "changes permissions or ownership", "chmod", "chown", "chgrp", "setfacl")
+	p.set(Medium, "network download", "curl", "wget")
+	p.set(Medium, "edits files (and can run commands)", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex")
+	p.set(Medium, "signals a process", "kill")
+	p.set(Medium, "traces a process", "strace", "ltrace")
+	p.set(High, "privilege escalation", "sudo", "su", "doas", "pkexec", "runuser", "chroot", "nsenter",
+		"unshare", "setcap", "chsh")
+	p.set(High, "raw block copy", "dd")
+	p.set(High, "formats or partitions a disk", "mkfs", "mkfs.*", "mke2fs", "mkswap", "sfdisk", "cfdisk",
+		"gdisk", "sgdisk", "wipefs", "blkdiscard", "cryptsetup", "losetup", "lvremove", "vgremove",
+		"pvremove", "lvreduce", "resize2fs", "tune2fs", "fsck", "fsck.*", "e2fsck")
+	p.set(High, "destroys data irrecoverably", "shred", "srm")
+	p.set(High, "power state change", "shutdown", "reboot", "poweroff", "halt", "init", "telinit")
+	p.set(High, "kills processes by name", "killall", "pkill", "killall5", "xkill")
+	p.set(High, "mount change", "umount", "swapon", "swapoff")
+	p.set(High, "user account change", "useradd", "userdel", "usermod", "groupadd", "groupdel", "groupmod",
+		"adduser", "deluser", "addgroup", "delgroup", "passwd", "chpasswd", "chage", "gpasswd", "visudo", "vipw",
+		"vigr")
+	p.set(High, "firewall change", "iptables-restore", "ip6tables-restore", "firewall-cmd", "ebtables",
+		"arptables")
+	p.set(High, "kernel change", "modprobe", "insmod", "rmmod", "kexec", "setenforce", "chattr")
+	p.set(High, "connects to another host", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet",
+		"socat", "ftp", "mosh", "ssh-copy-id", "rlogin", "rsh", "lftp")
+	p.set(High, "scheduled job change", "crontab", "at", "batch")
+	p.set(High, "runs dynamically built code", "eval")
+	p.set(High, "runs a script in the current shell", "source", ".")
+	p.set(High, "loads shell builtins from a library", "enable")
+	p.set(High, "runs a transient system unit", "systemd-run")
+}
+
+func rules(m map[string]Rule, l Level, reason string, keys ...string) map[string]Rule {
+	for _, k := range keys {
+		m[k] = Rule{l, reason}
+	}
+	return m
+}
+
+func (p *Policy) defaultSubcommands() {
+	s := p.Subcommands
+	s["systemctl"] = rules(map[string]Rule{}, Safe, "", "", "status", "show", "cat", "is-active", "is-enabled",
+		"is-failed", "is-system-running", "list-units", "list-unit-files", "list-sockets", "list-timers",
+		"list-jobs", "list-dependencies", "list-machines", "help", "show-environment", "get-default")
+	rules(s["systemctl"], Medium, "starts or restarts a service", "start", "restart", "reload", "try-restart",
+		"reload-or-restart", "try-reload-or-restart", "daemon-reload", "reset-failed")
+	rules(s["systemctl"], Medium, "changes what starts at boot", "enable", "reenable", "unmask")
+	rules(s["systemctl"], High, "takes a service down or changes the system state", "*", "stop", "disable",
+		"mask", "kill", "isolate", "edit", "set-default", "set-property", "revert", "preset", "preset-all",
+		"link", "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "rescue",
+		"emergency", "default", "exit", "switch-root", "clean", "freeze")
+	s["service"] = rules(map[string]Rule{}, Safe, "", "")
+	s["service"]["*"] = Rule{Medium, "controls a service"}
+	s["service *"] = rules(map[string]Rule{}, Safe, "", "status")
+	rules(s["service *"], Medium, "starts or restarts a service", "start", "restart", "reload",
+		"force-reload", "try-restart", "condrestart")
+	rules(s["service *"], High, "takes a service down", "*", "stop")
+
+	git := rules(map[string]Rule{}, Safe, "", "", "status", "log", "diff", "show", "ls-files", "ls-tree",
+		"ls-remote", "rev-parse", "rev-list", "describe", "blame", "grep", "shortlog", "cat-file", "help",
+		"version", "whatchanged", "merge-base", "name-rev", "show-ref", "for-each-ref", "count-objects",
+		"check-ignore", "var")
+	rules(git, Medium, "changes the repository", "*")
+	rules(git, High, "rewrites history", "filter-branch", "filter-repo")
+	s["git"] = git
+	for _, sub := range []string{"branch", "tag", "remote", "config", "reflog", "worktree", "notes"} {
+		git[sub] = Rule{}
+		s["git "+sub] = map[string]Rule{"": {}, "*": {Medium, "changes the repository"}}
+	}
+	rules(s["git reflog"], Safe, "", "show")
+	rules(s["git remote"], Safe, "", "show", "get-url")
+	s["git stash"] = rules(map[string]Rule{"*": {Medium, "changes the repository"}, "": {Medium, "changes the repository"}},
+		Safe, "", "list", "show")
+
+	for _, d := range []string{"docker", "podman"} {
+		top := rules(map[string]Rule{}, Safe, "", "", "ps", "images", "logs", "inspect", "version", "info",
+			"top", "port", "stats", "diff", "history", "events", "search")
+		rules(top, Medium, "changes containers or images", "*")
+		s[d] = top
+		for _, obj := range []string{"container", "image", "volume", "network", "system", "compose", "builder", "context"} {
+			top[obj] = Rule{}
+			m := rules(map[string]Rule{}, Safe, "", "", "ls", "list", "ps", "inspect", "logs", "top", "port",
+				"diff", "stats", "history", "df", "info", "events", "config", "images", "version")
+			rules(m, Medium, "changes containers or images", "*")
+			rules(m, High, "deletes container data", "prune")
+			s[d+" "+obj] = m
+		}
+		rules(s[d+" volume"], High, "deletes container data", "rm", "remove")
+	}
+
+	for _, n := range []string{"apt", "apt-get", "yum", "dnf", "snap"} {
+		s[n] = map[string]Rule{"": {}, "*": {High, "changes installed system packages"}}
+	}
+	for _, n := range []string{"apt", "apt-get"} {
+		rules(s[n], Safe, "", "", "list", "search", "show", "policy", "showpkg", "depends", "rdepends",
+			"changelog", "madison", "check")
+		rules(s[n], Medium, "updates package lists or caches", "update", "download", "source", "clean", "autoclean")
+	}
+	for _, n := range []string{"yum", "dnf"} {
+		rules(s[n], Safe, "", "", "list", "info", "search", "provides", "whatprovides", "repolist",
+			"check-update", "deplist", "repoquery")
+		rules(s[n], Medium, "updates package caches", "makecache", "clean", "download")
+	}
+	rules(s["snap"], Safe, "", "", "list", "info", "find", "version", "services", "changes")
+	for _, n := range []string{"pip", "pip3", "npm"} {
+		s[n] = rules(map[string]Rule{"*": {Medium, "installs or changes packages"}}, Safe, "", "", "list",
+			"show", "freeze", "check", "search", "ls", "view", "outdated", "help", "config", "audit")
+	}
+
+	ip := rules(map[string]Rule{}, High, "network configuration change", "*")
+	s["ip"] = ip
+	for _, obj := range []string{"a", "ad", "addr", "address", "r", "ro", "route", "l", "li", "link", "n",
+		"ne", "neigh", "neighbour", "neighbor", "ru", "rule", "m", "maddr", "maddress", "tunnel", "tun",
+		"netns", "mroute", "monitor", "-s", "ntable", "tcp_metrics", "token", "xfrm", "mptcp", "vrf", "stats"} {
+		ip[obj] = Rule{}
+		s["ip "+obj] = rules(map[string]Rule{"*": {High, "network configuration change"}}, Safe, "", "", "show",
+			"list", "lst", "ls", "sh", "s", "get")
+	}
+	s["getent"] = rules(map[string]Rule{"*": {}}, High, "reads password hashes", "shadow", "gshadow")
+	s["mount"] = map[string]Rule{"": {}, "*": {High, "mount change"}}
+	s["nft"] = map[string]Rule{"list": {}, "*": {High, "firewall change"}, "": {High, "firewall change"}}
+	s["ufw"] = map[string]Rule{"status": {}, "*": {High, "firewall change"}, "": {High, "firewall change"}}
+	s["iptables"] = map[string]Rule{"*": {High, "firewall change"}, "": {High, "firewall change"}}
+	s["ip6tables"] = s["iptables"]
+	s["fdisk"] = map[string]Rule{"*": {High, "formats or partitions a disk"}, "": {High, "formats or partitions a disk"}}
+	s["parted"] = s["fdisk"]
+}

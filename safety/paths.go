@@ -1,0 +1,193 @@
+package safety
+
+import (
+	"path"
+	"strings"
+)
+
+// homeStandIn is where "~" points when a command is classified without
+// knowing the home directory: a user's home, not a system path.
+const homeStandIn = "/home/~"
+
+// pathForms returns p and, when p lies in a home directory (home, /home/X
+// or /root), the same path written from "~", so "~/" patterns apply.
+func pathForms(p, home string) []string {
+	forms := []string{p}
+	add := func(prefix string) bool {
+		if prefix != "" && prefix != "/" && strings.HasPrefix(p+"/", prefix+"/") {
+			forms = append(forms, "~"+strings.TrimPrefix(p, prefix))
+			return true
+		}
+		return false
+	}
+	if add(home) || add("/root") {
+		return forms
+	}
+	if rest, ok := strings.CutPrefix(p, "/home/"); ok {
+		user, _, _ := strings.Cut(rest, "/")
+		add("/home/" + user)
+	}
+	return forms
+}
+
+// pathKind tells absolute, home-relative and relative paths apart.
+func pathKind(p string) byte {
+	if p != "" && (p[0] == '/' || p[0] == '~') {
+		return p[0]
+	}
+	return '.'
+}
+
+func components(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// matchPattern reports whether a path can be matched by a policy pattern.
+// The pattern covers everything below what it names. When glob is true the
+// path is itself a shell pattern and any overlap counts.
+func matchPattern(pattern, p string, glob bool) bool {
+	if !strings.Contains(pattern, "/") {
+		return overlap(pattern, path.Base(p), glob)
+	}
+	if pathKind(pattern) != pathKind(p) {
+		return false
+	}
+	pc, gc := components(pattern), components(p)
+	if len(gc) < len(pc) {
+		return false
+	}
+	for i := range pc {
+		if !overlap(pc[i], gc[i], glob) {
+			return false
+		}
+	}
+	return true
+}
+
+// overlap reports whether a pattern component and a path component (itself
+// a pattern when glob) can name the same file.
+func overlap(pattern, name string, glob bool) bool {
+	if !glob || !hasMeta(name) {
+		ok, err := path.Match(pattern, name)
+		return ok || err != nil && pattern == name
+	}
+	if !hasMeta(pattern) {
+		ok, err := path.Match(name, pattern)
+		return ok || err != nil
+	}
+	pp, np := literalPrefix(pattern), literalPrefix(name)
+	ps, ns := literalSuffix(pattern), literalSuffix(name)
+	return (strings.HasPrefix(pp, np) || strings.HasPrefix(np, pp)) &&
+		(strings.HasSuffix(ps, ns) || strings.HasSuffix(ns, ps))
+}
+
+func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[") }
+
+func literalPrefix(s string) string {
+	if i := strings.IndexAny(s, "*?["); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func literalSuffix(s string) string {
+	if i := strings.LastIndexAny(s, "*?]"); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// underSystem reports whether writing p can change something in a system
+// root: p is a root, lies below one, or is one of its ancestors ("/").
+func (p *Policy) underSystem(abs string, glob bool) bool {
+	gc := components(abs)
+	for _, root := range p.SystemRoots {
+		rc := components(root)
+		n := min(len(rc), len(gc))
+		all := true
+		for i := 0; i < n && all; i++ {
+			all = overlap(rc[i], gc[i], glob)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Policy) matchAny(patterns []string, abs, home string, glob bool) bool {
+	for _, form := range pathForms(abs, home) {
+		for _, pat := range patterns {
+			if matchPattern(pat, form, glob) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *Policy) harmless(abs string, glob bool) bool {
+	if glob {
+		return false
+	}
+	for _, pat := range p.HarmlessDevices {
+		if ok, _ := path.Match(pat, abs); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// writeRisk says what writing abs means: High with a reason for system
+// and protected paths, Medium otherwise, Safe for harmless devices.
+func (p *Policy) writeRisk(abs, home string, glob bool) (Level, string) {
+	switch {
+	case p.harmless(abs, glob):
+		return Safe, ""
+	case p.underSystem(abs, glob):
+		return High, "write to system path"
+	case p.matchAny(p.ProtectedPaths, abs, home, glob):
+		return High, "write to protected path"
+	}
+	return Medium, "writes a file"
+}
+
+// readRisk says what reading abs means: High for sensitive files.
+func (p *Policy) readRisk(abs, home string, glob bool) (Level, string) {
+	if p.matchAny(p.SensitivePaths, abs, home, glob) {
+		return High, "reads sensitive file"
+	}
+	return Safe, ""
+}
+
+// holdsSensitive reports whether a directory (or pattern) contains a place
+// a sensitive path pattern names.
+func (p *Policy) holdsSensitive(abs string, glob bool) bool {
+	if abs == "/home" {
+		return true // every user's home
+	}
+	for _, form := range pathForms(abs, "") {
+		fc := components(form)
+		for _, pat := range p.SensitivePaths {
+			if !strings.Contains(pat, "/") || pathKind(pat) != pathKind(form) {
+				continue
+			}
+			pc := components(pat)
+			if len(fc) > len(pc) {
+				continue
+			}
+			all := true
+			for i := 0; i < len(fc) && all; i++ {
+				all = overlap(pc[i], fc[i], glob)
+			}
+			if all {
+				return true
+			}
+		}
+	}
+	return false
+}

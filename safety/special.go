@@ -1,0 +1,301 @@
+package safety
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// special applies the rules of commands whose arguments need more than the
+// policy's lists, and says how the remaining operands are to be read.
+func (c *classifier) special(name string, s scanned, args []arg, e env) role {
+	r := role{}
+	for _, key := range s.keys {
+		if m, ok := c.p.WriteOperands[key]; ok {
+			r.write = m
+		}
+	}
+	if slices.Contains(c.p.PatternCommands, name) {
+		r.skip = 1
+		for _, i := range s.opts {
+			for _, opt := range []string{"-e", "-f", "--regexp", "--file", "--expression", "--source", "--from-file"} {
+				if _, j, ok := optionValue(args, i, opt); ok {
+					r.skip = 0
+					r.values = append(r.values, j)
+				}
+			}
+		}
+	}
+	ops := func(yield func(int, arg) bool) {
+		for _, i := range s.operands {
+			if !slices.Contains(r.values, i) && !yield(i, args[i]) {
+				return
+			}
+		}
+	}
+	switch name {
+	case "find":
+		c.findExec(args, e)
+	case "awk", "gawk", "mawk", "nawk":
+		c.awk(name, s, args, &r)
+	case "sed":
+		c.sed(s, args, &r)
+	case "date", "hostname", "sysctl":
+		r.noPath = true
+		for _, a := range ops {
+			switch {
+			case name == "date" && a.static && !strings.HasPrefix(a.val, "+"):
+				c.add(High, "date %s: sets the system clock", a.text)
+			case name == "hostname":
+				c.add(High, "hostname %s: sets the host name", a.text)
+			case name == "sysctl" && (!a.static || strings.Contains(a.val, "=")):
+				c.add(High, "sysctl %s: changes a kernel parameter", a.text)
+			}
+		}
+	case "chmod", "chown", "chgrp":
+		for i, a := range ops {
+			r.values = append(r.values, i) // the mode or owner
+			if name == "chmod" && a.static && setuid(a.val) {
+				c.add(High, "chmod %s: sets the setuid/setgid bit", a.text)
+			}
+			break
+		}
+	case "dd":
+		r.noPath = true
+		for _, a := range ops {
+			if k, v, ok := strings.Cut(a.val, "="); ok && a.static {
+				va := arg{val: v, text: a.text, static: true, tilde: strings.HasPrefix(v, "~")}
+				switch k {
+				case "of":
+					c.write("dd", va, wContent)
+				case "if":
+					c.read("dd", va)
+				}
+			}
+		}
+	case "trap", "alias", "eval", "mapfile", "readarray", "kill":
+		r.noPath = true
+		c.codeOperands(name, s, args, e)
+	case "cd", "pushd":
+		c.cd(args)
+	case "popd":
+		c.cwdLost = true
+	case "git":
+		if slices.Contains(s.keys, "git config") {
+			for _, a := range args {
+				if a.static && gitConfigRuns(a.val) {
+					c.add(High, "git config %s: configures a command to run", a.text)
+				}
+			}
+		}
+	}
+	return r
+}
+
+// codeOperands classifies the code that trap, alias, eval and mapfile -C
+// run later.
+func (c *classifier) codeOperands(name string, s scanned, args []arg, e env) {
+	switch name {
+	case "trap":
+		for _, i := range s.opts {
+			if v := args[i].val; v == "-p" || v == "-l" || v == "-P" {
+				return
+			}
+		}
+		if len(s.operands) > 1 {
+			c.codeArg("trap", args[s.operands[0]], e)
+		}
+	case "alias":
+		for _, i := range s.operands {
+			a := args[i]
+			if !a.static {
+				c.add(High, "alias %s: not statically resolvable", a.text)
+			} else if n, v, ok := strings.Cut(a.val, "="); ok {
+				c.codeArg("alias "+n, arg{val: v, text: a.text, static: true}, e)
+			}
+		}
+	case "eval":
+		var b strings.Builder
+		for _, i := range s.operands {
+			if !args[i].static {
+				return // High already; the code is unknown
+			}
+			b.WriteString(args[i].val + " ")
+		}
+		c.codeArg("eval", arg{val: b.String(), static: true}, e)
+	case "mapfile", "readarray":
+		for _, i := range s.opts {
+			if v, _, ok := optionValue(args, i, "-C"); ok {
+				c.codeArg(name+" -C", v, e)
+			}
+		}
+	}
+}
+
+func setuid(mode string) bool {
+	if isDigits(mode) {
+		return len(mode) == 4 && strings.ContainsAny(mode[:1], "234567")
+	}
+	for _, clause := range strings.Split(mode, ",") {
+		if i := strings.IndexAny(clause, "+="); i >= 0 && strings.Contains(clause[i:], "s") {
+			return true
+		}
+	}
+	return false
+}
+
+func gitConfigRuns(key string) bool {
+	key = strings.ToLower(key)
+	for _, p := range []string{"alias.", "core.pager", "core.editor", "core.sshcommand", "core.fsmonitor",
+		"core.hookspath", "core.gitproxy", "core.askpass", "diff.external", "credential.", "sequence.editor",
+		"filter.", "gpg.program", "uploadpack.", "pager.", "difftool.", "mergetool.", "web.browser"} {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// findExec classifies the commands find runs with -exec, -execdir, -ok
+// and -okdir (find's rule already makes them High).
+func (c *classifier) findExec(args []arg, e env) {
+	for i := 0; i < len(args); i++ {
+		if !args[i].static || !slices.Contains([]string{"-exec", "-execdir", "-ok", "-okdir"}, args[i].val) {
+			continue
+		}
+		j := i + 1
+		for j < len(args) && !(args[j].static && (args[j].val == ";" || args[j].val == "+")) {
+			j++
+		}
+		e.xargs = ""
+		c.argv(args[i+1:j], e)
+		i = j
+	}
+}
+
+var (
+	awkSystem   = regexp.MustCompile(`system\s*\(|\|\s*&?\s*getline|(print|printf)\b[^;{}]*\||@load`)
+	awkWrite    = regexp.MustCompile(`(print|printf)\b[^;{}]*?>>?\s*("([^"]*)"|.?)`)
+	awkGetline  = regexp.MustCompile(`getline\b[^;{}<]*<\s*("([^"]*)"|.?)`)
+	awkInplace  = []string{"-i", "--include", "-l", "--load"}
+	awkProgFile = []string{"-f", "--file", "-E", "--exec"}
+)
+
+// awk classifies an awk program: system(), pipes and @load run commands;
+// print > "file" writes; getline < "file" reads.
+func (c *classifier) awk(name string, s scanned, args []arg, r *role) {
+	var progs []arg
+	for _, i := range s.opts {
+		for _, opt := range []string{"-e", "--source"} {
+			if v, j, ok := optionValue(args, i, opt); ok {
+				progs = append(progs, v)
+				r.values = append(r.values, j)
+			}
+		}
+		for _, opt := range awkProgFile {
+			if v, j, ok := optionValue(args, i, opt); ok {
+				c.add(Medium, "%s %s: runs an awk program file", name, opt)
+				c.read(name, v)
+				r.skip, r.values = 0, append(r.values, j)
+			}
+		}
+		for _, opt := range awkInplace {
+			if v, j, ok := optionValue(args, i, opt); ok {
+				r.values = append(r.values, j)
+				if v.static && v.val == "inplace" {
+					r.write = "all"
+				} else {
+					c.add(High, "%s %s %s: loads an extension", name, opt, v.text)
+				}
+			}
+		}
+	}
+	if len(progs) == 0 && r.skip == 1 && len(s.operands) > 0 {
+		progs = append(progs, args[s.operands[0]])
+	}
+	for _, p := range progs {
+		if !p.static {
+			c.add(High, "%s: program %s is not statically resolvable", name, p.text)
+			continue
+		}
+		if awkSystem.MatchString(p.val) {
+			c.add(High, "%s: program runs commands (system, pipes or @load)", name)
+		}
+		for _, m := range awkWrite.FindAllStringSubmatch(p.val, -1) {
+			if strings.HasPrefix(m[2], `"`) {
+				c.write(name+" >", arg{val: m[3], text: m[2], static: true}, wContent)
+			} else {
+				c.add(High, "%s: program writes to a computed file name", name)
+			}
+		}
+		for _, m := range awkGetline.FindAllStringSubmatch(p.val, -1) {
+			if strings.HasPrefix(m[1], `"`) {
+				c.read(name+" getline <", arg{val: m[2], text: m[1], static: true})
+			} else {
+				c.add(High, "%s: program reads a computed file name", name)
+			}
+		}
+	}
+}
+
+// sed classifies a sed script: e and s///e run commands, w writes, r
+// reads; -i makes the operands writes.
+func (c *classifier) sed(s scanned, args []arg, r *role) {
+	var progs []arg
+	for _, i := range s.opts {
+		v := args[i].val
+		if v == "--in-place" || strings.HasPrefix(v, "--in-place=") || sedInPlace(v) {
+			r.write = "all"
+		}
+		for _, opt := range []string{"-e", "--expression"} {
+			if p, _, ok := optionValue(args, i, opt); ok {
+				progs = append(progs, p)
+			}
+		}
+		for _, opt := range []string{"-f", "--file"} {
+			if p, _, ok := optionValue(args, i, opt); ok {
+				c.add(Medium, "sed %s: runs a sed script file", opt)
+				c.read("sed", p)
+			}
+		}
+	}
+	if r.skip == 1 && len(s.operands) > 0 {
+		progs = append(progs, args[s.operands[0]])
+	}
+	for _, p := range progs {
+		if !p.static {
+			c.add(High, "sed: program %s is not statically resolvable", p.text)
+			continue
+		}
+		sc := scanSed(p.val)
+		if sc.exec {
+			c.add(High, "sed: program runs commands (e)")
+		}
+		if !sc.ok {
+			c.add(Medium, "sed: program %s not understood", p.text)
+		}
+		for _, w := range sc.writes {
+			c.write("sed w", arg{val: w, text: w, static: true}, wContent)
+		}
+		for _, rd := range sc.reads {
+			c.read("sed r", arg{val: rd, text: rd, static: true})
+		}
+	}
+}
+
+// sedInPlace reports -i inside a short-option cluster like -ni or -i.bak,
+// stopping at letters that take a value.
+func sedInPlace(v string) bool {
+	if strings.HasPrefix(v, "--") {
+		return false
+	}
+	for _, ch := range v[1:] {
+		switch ch {
+		case 'i':
+			return true
+		case 'e', 'f', 'l':
+			return false
+		}
+	}
+	return false
+}

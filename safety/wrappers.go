@@ -1,0 +1,222 @@
+package safety
+
+import (
+	"slices"
+	"strings"
+)
+
+// codeArg classifies a word that a program runs as shell code.
+func (c *classifier) codeArg(who string, a arg, e env) {
+	if !a.static {
+		c.add(High, "%s %s: code is not statically resolvable", who, a.text)
+		return
+	}
+	e.code++
+	e.xargs = ""
+	c.code(a.val, e)
+}
+
+// wrapper classifies a command that runs the command in its arguments
+// (sudo, env, nohup, timeout, xargs …) and then that command.
+func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
+	if r, ok := c.p.commandRule(name); ok && r.Level > Safe {
+		c.add(r.Level, "%s: %s", name, r.Reason)
+	}
+	for i := range args {
+		for _, opt := range w.CodeOptions {
+			if v, _, ok := optionValue(args, i, opt); ok && isOption(args[i]) {
+				c.codeArg(name+" "+opt, v, e)
+			}
+		}
+	}
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.static {
+			break
+		}
+		if a.val == "--" {
+			i++
+			break
+		}
+		if w.Assignments && isAssignment(a.val) {
+			env, _, _ := strings.Cut(a.val, "=")
+			if c.p.dangerousEnv(env) {
+				c.add(High, "%s %s=…: changes how the command is found or run", name, env)
+			}
+			continue
+		}
+		if a.val != "-" && !isOption(a) {
+			break
+		}
+		for _, opt := range c.p.WriteOptions[name] {
+			if v, _, ok := optionValue(args, i, opt); ok {
+				c.write(name+" "+opt, v, wContent)
+			}
+		}
+		if slices.Contains(c.p.QueryFlags[name], a.val) {
+			return // command -v NAME only looks the name up
+		}
+		if slices.Contains(w.ValueOptions, a.val) || slices.Contains(w.CodeOptions, a.val) {
+			i++
+		}
+	}
+	if w.NoCommand {
+		return
+	}
+	i += w.Skip
+	if i >= len(args) {
+		return
+	}
+	inner := args[i:]
+	switch {
+	case w.JoinCode:
+		if w.InputOperands {
+			c.add(High, "%s: runs commands on operands read from input", name)
+		}
+		var b strings.Builder
+		for _, a := range inner {
+			if !a.static {
+				c.add(High, "%s %s: code is not statically resolvable", name, a.text)
+				return
+			}
+			b.WriteString(a.val + " ")
+		}
+		c.codeArg(name, arg{val: b.String(), static: true}, e)
+	case w.InputOperands:
+		e.xargs = name
+		c.argv(inner, e)
+	default:
+		c.argv(inner, e)
+	}
+}
+
+func isAssignment(v string) bool {
+	name, _, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i, ch := range name {
+		if !(ch == '_' || ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || i > 0 && ch >= '0' && ch <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyVersion reports a command line that only asks for version or help.
+func onlyVersion(args []arg) bool {
+	if len(args) == 0 {
+		return false
+	}
+	for _, a := range args {
+		if !a.static || !slices.Contains([]string{"--version", "-V", "--help", "-h", "-version"}, a.val) {
+			return false
+		}
+	}
+	return true
+}
+
+// stdinCode classifies a program that reads its code from standard input.
+func (c *classifier) stdinCode(name string, e env, parse bool) {
+	switch e.stdin.kind {
+	case inPipe:
+		c.add(High, "%s: runs code piped from %s", name, e.stdin.text)
+	case inText:
+		if parse {
+			text := e.stdin.text
+			e.stdin = input{}
+			c.codeArg(name, arg{val: text, static: true}, e)
+			return
+		}
+		c.add(High, "%s: runs inline code from a here-document", name)
+	case inDynamic:
+		c.add(High, "%s: runs code from a %s with expansions", name, e.stdin.text)
+	case inFile:
+		c.runs(name, e.stdin.file)
+	default:
+		c.add(High, "%s: reads code from standard input", name)
+	}
+}
+
+// shell classifies sh/bash/…: -c code is parsed and classified, a script
+// file is Medium, code from standard input is High unless literal.
+func (c *classifier) shell(name string, args []arg, e env) {
+	if onlyVersion(args) {
+		return
+	}
+	codeMode, stdinMode := false, false
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.static {
+			break
+		}
+		v := a.val
+		if v == "--" || v == "-" {
+			i++
+			stdinMode = stdinMode || v == "-"
+			break
+		}
+		if !strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "+") || len(v) < 2 {
+			break
+		}
+		if slices.Contains([]string{"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}, v) {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(v, "--") {
+			codeMode = codeMode || strings.ContainsRune(v[1:], 'c')
+			stdinMode = stdinMode || strings.ContainsRune(v[1:], 's')
+		}
+	}
+	switch {
+	case codeMode && i < len(args):
+		c.codeArg(name+" -c", args[i], e)
+	case codeMode:
+		c.add(High, "%s -c: no code given", name)
+	case stdinMode || i >= len(args) || isStdinPath(args[i]):
+		c.stdinCode(name, e, true)
+	default:
+		c.runs(name, args[i])
+	}
+}
+
+func isStdinPath(a arg) bool {
+	return a.static && slices.Contains([]string{"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}, a.val)
+}
+
+// interpreter classifies python/perl/node/…: inline code is High (it is
+// not analysed), a script file or module Medium.
+func (c *classifier) interpreter(name string, inline []string, args []arg, e env) {
+	if onlyVersion(args) {
+		return
+	}
+	for i, a := range args {
+		if !a.static {
+			c.add(High, "%s: argument %s is not statically resolvable", name, a.text)
+			return
+		}
+		v := a.val
+		if v == "-" || isStdinPath(a) {
+			c.stdinCode(name, e, false)
+			return
+		}
+		if !strings.HasPrefix(v, "-") {
+			c.runs(name, a)
+			c.read(name, a)
+			return
+		}
+		for _, opt := range inline {
+			if _, _, ok := optionValue(args, i, opt); ok || v == opt {
+				c.add(High, "%s %s: runs inline code", name, opt)
+				return
+			}
+		}
+		if v == "-m" || strings.HasPrefix(v, "-m") && len(v) > 2 && !strings.HasPrefix(v, "--") {
+			c.add(Medium, "%s -m: runs a module", name)
+			return
+		}
+	}
+	c.stdinCode(name, e, false)
+}

@@ -1,0 +1,488 @@
+package ssh
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	osuser "os/user"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// This file reads ssh_config files line by line the way OpenSSH 9.2's
+// readconf.c does. kevinburke/ssh_config is not used for this: its parser
+// differs from ssh on inputs that occur in real configs (see the package
+// tests), and it reads Includes itself, from the passwd home directory.
+
+// maxIncludeDepth is OpenSSH's READCONF_MAX_DEPTH.
+const maxIncludeDepth = 16
+
+// whitespace is OpenSSH's WHITESPACE.
+const whitespace = " \t\r\n"
+
+type readFlags uint8
+
+const (
+	// userConf marks a user config (~/.ssh/config, -F and what they
+	// include): relative Includes are under ~/.ssh and "~" is allowed.
+	userConf readFlags = 1 << iota
+	// neverMatch marks a file included from an inactive block: it is
+	// checked but none of its lines apply.
+	neverMatch
+)
+
+// settings are the values obtained so far; the first one obtained wins.
+type settings struct {
+	alias string // the host as given; Host patterns match it
+
+	hostName, user, identityAgent, jump, proxyCommand string
+	hostNameSet, userSet, identityAgentSet, jumpSet   bool
+	proxyCommandSet                                   bool
+
+	port                         int // 0: unset
+	identities                   []identity
+	identitiesOnly               int // -1: unset
+	connectTimeout               int // seconds, -1: unset
+	aliveInterval, aliveCountMax int // -1: unset
+	strict, canonicalize         string
+
+	userKnownHosts, globalKnownHosts       []string
+	userKnownHostsSet, globalKnownHostsSet bool
+}
+
+type identity struct {
+	spec         string
+	userProvided bool // from the command line or a user config
+}
+
+func newSettings(alias string) *settings {
+	return &settings{alias: alias, identitiesOnly: -1, connectTimeout: -1, aliveInterval: -1, aliveCountMax: -1}
+}
+
+// addIdentity adds an identity file unless it is already listed (ssh's
+// add_identity_file).
+func (st *settings) addIdentity(spec string, userProvided bool) {
+	for _, id := range st.identities {
+		if id.spec == spec && id.userProvided == userProvided {
+			return
+		}
+	}
+	st.identities = append(st.identities, identity{spec, userProvided})
+}
+
+// matchHost is the host name as configured so far (HostName with %h
+// expanded, or the alias): what Match host is compared with.
+func (st *settings) matchHost() (string, error) {
+	if !st.hostNameSet {
+		return st.alias, nil
+	}
+	return percentExpand(st.hostName, map[byte]string{'h': st.alias})
+}
+
+// reader evaluates config files for one destination.
+type reader struct {
+	st  *settings
+	env *env
+}
+
+// parse evaluates one file's lines; active is the Host/Match state, shared
+// with the including file.
+func (r *reader) parse(file string, data []byte, flags readFlags, active *bool, depth int) error {
+	for n, line := range strings.Split(string(data), "\n") {
+		if err := r.line(file, n+1, line, flags, active, depth); err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				return err
+			}
+			return &ConfigError{File: file, Line: n + 1, Err: err}
+		}
+	}
+	return nil
+}
+
+// line evaluates one line (OpenSSH's process_config_line_depth).
+func (r *reader) line(file string, n int, line string, flags readFlags, active *bool, depth int) error {
+	if i := strings.IndexByte(line, 0); i >= 0 {
+		line = line[:i] // C strings end at NUL
+	}
+	line = strings.TrimRight(line, whitespace+"\f")
+	kw, rest, more, ok := strdelim(line)
+	if ok && kw == "" {
+		if !more {
+			return nil
+		}
+		kw, rest, more, ok = strdelim(rest)
+	}
+	if !ok || kw == "" || kw[0] == '#' {
+		return nil
+	}
+	kw = asciiLower(kw)
+	rest = strings.TrimLeft(rest, whitespace)
+	if !more || rest == "" {
+		return fmt.Errorf("no argument after keyword %q", kw)
+	}
+	args, ok := argvSplit(rest)
+	if !ok {
+		return errors.New("invalid quotes")
+	}
+	st, on := r.st, *active
+	switch kw {
+	case "host":
+		*active = false
+		for _, a := range args {
+			if a == "" {
+				return errors.New("keyword host: empty argument")
+			}
+			if flags&neverMatch != 0 {
+				break
+			}
+			neg := a[0] == '!'
+			if neg {
+				a = a[1:]
+			}
+			if matchPattern(st.alias, a) {
+				if neg {
+					*active = false
+					break
+				}
+				*active = true
+			}
+		}
+	case "match":
+		v, err := r.match(args, flags)
+		if err != nil {
+			return fmt.Errorf("Match: %w", err)
+		}
+		*active = v && flags&neverMatch == 0
+	case "include":
+		return r.include(file, n, args, flags, active, depth)
+	case "hostname":
+		return setString(args, kw, on, &st.hostName, &st.hostNameSet)
+	case "user":
+		return setString(args, kw, on, &st.user, &st.userSet)
+	case "identityagent":
+		return setString(args, kw, on, &st.identityAgent, &st.identityAgentSet)
+	case "port":
+		v, err := oneArg(args, kw)
+		if err != nil {
+			return err
+		}
+		p := a2port(v)
+		if p <= 0 {
+			return fmt.Errorf("bad port %q", v)
+		}
+		if on && st.port == 0 {
+			st.port = p
+		}
+	case "identityfile":
+		v, err := oneArg(args, kw)
+		if err != nil || !on {
+			return err
+		}
+		if len(st.identities) >= maxIdentityFiles {
+			return fmt.Errorf("too many identity files specified (max %d)", maxIdentityFiles)
+		}
+		st.addIdentity(v, flags&userConf != 0)
+	case "identitiesonly":
+		return setChoice(args, kw, on, &st.identitiesOnly, flagChoices)
+	case "stricthostkeychecking":
+		return setWord(args, kw, on, &st.strict, strictChoices)
+	case "canonicalizehostname":
+		return setWord(args, kw, on, &st.canonicalize, canonicalizeChoices)
+	case "connecttimeout":
+		return setTime(args, kw, on, &st.connectTimeout)
+	case "serveraliveinterval":
+		return setTime(args, kw, on, &st.aliveInterval)
+	case "serveralivecountmax":
+		v, err := oneArg(args, kw)
+		if err != nil {
+			return err
+		}
+		c, err := atoiErr(v)
+		if err != nil {
+			return fmt.Errorf("%s: integer value %w", kw, err)
+		}
+		if on && st.aliveCountMax < 0 {
+			st.aliveCountMax = c
+		}
+	case "userknownhostsfile":
+		return setFiles(args, kw, on, &st.userKnownHosts, &st.userKnownHostsSet)
+	case "globalknownhostsfile":
+		return setFiles(args, kw, on, &st.globalKnownHosts, &st.globalKnownHostsSet)
+	case "proxyjump":
+		// ssh parses the raw text here, up to a blank or '#'.
+		spec := rest
+		if i := strings.IndexAny(spec, whitespace+"#"); i >= 0 {
+			spec = spec[:i]
+		}
+		if _, err := parseJumpSpec(spec); err != nil {
+			return fmt.Errorf("invalid ProxyJump %q: %w", rest, err)
+		}
+		if on && !st.jumpSet && !st.proxyCommandSet {
+			st.jump, st.jumpSet = spec, true
+		}
+	case "proxycommand":
+		if on && !st.jumpSet && !st.proxyCommandSet {
+			st.proxyCommand, st.proxyCommandSet = rest, true
+		}
+	}
+	return nil
+}
+
+// include evaluates an Include line: each argument is a glob, relative to
+// ~/.ssh (user config) or the system config's directory.
+func (r *reader) include(file string, n int, args []string, flags readFlags, active *bool, depth int) error {
+	for _, a := range args {
+		if a == "" {
+			return errors.New("keyword include: empty argument")
+		}
+		if a[0] == '~' && flags&userConf == 0 {
+			return fmt.Errorf("bad include path %q: \"~\" only in user configurations", a)
+		}
+		pattern := a
+		if !filepath.IsAbs(a) && a[0] != '~' {
+			if flags&userConf != 0 {
+				pattern = filepath.Join(r.env.home, ".ssh", a)
+			} else {
+				pattern = filepath.Join(filepath.Dir(r.env.sysFile), a)
+			}
+		}
+		matches, err := globConfig(pattern, r.env.home)
+		if err != nil {
+			return fmt.Errorf("include %q: %w", a, err)
+		}
+		was := *active
+		for _, m := range matches {
+			if depth+1 > maxIncludeDepth {
+				return fmt.Errorf("include %q: too many recursive configuration includes (max %d)", m, maxIncludeDepth)
+			}
+			data, err := readConfigFile(m)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("include %q: %w", m, err)
+			}
+			f := flags
+			if !was {
+				f |= neverMatch
+			}
+			if err := r.parse(m, data, f, active, depth+1); err != nil {
+				return err
+			}
+			*active = was // Match in an included file ends with it
+		}
+	}
+	return nil
+}
+
+// globConfig expands an Include pattern like glob(3) with GLOB_TILDE:
+// sorted, and wildcards never match a leading dot.
+func globConfig(pattern, home string) ([]string, error) {
+	if strings.HasPrefix(pattern, "~") {
+		name, rest, _ := strings.Cut(pattern[1:], "/")
+		dir := home
+		if name != "" {
+			u, err := osuser.Lookup(name)
+			if err != nil {
+				return nil, nil // glob leaves an unknown ~user as is: no match
+			}
+			dir = u.HomeDir
+		}
+		pattern = filepath.Join(dir, rest)
+	}
+	matches, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	pc := strings.Split(pattern, "/")
+	out := matches[:0]
+	for _, m := range matches {
+		if !hiddenMatch(pc, strings.Split(m, "/")) {
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// hiddenMatch reports whether a wildcard matched a name starting with '.'.
+func hiddenMatch(pattern, match []string) bool {
+	for i, j := len(pattern)-1, len(match)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
+		if strings.HasPrefix(match[j], ".") && !strings.HasPrefix(pattern[i], ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// oneArg is the single, non-empty argument of kw.
+func oneArg(args []string, kw string) (string, error) {
+	if len(args) == 0 || args[0] == "" {
+		return "", fmt.Errorf("%s: missing argument", kw)
+	}
+	if len(args) > 1 {
+		return "", fmt.Errorf("keyword %s: extra arguments at end of line", kw)
+	}
+	return args[0], nil
+}
+
+func setString(args []string, kw string, on bool, dst *string, set *bool) error {
+	v, err := oneArg(args, kw)
+	if err == nil && on && !*set {
+		*dst, *set = v, true
+	}
+	return err
+}
+
+var (
+	flagChoices         = map[string]int{"yes": 1, "true": 1, "no": 0, "false": 0}
+	strictChoices       = map[string]string{"yes": "yes", "true": "yes", "no": "no", "false": "no", "off": "no", "ask": "ask", "accept-new": "accept-new"}
+	canonicalizeChoices = map[string]string{"yes": "yes", "true": "yes", "no": "no", "false": "no", "always": "always"}
+)
+
+func setChoice(args []string, kw string, on bool, dst *int, choices map[string]int) error {
+	v, err := oneArg(args, kw)
+	if err != nil {
+		return err
+	}
+	c, ok := choices[asciiLower(v)]
+	if !ok {
+		return fmt.Errorf("%s: unsupported option %q", kw, v)
+	}
+	if on && *dst < 0 {
+		*dst = c
+	}
+	return nil
+}
+
+func setWord(args []string, kw string, on bool, dst *string, choices map[string]string) error {
+	v, err := oneArg(args, kw)
+	if err != nil {
+		return err
+	}
+	c, ok := choices[asciiLower(v)]
+	if !ok {
+		return fmt.Errorf("%s: unsupported option %q", kw, v)
+	}
+	if on && *dst == "" {
+		*dst = c
+	}
+	return nil
+}
+
+func setTime(args []string, kw string, on bool, dst *int) error {
+	v, err := oneArg(args, kw)
+	if err != nil {
+		return err
+	}
+	secs := convtime(v)
+	if secs < 0 {
+		return fmt.Errorf("%s: invalid time value %q", kw, v)
+	}
+	if on && *dst < 0 {
+		*dst = secs
+	}
+	return nil
+}
+
+// setFiles handles a known_hosts file list: the first line obtained sets
+// the whole list.
+func setFiles(args []string, kw string, on bool, dst *[]string, set *bool) error {
+	take := on && !*set
+	for i, a := range args {
+		if a == "" {
+			return fmt.Errorf("keyword %s: empty argument", kw)
+		}
+		if strings.EqualFold(a, "none") && len(args) > 1 {
+			return fmt.Errorf("keyword %s: \"none\" argument must appear alone", kw)
+		}
+		if take {
+			if i >= maxHostsFiles {
+				return fmt.Errorf("too many %s entries (max %d)", kw, maxHostsFiles)
+			}
+			*dst = append(*dst, a)
+			*set = true
+		}
+	}
+	return nil
+}
+
+// strdelim returns the next token of s and what follows it, as OpenSSH's
+// strdelim does: a token ends at whitespace, at one '=' or is a "quoted"
+// string. more is false when nothing followed; ok is false for an
+// unmatched quote.
+func strdelim(s string) (tok, rest string, more, ok bool) {
+	i := strings.IndexAny(s, whitespace+`"=`)
+	if i < 0 {
+		return s, "", false, true
+	}
+	if s[i] == '"' {
+		t := s[:i] + s[i+1:]
+		j := strings.IndexByte(t[i:], '"')
+		if j < 0 {
+			return "", "", false, false
+		}
+		return t[:i+j], strings.TrimLeft(t[i+j+1:], whitespace), true, true
+	}
+	equals := s[i] == '='
+	rest = strings.TrimLeft(s[i+1:], whitespace)
+	if !equals && strings.HasPrefix(rest, "=") {
+		rest = strings.TrimLeft(rest[1:], whitespace)
+	}
+	return s[:i], rest, true, true
+}
+
+// argvSplit splits a line's arguments like OpenSSH's argv_split: blanks
+// separate, '…' and "…" quote, backslash escapes quotes, backslash and
+// blank, and '#' at the start of a word starts a comment. ok is false for
+// an unterminated quote.
+func argvSplit(s string) (args []string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\t' {
+			continue
+		}
+		if s[i] == '#' {
+			break
+		}
+		var arg []byte
+		var quote byte
+		for ; i < len(s); i++ {
+			c := s[i]
+			if c == '\\' && i+1 < len(s) && escapable(s[i+1], quote) {
+				i++
+				arg = append(arg, s[i])
+			} else if quote == 0 && (c == ' ' || c == '\t') {
+				break // end of the word
+			} else if quote == 0 && (c == '"' || c == '\'') {
+				quote = c
+			} else if quote != 0 && c == quote {
+				quote = 0
+			} else {
+				arg = append(arg, c)
+			}
+		}
+		if quote != 0 {
+			return nil, false
+		}
+		args = append(args, string(arg))
+	}
+	return args, true
+}
+
+// escapable reports whether a backslash before c escapes it.
+func escapable(c, quote byte) bool {
+	return c == '\'' || c == '"' || c == '\\' || (quote == 0 && c == ' ')
+}
+
+// asciiLower lowercases ASCII letters only, like C's tolower.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

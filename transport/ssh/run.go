@@ -1,0 +1,310 @@
+package ssh
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/autoshell/agent/transport"
+)
+
+const (
+	// killTimeout bounds the extra session that kills a process group.
+	killTimeout = 5 * time.Second
+	// closeWait bounds the wait for a killed session's channel to close.
+	closeWait = 2 * time.Second
+	// maxPreamble bounds the stderr held back while looking for the marker.
+	maxPreamble = 64 << 10
+)
+
+// wrapper runs as `/bin/sh -c wrapper agent CMD DIR NONCE`. It prints
+// "NONCE PID STATUS" on stderr, where PID is its own process ID: sshd runs
+// every session in a new session (setsid), and the exec chain keeps the
+// PID, so PID is the process group of everything the command starts. Then
+// it changes to DIR ("~" and "~/…" mean $HOME) and execs the command.
+const wrapper = `d=$2; case $d in "~") d=$HOME ;; "~/"*) d=$HOME/${d#"~/"} ;; esac; ` +
+	`if [ -n "$d" ] && ! cd -- "$d" 2>/dev/null; then ` +
+	`if [ ! -e "$d" ]; then r=noent; elif [ ! -d "$d" ]; then r=notdir; else r=perm; fi; ` +
+	`printf '%s %s %s\n' "$3" "$$" "$r" >&2; exit 127; fi; ` +
+	`printf '%s %s ok\n' "$3" "$$" >&2; exec /bin/sh -c "$1"`
+
+// remoteCommand is the exec request sent to sshd, which hands it to the
+// user's login shell: exec replaces that shell with /bin/sh running wrapper.
+func remoteCommand(nonce, command, dir string) string {
+	return "exec /bin/sh -c " + shellQuote(wrapper) + " agent " +
+		shellQuote(command) + " " + shellQuote(dir) + " " + nonce
+}
+
+// shellQuote quotes s for a POSIX shell: in single quotes, each embedded
+// quote closed, backslash-escaped and reopened.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Run runs cmd.Command with the remote "/bin/sh -c", as transport.Transport
+// documents. On timeout or cancellation the session is signalled with KILL,
+// the command's whole process group is killed from a second session, and
+// the channel is closed.
+func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
+	fail := func(err error) (transport.Result, error) {
+		return transport.Result{}, fmt.Errorf("run %s: %w", brief(cmd.Command), err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	if strings.ContainsRune(cmd.Command, 0) || strings.ContainsRune(cmd.Dir, 0) {
+		return fail(errors.New("command or directory contains a NUL byte"))
+	}
+	if err := acquire(ctx, t.sem); err != nil {
+		return fail(err)
+	}
+	defer func() { <-t.sem }()
+	c, sess, err := t.session(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	defer sess.Close()
+
+	nonce := randomHex(8)
+	stdout := transport.NewCapture(cmd.CaptureLimit)
+	stderr := transport.NewCapture(cmd.CaptureLimit)
+	filter := &markerFilter{prefix: []byte(nonce + " "), out: stderr}
+	sess.Stdout, sess.Stderr, sess.Stdin = stdout, filter, cmd.Stdin
+	start := time.Now()
+	if err := sess.Start(remoteCommand(nonce, cmd.Command, cmd.Dir)); err != nil {
+		if c.alive() && c.ping(closeWait) {
+			return fail(err) // refused by the server; the connection is fine
+		}
+		return fail(t.lostErr(c, err))
+	}
+	waitc := make(chan error, 1)
+	go func() { waitc <- sess.Wait() }()
+
+	var timeout <-chan time.Time
+	if cmd.Timeout > 0 {
+		timer := time.NewTimer(cmd.Timeout)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	var werr, stopped error
+	select {
+	case werr = <-waitc:
+	case <-timeout:
+		stopped = fmt.Errorf("%w after %s", transport.ErrTimeout, cmd.Timeout)
+	case <-ctx.Done():
+		stopped = ctx.Err()
+	}
+	if stopped != nil {
+		t.killRemote(c, sess, filter.pid())
+		select {
+		case werr = <-waitc:
+		case <-time.After(closeWait):
+		}
+	}
+	filter.flush()
+	res := transport.Result{
+		ExitCode:    -1,
+		Stdout:      stdout.String(),
+		Stderr:      stderr.String(),
+		StdoutBytes: stdout.Total(),
+		StderrBytes: stderr.Total(),
+		Duration:    time.Since(start),
+	}
+	if stopped != nil {
+		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), stopped)
+	}
+	if status := filter.status(); status != "" && status != "ok" {
+		return fail(dirError(cmd.Dir, status))
+	}
+	var exit *gossh.ExitError
+	switch {
+	case werr == nil:
+		res.ExitCode = 0
+	case errors.As(werr, &exit):
+		if exit.Signal() == "" {
+			res.ExitCode = exit.ExitStatus()
+		}
+	case !c.alive() || !c.ping(closeWait):
+		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), t.lostErr(c, werr))
+	}
+	// An exit without status on a live connection: ExitCode stays -1.
+	return res, nil
+}
+
+// session opens a session channel on the current connection.
+func (t *Transport) session(ctx context.Context) (*conn, *gossh.Session, error) {
+	var s *gossh.Session
+	c, err := t.retry(ctx, func(c *conn) error {
+		var err error
+		s, err = openSession(ctx, c.client)
+		if err != nil {
+			return fmt.Errorf("open session: %w", err)
+		}
+		return nil
+	})
+	return c, s, err
+}
+
+// killRemote kills a command that timed out or was cancelled: KILL to the
+// session's process (sshd delivers it only to that process), then, from a
+// fresh session, KILL to its whole process group (children started in the
+// background included), then closing the channel.
+func (t *Transport) killRemote(c *conn, sess *gossh.Session, pid int) {
+	sess.Signal(gossh.SIGKILL)
+	if pid > 1 && c.alive() {
+		ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+		if acquire(ctx, t.kill) == nil {
+			if ks, err := openSession(ctx, c.client); err == nil {
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					// "kill -9 -PGID" is understood by bash, dash and zsh alike.
+					ks.Run(fmt.Sprintf("kill -9 -%d 2>/dev/null || kill -9 %d 2>/dev/null; true", pid, pid))
+				}()
+				select {
+				case <-done:
+				case <-ctx.Done():
+				}
+				ks.Close()
+			}
+			<-t.kill
+		}
+		cancel()
+	}
+	sess.Close()
+}
+
+// ping reports whether the server answers a keepalive within d.
+func (c *conn) ping(d time.Duration) bool {
+	ch := make(chan error, 1)
+	go func() {
+		_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
+		ch <- err
+	}()
+	select {
+	case err := <-ch:
+		return err == nil
+	case <-time.After(d):
+		return false
+	}
+}
+
+func dirError(dir, status string) error {
+	var err error
+	switch status {
+	case "noent":
+		err = fs.ErrNotExist
+	case "notdir":
+		err = syscall.ENOTDIR
+	default:
+		err = fs.ErrPermission
+	}
+	return &fs.PathError{Op: "chdir", Path: dir, Err: err}
+}
+
+// brief is a command shortened for error messages.
+func brief(command string) string {
+	const max = 60
+	if i := strings.IndexByte(command, '\n'); i >= 0 {
+		command = command[:i] + " …"
+	}
+	if len(command) > max {
+		command = command[:max] + "…"
+	}
+	return strconv.Quote(command)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// markerFilter passes stderr through to out, except the wrapper's marker
+// line "NONCE PID STATUS", which it parses. Whatever precedes the marker
+// (a login shell's noise) is passed through as well; at most maxPreamble
+// bytes of an unfinished line are held back.
+type markerFilter struct {
+	prefix []byte
+	out    io.Writer
+
+	mu     sync.Mutex
+	buf    []byte
+	done   bool
+	pidv   int
+	statev string
+}
+
+func (f *markerFilter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done {
+		return f.out.Write(p)
+	}
+	f.buf = append(f.buf, p...)
+	for {
+		i := bytes.IndexByte(f.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := f.buf[:i]
+		if j := bytes.Index(line, f.prefix); j >= 0 {
+			f.parse(line[j+len(f.prefix):])
+			f.out.Write(line[:j])
+			f.out.Write(f.buf[i+1:])
+			f.buf, f.done = nil, true
+			return len(p), nil
+		}
+		f.out.Write(f.buf[:i+1])
+		f.buf = f.buf[i+1:]
+	}
+	if len(f.buf) > maxPreamble {
+		f.out.Write(f.buf)
+		f.buf, f.done = nil, true
+	}
+	return len(p), nil
+}
+
+func (f *markerFilter) parse(rest []byte) {
+	pid, status, _ := strings.Cut(string(rest), " ")
+	if n, err := strconv.Atoi(pid); err == nil {
+		f.pidv = n
+	}
+	f.statev = status
+}
+
+// flush passes on what is still held back: the stream ended.
+func (f *markerFilter) flush() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.done {
+		f.out.Write(f.buf)
+		f.buf, f.done = nil, true
+	}
+}
+
+func (f *markerFilter) pid() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pidv
+}
+
+func (f *markerFilter) status() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.statev
+}

@@ -1,0 +1,457 @@
+package ssh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/pkg/sftp"
+
+	"github.com/autoshell/agent/transport"
+)
+
+// sftpOptions tune pkg/sftp for throughput: concurrent reads and writes,
+// 64 requests in flight per file, 32 KiB packets (the size every server
+// must accept; pkg/sftp does not ask OpenSSH's limits@openssh.com for more).
+var sftpOptions = []sftp.ClientOption{
+	sftp.UseConcurrentReads(true),
+	sftp.UseConcurrentWrites(true),
+	sftp.MaxConcurrentRequestsPerFile(64),
+	sftp.MaxPacketChecked(32 << 10),
+	sftp.UseFstat(true),
+}
+
+// sftpClient returns c's SFTP client and the remote home directory,
+// starting the SFTP subsystem on first use (or after it died).
+func (c *conn) sftpClient(ctx context.Context) (*sftp.Client, string, error) {
+	if err := acquire(ctx, c.sftpOpen); err != nil {
+		return nil, "", err
+	}
+	defer func() { <-c.sftpOpen }()
+	c.mu.Lock()
+	sc, home, ended := c.sftp, c.home, c.ended
+	c.mu.Unlock()
+	if ended {
+		return nil, "", errConnLost
+	}
+	if sc != nil {
+		return sc, home, nil
+	}
+	type res struct {
+		sc   *sftp.Client
+		home string
+		err  error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		sc, err := sftp.NewClient(c.client, sftpOptions...)
+		for deadline := time.Now().Add(openRetryFor); isOpenRejected(err) && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond) // see openSession
+			sc, err = sftp.NewClient(c.client, sftpOptions...)
+		}
+		if err != nil {
+			ch <- res{err: fmt.Errorf("start sftp: %w", err)}
+			return
+		}
+		home, err := sc.Getwd() // realpath ".": where sftp-server starts, the home directory
+		if err != nil {
+			sc.Close()
+			ch <- res{err: fmt.Errorf("sftp home directory: %w", err)}
+			return
+		}
+		ch <- res{sc, home, nil}
+	}()
+	var r res
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.sc != nil {
+				r.sc.Close()
+			}
+		}()
+		return nil, "", ctx.Err()
+	}
+	if r.err != nil {
+		return nil, "", r.err
+	}
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		r.sc.Close()
+		return nil, "", errConnLost
+	}
+	c.sftp, c.home = r.sc, r.home
+	c.mu.Unlock()
+	go func() { // the subsystem may die alone: forget it, the next call reopens it
+		r.sc.Wait()
+		c.mu.Lock()
+		if c.sftp == r.sc {
+			c.sftp = nil
+		}
+		c.mu.Unlock()
+	}()
+	return r.sc, r.home, nil
+}
+
+// files returns an SFTP client, dialling once more when the connection
+// turns out to be gone (nothing has been done yet, so that is safe).
+func (t *Transport) files(ctx context.Context) (*conn, *sftp.Client, string, error) {
+	var sc *sftp.Client
+	var home string
+	c, err := t.retry(ctx, func(c *conn) error {
+		var err error
+		sc, home, err = c.sftpClient(ctx)
+		return err
+	})
+	return c, sc, home, err
+}
+
+// Stat describes the file at path, following symbolic links.
+func (t *Transport) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	c, sc, home, err := t.files(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", p, err)
+	}
+	p = transport.ExpandHome(p, home)
+	fi, err := call(ctx, func() (fs.FileInfo, error) { return sc.Stat(p) })
+	if err != nil {
+		return nil, t.fileErr(c, sc, "stat", p, err)
+	}
+	return fi, nil
+}
+
+// ReadFile streams the file at path into w with pkg/sftp's concurrent
+// File.WriteTo (w is not wrapped in a bufio.Writer, which would defeat it:
+// pkg/sftp#125, #587).
+func (t *Transport) ReadFile(ctx context.Context, p string, w io.Writer) (int64, error) {
+	c, sc, home, err := t.files(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", p, err)
+	}
+	p = transport.ExpandHome(p, home)
+	gw := &gatedWriter{w: w}
+	done := make(chan error, 1)
+	go func() { done <- readFile(sc, p, gw) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		gw.close() // after this, nothing more reaches w
+		err = ctx.Err()
+	}
+	if err != nil {
+		return gw.count(), t.fileErr(c, sc, "read", p, err)
+	}
+	return gw.count(), nil
+}
+
+func readFile(sc *sftp.Client, p string, w io.Writer) error {
+	f, err := sc.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return syscall.EISDIR
+	}
+	_, err = f.WriteTo(w)
+	return err
+}
+
+// WriteFile replaces the file at path atomically: a temporary file
+// ".NAME.agent-RANDOM" in the same directory (created exclusively, mode
+// 0600), written with concurrent requests, fsynced (fsync@openssh.com, when
+// the server has it), given the old file's mode (and owner, where allowed)
+// or perm, then renamed over path with posix-rename@openssh.com. A symbolic
+// link at path is followed: its target is replaced and the link kept. Any
+// failure or cancellation before the rename removes the temporary file and
+// leaves the old file untouched.
+func (t *Transport) WriteFile(ctx context.Context, p string, r io.Reader, perm fs.FileMode) (int64, error) {
+	c, sc, home, err := t.files(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", p, err)
+	}
+	p = transport.ExpandHome(p, home)
+	if perm == 0 {
+		perm = 0o644
+	}
+	w := &atomicWrite{c: c, sc: sc, r: &gatedReader{r: r}, perm: perm, warn: t.opts.Warn}
+	done := make(chan error, 1)
+	go func() { done <- w.run(p) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		w.r.close()
+		if w.state.CompareAndSwap(writing, abandoned) {
+			err = ctx.Err() // the rename will not happen; w cleans up
+		} else {
+			err = <-done // the rename was already under way: report its outcome
+		}
+	}
+	if err != nil {
+		return 0, t.fileErr(c, sc, "write", p, err)
+	}
+	return w.n, nil
+}
+
+const (
+	writing int32 = iota
+	renaming
+	abandoned
+)
+
+type atomicWrite struct {
+	c     *conn
+	sc    *sftp.Client
+	r     *gatedReader
+	perm  fs.FileMode
+	warn  func(string)
+	state atomic.Int32
+	n     int64
+}
+
+func (w *atomicWrite) run(p string) (err error) {
+	target, old, err := resolveLinks(w.sc, p)
+	if err != nil {
+		return err
+	}
+	mode := w.perm
+	if old != nil {
+		if old.IsDir() {
+			return syscall.EISDIR
+		}
+		mode = old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	}
+	dir, name := path.Split(target)
+	if len(name) > 200 {
+		name = name[:200]
+	}
+	tmp := path.Join(dir, "."+name+".agent-"+randomHex(6))
+	f, err := w.sc.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			w.sc.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(0o600); err != nil {
+		return err
+	}
+	if w.n, err = f.ReadFromWithConcurrency(w.r, 0); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		if !isUnsupported(err) {
+			return err
+		}
+		err = nil
+		w.c.warnNoFsync(w.warn)
+	}
+	if old != nil {
+		keepOwner(f, old)
+	}
+	if err = f.Chmod(mode); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if !w.state.CompareAndSwap(writing, renaming) {
+		return context.Canceled
+	}
+	if _, ok := w.sc.HasExtension("posix-rename@openssh.com"); ok {
+		return w.sc.PosixRename(tmp, target)
+	}
+	if old != nil {
+		return fmt.Errorf("the SFTP server lacks posix-rename@openssh.com: cannot replace %s atomically", target)
+	}
+	return w.sc.Rename(tmp, target)
+}
+
+// keepOwner gives f the old file's owner and group when they differ (only
+// root may, usually); failures are ignored.
+func keepOwner(f *sftp.File, old fs.FileInfo) {
+	want, ok := old.Sys().(*sftp.FileStat)
+	if !ok {
+		return
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	if got, ok := fi.Sys().(*sftp.FileStat); ok && (got.UID != want.UID || got.GID != want.GID) {
+		f.Chown(int(want.UID), int(want.GID))
+	}
+}
+
+// resolveLinks follows symbolic links at p and returns the final path and
+// its FileInfo (nil when it does not exist yet).
+func resolveLinks(sc *sftp.Client, p string) (string, fs.FileInfo, error) {
+	for range 40 {
+		fi, err := sc.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil, nil
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return p, fi, nil
+		}
+		target, err := sc.ReadLink(p)
+		if err != nil {
+			return "", nil, err
+		}
+		if !path.IsAbs(target) {
+			target = path.Join(path.Dir(p), target)
+		}
+		p = target
+	}
+	return "", nil, syscall.ELOOP
+}
+
+func (c *conn) warnNoFsync(warn func(string)) {
+	c.mu.Lock()
+	first := !c.noFsync
+	c.noFsync = true
+	c.mu.Unlock()
+	if first {
+		warn("Warning: the SFTP server does not support fsync@openssh.com; written files are renamed into place without fsync")
+	}
+}
+
+func isUnsupported(err error) bool {
+	var se *sftp.StatusError
+	return errors.As(err, &se) && se.FxCode() == sftp.ErrSSHFxOpUnsupported ||
+		errors.Is(err, sftp.ErrSSHFxOpUnsupported)
+}
+
+// fileErr turns an SFTP error into the transport's: the operation and
+// path, fs.ErrNotExist / fs.ErrPermission kept, a lost connection (or SFTP
+// subsystem) as transport.ErrConnection.
+func (t *Transport) fileErr(c *conn, sc *sftp.Client, op, p string, err error) error {
+	var ce *callerError
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s %s: %w", op, p, err)
+	case errors.As(err, &ce):
+		return &fs.PathError{Op: op, Path: p, Err: ce.err}
+	case !c.alive():
+		return fmt.Errorf("%s %s: %w", op, p, t.lostErr(c, err))
+	case errors.Is(err, sftp.ErrSSHFxConnectionLost) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed):
+		sc.Close() // the SFTP channel is gone; the next call opens another
+		return fmt.Errorf("%s %s: %w: sftp: %w", op, p, transport.ErrConnection, err)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &fs.PathError{Op: op, Path: p, Err: err}
+}
+
+// callerError is an error of the caller's reader or writer: not the
+// connection's.
+type callerError struct{ err error }
+
+func (e *callerError) Error() string { return e.err.Error() }
+func (e *callerError) Unwrap() error { return e.err }
+
+// call runs fn, returning early when ctx is done (fn then finishes alone:
+// pkg/sftp calls cannot be cancelled, a dead connection ends them).
+func call[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	type res struct {
+		v   T
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		v, err := fn()
+		ch <- res{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// gatedWriter passes writes to w until closed, counting them; once close
+// returns, w is never written again.
+type gatedWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	n      int64
+	closed bool
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return 0, context.Canceled
+	}
+	n, err := g.w.Write(p)
+	g.n += int64(n)
+	if err != nil {
+		err = &callerError{err}
+	}
+	return n, err
+}
+
+func (g *gatedWriter) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}
+
+func (g *gatedWriter) count() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
+}
+
+// gatedReader reads from r until closed; once close returns, r is never
+// read again.
+type gatedReader struct {
+	mu     sync.Mutex
+	r      io.Reader
+	closed bool
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return 0, context.Canceled
+	}
+	n, err := g.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &callerError{err}
+	}
+	return n, err
+}
+
+func (g *gatedReader) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}
