@@ -10,9 +10,10 @@ if [ -z "${TESTHOST_ALIAS:-}" ]; then
   exec go run ./testenv/cmd/testhost -sshd -- bash bench/run.sh
 fi
 host=$TESTHOST_ALIAS
+cfg=$HOME/.ssh/config # OpenSSH takes ~ from passwd, not $HOME: name the file
 tb=bin/transportbench
 work=$(mktemp -d /tmp/agent-bench.XXXXXX)
-trap 'ssh -O exit -o ControlPath="$work/cm" "$host" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'ssh -F "$cfg" -O exit -o ControlPath="$work/cm" "$host" 2>/dev/null || true; rm -rf "$work"' EXIT
 now() { date +%s.%N; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
@@ -20,10 +21,10 @@ field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
 STEPS=${STEPS:-200}
 SIZE_MIB=${SIZE_MIB:-256}
 echo "== step latency: $STEPS × true over one connection"
-ssh -o ControlMaster=auto -o ControlPath="$work/cm" -o ControlPersist=60 "$host" true # master up
+ssh -F "$cfg" -o ControlMaster=auto -o ControlPath="$work/cm" -o ControlPersist=60 "$host" true # master up
 t0=$(now)
 for _ in $(seq "$STEPS"); do
-  ssh -o ControlMaster=auto -o ControlPath="$work/cm" -o ControlPersist=60 "$host" true
+  ssh -F "$cfg" -o ControlMaster=auto -o ControlPath="$work/cm" -o ControlPersist=60 "$host" true
 done
 ssh_s=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')
 agent_s=$($tb -host "$host" -mode steps -n "$STEPS" | field seconds)
@@ -31,8 +32,8 @@ echo "openssh (ControlMaster) ${ssh_s}s  agent ${agent_s}s  ratio agent/openssh 
 
 echo "== transfer: $SIZE_MIB MiB upload and download"
 head -c $((SIZE_MIB << 20)) /dev/urandom > "$work/blob"
-t0=$(now); scp -q "$work/blob" "$host:$work/scp-up"; scp_up=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')
-t0=$(now); scp -q "$host:$work/scp-up" "$work/scp-down"; scp_down=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')
+t0=$(now); scp -F "$cfg" -q "$work/blob" "$host:$work/scp-up"; scp_up=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')
+t0=$(now); scp -F "$cfg" -q "$host:$work/scp-up" "$work/scp-down"; scp_down=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { print b - a }')
 rm -f "$work/scp-down"
 agent_up=$($tb -host "$host" -mode upload -file "$work/blob" -remote "$work/agent-up" | field seconds)
 cmp -s "$work/blob" "$work/agent-up" || { echo "upload corrupted the file" >&2; exit 1; }
