@@ -69,6 +69,8 @@ func TestEvaluate(t *testing.T) {
 		{"n > 2 and n <= 3", true},
 		{"1 < n < 5", true},
 		{"1 < n < 2", false},
+		{"0 < n < 4 < 5 and 1 == 1 == True", true},
+		{"n < (n < (n < (n < (n + 1) < 1) < 1) < 1) < 1", false},
 		{"n == 3 == 3", true},
 		{"(n == 3) == True", true},
 		{"not n == 4", true},
@@ -195,6 +197,9 @@ func TestEvaluateErrors(t *testing.T) {
 		{strings.Repeat("n+", 1200) + "n == 1", nil, "maximum allowed nodes"},
 		{strings.Repeat("x", MaxConditionLength+1), nil, "longer than"},
 		{"\xff == 1", nil, "UTF-8"},
+		// Nested chains would take exponential time (found by FuzzEval).
+		{strings.Repeat("n < (", 30) + "n" + strings.Repeat(") < n", 30), nil, "more than 4 chained comparisons"},
+		{"a == b == c == d == e == f == g", nil, "chained comparisons"},
 	}
 	vars := condVars()
 	for _, tt := range tests {
@@ -274,5 +279,41 @@ func TestEvaluateDoesNotMutate(t *testing.T) {
 	}
 	if after := jsonText(vars); after != before {
 		t.Errorf("vars changed:\n%s\n%s", before, after)
+	}
+}
+
+// TestSpecScenarios runs conditions an LLM would write for the three
+// scenarios of the adaptive-execution spec, over the variables their steps
+// save.
+func TestSpecScenarios(t *testing.T) {
+	vars := map[string]any{
+		// 1: run ~/test/a.sh; if it prints 1, make it print 2.
+		"script_output": "1\n", "condition_result": true, "new_output": "2\n",
+		// 2: errors in /var/log/app.log go to errors.txt.
+		"log_content": "2024-01-01 INFO up\n2024-01-01 ERROR disk full\n",
+		"error_lines": "2024-01-01 ERROR disk full\n", "error_count": "1\n",
+		// 3: in config.json, flip debug from false to true, restart.
+		"config_content": "{\n  \"debug\": false,\n  \"port\": 8080\n}\n", "debug_value": "false\n",
+	}
+	for _, cond := range []string{
+		"script_output.strip() == '1'",
+		"condition_result == True",
+		"new_output.strip() == '2'",
+		"'ERROR' in log_content",
+		"len(error_lines.strip()) > 0",
+		"int(error_count) > 0",
+		"error_count.strip() != '0'",
+		"len(log_content.splitlines()) == 2 and log_content.count('ERROR') == 1",
+		"json.loads(config_content)['debug'] == False",
+		"json.loads(config_content).get('debug') is False and json.loads(config_content).port == 8080",
+		"'\"debug\": false' in config_content",
+		"debug_value.strip().lower() == 'false'",
+	} {
+		if got, err := Evaluate(cond, vars); err != nil || !got {
+			t.Errorf("Evaluate(%q) = %v, %v; want true", cond, got, err)
+		}
+	}
+	if _, err := Evaluate("json.loads(script_output + '{') == 1", vars); err == nil || !strings.Contains(err.Error(), "json.loads()") {
+		t.Errorf("json.loads of bad JSON: %v", err)
 	}
 }

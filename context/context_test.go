@@ -90,9 +90,9 @@ func TestRecord(t *testing.T) {
 		}
 	}
 	for cond, want := range map[string]bool{
-		"script_output.strip() == '1'": true,
-		"condition_result == True":     true,
-		"script_content == 'echo 1\\n'": true,
+		"script_output.strip() == '1'":                               true,
+		"condition_result == True":                                   true,
+		"script_content == 'echo 1\\n'":                              true,
 		"last.success and last.exit_code == 0 and last.stdout == ''": true,
 	} {
 		if got, err := c.Eval(cond); err != nil || got != want {

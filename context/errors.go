@@ -22,7 +22,7 @@ var (
 // ConditionError reports a condition that could not be parsed or evaluated.
 type ConditionError struct {
 	Condition string // the condition as written
-	Column    int    // 1-based column of the problem, 0 when unknown
+	Column    int    // 1-based column (in runes, on its line) of the problem; 0: unknown
 	Err       error  // the cause
 }
 

@@ -11,7 +11,7 @@ var fuzzConditionSeeds = []string{
 	"not s == 'abc'", "'b' not in s", "s is not None", "1 < n < 5 == 5", "last.stdout.split()[0:2] == ['x']",
 	"int(s) + 1", "'True and .strip()' == 'x'", "d.get('k', None) is None or len(items) > 2",
 	"(not (a == b)) == c", "x[::2]", "f(", "'\\u00e9' == unicode[1]", "2 ** 100 > 1", "-9 % 0",
-	"s.replace('', s) == s", "float('nan') != float('nan')", "[1, [2, {'a': None}]] == [1, [2, {'a': None}]]",
+	"s.replace('', s) == s", "json.loads(config).debug == False", "float('nan') != float('nan')", "[1, [2, {'a': None}]] == [1, [2, {'a': None}]]",
 }
 
 func FuzzEval(f *testing.F) {

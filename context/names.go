@@ -17,6 +17,7 @@ var reserved = func() map[string]string {
 	m := map[string]string{
 		LastVar: "it always holds the latest step's result",
 		"end":   "{{end}} is kept literally for Go templates (docker --format)",
+		"json":  "json.loads() is a condition function",
 	}
 	for _, w := range strings.Fields(`False None True and as assert async await break class
 		continue def del elif else except finally for from global if import in is lambda
@@ -36,7 +37,7 @@ var reserved = func() map[string]string {
 // (save_output_as) or a --var value: an ASCII identifier — a letter or
 // underscore, then letters, digits and underscores — that is not reserved.
 // Reserved are `last`, Python keywords (True, False, None, and, not, …),
-// the condition functions (len, int, str, …), `end`, and names starting
+// the condition functions (len, int, str, json, …), `end`, and names starting
 // with two underscores.
 func ValidateName(name string) error {
 	if name == "" {

@@ -1,7 +1,11 @@
 package context
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -448,4 +452,47 @@ func isAll(s string, f func(rune) bool) bool {
 		}
 	}
 	return true
+}
+
+// jsonLoadsValue is Python's json.loads(s): integers become ints, other
+// numbers floats.
+func jsonLoadsValue(v any) (any, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("json.loads(): the JSON object must be str, not %s", typeName(v))
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("json.loads(): %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("json.loads(): extra data after the JSON value")
+	}
+	out, err := normalize(jsonNumbers(out))
+	if err != nil {
+		return nil, fmt.Errorf("json.loads(): %w", err)
+	}
+	return out, nil
+}
+
+func jsonNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return int(i)
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i, e := range x {
+			x[i] = jsonNumbers(e)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonNumbers(e)
+		}
+	}
+	return v
 }

@@ -18,6 +18,7 @@ const (
 	fnSlice  = "__slice"  // (obj, from, to): obj[from:to]
 	fnMethod = "__method" // (name, recv, args...): recv.name(args...)
 	fnArith  = "__arith"  // (op, a, b): / % **
+	fnJSON   = "__json"   // (s): json.loads(s)
 )
 
 // rewriter turns a tree parsed from Python-style source into one that
@@ -69,6 +70,9 @@ func (p structurePass) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.CallNode:
 		p.callees[n.Callee] = true
+		if module, _ := jsonLoads(n); module != nil {
+			p.callees[module] = true
+		}
 	case *ast.BinaryNode:
 		if fixed := p.fixCompare(n); fixed != ast.Node(n) {
 			*node = fixed
@@ -239,8 +243,26 @@ func (p translatePass) Visit(node *ast.Node) {
 	}
 }
 
+// jsonLoads recognizes json.loads(...), returning the `json` node.
+func jsonLoads(n *ast.CallNode) (*ast.IdentifierNode, bool) {
+	m, ok := n.Callee.(*ast.MemberNode)
+	if !ok {
+		return nil, false
+	}
+	id, ok := m.Node.(*ast.IdentifierNode)
+	prop, ok2 := m.Property.(*ast.StringNode)
+	if !ok || !ok2 || id.Value != "json" || prop.Value != "loads" {
+		return nil, false
+	}
+	return id, true
+}
+
 func (p translatePass) translateCall(n *ast.CallNode, set func(ast.Node)) {
 	loc := n.Location()
+	if _, ok := jsonLoads(n); ok {
+		set(call(loc, fnJSON, n.Arguments...))
+		return
+	}
 	switch c := n.Callee.(type) {
 	case *ast.IdentifierNode:
 		if _, ok := pyFuncs[c.Value]; ok || strings.HasPrefix(c.Value, "__") {
@@ -288,7 +310,13 @@ var internalFuncs = map[string]func(a []any) (any, error){
 		op, _ := a[0].(string)
 		return arith(op, a[1], a[2])
 	},
+	fnJSON: func(a []any) (any, error) {
+		if err := arity("json.loads", a, 1, 1); err != nil {
+			return nil, err
+		}
+		return jsonLoadsValue(a[0])
+	},
 }
 
 // internalArity is each internal function's minimum number of arguments.
-var internalArity = map[string]int{fnCmp: 3, fnIn: 2, fnTruth: 1, fnItem: 2, fnSlice: 3, fnMethod: 2, fnArith: 3}
+var internalArity = map[string]int{fnCmp: 3, fnIn: 2, fnTruth: 1, fnItem: 2, fnSlice: 3, fnMethod: 2, fnArith: 3, fnJSON: 0}

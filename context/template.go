@@ -9,21 +9,6 @@ import (
 	"strings"
 )
 
-// Templates: `{{name}}`, `{{ name }}` and `{{ name.key.key }}` (keys of map
-// values, such as `{{ last.stdout }}`) inside a string are replaced by the
-// variable's value: strings as they are, true/false, numbers in decimal,
-// None as the empty string, lists and dicts as JSON.
-//
-//   - A name that is not set, or a key its map lacks, is an error
-//     (ErrUnknownVariable): it never becomes an empty string.
-//   - `{{` with no `}}` after it is an error (ErrTemplate).
-//   - Text between `{{` and `}}` that is not a name or dotted path — Go
-//     templates such as docker's `{{.Names}}` or `{{json .Config}}`,
-//     `{{}}`, `{{end}}` — is kept literally, unless it starts with a set
-//     variable's name (`{{ last['stdout'] }}`, `{{ x.strip() }}`): that is
-//     an error, since it was meant as a reference.
-//   - `{{{x}}}` renders as `{` + x + `}`.
-
 // segment is one `{{ … }}` found in a template.
 type segment struct {
 	start, end int    // byte offsets of `{{` and just past `}}`
@@ -101,6 +86,21 @@ func leadingIdent(inner string) string {
 
 // TemplateVars lists the variables s references, each once, in order of
 // first appearance (for `{{ last.stdout }}`: `last`).
+//
+// Templates: `{{name}}`, `{{ name }}` and `{{ name.key.key }}` (keys of map
+// values, such as `{{ last.stdout }}`) inside a string are replaced by the
+// variable's value: strings as they are, true/false, numbers in decimal,
+// None as the empty string, lists and dicts as JSON.
+//
+//   - A name that is not set, or a key its map lacks, is an error
+//     (ErrUnknownVariable): it never becomes an empty string.
+//   - `{{` with no `}}` after it is an error (ErrTemplate).
+//   - Text between `{{` and `}}` that is not a name or dotted path — Go
+//     templates such as docker's `{{.Names}}` or `{{json .Config}}`,
+//     `{{}}`, `{{end}}` — is kept literally, unless it starts with a set
+//     variable's name (`{{ last['stdout'] }}`, `{{ x.strip() }}`): that is
+//     an error, since it was meant as a reference.
+//   - `{{{x}}}` renders as `{` + x + `}`.
 func TemplateVars(s string) ([]string, error) {
 	var names []string
 	seen := map[string]bool{}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	osuser "os/user"
 	"path/filepath"
 	"sort"
@@ -11,15 +12,15 @@ import (
 )
 
 // This file reads ssh_config files line by line the way OpenSSH 9.2's
-// readconf.c does. kevinburke/ssh_config is not used for this: its parser
-// differs from ssh on inputs that occur in real configs (see the package
-// tests), and it reads Includes itself, from the passwd home directory.
+// readconf.c does. kevinburke/ssh_config (v1.6.0) is not used: its parser
+// differs from ssh on inputs found in real configs ('?' matching no
+// character, tabs between Host patterns, '#' inside a word, quoted words,
+// comma lists in Match, Match host compared with the alias instead of
+// HostName, Match user refused), and it reads Includes itself while
+// parsing, from the passwd home directory and at most 5 levels deep.
 
 // maxIncludeDepth is OpenSSH's READCONF_MAX_DEPTH.
 const maxIncludeDepth = 16
-
-// whitespace is OpenSSH's WHITESPACE.
-const whitespace = " \t\r\n"
 
 type readFlags uint8
 
@@ -90,7 +91,7 @@ type reader struct {
 // with the including file.
 func (r *reader) parse(file string, data []byte, flags readFlags, active *bool, depth int) error {
 	for n, line := range strings.Split(string(data), "\n") {
-		if err := r.line(file, n+1, line, flags, active, depth); err != nil {
+		if err := r.line(line, flags, active, depth); err != nil {
 			var ce *ConfigError
 			if errors.As(err, &ce) {
 				return err
@@ -102,7 +103,7 @@ func (r *reader) parse(file string, data []byte, flags readFlags, active *bool, 
 }
 
 // line evaluates one line (OpenSSH's process_config_line_depth).
-func (r *reader) line(file string, n int, line string, flags readFlags, active *bool, depth int) error {
+func (r *reader) line(line string, flags readFlags, active *bool, depth int) error {
 	if i := strings.IndexByte(line, 0); i >= 0 {
 		line = line[:i] // C strings end at NUL
 	}
@@ -156,7 +157,7 @@ func (r *reader) line(file string, n int, line string, flags readFlags, active *
 		}
 		*active = v && flags&neverMatch == 0
 	case "include":
-		return r.include(file, n, args, flags, active, depth)
+		return r.include(args, flags, active, depth)
 	case "hostname":
 		return setString(args, kw, on, &st.hostName, &st.hostNameSet)
 	case "user":
@@ -232,7 +233,7 @@ func (r *reader) line(file string, n int, line string, flags readFlags, active *
 
 // include evaluates an Include line: each argument is a glob, relative to
 // ~/.ssh (user config) or the system config's directory.
-func (r *reader) include(file string, n int, args []string, flags readFlags, active *bool, depth int) error {
+func (r *reader) include(args []string, flags readFlags, active *bool, depth int) error {
 	for _, a := range args {
 		if a == "" {
 			return errors.New("keyword include: empty argument")
@@ -292,7 +293,13 @@ func globConfig(pattern, home string) ([]string, error) {
 		}
 		pattern = filepath.Join(dir, rest)
 	}
-	matches, err := filepath.Glob(pattern)
+	matches, err := filepath.Glob(goGlob(pattern))
+	if errors.Is(err, filepath.ErrBadPattern) {
+		matches, err = nil, nil
+		if _, serr := os.Lstat(pattern); serr == nil {
+			matches = []string{pattern}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -305,6 +312,28 @@ func globConfig(pattern, home string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// goGlob turns a glob(3) pattern into a filepath.Match one: a class is
+// negated by "[!…]" there and by "[^…]" in Go. (glob(3) also takes a
+// malformed pattern literally; globConfig handles that.)
+func goGlob(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		b.WriteByte(p[i])
+		switch {
+		case p[i] == '\\' && i+1 < len(p):
+			i++
+			b.WriteByte(p[i])
+		case p[i] == '[' && i+1 < len(p) && p[i+1] == '!':
+			b.WriteByte('^')
+			i++
+		case p[i] == '[' && i+1 < len(p) && p[i+1] == '^':
+			b.WriteString(`\^`)
+			i++
+		}
+	}
+	return b.String()
 }
 
 // hiddenMatch reports whether a wildcard matched a name starting with '.'.
@@ -407,82 +436,4 @@ func setFiles(args []string, kw string, on bool, dst *[]string, set *bool) error
 		}
 	}
 	return nil
-}
-
-// strdelim returns the next token of s and what follows it, as OpenSSH's
-// strdelim does: a token ends at whitespace, at one '=' or is a "quoted"
-// string. more is false when nothing followed; ok is false for an
-// unmatched quote.
-func strdelim(s string) (tok, rest string, more, ok bool) {
-	i := strings.IndexAny(s, whitespace+`"=`)
-	if i < 0 {
-		return s, "", false, true
-	}
-	if s[i] == '"' {
-		t := s[:i] + s[i+1:]
-		j := strings.IndexByte(t[i:], '"')
-		if j < 0 {
-			return "", "", false, false
-		}
-		return t[:i+j], strings.TrimLeft(t[i+j+1:], whitespace), true, true
-	}
-	equals := s[i] == '='
-	rest = strings.TrimLeft(s[i+1:], whitespace)
-	if !equals && strings.HasPrefix(rest, "=") {
-		rest = strings.TrimLeft(rest[1:], whitespace)
-	}
-	return s[:i], rest, true, true
-}
-
-// argvSplit splits a line's arguments like OpenSSH's argv_split: blanks
-// separate, '…' and "…" quote, backslash escapes quotes, backslash and
-// blank, and '#' at the start of a word starts a comment. ok is false for
-// an unterminated quote.
-func argvSplit(s string) (args []string, ok bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == ' ' || s[i] == '\t' {
-			continue
-		}
-		if s[i] == '#' {
-			break
-		}
-		var arg []byte
-		var quote byte
-		for ; i < len(s); i++ {
-			c := s[i]
-			if c == '\\' && i+1 < len(s) && escapable(s[i+1], quote) {
-				i++
-				arg = append(arg, s[i])
-			} else if quote == 0 && (c == ' ' || c == '\t') {
-				break // end of the word
-			} else if quote == 0 && (c == '"' || c == '\'') {
-				quote = c
-			} else if quote != 0 && c == quote {
-				quote = 0
-			} else {
-				arg = append(arg, c)
-			}
-		}
-		if quote != 0 {
-			return nil, false
-		}
-		args = append(args, string(arg))
-	}
-	return args, true
-}
-
-// escapable reports whether a backslash before c escapes it.
-func escapable(c, quote byte) bool {
-	return c == '\'' || c == '"' || c == '\\' || (quote == 0 && c == ' ')
-}
-
-// asciiLower lowercases ASCII letters only, like C's tolower.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }

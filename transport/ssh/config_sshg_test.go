@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -51,7 +52,6 @@ func newSSHG(t *testing.T, name string) *sshG {
 	if err := os.MkdirAll(filepath.Join(g.home, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("AGENT_TEST_DIR", g.dir)
 	return g
 }
 
@@ -67,7 +67,7 @@ func (g *sshG) opts() ResolveOptions {
 // error output.
 func (g *sshG) run(args ...string) (map[string][]string, error) {
 	cmd := exec.Command(g.bin, append([]string{"-G", "-F", filepath.Join(g.dir, "config")}, args...)...)
-	cmd.Env = []string{"HOME=" + g.home, "PATH=" + os.Getenv("PATH"), "AGENT_TEST_DIR=" + g.dir}
+	cmd.Env = []string{"HOME=" + g.home, "PATH=" + os.Getenv("PATH"), "AGENT_TEST_DIR=" + os.Getenv("AGENT_TEST_DIR")}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -165,9 +165,12 @@ func TestResolveMatchesSSHG(t *testing.T) {
 		"fileonly": {"anything"},
 		"dest":     {"d1", "bob@d1", "ssh://alice@d1:77", "ssh://d1", "other"},
 	}
-	compared := 0
+	t.Setenv("AGENT_TEST_DIR", "/agent-test-dir") // used by testdata/config/tokens
+	var compared atomic.Int32
+	t.Cleanup(func() { t.Logf("compared %d destinations with ssh -G", compared.Load()) })
 	for name, dests := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			g := newSSHG(t, name)
 			for _, dest := range dests {
 				cfg, err := Resolve(dest, g.opts())
@@ -181,14 +184,13 @@ func TestResolveMatchesSSHG(t *testing.T) {
 				}
 				g.compare(dest, cfg, want)
 				g.checkHops(dest, cfg, cfg.ProxyJump)
-				compared++
+				compared.Add(1)
 			}
 			if name == "jump" && g.hops < 8 {
 				t.Errorf("only %d ProxyJump hops compared", g.hops)
 			}
 		})
 	}
-	t.Logf("compared %d destinations with ssh -G", compared)
 }
 
 // Flags (-l, -p, -i) come before the destination and the files.
@@ -241,27 +243,31 @@ func TestConfigLinesMatchSSHG(t *testing.T) {
 		"Match", "Match all host x", "Match host", "Match !all", "Match host x,y,!z", "Match all # c",
 		"HostName %z", "HostName a%", "HostName %%%h", "IdentityFile %z", "Bogus",
 	}
-	g := newSSHG(t, "")
-	file := filepath.Join(g.dir, "config")
-	for _, line := range lines {
-		if err := os.WriteFile(file, []byte("Host x\n"+line+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		want, sshErr := g.run("x")
-		cfg, err := Resolve("x", g.opts())
-		switch {
-		case line == "Bogus": // agent ignores keywords it does not use
-		case line == "IdentityFile %z" && err != nil: // ssh fails on it only when connecting
-		case sshErr != nil && err == nil:
-			t.Errorf("%q: agent accepted what ssh refuses: %v", line, sshErr)
-		case sshErr == nil && err != nil:
-			t.Errorf("%q: agent refused what ssh accepts: %v", line, err)
-		case err != nil && errors.As(err, new(*ConfigError)) && strings.Contains(err.Error(), file) &&
-			!strings.Contains(err.Error(), file+":2:"):
-			t.Errorf("%q: error %q does not say %s:2", line, err, file)
-		case err == nil:
-			g.compare(line, cfg, want)
-		}
+	for i, line := range lines {
+		t.Run(strconv.Itoa(i), func(t *testing.T) { // TempDir names must not get the line's '%'
+			t.Logf("line: %s", line)
+			t.Parallel()
+			g := newSSHG(t, "")
+			file := filepath.Join(g.dir, "config")
+			if err := os.WriteFile(file, []byte("Host x\n"+line+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want, sshErr := g.run("x")
+			cfg, err := Resolve("x", g.opts())
+			switch {
+			case line == "Bogus": // agent ignores keywords it does not use
+			case line == "IdentityFile %z" && err != nil: // ssh fails on it only when connecting
+			case sshErr != nil && err == nil:
+				t.Errorf("%q: agent accepted what ssh refuses: %v", line, sshErr)
+			case sshErr == nil && err != nil:
+				t.Errorf("%q: agent refused what ssh accepts: %v", line, err)
+			case err != nil && errors.As(err, new(*ConfigError)) && strings.Contains(err.Error(), file) &&
+				!strings.Contains(err.Error(), file+":2:"):
+				t.Errorf("%q: error %q does not say %s:2", line, err, file)
+			case err == nil:
+				g.compare(line, cfg, want)
+			}
+		})
 	}
 }
 
@@ -301,5 +307,41 @@ func TestIncludeDepthMatchesSSHG(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), "too many recursive configuration includes") {
 			t.Errorf("%d levels: error %q", levels, err)
 		}
+	}
+}
+
+// Include patterns are globbed like glob(3): sorted, "[!…]" negates, no
+// wildcard matches a leading dot, a malformed pattern is literal.
+func TestIncludeGlobMatchesSSHG(t *testing.T) {
+	files := map[string]string{"a.conf": "from-a", "b.conf": "from-b", "[x": "from-bracket", ".h.conf": "from-hidden", "sub/c.conf": "from-sub"}
+	for i, pattern := range []string{
+		"g/[!a]*", "g/[^a]*", "g/[x", "g/[", "g/*", "g/?.conf", "g/*/c.conf", `g/\a.conf`, "~/.ssh/g/b*",
+		"g/.h*", "g/*.h*", "g/nomatch*", `"g/b.conf" g/a.conf`,
+	} {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			t.Parallel()
+			g := newSSHG(t, "")
+			for name, user := range files {
+				p := filepath.Join(g.home, ".ssh", "g", filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte("User "+user+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(g.dir, "config"), []byte("Include "+pattern+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want, err := g.run("x")
+			if err != nil {
+				t.Fatalf("Include %s: ssh -G: %v", pattern, err)
+			}
+			cfg, err := Resolve("x", g.opts())
+			if err != nil {
+				t.Fatalf("Include %s: %v", pattern, err)
+			}
+			g.compare("Include "+pattern, cfg, want)
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/user"
 	"strings"
 	"sync"
@@ -170,7 +171,7 @@ func dialHop(ctx context.Context, h *HostConfig, prev *gossh.Client, opts Option
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	sc, chans, reqs, err := gossh.NewClientConn(nc, addr, config)
 	cancelled := !stop()
-	timedOut := g.stop()
+	timedOut := g.stop() || errors.Is(err, os.ErrDeadlineExceeded)
 	if err == nil && (cancelled || timedOut) {
 		sc.Close()
 		err = net.ErrClosed

@@ -28,9 +28,13 @@ type HostConfig struct {
 	// already resolved through the same configuration. Empty means direct.
 	ProxyJump []*HostConfig
 	// ConnectTimeout bounds the TCP connect plus the SSH handshake and
-	// authentication; zero means none.
+	// authentication. Zero prints as "none" (like ssh -G), but Dial still
+	// bounds the handshake by 30 s: a host that accepts TCP and never speaks
+	// must not hang a run (golang/go#50046).
 	ConnectTimeout time.Duration
-	// ServerAliveInterval is the keepalive period; zero disables keepalive.
+	// ServerAliveInterval is the keepalive period. Zero prints as 0 (like
+	// ssh -G), but Dial then uses 15 s: an agent run must notice a dead host
+	// instead of waiting on it forever.
 	ServerAliveInterval time.Duration
 	// ServerAliveCountMax is how many unanswered keepalives mean the peer is
 	// dead (OpenSSH default 3).
