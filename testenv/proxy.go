@@ -201,9 +201,10 @@ func (p *Proxy) connect(client net.Conn) {
 		return
 	}
 	c.budget = p.cutAfter
+	cutNow := c.budget == 0
 	p.conns[c] = struct{}{}
 	p.mu.Unlock()
-	if c.budget == 0 {
+	if cutNow {
 		c.cut()
 	}
 	p.wg.Add(2)

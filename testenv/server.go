@@ -114,6 +114,8 @@ func NewSSHServer(opts SSHServerOptions) (s *SSHServer, err error) {
 		}
 	} else if s.Home, err = filepath.Abs(s.Home); err != nil {
 		return nil, fmt.Errorf("home %q: %w", opts.Home, err)
+	} else if fi, err := os.Stat(s.Home); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("home %q is not a directory (%v)", s.Home, err)
 	}
 
 	hostSigner, _, err := newSigner()

@@ -224,6 +224,11 @@ func (sess *session) runExec(cmd *exec.Cmd, stdout, stderr *os.File) {
 	sess.mu.Lock()
 	sess.running = false
 	sess.mu.Unlock()
+	if syscall.Kill(-cmd.Process.Pid, 0) != nil {
+		// Nothing of the group is left; forget it, so that Close never
+		// signals a group id the kernel may have handed out again.
+		sess.srv.dropGroup(cmd.Process.Pid)
+	}
 	sess.ch.CloseWrite()
 	sendExitStatus(sess.ch, cmd.ProcessState)
 	sess.release()
@@ -286,6 +291,18 @@ func (s *SSHServer) addGroup(pgid int) {
 	s.mu.Lock()
 	s.groups = append(s.groups, pgid)
 	s.mu.Unlock()
+}
+
+// dropGroup forgets a process group that has no members left.
+func (s *SSHServer) dropGroup(pgid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, g := range s.groups {
+		if g == pgid {
+			s.groups = append(s.groups[:i], s.groups[i+1:]...)
+			return
+		}
+	}
 }
 
 // killGroups kills whatever is left of every process group the server

@@ -72,8 +72,7 @@ func sftpSuite(t *testing.T, h Host, dir string) {
 		t.Errorf("relative write landed elsewhere: %v", err)
 	}
 
-	// fsync on a file opened for reading, then a handle the server never
-	// gave out.
+	// fsync works on a file opened for reading, as with OpenSSH.
 	r, err := sc.Open(final)
 	if err != nil {
 		t.Fatal(err)

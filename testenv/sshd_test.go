@@ -43,14 +43,7 @@ func TestSSHD(t *testing.T) {
 }
 
 func TestSSHDCloseKillsEverything(t *testing.T) {
-	d, err := NewSSHD(SSHDOptions{})
-	if err != nil {
-		if _, perr := SSHDPath(); perr != nil && os.Getenv("CI") != "true" {
-			t.Skip(perr)
-		}
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := StartSSHD(t, SSHDOptions{})
 	c := dial(t, d.Host)
 	_, pids := startSleepers(t, c)
 	var all []int
