@@ -79,8 +79,9 @@ type Command struct {
 
 // Result is the outcome of a command that ran.
 type Result struct {
-	// ExitCode is the command's exit status; -1 when it was killed by a
-	// signal or its status is unknown (timeout, lost connection).
+	// ExitCode is the command's exit status, 128+N when it died of signal
+	// N (as a shell reports it), -1 when its status is unknown (timeout,
+	// cancellation, lost connection).
 	ExitCode int
 	// Stdout and Stderr are the captured streams, bounded: when a stream was
 	// longer than twice the capture limit, its middle is replaced by a

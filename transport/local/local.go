@@ -106,7 +106,7 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 	}
 	waitErr := cmd.Wait()
 	res := transport.Result{
-		ExitCode:    cmd.ProcessState.ExitCode(),
+		ExitCode:    exitCode(cmd.ProcessState),
 		Stdout:      stdout.String(),
 		Stderr:      stderr.String(),
 		StdoutBytes: stdout.Total(),
@@ -247,4 +247,12 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// exitCode is the status as a shell reports it: 128+N for death by signal N.
+func exitCode(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
 }

@@ -41,7 +41,8 @@ const wrapper = `d=$2; case $d in "~") d=$HOME ;; "~/"*) d=$HOME/${d#"~/"} ;; es
 	`if [ -n "$d" ] && ! cd -- "$d" 2>/dev/null; then ` +
 	`if [ ! -e "$d" ]; then r=noent; elif [ ! -d "$d" ]; then r=notdir; else r=perm; fi; ` +
 	`printf '%s %s %s\n' "$3" "$$" "$r" >&2; exit 127; fi; ` +
-	`printf '%s %s ok\n' "$3" "$$" >&2; agent_cmd=$1; shift 3; unset d r; eval "$agent_cmd"`
+	`printf '%s %s ok\n' "$3" "$$" >&2; agent_cmd=$1; shift 3; unset d r; eval "unset agent_cmd
+$agent_cmd"`
 
 // remoteCommand is the exec request sent to sshd, which hands it to the
 // user's login shell: exec replaces that shell with /bin/sh running wrapper.
@@ -69,6 +70,15 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	}
 	if strings.ContainsRune(cmd.Command, 0) || strings.ContainsRune(cmd.Dir, 0) {
 		return fail(errors.New("command or directory contains a NUL byte"))
+	}
+	if cmd.Stdin == nil {
+		if w := t.takeWorker(ctx); w != nil {
+			res, err, ok := w.run(ctx, t, cmd)
+			t.releaseWorker(w)
+			if ok {
+				return res, err
+			}
+		}
 	}
 	if err := acquire(ctx, t.sem); err != nil {
 		return fail(err)
@@ -136,9 +146,7 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	case werr == nil:
 		res.ExitCode = 0
 	case errors.As(werr, &exit):
-		if exit.Signal() == "" {
-			res.ExitCode = exit.ExitStatus()
-		}
+		res.ExitCode = exit.ExitStatus() // 128+N for a signal, as sh reports it
 	case !c.alive() || !c.ping(closeWait):
 		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), t.lostErr(c, werr))
 	}
@@ -166,6 +174,12 @@ func (t *Transport) session(ctx context.Context) (*conn, *gossh.Session, error) 
 // background included), then closing the channel.
 func (t *Transport) killRemote(c *conn, sess *gossh.Session, pid int) {
 	sess.Signal(gossh.SIGKILL)
+	t.killGroup(c, pid)
+	sess.Close()
+}
+
+// killGroup sends KILL to the process group pid from a fresh session.
+func (t *Transport) killGroup(c *conn, pid int) {
 	if pid > 1 && c.alive() {
 		ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 		if acquire(ctx, t.kill) == nil {
@@ -186,7 +200,6 @@ func (t *Transport) killRemote(c *conn, sess *gossh.Session, pid int) {
 		}
 		cancel()
 	}
-	sess.Close()
 }
 
 // ping reports whether the server answers a keepalive within d.

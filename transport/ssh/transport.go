@@ -62,6 +62,75 @@ type Transport struct {
 	mu     sync.Mutex
 	conn   *conn
 	closed bool
+
+	wmu      sync.Mutex // guards worker and noWorker; never held while waiting on a worker
+	worker   *worker    // the idle-or-busy worker shell of the current connection
+	noWorker *conn      // a connection whose host cannot run a worker
+}
+
+// takeWorker returns the connection's worker shell, reserved for the
+// caller, starting it when there is none. It returns nil, and the caller
+// uses a session of its own, when the worker is busy, being started, or
+// cannot run on this host.
+func (t *Transport) takeWorker(ctx context.Context) *worker {
+	if !t.wmu.TryLock() {
+		return nil
+	}
+	defer t.wmu.Unlock()
+	if w := t.worker; w != nil {
+		if !w.busy.TryLock() {
+			return nil
+		}
+		if !w.broken && w.c.alive() && !isDone(w.exited) {
+			return w
+		}
+		t.worker = nil
+		w.busy.Unlock()
+		w.close(func() { <-t.sem })
+	}
+	c, err := t.current(ctx)
+	if err != nil || c == t.noWorker {
+		return nil
+	}
+	select {
+	case t.sem <- struct{}{}: // the worker holds one session slot while it lives
+	default:
+		return nil
+	}
+	w, err := startWorker(ctx, c)
+	if err != nil {
+		<-t.sem
+		if ctx.Err() == nil && c.alive() {
+			t.noWorker = c
+			t.opts.Warn(fmt.Sprintf("%s: commands run one session each (%v)", t.Host().Name, err))
+		}
+		return nil
+	}
+	t.worker = w
+	w.busy.Lock()
+	return w
+}
+
+// releaseWorker gives w back after a command; a broken worker is retired.
+func (t *Transport) releaseWorker(w *worker) {
+	if w.broken {
+		t.wmu.Lock()
+		if t.worker == w {
+			t.worker = nil
+		}
+		t.wmu.Unlock()
+		w.close(func() { <-t.sem })
+	}
+	w.busy.Unlock()
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 var _ transport.Transport = (*Transport)(nil)

@@ -110,9 +110,11 @@ func init() {
 				t.Errorf("%q: exit %d, want %d", tc.cmd, got, tc.want)
 			}
 		}
-		res := run(t, f.Transport, "kill -9 $$")
-		if res.ExitCode == 0 {
-			t.Errorf("killed shell: exit 0, want non-zero")
+		if res := run(t, f.Transport, "kill -9 $$"); res.ExitCode != 128+9 {
+			t.Errorf("shell killed by KILL: exit %d, want 137", res.ExitCode)
+		}
+		if res := run(t, f.Transport, "sleep 10 & kill -TERM $!; wait $!"); res.ExitCode != 128+15 {
+			t.Errorf("wait on a child killed by TERM: exit %d, want 143", res.ExitCode)
 		}
 	})
 

@@ -1,0 +1,289 @@
+package ssh
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/autoshell/agent/transport"
+)
+
+// A worker is one long-lived /bin/sh on its own session channel that runs
+// commands without stdin one at a time, so that a step costs a fork and two
+// execs on the host instead of a new sshd session, a login shell and
+// /bin/sh (bench/: that start-up is most of a step's latency).
+//
+// Each command still gets what a session of its own gives it: it runs as
+// `setsid /bin/sh -c wrapper …` (the same wrapper as the session path:
+// marker with its PID, cd, eval) in a new session and process group with
+// stdin from /dev/null, so a timeout kills exactly its process group. After
+// it exits the worker prints an end marker with a fresh random nonce on
+// stdout ("NONCE:STATUS:BG") and on stderr ("NONCE"), which delimit its
+// output; BG is 1 when processes of its group are still running. Such a
+// worker is retired: background processes may still hold its output
+// streams, and their later output must not be taken for the next command's.
+// A retired worker is drained until its channel closes.
+//
+// Hosts without setsid(1), commands with stdin, and commands arriving while
+// the worker is busy take the session path.
+type worker struct {
+	c      *conn
+	sess   *gossh.Session
+	in     io.WriteCloser
+	out    demux
+	errs   demux
+	exited chan struct{} // closed when the worker's session ended
+	busy   sync.Mutex
+	broken bool // set under busy: the worker must not be used again
+}
+
+// workerScript is sent first on the worker's stdin. agent_run NONCE CMD DIR
+// PIDNONCE runs one command.
+var workerScript = `command -v setsid >/dev/null 2>&1 || exit 97
+agent_wrapper=` + shellQuote(wrapper) + `
+agent_run() {
+	setsid /bin/sh -c "$agent_wrapper" agent "$2" "$3" "$4" </dev/null &
+	agent_pid=$!
+	wait "$agent_pid"
+	agent_st=$?
+	agent_bg=0
+	kill -0 -"$agent_pid" 2>/dev/null && agent_bg=1
+	printf '%s:%d:%d\n' "$1" "$agent_st" "$agent_bg"
+	printf '%s\n' "$1" >&2
+}
+`
+
+// workerReadyTimeout bounds the start of a worker.
+const workerReadyTimeout = 10 * time.Second
+
+// startWorker opens the worker's session on c and waits until the shell
+// answers. It fails when the host lacks setsid.
+func startWorker(ctx context.Context, c *conn) (*worker, error) {
+	sess, err := openSession(ctx, c.client)
+	if err != nil {
+		return nil, fmt.Errorf("worker session: %w", err)
+	}
+	w := &worker{c: c, sess: sess, exited: make(chan struct{})}
+	if w.in, err = sess.StdinPipe(); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("worker stdin: %w", err)
+	}
+	sess.Stdout, sess.Stderr = &w.out, &w.errs
+	if err := sess.Start("exec /bin/sh -s"); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("worker start: %w", err)
+	}
+	go func() {
+		sess.Wait()
+		w.out.close()
+		w.errs.close()
+		close(w.exited)
+	}()
+	nonce := randomHex(16)
+	done := w.expect(nonce, io.Discard, io.Discard)
+	if _, err := io.WriteString(w.in, workerScript+"printf '%s:0:0\\n' "+nonce+"; printf '%s\\n' "+nonce+" >&2\n"); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("worker start: %w", err)
+	}
+	timer := time.NewTimer(workerReadyTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return w, nil
+	case <-w.exited:
+		return nil, errors.New("worker start: the host's shell exited (no setsid?)")
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	w.in.Close()
+	sess.Close()
+	return nil, errors.New("worker start: no answer from the host's shell")
+}
+
+// expect routes the streams to stdout and stderr until both end markers of
+// nonce arrived; the channel it returns then yields stdout's marker line.
+func (w *worker) expect(nonce string, stdout, stderr io.Writer) <-chan string {
+	done := make(chan string, 1)
+	var once sync.WaitGroup
+	once.Add(2)
+	var status string
+	w.out.expect([]byte(nonce), stdout, func(rest string) { status = rest; once.Done() })
+	w.errs.expect([]byte(nonce), stderr, func(string) { once.Done() })
+	go func() { once.Wait(); done <- status }()
+	return done
+}
+
+// run runs cmd on the worker. ok is false when the worker could not take
+// the command and nothing ran: the caller uses the session path.
+func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (res transport.Result, err error, ok bool) {
+	nonce, pidNonce := randomHex(16), randomHex(8)
+	stdout := transport.NewCapture(cmd.CaptureLimit)
+	stderr := transport.NewCapture(cmd.CaptureLimit)
+	filter := &markerFilter{prefix: []byte(pidNonce + " "), out: stderr}
+	done := w.expect(nonce, stdout, filter)
+	req := "agent_run " + nonce + " " + shellQuote(cmd.Command) + " " + shellQuote(cmd.Dir) + " " + pidNonce + "\n"
+	start := time.Now()
+	if _, err := io.WriteString(w.in, req); err != nil {
+		w.broken = true
+		return res, nil, false // the worker's shell is gone; nothing was started
+	}
+
+	var timeout <-chan time.Time
+	if cmd.Timeout > 0 {
+		timer := time.NewTimer(cmd.Timeout)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	var marker string
+	var stopped error
+	select {
+	case marker = <-done:
+	case <-w.exited:
+	case <-timeout:
+		stopped = fmt.Errorf("%w after %s", transport.ErrTimeout, cmd.Timeout)
+	case <-ctx.Done():
+		stopped = ctx.Err()
+	}
+	if stopped != nil {
+		t.killGroup(w.c, filter.pid())
+		select {
+		case marker = <-done:
+		case <-w.exited:
+		case <-time.After(closeWait):
+			w.broken = true
+		}
+	}
+	filter.flush()
+	res = transport.Result{
+		ExitCode:    -1,
+		Stdout:      stdout.String(),
+		Stderr:      stderr.String(),
+		StdoutBytes: stdout.Total(),
+		StderrBytes: stderr.Total(),
+		Duration:    time.Since(start),
+	}
+	if marker == "" { // the worker died mid-command
+		w.broken = true
+		if stopped != nil {
+			return res, fmt.Errorf("run %s: %w", brief(cmd.Command), stopped), true
+		}
+		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), t.lostErr(w.c, errors.New("worker shell ended"))), true
+	}
+	code, bg, _ := parseMarker(marker)
+	if bg {
+		w.broken = true // its background processes may still write
+	}
+	if stopped != nil {
+		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), stopped), true
+	}
+	if status := filter.status(); status != "" && status != "ok" {
+		return transport.Result{}, fmt.Errorf("run %s: %w", brief(cmd.Command), dirError(cmd.Dir, status)), true
+	}
+	res.ExitCode = code
+	return res, nil, true
+}
+
+// parseMarker parses ":STATUS:BG" after the nonce.
+func parseMarker(s string) (code int, bg bool, err error) {
+	parts := bytes.Split([]byte(s), []byte(":"))
+	if len(parts) != 3 || len(parts[0]) != 0 {
+		return -1, true, fmt.Errorf("bad worker marker %q", s)
+	}
+	code, err = strconv.Atoi(string(parts[1]))
+	if err != nil {
+		return -1, true, fmt.Errorf("bad worker marker %q", s)
+	}
+	return code, string(parts[2]) == "1", nil
+}
+
+// close ends the worker: its shell exits at the end of its input. The
+// session is closed once its output streams end (background processes of
+// the last command may hold them), so nothing they write is lost to a
+// broken pipe.
+func (w *worker) close(released func()) {
+	w.in.Close()
+	go func() {
+		<-w.exited
+		w.sess.Close()
+		if released != nil {
+			released()
+		}
+	}()
+}
+
+// demux passes a stream to the current command's writer until the end
+// marker (a nonce, then the rest of its line) arrives; then it calls the
+// command's done func with the rest of the line. Bytes arriving when no
+// command is current are dropped.
+type demux struct {
+	mu      sync.Mutex
+	nonce   []byte
+	w       io.Writer
+	done    func(rest string)
+	pending []byte // held back: may be the start of the marker
+	closed  bool
+}
+
+func (d *demux) expect(nonce []byte, w io.Writer, done func(string)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.nonce, d.w, d.done, d.pending = nonce, w, done, nil
+}
+
+func (d *demux) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := len(p)
+	if d.w == nil {
+		return n, nil
+	}
+	buf := append(d.pending, p...)
+	if i := bytes.Index(buf, d.nonce); i >= 0 {
+		j := bytes.IndexByte(buf[i:], '\n')
+		if j < 0 { // marker begun, line not complete yet
+			d.w.Write(buf[:i])
+			d.pending = append([]byte(nil), buf[i:]...)
+			return n, nil
+		}
+		d.w.Write(buf[:i])
+		rest := string(buf[i+len(d.nonce) : i+j])
+		done := d.done
+		d.w, d.done, d.pending = nil, nil, nil
+		done(rest)
+		return n, nil
+	}
+	keep := partialPrefix(buf, d.nonce)
+	d.w.Write(buf[:len(buf)-keep])
+	d.pending = append(d.pending[:0:0], buf[len(buf)-keep:]...)
+	return n, nil
+}
+
+// close passes on what was held back: the stream ended.
+func (d *demux) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.w != nil {
+		d.w.Write(d.pending)
+	}
+	d.pending, d.closed = nil, true
+}
+
+// partialPrefix is the length of the longest suffix of buf that is a proper
+// prefix of nonce: bytes that may be the start of a marker split across
+// writes. For random output it is almost always 0, so output (and the
+// wrapper's PID line) flows through without delay.
+func partialPrefix(buf, nonce []byte) int {
+	for k := min(len(buf), len(nonce)-1); k > 0; k-- {
+		if bytes.HasPrefix(nonce, buf[len(buf)-k:]) {
+			return k
+		}
+	}
+	return 0
+}

@@ -1,0 +1,195 @@
+package ssh
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autoshell/agent/testenv"
+	"github.com/autoshell/agent/transport"
+)
+
+func runOK(t *testing.T, tr *Transport, c transport.Command) transport.Result {
+	t.Helper()
+	res, err := tr.Run(context.Background(), c)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", c.Command, err)
+	}
+	return res
+}
+
+// Commands without stdin share one worker shell: their parent process is
+// the same; a command with stdin gets a session (and sshd parent) of its own.
+func TestWorkerRunsSuccessiveCommands(t *testing.T) {
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	tr := dial(t, hostConfig(h.Host), Options{})
+	first := runOK(t, tr, transport.Command{Command: "echo $PPID"}).Stdout
+	for range 3 {
+		if got := runOK(t, tr, transport.Command{Command: "echo $PPID"}).Stdout; got != first {
+			t.Fatalf("parent changed from %q to %q: not run by the worker", first, got)
+		}
+	}
+	withStdin := runOK(t, tr, transport.Command{Command: "cat >/dev/null; echo $PPID", Stdin: strings.NewReader("x")}).Stdout
+	if withStdin == first {
+		t.Errorf("a command with stdin ran in the worker (parent %s)", first)
+	}
+	// Shell state does not leak from one command to the next.
+	runOK(t, tr, transport.Command{Command: "cd /; X=leak; export Y=leak; umask 077"})
+	if got := runOK(t, tr, transport.Command{Command: `echo "$PWD ${X:-} ${Y:-} $(umask) $# ${agent_cmd:-}"`}).Stdout; got != h.Home+"   0022 0 \n" {
+		t.Errorf("state leaked between commands: %q", got)
+	}
+}
+
+// A command that leaves a background process writing to its output returns
+// at once, and what that process prints later is not taken for the output of
+// the next command.
+func TestWorkerBackgroundOutputDoesNotLeak(t *testing.T) {
+	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	tr := dial(t, hostConfig(srv.Host), Options{})
+	start := time.Now()
+	res := runOK(t, tr, transport.Command{Command: "(sleep 0.4; echo late; echo late >&2) & echo now"})
+	if res.Stdout != "now\n" {
+		t.Errorf("stdout = %q", res.Stdout)
+	}
+	if d := time.Since(start); d > 350*time.Millisecond {
+		t.Errorf("waited %v for a background process", d)
+	}
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		res := runOK(t, tr, transport.Command{Command: "echo next; echo err >&2"})
+		if res.Stdout != "next\n" || res.Stderr != "err\n" {
+			t.Fatalf("next command got %q / %q", res.Stdout, res.Stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A host without setsid(1) gets one session per command, with a warning.
+func TestWorkerFallbackWithoutSetsid(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // the in-process server's commands inherit it
+	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	var warns warnings
+	tr := dial(t, hostConfig(srv.Host), Options{Warn: warns.warn})
+	for range 3 {
+		if res := runOK(t, tr, transport.Command{Command: "echo hi; exit 4"}); res.Stdout != "hi\n" || res.ExitCode != 4 {
+			t.Fatalf("got %+v", res)
+		}
+	}
+	if w := warns.String(); strings.Count(w, "one session each") != 1 {
+		t.Errorf("warnings = %q, want one about sessions", w)
+	}
+}
+
+func TestDemux(t *testing.T) {
+	nonce := []byte("0123456789abcdef")
+	for _, tc := range []struct {
+		name   string
+		chunks []string
+		out    string
+		rest   string
+	}{
+		{"one write", []string{"hello\n0123456789abcdef:0:0\n"}, "hello\n", ":0:0"},
+		{"no newline before marker", []string{"abc0123456789abcdef:3:1\n"}, "abc", ":3:1"},
+		{"marker split", []string{"ab0123", "456789ab", "cdef:1", ":0\n"}, "ab", ":1:0"},
+		{"false start", []string{"0123x", "01234567", "89abcdef:0:0\n"}, "0123x", ":0:0"},
+		{"output that ends like a nonce start", []string{"x0", "1", "2zz\n", "0123456789abcdef:0:0\n"}, "x012zz\n", ":0:0"},
+		{"trailing stray", []string{"a0123456789abcdef:0:0\nSTRAY"}, "a", ":0:0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d demux
+			var out bytes.Buffer
+			var rest string
+			calls := 0
+			d.expect(nonce, &out, func(r string) { rest = r; calls++ })
+			for _, c := range tc.chunks {
+				if n, err := d.Write([]byte(c)); n != len(c) || err != nil {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			d.Write([]byte("after the marker: dropped"))
+			if out.String() != tc.out || rest != tc.rest || calls != 1 {
+				t.Errorf("out %q rest %q calls %d; want %q %q 1", out.String(), rest, calls, tc.out, tc.rest)
+			}
+		})
+	}
+}
+
+// FuzzDemux: any output, cut into any chunks, comes through byte for byte
+// before the marker, which is found exactly once.
+func FuzzDemux(f *testing.F) {
+	f.Add([]byte("hello world\n"), []byte{3, 1, 7})
+	f.Add([]byte("0123456789abcde"), []byte{1})
+	f.Add([]byte{}, []byte{})
+	nonce := []byte("0123456789abcdef")
+	f.Fuzz(func(t *testing.T, output, cuts []byte) {
+		if bytes.Contains(output, nonce) {
+			return // real output cannot hold a fresh random nonce
+		}
+		stream := append(append(append([]byte{}, output...), nonce...), ":7:0\nstray"...)
+		var d demux
+		var out bytes.Buffer
+		var rest string
+		calls := 0
+		d.expect(nonce, &out, func(r string) { rest = r; calls++ })
+		for i := 0; len(stream) > 0; i++ {
+			n := len(stream)
+			if i < len(cuts) {
+				n = min(n, int(cuts[i])+1)
+			}
+			d.Write(stream[:n])
+			stream = stream[n:]
+		}
+		if !bytes.Equal(out.Bytes(), output) || calls != 1 || rest != ":7:0" {
+			t.Fatalf("out %q (want %q) rest %q calls %d", out.Bytes(), output, rest, calls)
+		}
+	})
+}
+
+func TestParseMarker(t *testing.T) {
+	for in, want := range map[string]struct {
+		code int
+		bg   bool
+		ok   bool
+	}{
+		":0:0": {0, false, true}, ":137:1": {137, true, true}, "": {-1, true, false},
+		":x:0": {-1, true, false}, "0:0": {-1, true, false}, ":1:0:0": {-1, true, false},
+	} {
+		code, bg, err := parseMarker(in)
+		if code != want.code || bg != want.bg || (err == nil) != want.ok {
+			t.Errorf("parseMarker(%q) = %d, %v, %v", in, code, bg, err)
+		}
+	}
+}
+
+func BenchmarkRunTrue(b *testing.B) {
+	srv, err := testenv.NewSSHServer(testenv.SSHServerOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	tr, err := Dial(context.Background(), hostConfig(srv.Host), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	for _, mode := range []string{"worker", "session"} {
+		b.Run(mode, func(b *testing.B) {
+			c := transport.Command{Command: "true"}
+			if mode == "session" {
+				c.Stdin = strings.NewReader("")
+			}
+			for b.Loop() {
+				if c.Stdin != nil {
+					c.Stdin = strings.NewReader("")
+				}
+				if _, err := tr.Run(context.Background(), c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	_ = os.Stderr
+}
