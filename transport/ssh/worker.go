@@ -171,8 +171,11 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 	}
 	if marker == "" { // the worker died mid-command
 		w.broken = true
-		if stopped != nil {
+		switch {
+		case stopped != nil:
 			return res, fmt.Errorf("run %s: %w", brief(cmd.Command), stopped), true
+		case w.c.alive() && w.c.ping(closeWait): // the command killed its shell; the connection is fine
+			return res, fmt.Errorf("run %s: the shell running it was killed before it reported a status", brief(cmd.Command)), true
 		}
 		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), t.lostErr(w.c, errors.New("worker shell ended"))), true
 	}

@@ -3,6 +3,7 @@ package ssh
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -64,6 +65,21 @@ func TestWorkerBackgroundOutputDoesNotLeak(t *testing.T) {
 			t.Fatalf("next command got %q / %q", res.Stdout, res.Stderr)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A command that kills the worker shell fails alone; the connection and the
+// next command are fine.
+func TestWorkerKilledByItsCommand(t *testing.T) {
+	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	tr := dial(t, hostConfig(srv.Host), Options{})
+	runOK(t, tr, transport.Command{Command: "true"})
+	_, err := tr.Run(context.Background(), transport.Command{Command: "echo x; kill -9 $PPID; sleep 0.2"})
+	if err == nil || errors.Is(err, transport.ErrConnection) || !strings.Contains(err.Error(), "shell running it was killed") {
+		t.Errorf("err = %v", err)
+	}
+	if res := runOK(t, tr, transport.Command{Command: "echo fine"}); res.Stdout != "fine\n" {
+		t.Errorf("next command: %q", res.Stdout)
 	}
 }
 
