@@ -14,12 +14,17 @@ func (c *classifier) call(x *syntax.CallExpr, e env) {
 	for _, as := range x.Assigns {
 		c.assign(as, e, "")
 	}
+	// Commands that take variable names evaluate subscripts in them.
+	evaluates := len(x.Args) > 0 && slices.Contains([]string{"read", "unset", "printf", "mapfile", "readarray",
+		"wait", "test", "[", "getopts", "let", "declare", "typeset", "local", "export", "readonly"}, x.Args[0].Lit())
 	for _, w := range x.Args {
 		c.nested(w, e)
-		c.literalCode(w)
+		if evaluates {
+			c.literalCode(w)
+		}
 	}
 	if len(x.Args) > 0 {
-		c.argv(words(x.Args), e)
+		c.argv(words(x.Args, c.src), e)
 	}
 }
 
@@ -45,7 +50,9 @@ func (c *classifier) argv(args []arg, e env) {
 		for _, a := range rest {
 			code += " " + a.source()
 		}
+		delete(c.aliases, name) // bash does not expand an alias inside itself
 		c.codeArg("alias "+name, arg{val: code, static: true}, e)
+		c.aliases[name] = code
 		return
 	}
 	if c.funcs[name] && !c.p.known(name) {
@@ -110,7 +117,10 @@ func (c *classifier) scan(name string, args []arg, base Rule) scanned {
 					next = key + " *"
 				}
 				if hit {
-					s.rule, key = r, next
+					if r.Level >= s.rule.Level {
+						s.rule = r
+					}
+					key = next
 					s.shown += " " + a.val
 					s.keys = append(s.keys, s.shown)
 					if key != s.shown {
@@ -125,7 +135,7 @@ func (c *classifier) scan(name string, args []arg, base Rule) scanned {
 		s.operands = append(s.operands, i)
 	}
 	if subs {
-		if r, ok := c.p.Subcommands[key][""]; ok {
+		if r, ok := c.p.Subcommands[key][""]; ok && r.Level >= s.rule.Level {
 			s.rule = r
 		}
 	}
@@ -174,6 +184,7 @@ func (c *classifier) command(name string, args []arg, e env) {
 	c.writeOptions(s, args)
 	c.readOptions(s, args)
 	role := c.special(name, s, args, e)
+	role.quiet = rule.Level >= Medium
 	c.operands(name, s, args, e, role)
 }
 
@@ -293,6 +304,7 @@ type role struct {
 	values []int  // words that are option values, not operands
 	write  string // "all", "last", "second" or "" (see Policy.WriteOperands)
 	noPath bool   // operands are not file names
+	quiet  bool   // the command's rule already gives a Medium reason
 }
 
 func (c *classifier) operands(name string, s scanned, args []arg, e env, r role) {
@@ -323,7 +335,10 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 		}
 		switch {
 		case r.write == "all", r.write == "last" && k == len(s.operands)-1, r.write == "second" && k == 1:
-			how := wQuiet
+			how := 0
+			if r.quiet {
+				how = wQuiet
+			}
 			if r.write != "all" || slices.Contains([]string{"tee", "mv", "patch", "sed", "awk", "gawk"}, name) {
 				how |= wContent
 			}

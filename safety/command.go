@@ -14,13 +14,25 @@ const (
 	maxCodeDepth    = 8        // code strings inside code strings (sh -c 'sh -c …')
 	maxNestDepth    = 200      // statements inside statements
 	maxSteps        = 20000    // statements analysed in total
+	maxParsedBytes  = 1 << 20  // code parsed in total, nested code strings included
 )
 
 // ClassifyCommand parses cmd as bash and returns the highest risk of every
 // command it can run: pipelines, lists, subshells, groups, command and
 // process substitutions, function bodies, loop and branch bodies, and code
-// strings given to shells, wrappers and eval. Redirections are writes.
-// Anything that cannot be resolved statically is High.
+// strings given to shells, wrappers, eval, trap and alias. Redirections are
+// writes. Parse errors are High.
+//
+// Decisions on borderline cases:
+//   - A command name must be literal; quoted pieces are joined ("r"m is rm),
+//     but expansions, backslash escapes, globs and braces make it High.
+//   - A non-literal operand is High, except for DataOnly commands (echo,
+//     ls, test …) whose arguments cannot do harm; values of options are
+//     checked only where the option names a file read or written.
+//   - Commands the policy does not know, and script or program files, are
+//     Medium; a file the same command wrote and then runs is High.
+//   - Relative paths are taken from the directory of an earlier literal cd,
+//     else from the home directory, where remote commands start.
 func (p Policy) ClassifyCommand(cmd string) (a Assessment) {
 	c := &classifier{p: &p, seen: map[*syntax.Stmt]bool{}, funcs: map[string]bool{},
 		aliases: map[string]string{}, written: map[string]bool{}}
@@ -41,9 +53,11 @@ type classifier struct {
 	funcs   map[string]bool   // functions defined in the code
 	aliases map[string]string // aliases defined in the code
 	written map[string]bool   // files the code writes content to
-	cwd     string          // directory of relative paths after a literal cd; "" while unknown
-	cwdLost bool            // a cd went somewhere that cannot be resolved
+	cwd     string            // directory of relative paths after a literal cd; "" while unknown
+	cwdLost bool              // a cd went somewhere that cannot be resolved
 	steps   int
+	parsed  int    // bytes of code parsed so far
+	src     string // the code being classified, for the text of its words
 }
 
 // env is what a statement inherits from where it appears.
@@ -84,6 +98,12 @@ func (c *classifier) code(src string, e env) {
 		c.add(High, "command longer than %d bytes is not analysed", maxCommandBytes)
 		return
 	}
+	if c.parsed += len(src); c.parsed > maxParsedBytes || c.steps > maxSteps {
+		c.add(High, "command too complex to analyse")
+		return
+	}
+	defer func(outer string) { c.src = outer }(c.src)
+	c.src = src
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		c.add(High, "cannot parse command: %v", err)
@@ -128,7 +148,7 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 	case *syntax.BinaryCmd:
 		c.stmt(x.X, e)
 		if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
-			e.stdin = input{kind: inPipe, text: source(x.X)}
+			e.stdin = input{kind: inPipe, text: c.source(x.X)}
 			e.xargs = ""
 		}
 		c.stmt(x.Y, e)
@@ -176,12 +196,12 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 }
 
 // source names the command a pipe comes from, for reasons.
-func source(s *syntax.Stmt) string {
+func (c *classifier) source(s *syntax.Stmt) string {
 	for s != nil {
 		switch x := s.Cmd.(type) {
 		case *syntax.CallExpr:
 			if len(x.Args) > 0 {
-				return printWord(x.Args[0])
+				return shorten(sourceText(x.Args[0], c.src))
 			}
 			return "assignment"
 		case *syntax.BinaryCmd:
@@ -227,6 +247,8 @@ func (c *classifier) literalCode(n syntax.Node) {
 	syntax.Walk(n, func(m syntax.Node) bool {
 		var v string
 		switch x := m.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false // their commands are checked on their own
 		case *syntax.Lit:
 			v = x.Value
 		case *syntax.SglQuoted:
@@ -253,8 +275,11 @@ func (c *classifier) funcDecl(f *syntax.FuncDecl, e env) {
 		c.funcs[n.Value] = true
 		recursive := false
 		syntax.Walk(f.Body, func(m syntax.Node) bool {
-			if x, ok := m.(*syntax.CallExpr); ok && len(x.Args) > 0 && x.Args[0].Lit() == n.Value {
-				recursive = true
+			switch x := m.(type) {
+			case *syntax.FuncDecl:
+				return false // checked on its own
+			case *syntax.CallExpr:
+				recursive = recursive || len(x.Args) > 0 && x.Args[0].Lit() == n.Value
 			}
 			return !recursive
 		})
@@ -283,7 +308,7 @@ func (c *classifier) assign(as *syntax.Assign, e env, decl string) {
 	case as.Name != nil:
 		name = as.Name.Value
 	case as.Value != nil:
-		a := wordArg(as.Value)
+		a := wordArg(as.Value, c.src)
 		if !a.static {
 			c.add(High, "%s %s: declaration is not statically resolvable", decl, a.text)
 			return
@@ -295,6 +320,12 @@ func (c *classifier) assign(as *syntax.Assign, e env, decl string) {
 	}
 	if c.p.dangerousEnv(name) {
 		c.add(High, "%s=…: changes how later commands are found or run", name)
+	}
+	// declare -n ref=PATH makes later assignments to ref change PATH.
+	if decl != "" && as.Value != nil {
+		if a := wordArg(as.Value, c.src); a.static && c.p.dangerousEnv(a.val) {
+			c.add(High, "%s %s=%s: name reference to %s", decl, name, a.val, a.val)
+		}
 	}
 }
 
@@ -312,9 +343,9 @@ func (c *classifier) redirect(r *syntax.Redirect, e env) input {
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob,
 		syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
-		c.write(op, wordArg(r.Word), wContent)
+		c.write(op, wordArg(r.Word, c.src), wContent)
 	case syntax.DplOut, syntax.DplIn:
-		a := wordArg(r.Word)
+		a := wordArg(r.Word, c.src)
 		if a.static && (a.val == "-" || isDigits(strings.TrimSuffix(a.val, "-"))) {
 			break
 		}
@@ -322,7 +353,7 @@ func (c *classifier) redirect(r *syntax.Redirect, e env) input {
 			c.write(op, a, wContent)
 		}
 	case syntax.RdrIn:
-		a := wordArg(r.Word)
+		a := wordArg(r.Word, c.src)
 		c.read(op, a)
 		if stdin {
 			return input{kind: inFile, text: a.text, file: a}
@@ -336,7 +367,7 @@ func (c *classifier) redirect(r *syntax.Redirect, e env) input {
 		}
 	case syntax.WordHdoc:
 		if stdin {
-			if a := wordArg(r.Word); a.static {
+			if a := wordArg(r.Word, c.src); a.static {
 				return input{kind: inText, text: a.val + "\n"}
 			}
 			return input{kind: inDynamic, text: "here-string"}

@@ -23,7 +23,7 @@ func DefaultPolicy() Policy {
 		DataOnly: []string{"echo", "printf", "true", "false", ":", "test", "[", "sleep", "basename", "dirname",
 			"seq", "printenv", "which", "type", "whereis", "ls", "stat", "du", "df", "wc", "md5sum", "sha1sum",
 			"sha256sum", "sha512sum", "cksum", "pwd", "whoami", "id", "groups", "uname", "uptime", "free", "nproc",
-			"cd", "pushd", "popd", "dirs", "exit", "return", "shift", "wait", "jobs", "read", "realpath", "readlink",
+			"cd", "pushd", "popd", "dirs", "exit", "return", "shift", "wait", "jobs", "realpath", "readlink",
 			"tty", "arch", "locale", "set", "unset", "shopt", "ulimit", "umask", "hash", "times", "break",
 			"continue", "getopts", "ps", "pgrep", "pidof", "lscpu", "lsblk", "lsmem", "lsmod", "lspci", "lsusb",
 			"vmstat", "w", "who", "users", "last", "ping", "dig", "nslookup", "host", "sync"},
@@ -33,18 +33,21 @@ func DefaultPolicy() Policy {
 		DangerousEnv: []string{"PATH", "LD_*", "IFS", "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS",
 			"BASHOPTS", "PS4", "BASH_FUNC_*", "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "PERL5LIB",
 			"NODE_OPTIONS", "RUBYOPT", "GIT_SSH*", "GIT_EXTERNAL_DIFF", "GIT_EXEC_PATH", "GIT_PAGER",
-			"GIT_EDITOR", "PAGER", "EDITOR", "VISUAL", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE"},
+			"GIT_EDITOR", "PAGER", "EDITOR", "VISUAL", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "HOME", "CDPATH"},
 		SystemRoots: []string{"/etc", "/sys", "/proc", "/dev", "/boot", "/root", "/usr", "/bin", "/sbin",
 			"/lib", "/lib32", "/lib64", "/libx32", "/var/lib", "/var/spool", "/var/log", "/run", "/snap"},
 		HarmlessDevices: []string{"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty",
-			"/dev/fd/*", "/proc/self/fd/*", "/dev/random", "/dev/urandom", "/dev/shm/*"},
+			"/dev/fd/*", "/proc/self/fd/*", "/dev/random", "/dev/urandom"},
 		SensitivePaths: []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
 			"/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssh/ssh_host_*_key",
-			"/etc/ssl/private", "/root/.ssh", "~/.ssh/id_*", "~/.ssh/*_key", "~/.gnupg", "~/.aws/credentials",
-			"~/.netrc", "~/.pgpass", "~/.git-credentials", "~/.docker/config.json", "~/.kube/config",
-			"/proc/*/environ", "/proc/kcore", "/dev/mem", "/dev/kmem", "/dev/port", "/dev/sd*", "/dev/nvme*",
-			"/dev/vd*", "/dev/xvd*", "/dev/disk", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "*.key",
-			"*.pem", "*.p12", "*.pfx", "shadow", "gshadow"},
+			"/etc/ssl/private", "/etc/letsencrypt/live", "/etc/letsencrypt/archive", "~/.ssh", "~/.gnupg",
+			"~/.aws/credentials", "~/.netrc", "~/.pgpass", "~/.git-credentials", "~/.docker/config.json",
+			"~/.kube/config", "~/.vault-token", "/proc/*/environ", "/proc/kcore", "/dev/mem", "/dev/kmem",
+			"/dev/port", "/dev/sd*", "/dev/nvme*", "/dev/vd*", "/dev/xvd*", "/dev/disk", "id_rsa", "id_dsa",
+			"id_ecdsa", "id_ed25519", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "privkey*.pem",
+			"*-key.pem", "*_key.pem", "*.key.pem", "shadow", "gshadow", ".env"},
+		PublicPaths: []string{"*.pub", "*.crt", "~/.ssh/known_hosts*", "~/.ssh/config", "~/.ssh/authorized_keys*",
+			"~/.ssh/environment", "~/.ssh/rc"},
 		ProtectedPaths: []string{"~/.ssh", "~/.gnupg", "~/.bashrc", "~/.bash_profile", "~/.bash_login",
 			"~/.bash_logout", "~/.profile", "~/.zshrc", "~/.zprofile", "~/.zshenv", "~/.config/systemd",
 			"~/.config/autostart", "~/.pam_environment", "~/.local/bin"},
@@ -73,7 +76,7 @@ func (p *Policy) defaultCommands() {
 		"hostname", "date", "env", "sysctl", "dmesg", "iostat", "mpstat", "findmnt", "blkid", "getent",
 		"mount", "dpkg", "rpm", "apt-cache", "apt", "apt-get", "yum", "dnf", "snap", "pip", "pip3", "npm",
 		"service", "iptables", "ip6tables", "nft", "ufw", "fdisk", "parted", "top",
-		"htop", "alias", "trap", "mapfile", "readarray", "command", "builtin", "let", "local", "unalias",
+		"htop", "tmux", "alias", "trap", "mapfile", "readarray", "read", "command", "builtin", "let", "local", "unalias",
 		"export", "declare", "typeset", "readonly")
 	p.set(Medium, "creates or changes files", "mkdir", "touch", "cp", "mv", "ln", "tee", "truncate",
 		"install", "patch", "tar", "zip", "unzip", "gzip", "gunzip", "bzip2", "xz", "mktemp", "mkfifo",
@@ -85,7 +88,8 @@ func (p *Policy) defaultCommands() {
 	p.set(Medium, "signals a process", "kill")
 	p.set(Medium, "traces a process", "strace", "ltrace")
 	p.set(High, "privilege escalation", "sudo", "su", "doas", "pkexec", "runuser", "chroot", "nsenter",
-		"unshare", "setcap", "chsh")
+		"unshare", "setcap", "chsh", "sg", "newgrp")
+	p.set(High, "runs commands in a detached terminal session", "screen")
 	p.set(High, "raw block copy", "dd")
 	p.set(High, "formats or partitions a disk", "mkfs", "mkfs.*", "mke2fs", "mkswap", "sfdisk", "cfdisk",
 		"gdisk", "sgdisk", "wipefs", "blkdiscard", "cryptsetup", "losetup", "lvremove", "vgremove",
@@ -183,8 +187,11 @@ func (p *Policy) defaultSubcommands() {
 	rules(s["snap"], Safe, "", "", "list", "info", "find", "version", "services", "changes")
 	for _, n := range []string{"pip", "pip3", "npm"} {
 		s[n] = rules(map[string]Rule{"*": {Medium, "installs or changes packages"}}, Safe, "", "", "list",
-			"show", "freeze", "check", "search", "ls", "view", "outdated", "help", "config", "audit")
+			"show", "freeze", "check", "search", "ls", "view", "outdated", "help")
 	}
+	s["tmux"] = rules(map[string]Rule{"": {High, "runs commands in a detached terminal session"},
+		"*": {High, "runs commands in a detached terminal session"}}, Safe, "", "ls", "list-sessions", "list-windows", "list-panes", "has-session",
+		"capture-pane", "show-options")
 
 	ip := rules(map[string]Rule{}, High, "network configuration change", "*")
 	s["ip"] = ip

@@ -63,6 +63,12 @@ func (p *Policy) defaultFlags() {
 	f["sort"] = flagRules(High, "runs a command", "--compress-program")
 	f["rsync"] = flagRules(High, "runs a command", "-e", "--rsh", "--rsync-path")
 	f["hash"] = flagRules(High, "maps a command name to another program", "-p")
+	f["ss"] = flagRules(High, "closes sockets", "-K", "--kill")
+	f["systemctl"] = flagRules(High, "acts on another host", "-H", "--host")
+	f["git grep"] = flagRules(High, "runs a command", "-O", "--open-files-in-pager")
+	for _, c := range []string{"vi", "vim", "nvim", "ex"} {
+		f[c] = flagRules(High, "runs editor commands", "-c", "--cmd", "-S")
+	}
 }
 
 func (p *Policy) defaultOptions() {
@@ -74,6 +80,7 @@ func (p *Policy) defaultOptions() {
 	q["parted"] = []string{"-l", "--list"}
 	q["iptables"] = []string{"-L", "-S", "--list", "--list-rules"}
 	q["ip6tables"] = q["iptables"]
+	q["screen"] = []string{"-ls", "-list"}
 
 	v := p.ValueOptions
 	grep := []string{"-e", "-f", "-m", "-A", "-B", "-C", "-d", "-D", "--regexp", "--file", "--max-count"}
@@ -145,11 +152,13 @@ func (p *Policy) defaultOptions() {
 	v["crontab"] = []string{"-u"}
 	v["iptables"] = []string{"-t", "--table"}
 	v["ip6tables"] = v["iptables"]
+	v["read"] = []string{"-p", "-d", "-n", "-N", "-t", "-u", "-i"}
 	v["jq"] = []string{"--arg", "--argjson", "-f", "--from-file", "--indent", "--slurpfile", "--rawfile"}
 
 	w := p.WriteOptions
 	w["sort"] = []string{"-o", "--output"}
-	w["curl"] = []string{"-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "--trace",
+	w["git"] = []string{"--output"}
+	w["curl"] = []string{"-o", "--output", "--output-dir", "-D", "--dump-header", "-c", "--cookie-jar", "--trace",
 		"--trace-ascii", "--stderr", "--libcurl", "--etag-save"}
 	w["wget"] = []string{"-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P",
 		"--directory-prefix"}
@@ -190,6 +199,7 @@ func (p *Policy) defaultOptions() {
 		p.WriteOperands[c] = "last"
 	}
 	p.WriteOperands["uniq"] = "second"
+	p.WriteOperands["git clone"] = "second"
 }
 
 func (p *Policy) defaultWrappers() {
@@ -205,6 +215,7 @@ func (p *Policy) defaultWrappers() {
 		"--supp-group", "-w", "--whitelist-environment"}, CodeOptions: []string{"-c", "--command",
 		"--session-command"}}
 	w["script"] = Wrapper{NoCommand: true, CodeOptions: []string{"-c", "--command"}}
+	w["sg"] = Wrapper{NoCommand: true, CodeOptions: []string{"-c"}}
 	w["env"] = Wrapper{Assignments: true, ValueOptions: []string{"-u", "--unset", "-C", "--chdir"},
 		CodeOptions: []string{"-S", "--split-string"}}
 	w["nice"] = Wrapper{ValueOptions: []string{"-n", "--adjustment"}}
@@ -256,4 +267,6 @@ func (p *Policy) defaultWrappers() {
 	in["pwsh"] = []string{"-c", "-Command", "-EncodedCommand", "-e"}
 	in["powershell"] = in["pwsh"]
 	in["tclsh"] = nil
+	in["expect"] = []string{"-c"}
+	in["gdb"] = []string{"-ex", "--eval-command", "-x", "--command", "-batch"}
 }

@@ -34,6 +34,7 @@ type policyFile struct {
 	SystemRoots      *[]string                  `yaml:"system_roots"`
 	HarmlessDevices  *[]string                  `yaml:"harmless_devices"`
 	SensitivePaths   *[]string                  `yaml:"sensitive_paths"`
+	PublicPaths      *[]string                  `yaml:"public_paths"`
 	ProtectedPaths   *[]string                  `yaml:"protected_paths"`
 	MaxReadBytes     *byteSize                  `yaml:"max_read_bytes"`
 	MaxWriteBytes    *byteSize                  `yaml:"max_write_bytes"`
@@ -72,7 +73,7 @@ func LoadPolicy(r io.Reader) (Policy, error) {
 		{&p.PatternCommands, f.PatternCommands}, {&p.DataOnly, f.DataOnly}, {&p.MetadataOnly, f.MetadataOnly},
 		{&p.Shells, f.Shells}, {&p.BinDirs, f.BinDirs}, {&p.DangerousEnv, f.DangerousEnv},
 		{&p.SystemRoots, f.SystemRoots}, {&p.HarmlessDevices, f.HarmlessDevices},
-		{&p.SensitivePaths, f.SensitivePaths}, {&p.ProtectedPaths, f.ProtectedPaths},
+		{&p.SensitivePaths, f.SensitivePaths}, {&p.PublicPaths, f.PublicPaths}, {&p.ProtectedPaths, f.ProtectedPaths},
 	} {
 		if l.src != nil {
 			*l.dst = *l.src

@@ -158,6 +158,9 @@ func (p *Policy) writeRisk(abs, home string, glob bool) (Level, string) {
 
 // readRisk says what reading abs means: High for sensitive files.
 func (p *Policy) readRisk(abs, home string, glob bool) (Level, string) {
+	if !glob && p.matchAny(p.PublicPaths, abs, home, false) {
+		return Safe, ""
+	}
 	if p.matchAny(p.SensitivePaths, abs, home, glob) {
 		return High, "reads sensitive file"
 	}

@@ -47,9 +47,10 @@ type Policy struct {
 	// Commands gives a command's level before its arguments are looked at.
 	// A command found nowhere in the policy is Medium: an unknown program runs.
 	Commands map[string]Rule `yaml:"commands"`
-	// Subcommands replaces the command's rule by its first operand's
-	// ("systemctl stop"). "*" matches any operand, "" no operand; the key
-	// then becomes "name op" (or "name *") for the next level.
+	// Subcommands gives the level of a command's first operand
+	// ("systemctl stop"); the command's own rule is a floor. "*" matches
+	// any operand, "" no operand; the key then becomes "name op" (or
+	// "name *") for the next level.
 	Subcommands map[string]map[string]Rule `yaml:"subcommands"`
 	// Flags raise the level when an option is present. "-r" also matches
 	// inside "-rf"; "-s KILL" matches an option and its value.
@@ -102,6 +103,9 @@ type Policy struct {
 	// as /etc/shadow and private keys. "~/" is the home directory; a
 	// pattern without "/" matches the base name.
 	SensitivePaths []string `yaml:"sensitive_paths"`
+	// PublicPaths are exceptions to SensitivePaths: files in a sensitive
+	// place that are meant to be read (~/.ssh/known_hosts, *.pub).
+	PublicPaths []string `yaml:"public_paths"`
 	// ProtectedPaths are, besides SystemRoots, patterns whose writing is High
 	// (~/.ssh/authorized_keys, shell start-up files).
 	ProtectedPaths []string `yaml:"protected_paths"`

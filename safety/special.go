@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -37,9 +38,9 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 	case "find":
 		c.findExec(args, e)
 	case "awk", "gawk", "mawk", "nawk":
-		c.awk(name, s, args, &r)
+		c.awk(name, s, args, &r, e)
 	case "sed":
-		c.sed(s, args, &r)
+		c.sed(s, args, &r, e)
 	case "date", "hostname", "sysctl":
 		r.noPath = true
 		for _, a := range ops {
@@ -53,6 +54,11 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 			}
 		}
 	case "chmod", "chown", "chgrp":
+		for _, i := range s.opts {
+			if strings.HasPrefix(args[i].val, "--reference") {
+				return r // no mode or owner operand
+			}
+		}
 		for i, a := range ops {
 			r.values = append(r.values, i) // the mode or owner
 			if name == "chmod" && a.static && setuid(a.val) {
@@ -73,9 +79,24 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 				}
 			}
 		}
-	case "trap", "alias", "eval", "mapfile", "readarray", "kill":
+	case "trap", "alias", "eval", "kill":
 		r.noPath = true
 		c.codeOperands(name, s, args, e)
+	case "read", "mapfile", "readarray", "getopts", "printf":
+		for _, a := range args {
+			if a.static && isAssignment(a.val+"=") && c.p.dangerousEnv(a.val) {
+				c.add(High, "%s %s: sets a variable that changes how commands run", name, a.text)
+			}
+		}
+		r.noPath = name != "printf"
+		c.codeOperands(name, s, args, e)
+		for _, i := range s.opts {
+			if v, _, ok := optionValue(args, i, "-v"); ok && name == "printf" && !v.static {
+				c.add(High, "printf -v %s: variable name is not statically resolvable", v.text)
+			}
+		}
+	case "docker", "podman":
+		c.containerMounts(name, s, args)
 	case "cd", "pushd":
 		c.cd(args)
 	case "popd":
@@ -112,6 +133,7 @@ func (c *classifier) codeOperands(name string, s scanned, args []arg, e env) {
 				c.add(High, "alias %s: not statically resolvable", a.text)
 			} else if n, v, ok := strings.Cut(a.val, "="); ok {
 				c.codeArg("alias "+n, arg{val: v, text: a.text, static: true}, e)
+				c.aliases[n] = v
 			}
 		}
 	case "eval":
@@ -183,7 +205,7 @@ var (
 
 // awk classifies an awk program: system(), pipes and @load run commands;
 // print > "file" writes; getline < "file" reads.
-func (c *classifier) awk(name string, s scanned, args []arg, r *role) {
+func (c *classifier) awk(name string, s scanned, args []arg, r *role, e env) {
 	var progs []arg
 	for _, i := range s.opts {
 		for _, opt := range []string{"-e", "--source"} {
@@ -194,8 +216,7 @@ func (c *classifier) awk(name string, s scanned, args []arg, r *role) {
 		}
 		for _, opt := range awkProgFile {
 			if v, j, ok := optionValue(args, i, opt); ok {
-				c.add(Medium, "%s %s: runs an awk program file", name, opt)
-				c.read(name, v)
+				c.programFile(name+" "+opt, v, e)
 				r.skip, r.values = 0, append(r.values, j)
 			}
 		}
@@ -240,7 +261,7 @@ func (c *classifier) awk(name string, s scanned, args []arg, r *role) {
 
 // sed classifies a sed script: e and s///e run commands, w writes, r
 // reads; -i makes the operands writes.
-func (c *classifier) sed(s scanned, args []arg, r *role) {
+func (c *classifier) sed(s scanned, args []arg, r *role, e env) {
 	var progs []arg
 	for _, i := range s.opts {
 		v := args[i].val
@@ -254,8 +275,7 @@ func (c *classifier) sed(s scanned, args []arg, r *role) {
 		}
 		for _, opt := range []string{"-f", "--file"} {
 			if p, _, ok := optionValue(args, i, opt); ok {
-				c.add(Medium, "sed %s: runs a sed script file", opt)
-				c.read("sed", p)
+				c.programFile("sed "+opt, p, e)
 			}
 		}
 	}
@@ -298,4 +318,40 @@ func sedInPlace(v string) bool {
 		}
 	}
 	return false
+}
+
+// programFile classifies an awk or sed program read from a file: Medium,
+// High when it comes from standard input fed by a pipe.
+func (c *classifier) programFile(who string, a arg, e env) {
+	if a.static && (a.val == "-" || isStdinPath(a)) {
+		c.stdinCode(who, e, false)
+		return
+	}
+	c.runs(who, a)
+	c.read(who, a)
+}
+
+// containerMounts flags bind mounts of system paths into a container
+// (docker run -v /:/host): the container can then change the host.
+func (c *classifier) containerMounts(name string, s scanned, args []arg) {
+	for _, i := range s.opts {
+		for _, opt := range []string{"-v", "--volume", "--mount"} {
+			v, _, ok := optionValue(args, i, opt)
+			if !ok || !v.static {
+				continue
+			}
+			host, _, _ := strings.Cut(v.val, ":")
+			if opt == "--mount" {
+				host = ""
+				for _, kv := range strings.Split(v.val, ",") {
+					if k, val, _ := strings.Cut(kv, "="); k == "source" || k == "src" {
+						host = val
+					}
+				}
+			}
+			if strings.HasPrefix(host, "/") && c.p.underSystem(path.Clean(host), false) {
+				c.add(High, "%s %s %s: mounts a system path into a container", name, opt, v.text)
+			}
+		}
+	}
 }

@@ -2,6 +2,8 @@ package safety
 
 import (
 	"bytes"
+	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -26,32 +28,78 @@ type arg struct {
 	braces  bool   // produced by brace expansion
 }
 
-// words resolves the words of a command line, expanding braces.
-func words(ws []*syntax.Word) []arg {
+// words resolves the words of a command line, expanding braces. src is
+// the code the words were parsed from, for their text.
+func words(ws []*syntax.Word, src string) []arg {
 	var out []arg
 	for _, w := range ws {
-		src := printSource(w)
-		text := shorten(src)
+		full := sourceText(w, src)
+		text := shorten(full)
 		cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
 		if !syntax.SplitBraces(cp) {
 			a := resolveWord(w)
-			a.text, a.src = text, src
+			a.text, a.src = text, full
 			out = append(out, a)
 			continue
 		}
-		n := 0
-		for x, err := range expand.BracesSeq(nil, cp) {
-			n++
-			if err != nil || n > maxBraceWords {
-				out = append(out, arg{text: text, src: src, braces: true})
-				break
-			}
+		if braceCount(cp) > maxBraceWords {
+			out = append(out, arg{text: text, src: full, braces: true})
+			continue
+		}
+		for x := range expand.BracesSeq(nil, cp) {
 			a := resolveWord(x)
-			a.text, a.src, a.braces = text, src, true
+			a.text, a.src, a.braces = text, full, true
 			out = append(out, a)
 		}
 	}
 	return out
+}
+
+// braceCount is how many words brace expansion makes of w, saturating
+// just above maxBraceWords.
+func braceCount(w *syntax.Word) int {
+	n := 1
+	for _, p := range w.Parts {
+		b, ok := p.(*syntax.BraceExp)
+		if !ok {
+			continue
+		}
+		k := 0
+		if b.Sequence {
+			k = seqCount(b)
+		} else {
+			for _, e := range b.Elems {
+				k += braceCount(e)
+			}
+		}
+		n = min(n*max(k, 1), maxBraceWords+1)
+	}
+	return n
+}
+
+func seqCount(b *syntax.BraceExp) int {
+	from, err1 := strconv.ParseInt(b.Elems[0].Lit(), 10, 64)
+	to, err2 := strconv.ParseInt(b.Elems[1].Lit(), 10, 64)
+	if err1 != nil || err2 != nil {
+		f, t := b.Elems[0].Lit(), b.Elems[1].Lit()
+		if f == "" || t == "" {
+			return maxBraceWords + 1
+		}
+		from, to = int64(f[0]), int64(t[0])
+	}
+	step := int64(1)
+	if len(b.Elems) > 2 {
+		if n, err := strconv.ParseInt(b.Elems[2].Lit(), 10, 64); err == nil && n != 0 && n > math.MinInt64 {
+			step = max(n, -n)
+		}
+	}
+	if from > to {
+		from, to = to, from
+	}
+	if to-from < 0 || (to-from)/step >= maxBraceWords {
+		return maxBraceWords + 1
+	}
+	return int((to-from)/step) + 1
 }
 
 // source renders the argument as shell source: quoted when static.
@@ -65,9 +113,10 @@ func (a arg) source() string {
 }
 
 // wordArg resolves one word without brace expansion (redirection targets).
-func wordArg(w *syntax.Word) arg {
+func wordArg(w *syntax.Word, src string) arg {
 	a := resolveWord(w)
-	a.text = printWord(w)
+	a.src = sourceText(w, src)
+	a.text = shorten(a.src)
 	return a
 }
 
@@ -221,12 +270,14 @@ func heredoc(r *syntax.Redirect) (string, bool) {
 	return b.String(), true
 }
 
-// printWord renders a word as source text for reasons, shortened.
-func printWord(w *syntax.Word) string { return shorten(printSource(w)) }
-
-func printSource(w *syntax.Word) string {
+// sourceText is a node's text in the code it was parsed from.
+func sourceText(n syntax.Node, src string) string {
+	start, end := n.Pos().Offset(), n.End().Offset()
+	if n.Pos().IsValid() && end <= uint(len(src)) && start <= end {
+		return src[start:end]
+	}
 	var buf bytes.Buffer
-	if err := syntax.NewPrinter().Print(&buf, w); err != nil {
+	if err := syntax.NewPrinter().Print(&buf, n); err != nil {
 		return "?"
 	}
 	return buf.String()

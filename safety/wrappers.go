@@ -207,15 +207,15 @@ func (c *classifier) interpreter(name string, inline []string, args []arg, e env
 			c.read(name, a)
 			return
 		}
+		if v == "-m" || strings.HasPrefix(v, "-m") && !strings.HasPrefix(v, "--") {
+			c.add(Medium, "%s -m: runs a module", name)
+			return
+		}
 		for _, opt := range inline {
 			if _, _, ok := optionValue(args, i, opt); ok || v == opt {
 				c.add(High, "%s %s: runs inline code", name, opt)
 				return
 			}
-		}
-		if v == "-m" || strings.HasPrefix(v, "-m") && len(v) > 2 && !strings.HasPrefix(v, "--") {
-			c.add(Medium, "%s -m: runs a module", name)
-			return
 		}
 	}
 	c.stdinCode(name, e, false)

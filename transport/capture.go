@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 )
 
 // DefaultCaptureLimit is how many bytes of a stream's head, and of its tail,
@@ -94,4 +95,17 @@ func (c *Capture) String() string {
 	b.Write(c.tail[c.pos:])
 	b.Write(c.tail[:c.pos])
 	return b.String()
+}
+
+// Captured returns the Result of a command whose streams stdout and stderr
+// captured, with its exit code and run time.
+func Captured(exitCode int, stdout, stderr *Capture, d time.Duration) Result {
+	return Result{
+		ExitCode:    exitCode,
+		Stdout:      stdout.String(),
+		Stderr:      stderr.String(),
+		StdoutBytes: stdout.Total(),
+		StderrBytes: stderr.Total(),
+		Duration:    d,
+	}
 }

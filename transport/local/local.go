@@ -105,14 +105,7 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 		return transport.Result{}, fmt.Errorf("run %q: %w", c.Command, err)
 	}
 	waitErr := cmd.Wait()
-	res := transport.Result{
-		ExitCode:    exitCode(cmd.ProcessState),
-		Stdout:      stdout.String(),
-		Stderr:      stderr.String(),
-		StdoutBytes: stdout.Total(),
-		StderrBytes: stderr.Total(),
-		Duration:    time.Since(start),
-	}
+	res := transport.Captured(exitCode(cmd.ProcessState), stdout, stderr, time.Since(start))
 	switch {
 	case ctx.Err() != nil:
 		return res, fmt.Errorf("run %q: %w", c.Command, ctx.Err())

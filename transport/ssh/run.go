@@ -127,14 +127,7 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 		}
 	}
 	filter.flush()
-	res := transport.Result{
-		ExitCode:    -1,
-		Stdout:      stdout.String(),
-		Stderr:      stderr.String(),
-		StdoutBytes: stdout.Total(),
-		StderrBytes: stderr.Total(),
-		Duration:    time.Since(start),
-	}
+	res := transport.Captured(-1, stdout, stderr, time.Since(start))
 	if stopped != nil {
 		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), stopped)
 	}

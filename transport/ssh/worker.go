@@ -161,14 +161,7 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 		}
 	}
 	filter.flush()
-	res = transport.Result{
-		ExitCode:    -1,
-		Stdout:      stdout.String(),
-		Stderr:      stderr.String(),
-		StdoutBytes: stdout.Total(),
-		StderrBytes: stderr.Total(),
-		Duration:    time.Since(start),
-	}
+	res = transport.Captured(-1, stdout, stderr, time.Since(start))
 	if marker == "" { // the worker died mid-command
 		w.broken = true
 		switch {
