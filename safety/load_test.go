@@ -1,0 +1,90 @@
+package safety
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLoadPolicyMerges(t *testing.T) {
+	p, err := LoadPolicy(strings.NewReader(`
+commands:
+  mytool: safe
+  docker: {level: high, reason: production containers}
+flags:
+  mytool:
+    --wipe: {level: high, reason: wipes the database}
+subcommands:
+  systemctl:
+    stop: medium
+system_roots: [/etc, /srv/prod]
+max_read_bytes: 1MB
+max_write_bytes: 2048
+refuse_binary: false
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cmd  string
+		want Level
+	}{
+		{"mytool --list", Safe},
+		{"mytool --wipe", High},
+		{"docker ps", High}, // the command's rule is a floor for its subcommands
+		{"systemctl stop nginx", Medium},
+		{"systemctl disable nginx", High}, // other defaults kept
+		{"echo x > /srv/prod/app.conf", High},
+		{"echo x > /usr/x", Medium}, // system_roots replaced
+		{"sudo ls", High},
+	} {
+		if got := p.ClassifyCommand(tc.cmd); got.Level != tc.want {
+			t.Errorf("%q = %s, want %s", tc.cmd, got, tc.want)
+		}
+	}
+	if p.MaxReadBytes != 1<<20 || p.MaxWriteBytes != 2048 || p.RefuseBinary {
+		t.Errorf("scalars = %d %d %v", p.MaxReadBytes, p.MaxWriteBytes, p.RefuseBinary)
+	}
+	if d := DefaultPolicy(); d.Commands["mytool"] != (Rule{}) || len(d.SystemRoots) < 10 {
+		t.Error("LoadPolicy changed the defaults")
+	}
+}
+
+func TestLoadPolicyEmpty(t *testing.T) {
+	p, err := LoadPolicy(strings.NewReader(""))
+	if err != nil || p.MaxReadBytes != 10<<20 {
+		t.Fatalf("empty policy = %v, %v", p.MaxReadBytes, err)
+	}
+}
+
+func TestLoadPolicyErrors(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"commands:\n  ls: safe\nbogus: 1\n", "line 3"},
+		{"commands:\n  ls: dangerous\n", "line 2"},
+		{"flags:\n  rm:\n    -r: {level: high, why: x}\n", "line 3"},
+		{"max_read_bytes: lots\n", "line 1"},
+		{"wrappers:\n  sudo: {skip: 1, bogus: 2}\n", "line 2"},
+		{"system_roots: /etc\n", "line 1"},
+		{"commands: [\n", "line"},
+	} {
+		_, err := LoadPolicy(strings.NewReader(tc.yaml))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("LoadPolicy(%q) error = %v, want one naming %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+func TestLevelText(t *testing.T) {
+	for _, l := range []Level{Safe, Medium, High} {
+		var back Level
+		b, _ := l.MarshalText()
+		if err := back.UnmarshalText(b); err != nil || back != l {
+			t.Errorf("%v round trip = %v, %v", l, back, err)
+		}
+	}
+	if !(Safe < Medium && Medium < High) {
+		t.Error("levels out of order")
+	}
+	if _, err := ParseLevel("severe"); err == nil {
+		t.Error("ParseLevel accepted severe")
+	}
+}
