@@ -160,11 +160,15 @@ func writeAtomic(ctx context.Context, p string, r io.Reader, perm fs.FileMode) (
 	if mode == 0 {
 		mode = 0o644
 	}
-	if fi, err := os.Stat(p); err == nil {
-		if fi.IsDir() {
+	p, old, err := resolveLinks(p)
+	if err != nil {
+		return 0, err
+	}
+	if old != nil {
+		if old.IsDir() {
 			return 0, errors.New("is a directory")
 		}
-		mode = fi.Mode().Perm()
+		mode = old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	}
 	dir, base := filepath.Split(p)
 	if dir == "" {
@@ -183,6 +187,12 @@ func writeAtomic(ctx context.Context, p string, r io.Reader, perm fs.FileMode) (
 	if n, err = io.Copy(tmp, ctxReader{ctx, r}); err != nil {
 		return n, err
 	}
+	if old != nil {
+		// Keep the owner where allowed (root). Before chmod: chown clears setuid.
+		if st, ok := old.Sys().(*syscall.Stat_t); ok && (int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid()) {
+			tmp.Chown(int(st.Uid), int(st.Gid))
+		}
+	}
 	if err = tmp.Chmod(mode); err != nil {
 		return n, err
 	}
@@ -200,6 +210,33 @@ func writeAtomic(ctx context.Context, p string, r io.Reader, perm fs.FileMode) (
 		d.Close()
 	}
 	return n, nil
+}
+
+// resolveLinks follows symbolic links at p, so that a write replaces the
+// file a link points to and keeps the link, and returns the final path and
+// its FileInfo (nil when it does not exist yet).
+func resolveLinks(p string) (string, fs.FileInfo, error) {
+	for range 40 {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil, nil
+		}
+		if err != nil {
+			return "", nil, unwrapPathError(err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return p, fi, nil
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return "", nil, unwrapPathError(err)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = target
+	}
+	return "", nil, syscall.ELOOP
 }
 
 // Stat describes the file at path, following symbolic links.

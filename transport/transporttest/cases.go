@@ -221,6 +221,33 @@ func init() {
 		}
 	})
 
+	add("WriteThroughSymlinkKeepsLinkAndOwner", func(t *testing.T, f Fixture) {
+		target, link := path.Join(f.Dir, "real.conf"), path.Join(f.Dir, "link.conf")
+		run(t, f.Transport, "echo old > "+target+" && ln -s real.conf "+link)
+		if f.Root {
+			run(t, f.Transport, "chown 1234:1234 "+target)
+		}
+		run(t, f.Transport, "chmod 4751 "+target) // after chown, which clears setuid
+		write(t, f.Transport, link, []byte("new\n"), 0o600)
+		if got := string(read(t, f.Transport, target)); got != "new\n" {
+			t.Errorf("link target holds %q", got)
+		}
+		var want string
+		if f.Root {
+			want = "link real.conf 1234:1234 4751\n"
+		} else {
+			want = "link real.conf 4751\n"
+		}
+		cmd := `[ -L ` + link + ` ] && printf 'link %s' "$(readlink ` + link + `)"; `
+		if f.Root {
+			cmd += `printf ' %s' "$(stat -c %u:%g ` + target + `)"; `
+		}
+		cmd += `printf ' %s\n' "$(stat -c %a ` + target + `)"`
+		if got := run(t, f.Transport, cmd).Stdout; got != want {
+			t.Errorf("after writing through the link: %q, want %q", got, want)
+		}
+	})
+
 	add("HomeExpansion", func(t *testing.T, f Fixture) {
 		name := path.Base(f.Dir)
 		rel := "~/" + name + "-home-test"
