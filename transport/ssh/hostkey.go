@@ -177,7 +177,6 @@ func (hk *hostKeyChecker) unknown(key gossh.PublicKey, ip string) error {
 	// "ask" and OpenSSH's default.
 	question := fmt.Sprintf("The authenticity of host '%s (%s)' can't be established.\n"+
 		"%s key fingerprint is %s.\n"+
-		"This key is not known by any other names.\n"+
 		"Are you sure you want to continue connecting (yes/no)?", hk.addr, ip, kind, fp)
 	if hk.opts.Prompter == nil {
 		return fmt.Errorf("%w: the authenticity of host '%s' can't be established (%s key fingerprint %s) "+
