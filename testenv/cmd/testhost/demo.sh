@@ -5,7 +5,17 @@ set -euo pipefail
 host=$TESTHOST_ALIAS
 bold=$'\e[1m' off=$'\e[0m'
 [ -n "${NO_COLOR:-}" ] || [ ! -t 1 ] && bold='' off=''
-step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$off"; "$@"; }
+# show a command as it would be typed: arguments with spaces or specials quoted
+show() {
+  local out='' a
+  for a in "$@"; do
+    if [[ $a =~ ^[A-Za-z0-9_./:=@%+-]+$ ]]; then out+=" $a"
+    elif [[ $a == *"'"* && ! $a =~ [\"\$\`\\] ]]; then out+=" \"$a\""
+    else out+=" '${a//\'/\'\\\'\'}'"; fi
+  done
+  printf '\n%s$%s%s\n' "$bold" "$out" "$off"
+}
+step() { show "$@"; "$@"; }
 
 echo "agent demo — a real SSH host on $TESTHOST_ADDR (in-process SSH/SFTP server from testenv),"
 echo "reached through ~/.ssh/config as '$host'. No LLM is involved yet: the task loop is issue 4."
@@ -15,7 +25,8 @@ step agent --ssh-host "$host" exec -- 'uname -sr; id -un; cat ~/test/a.sh'
 step agent --ssh-host "$host" exec -- 'sh ~/test/a.sh'
 step agent --ssh-host "$host" exec -- "sed -i 's/echo 1/echo 2/' ~/test/a.sh"
 out=$(agent --ssh-host "$host" exec -- 'sh ~/test/a.sh')
-printf '\n%s$ agent --ssh-host %s exec -- sh ~/test/a.sh%s\n%s\n' "$bold" "$host" "$off" "$out"
+show agent --ssh-host "$host" exec -- 'sh ~/test/a.sh'
+echo "$out"
 if [ "$out" != 2 ]; then
   echo "demo: FAILED — the script prints '$out', want 2" >&2
   exit 1
