@@ -1,4 +1,5 @@
-// Package safety decides how risky a step is: it classifies shell commands
-// from their mvdan.cc/sh syntax tree and file paths for the file tools as
-// safe, medium or high against one configurable Policy.
+// Package safety decides what a step may do: it classifies shell commands
+// from their mvdan.cc/sh syntax tree and file paths against one configurable
+// Policy, asks for approval where the --approve mode requires it, appends
+// every tool call to the audit log, and keeps the undo journal of file changes.
 package safety

@@ -1,0 +1,285 @@
+package safety
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Audit is the append-only audit log: one JSON line per tool call,
+// denied and skipped ones included. It is safe for concurrent use; lines
+// never interleave.
+type Audit struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+}
+
+// OpenAudit opens (creating it and its directories, 0700) the audit log at
+// path for appending; the file is created 0600, and an existing one that
+// others can read is narrowed to 0600, since parameters and output may
+// hold secrets that redaction missed.
+func OpenAudit(path string) (*Audit, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("open audit log: %w", err)
+		}
+	}
+	return &Audit{f: f, path: path}, nil
+}
+
+// Path is the file the log appends to.
+func (a *Audit) Path() string { return a.path }
+
+// Close closes the log.
+func (a *Audit) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.f.Close(); err != nil {
+		return fmt.Errorf("close audit log: %w", err)
+	}
+	return nil
+}
+
+// Audit decisions.
+const (
+	AuditAllowed = "allowed"
+	AuditDenied  = "denied"
+	AuditSkipped = "skipped"
+)
+
+// Entry is one tool call in the audit log. Log redacts Params, Output and
+// Error; callers pass them as they are.
+type Entry struct {
+	// Time defaults to now; it is written as RFC 3339 UTC with nanoseconds.
+	Time    time.Time
+	Session string
+	Host    string
+	Tool    string
+	// Params are the resolved parameters.
+	Params map[string]any
+	Risk   Assessment
+	// Decision is AuditAllowed, AuditDenied or AuditSkipped (a false
+	// condition); By is ByPolicy or ByUser.
+	Decision string
+	By       string
+	// ExitCode is nil when nothing ran.
+	ExitCode *int
+	// Output is the tool's output; only its first OutputHeadBytes are kept.
+	Output   string
+	Duration time.Duration
+	// Error is a failure to run the tool (not a non-zero exit).
+	Error string
+}
+
+// OutputHeadBytes is how much of a tool's output the audit log keeps.
+const OutputHeadBytes = 512
+
+// auditLine is the JSON shape of an Entry.
+type auditLine struct {
+	Time       string         `json:"time"`
+	Session    string         `json:"session"`
+	Host       string         `json:"host"`
+	Tool       string         `json:"tool"`
+	Parameters map[string]any `json:"parameters"`
+	Risk       string         `json:"risk"`
+	Reasons    []string       `json:"reasons,omitempty"`
+	Decision   string         `json:"decision"`
+	By         string         `json:"by,omitempty"`
+	ExitCode   *int           `json:"exit_code,omitempty"`
+	Output     string         `json:"output,omitempty"`
+	DurationMS int64          `json:"duration_ms"`
+	Error      string         `json:"error,omitempty"`
+}
+
+// Log appends e as one JSON line and syncs it to disk. It writes even when
+// ctx is done: an interrupted call belongs in the trail too.
+func (a *Audit) Log(ctx context.Context, e Entry) error {
+	_ = ctx
+	t := e.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	reasons := make([]string, len(e.Risk.Reasons))
+	for i, r := range e.Risk.Reasons {
+		reasons[i] = RedactString(r)
+	}
+	b, err := json.Marshal(auditLine{
+		Time:       t.UTC().Format(time.RFC3339Nano),
+		Session:    e.Session,
+		Host:       e.Host,
+		Tool:       e.Tool,
+		Parameters: Redact(e.Params),
+		Risk:       e.Risk.Level.String(),
+		Reasons:    reasons,
+		Decision:   e.Decision,
+		By:         e.By,
+		ExitCode:   e.ExitCode,
+		Output:     outputHead(e.Output),
+		DurationMS: e.Duration.Milliseconds(),
+		Error:      RedactString(e.Error),
+	})
+	if err != nil {
+		// Parameters of a type JSON cannot encode: keep the line, say so.
+		b, err = json.Marshal(auditLine{
+			Time: t.UTC().Format(time.RFC3339Nano), Session: e.Session, Host: e.Host, Tool: e.Tool,
+			Parameters: map[string]any{"_unencodable": RedactString(fmt.Sprint(e.Params))},
+			Risk:       e.Risk.Level.String(), Reasons: reasons, Decision: e.Decision, By: e.By,
+			ExitCode: e.ExitCode, Output: outputHead(e.Output), DurationMS: e.Duration.Milliseconds(),
+			Error: RedactString(e.Error),
+		})
+		if err != nil {
+			return fmt.Errorf("audit log: encode entry: %w", err)
+		}
+	}
+	b = append(b, '\n')
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, err := a.f.Write(b); err != nil {
+		return fmt.Errorf("audit log %s: write: %w", a.path, err)
+	}
+	if err := a.f.Sync(); err != nil {
+		return fmt.Errorf("audit log %s: sync: %w", a.path, err)
+	}
+	return nil
+}
+
+// outputHead redacts a generous head of the output, then keeps the first
+// OutputHeadBytes, cut on a rune boundary; redacting first keeps a secret
+// cut by the limit from leaking its first half.
+func outputHead(s string) string {
+	const window = 16 << 10
+	if len(s) > window {
+		s = s[:window]
+	}
+	s = RedactString(s)
+	if len(s) <= OutputHeadBytes {
+		return s
+	}
+	cut := OutputHeadBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// Redacted replaces every secret Redact finds.
+const Redacted = "[REDACTED]"
+
+// secretKey matches parameter names and inline names (NAME=, "name":,
+// Name:, --name) whose value is a secret.
+const secretKey = `(?:password|passwd|secret|token|api[_-]?key|apikey|authorization|private[_-]?key)`
+
+var (
+	secretKeyRE = regexp.MustCompile(`(?i)` + secretKey)
+	// A PEM private key, up to its END line or the end of the text.
+	pemRE = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)
+	// NAME=value, NAME: value, "name": "value" and --name value, where NAME
+	// contains a secret key word; an auth scheme before the value is kept.
+	assignRE = regexp.MustCompile(`(?i)((?:[A-Za-z0-9_.-]*` + secretKey + `[A-Za-z0-9_.-]*["']?\s*[:=]|-{1,2}[A-Za-z0-9_-]*` +
+		secretKey + `[A-Za-z0-9_-]*\s)\s*(?:(?:bearer|basic|token)\s+)?)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s'"]+)`)
+	// "Bearer xyz" anywhere, e.g. in output.
+	bearerRE = regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`)
+	// Well-known key shapes: AWS access key ids, OpenAI/Anthropic-style
+	// sk- keys, GitHub and Slack tokens.
+	keyShapeRE = regexp.MustCompile(`\b(?:(?:AKIA|ASIA)[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abprs]-[A-Za-z0-9-]{10,})`)
+	// user:password@ in URLs.
+	userinfoRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@'"]+:)[^\s@/'"]+@`)
+)
+
+// RedactString replaces secrets inside free text — command lines, output,
+// error messages: PEM private keys, values of secret-named assignments,
+// headers and options (PASSWORD=x, Authorization: Bearer x, --token x,
+// "api_key": "x"), bearer tokens, well-known key shapes and URL passwords.
+func RedactString(s string) string {
+	if s == "" {
+		return s
+	}
+	s = pemRE.ReplaceAllLiteralString(s, Redacted)
+	s = assignRE.ReplaceAllString(s, "${1}"+Redacted)
+	s = bearerRE.ReplaceAllString(s, "${1}"+Redacted)
+	s = keyShapeRE.ReplaceAllLiteralString(s, Redacted)
+	s = userinfoRE.ReplaceAllString(s, "${1}"+Redacted+"@")
+	return s
+}
+
+// SecretKey reports whether a parameter name says its value is a secret.
+func SecretKey(name string) bool { return secretKeyRE.MatchString(name) }
+
+// Redact returns a copy of params with secrets replaced by Redacted: the
+// whole value of a key that names a secret (password, token, api_key,
+// authorization, …), and secrets inside every other string (see
+// RedactString), through nested maps and slices. Other values (numbers,
+// booleans) are kept. The input is never modified.
+func Redact(params map[string]any) map[string]any {
+	if params == nil {
+		return nil
+	}
+	out := make(map[string]any, len(params))
+	for k, v := range params {
+		if v != nil && SecretKey(k) {
+			out[k] = Redacted
+			continue
+		}
+		out[k] = redactValue(v)
+	}
+	return out
+}
+
+func redactValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return RedactString(v)
+	case []byte:
+		return RedactString(string(v))
+	case map[string]any:
+		return Redact(v)
+	case map[string]string:
+		out := make(map[string]string, len(v))
+		for k, s := range v {
+			if SecretKey(k) {
+				out[k] = Redacted
+			} else {
+				out[k] = RedactString(s)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = redactValue(x)
+		}
+		return out
+	case []string:
+		out := make([]string, len(v))
+		for i, s := range v {
+			out[i] = RedactString(s)
+		}
+		return out
+	case map[any]any:
+		out := make(map[any]any, len(v))
+		for k, x := range v {
+			if ks, ok := k.(string); ok && x != nil && SecretKey(ks) {
+				out[k] = Redacted
+			} else {
+				out[k] = redactValue(x)
+			}
+		}
+		return out
+	}
+	return v
+}

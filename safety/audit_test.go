@@ -1,0 +1,252 @@
+package safety
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestRedactString(t *testing.T) {
+	pem := "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"
+	tests := []struct{ in, want string }{
+		{"ls -la /tmp", "ls -la /tmp"},
+		{"", ""},
+		{`curl -H 'Authorization: Bearer xyz123' https://api`, `curl -H 'Authorization: Bearer [REDACTED]' https://api`},
+		{`curl -H "Authorization: token ghp_abc" x`, `curl -H "Authorization: token [REDACTED]" x`},
+		{`curl -H 'X-Api-Key: abc' x`, `curl -H 'X-Api-Key: [REDACTED]' x`},
+		{"PASSWORD=xyz cmd", "PASSWORD=[REDACTED] cmd"},
+		{"MYSQL_PWD=a DB_PASSWORD='s p' ./run", "MYSQL_PWD=a DB_PASSWORD=[REDACTED] ./run"},
+		{`export GITHUB_TOKEN="abc def"`, `export GITHUB_TOKEN=[REDACTED]`},
+		{"aws_secret_access_key = wJalrXUtnFEMI", "aws_secret_access_key = [REDACTED]"},
+		{`{"password": "hunter2", "user": "bob"}`, `{"password": [REDACTED], "user": "bob"}`},
+		{"mytool --token abc --verbose", "mytool --token [REDACTED] --verbose"},
+		{"mytool --api-key=abc", "mytool --api-key=[REDACTED]"},
+		{"key AKIAIOSFODNN7EXAMPLE here", "key [REDACTED] here"},
+		{"OPENAI=sk-proj-abcdefghijklmnopqrstuv", "OPENAI=[REDACTED]"},
+		{"gh auth ghp_0123456789abcdefghijABCDEFGHIJ", "gh auth [REDACTED]"},
+		{"got bearer eyJhbGciOiJIUzI1NiJ9.x.y ok", "got bearer [REDACTED] ok"},
+		{"before\n" + pem + "\nafter", "before\n[REDACTED]\nafter"},
+		{"-----BEGIN RSA PRIVATE KEY-----\nMIIEow cut off", "[REDACTED]"},
+		{"-----BEGIN PUBLIC KEY-----\nMIIB", "-----BEGIN PUBLIC KEY-----\nMIIB"},
+		{"git clone https://bob:s3cret@example.com/r.git", "git clone https://bob:[REDACTED]@example.com/r.git"},
+		{"echo task-abcdefghijklmnopqrstuvwxyz", "echo task-abcdefghijklmnopqrstuvwxyz"},
+		{"Enter password for user", "Enter password for user"},
+		{"PASSWORD=[REDACTED] cmd", "PASSWORD=[REDACTED] cmd"},
+	}
+	for _, tc := range tests {
+		if got := RedactString(tc.in); got != tc.want {
+			t.Errorf("RedactString(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	in := map[string]any{
+		"command":       "PASSWORD=xyz ./deploy.sh",
+		"password":      "hunter2",
+		"API_KEY":       "abc",
+		"Authorization": "Bearer x",
+		"private_key":   []any{"a"},
+		"db_passwd":     42,
+		"timeout":       30,
+		"regex":         true,
+		"ratio":         0.5,
+		"empty":         nil,
+		"token":         nil,
+		"headers":       map[string]any{"X-Auth-Token": "t", "Accept": "json"},
+		"env":           map[string]string{"SECRET": "s", "HOME": "/root"},
+		"args":          []any{"--token", "abc", 3, map[string]any{"apikey": "k"}},
+		"argv":          []string{"x", "AKIAIOSFODNN7EXAMPLE"},
+		"raw":           []byte("Authorization: Bearer q"),
+	}
+	before := fmt.Sprint(in)
+	got := Redact(in)
+	want := map[string]any{
+		"command":       "PASSWORD=[REDACTED] ./deploy.sh",
+		"password":      Redacted,
+		"API_KEY":       Redacted,
+		"Authorization": Redacted,
+		"private_key":   Redacted,
+		"db_passwd":     Redacted,
+		"timeout":       30,
+		"regex":         true,
+		"ratio":         0.5,
+		"empty":         nil,
+		"token":         nil,
+		"headers":       map[string]any{"X-Auth-Token": Redacted, "Accept": "json"},
+		"env":           map[string]string{"SECRET": Redacted, "HOME": "/root"},
+		"args":          []any{"--token", "abc", 3, map[string]any{"apikey": Redacted}},
+		"argv":          []string{"x", Redacted},
+		"raw":           "Authorization: Bearer [REDACTED]",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Redact:\n got %#v\nwant %#v", got, want)
+	}
+	if after := fmt.Sprint(in); after != before {
+		t.Errorf("input modified:\n%s\n%s", before, after)
+	}
+	if Redact(nil) != nil {
+		t.Error("Redact(nil) != nil")
+	}
+}
+
+func FuzzRedact(f *testing.F) {
+	f.Add("curl -H 'Authorization: Bearer ", "' x", "x")
+	f.Add("PASSWORD='", "", "AbC")
+	f.Add("-----BEGIN RSA PRIVATE KEY-----\n", "\n-----END", "zz")
+	f.Add(`{"token": "`, `"}`, "")
+	f.Fuzz(func(t *testing.T, prefix, suffix, tail string) {
+		const secret = "Zq7Kx9Wm2Rt5Yp8Lb3"
+		aws := "AKIA" + "ZQ7KX9WM2RT5YP8L"
+		in := map[string]any{
+			"password": prefix + secret + suffix,
+			"command":  prefix + " PASSWORD=" + secret + " " + suffix,
+			"output":   prefix + " " + aws + " " + suffix,
+			"nested":   []any{map[string]any{"x": prefix + suffix + tail}},
+		}
+		out := Redact(in)
+		if out["password"] != Redacted {
+			t.Fatalf("password: %q", out["password"])
+		}
+		for _, k := range []string{"command", "output"} {
+			s := out[k].(string)
+			if strings.Contains(s, secret) || strings.Contains(s, aws) {
+				t.Fatalf("%s leaks: %q", k, s)
+			}
+		}
+		_ = RedactString(prefix + suffix + tail)
+		_ = outputHead(prefix + suffix + tail)
+	})
+}
+
+func TestOutputHead(t *testing.T) {
+	s := strings.Repeat("é", 400) // 800 bytes
+	h := outputHead(s)
+	if len(h) > OutputHeadBytes || !utf8.ValidString(h) {
+		t.Errorf("head %d bytes, valid=%v", len(h), utf8.ValidString(h))
+	}
+	// A secret straddling the cut is redacted, not half kept.
+	s = strings.Repeat("x", 500) + " PASSWORD=abcdefghijklmnop"
+	if h := outputHead(s); strings.Contains(h, "abcdefg") {
+		t.Errorf("half secret kept: %q", h[490:])
+	}
+}
+
+func TestAuditLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state", "agent", "audit.log")
+	a, err := OpenAudit(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Date(2026, 11, 21, 9, 1, 2, 345, time.FixedZone("X", 3600))
+	code := 1
+	err = a.Log(context.Background(), Entry{
+		Time: ts, Session: "s1", Host: "vub", Tool: "execute_command",
+		Params:   map[string]any{"command": "curl -H 'Authorization: Bearer abc' x", "timeout": 5},
+		Risk:     Assessment{Level: High, Reasons: []string{"curl: network"}},
+		Decision: AuditAllowed, By: ByUser, ExitCode: &code,
+		Output: strings.Repeat("o", 600), Duration: 1500 * time.Millisecond, Error: "",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Log(context.Background(), Entry{Tool: "write_file", Decision: AuditDenied, By: ByPolicy, Risk: Assessment{Level: Medium}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	if len(lines) != 2 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	m := lines[0]
+	if m["time"] != "2026-11-21T08:01:02.000000345Z" || m["risk"] != "high" || m["decision"] != "allowed" ||
+		m["by"] != "user" || m["exit_code"] != 1.0 || m["duration_ms"] != 1500.0 || len(m["output"].(string)) != OutputHeadBytes {
+		t.Errorf("line 1: %v", m)
+	}
+	if p := m["parameters"].(map[string]any); p["command"] != "curl -H 'Authorization: Bearer [REDACTED]' x" || p["timeout"] != 5.0 {
+		t.Errorf("parameters: %v", p)
+	}
+	if _, ok := lines[1]["exit_code"]; ok || lines[1]["decision"] != "denied" {
+		t.Errorf("line 2: %v", lines[1])
+	}
+	for name, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700, filepath.Dir(filepath.Dir(path)): 0o700} {
+		fi, err := os.Stat(name)
+		if err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, %v; want %v", name, fi.Mode().Perm(), err, want)
+		}
+	}
+}
+
+func TestAuditNarrowsPermissions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := OpenAudit(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode().Perm())
+	}
+}
+
+func TestAuditConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	a, err := OpenAudit(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 20 {
+		wg.Go(func() {
+			for i := range 3 {
+				e := Entry{Session: "s", Host: fmt.Sprintf("h%d", g), Tool: "execute_command",
+					Params: map[string]any{"command": fmt.Sprintf("echo %d %s", i, strings.Repeat("x", 3000))},
+					Output: strings.Repeat("y", 2000), Decision: AuditAllowed, By: ByPolicy}
+				if err := a.Log(context.Background(), e); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	a.Close()
+	lines := readLines(t, path)
+	if len(lines) != 60 {
+		t.Errorf("%d lines, want 60", len(lines))
+	}
+}
+
+func readLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	var out []map[string]any
+	for n := 1; sc.Scan(); n++ {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %d: %v: %q", n, err, sc.Text())
+		}
+		out = append(out, m)
+	}
+	return out
+}

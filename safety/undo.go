@@ -1,0 +1,482 @@
+package safety
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The undo journal of a session lives in sessions/<id>/undo/: index.jsonl,
+// one JSON line per recorded file (or per restore), and <n>.bin, the
+// content a file had before the session first changed it. Several hosts of
+// a batch run share one session; each record names its host, blob numbers
+// are claimed with O_EXCL and each index line is one O_APPEND write, so
+// journals of different hosts (even in different processes) can record
+// side by side.
+const (
+	undoDirName   = "undo"
+	indexFileName = "index.jsonl"
+)
+
+// DefaultUndoMaxBytes caps what one Record stores when the journal's
+// MaxBytes is not set; it matches the default policy's write cap.
+const DefaultUndoMaxBytes = 10 << 20
+
+// ErrAlreadyRestored is returned by Restore when the session was already
+// restored on that host.
+var ErrAlreadyRestored = errors.New("session already restored")
+
+// FileRestorer puts files back on a host; the runner adapts a transport to
+// it. WriteFile replaces path with r's content and perm, returning the
+// bytes written; Remove deletes path and succeeds when it is already gone.
+type FileRestorer interface {
+	WriteFile(ctx context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error)
+	Remove(ctx context.Context, path string) error
+}
+
+// Journal records, for one session on one host, what files looked like
+// before the session changed them. It is safe for concurrent use.
+type Journal struct {
+	// MaxBytes caps the previous content Record stores (set it from
+	// Policy.MaxWriteBytes); 0 means DefaultUndoMaxBytes.
+	MaxBytes int64
+
+	dir, session, host string
+
+	mu       sync.Mutex
+	seen     map[string]bool // paths of this host already recorded
+	restored bool
+	next     int // next blob number to try
+}
+
+// OpenJournal opens the journal of session on host under stateDir (see
+// StateDir), reading what it already holds. Nothing is created until the
+// first Record.
+func OpenJournal(stateDir, sessionID, host string) (*Journal, error) {
+	if err := CheckSessionID(sessionID); err != nil {
+		return nil, fmt.Errorf("open undo journal: %w", err)
+	}
+	j := &Journal{
+		dir:     filepath.Join(sessionsDir(stateDir), sessionID, undoDirName),
+		session: sessionID, host: host, seen: map[string]bool{}, next: 1,
+	}
+	recs, err := readIndex(filepath.Join(j.dir, indexFileName))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("open undo journal of session %s: %w", sessionID, err)
+	}
+	for _, r := range recs {
+		j.next = max(j.next, r.N+1)
+		if r.Host != host {
+			continue
+		}
+		if r.Restored {
+			j.restored = true
+		} else {
+			j.seen[r.Path] = true
+		}
+	}
+	return j, nil
+}
+
+// Session returns the journal's session id.
+func (j *Journal) Session() string { return j.session }
+
+// indexRecord is one line of index.jsonl: a recorded file, or (Restored)
+// the mark that the host's files were restored.
+type indexRecord struct {
+	N        int       `json:"n,omitempty"`
+	Host     string    `json:"host"`
+	Path     string    `json:"path,omitempty"`
+	Existed  bool      `json:"existed,omitempty"`
+	Mode     string    `json:"mode,omitempty"` // octal permission bits
+	Size     int64     `json:"size,omitempty"`
+	SHA256   string    `json:"sha256,omitempty"`
+	Time     time.Time `json:"time"`
+	Restored bool      `json:"restored,omitempty"`
+}
+
+// Record stores the state path had before a change: prev and mode when it
+// existed, or its absence. It returns only once the record is on disk, so
+// the caller makes the change only after it can be undone; an error means
+// the change must not be made. Only the first record of a path counts
+// (undo restores the state before the session), so later ones store
+// nothing. Content above MaxBytes is refused with an error wrapping
+// ErrTooLarge. mode keeps permission bits only.
+func (j *Journal) Record(ctx context.Context, file string, prev []byte, existed bool, mode fs.FileMode) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("undo journal: record %s: %w", file, err)
+	}
+	if err := checkJournalPath(file); err != nil {
+		return fmt.Errorf("undo journal: record: %w", err)
+	}
+	limit := j.MaxBytes
+	if limit <= 0 {
+		limit = DefaultUndoMaxBytes
+	}
+	if existed && int64(len(prev)) > limit {
+		return fmt.Errorf("undo journal: %s has %d bytes, above the %d-byte cap; refusing a change that could not be undone: %w",
+			file, len(prev), limit, ErrTooLarge)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.restored {
+		return fmt.Errorf("undo journal: session %s on %s was already restored; start a new session", j.session, j.host)
+	}
+	if j.seen[file] {
+		return nil
+	}
+	if err := os.MkdirAll(j.dir, 0o700); err != nil {
+		return fmt.Errorf("undo journal: %w", err)
+	}
+	rec := indexRecord{Host: j.host, Path: file, Existed: existed, Time: time.Now().UTC()}
+	if existed {
+		sum := sha256.Sum256(prev)
+		rec.Mode = fmt.Sprintf("%04o", uint32(mode.Perm()))
+		rec.Size = int64(len(prev))
+		rec.SHA256 = hex.EncodeToString(sum[:])
+		n, err := j.writeBlob(prev)
+		if err != nil {
+			return fmt.Errorf("undo journal: save %s: %w", file, err)
+		}
+		rec.N = n
+	}
+	if err := j.appendIndex(rec); err != nil {
+		return fmt.Errorf("undo journal: record %s: %w", file, err)
+	}
+	j.seen[file] = true
+	return nil
+}
+
+// writeBlob stores content in the first free <n>.bin and syncs it.
+func (j *Journal) writeBlob(content []byte) (int, error) {
+	for {
+		n := j.next
+		name := filepath.Join(j.dir, strconv.Itoa(n)+".bin")
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			j.next++
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		j.next++
+		_, err = f.Write(content)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = syncDir(j.dir)
+		}
+		if err != nil {
+			os.Remove(name)
+			return 0, err
+		}
+		return n, nil
+	}
+}
+
+// appendIndex appends one line to the index and syncs it.
+func (j *Journal) appendIndex(rec indexRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	name := filepath.Join(j.dir, indexFileName)
+	_, statErr := os.Stat(name)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && statErr != nil {
+		err = syncDir(j.dir)
+		if err == nil {
+			err = syncDir(filepath.Dir(j.dir))
+		}
+	}
+	return err
+}
+
+// Action is what Restore did to one file.
+type Action struct {
+	Path string
+	// Removed: the file did not exist before the session and was removed;
+	// otherwise Bytes were written back.
+	Removed bool
+	Bytes   int64
+}
+
+// String says it in words: "restored /x (12 bytes)" or
+// "removed /y (did not exist before)".
+func (a Action) String() string {
+	if a.Removed {
+		return fmt.Sprintf("removed %s (did not exist before)", a.Path)
+	}
+	return fmt.Sprintf("restored %s (%d bytes)", a.Path, a.Bytes)
+}
+
+// Restore puts every file the session changed on this host back as it was
+// before the session, newest change first, and marks the session restored.
+// A file that fails is reported in the error and the others are still
+// restored; the mark is only written when all succeeded. A restored
+// session returns ErrAlreadyRestored and does nothing.
+func (j *Journal) Restore(ctx context.Context, w FileRestorer) ([]Action, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.restored {
+		return nil, fmt.Errorf("undo session %s on %s: %w", j.session, j.host, ErrAlreadyRestored)
+	}
+	all, err := readIndex(filepath.Join(j.dir, indexFileName))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("undo session %s: %w", j.session, err)
+	}
+	var recs []indexRecord
+	first := map[string]bool{}
+	for _, r := range all {
+		if r.Host != j.host {
+			continue
+		}
+		if r.Restored {
+			return nil, fmt.Errorf("undo session %s on %s: %w", j.session, j.host, ErrAlreadyRestored)
+		}
+		if !first[r.Path] {
+			first[r.Path] = true
+			recs = append(recs, r)
+		}
+	}
+	var actions []Action
+	var errs []error
+	for _, r := range slices.Backward(recs) {
+		if err := ctx.Err(); err != nil {
+			return actions, errors.Join(append(errs, fmt.Errorf("undo session %s: %w", j.session, err))...)
+		}
+		a, err := j.restoreOne(ctx, w, r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		actions = append(actions, a)
+	}
+	if len(errs) > 0 {
+		return actions, errors.Join(errs...)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	if err := j.appendIndex(indexRecord{Host: j.host, Time: time.Now().UTC(), Restored: true}); err != nil {
+		return actions, fmt.Errorf("undo session %s: mark restored: %w", j.session, err)
+	}
+	j.restored = true
+	return actions, nil
+}
+
+func (j *Journal) restoreOne(ctx context.Context, w FileRestorer, r indexRecord) (Action, error) {
+	if !r.Existed {
+		if err := w.Remove(ctx, r.Path); err != nil {
+			return Action{}, fmt.Errorf("undo: remove %s: %w", r.Path, err)
+		}
+		return Action{Path: r.Path, Removed: true}, nil
+	}
+	blob := filepath.Join(j.dir, strconv.Itoa(r.N)+".bin")
+	content, err := os.ReadFile(blob)
+	if err != nil {
+		return Action{}, fmt.Errorf("undo: restore %s: %w", r.Path, err)
+	}
+	if sum := sha256.Sum256(content); int64(len(content)) != r.Size || hex.EncodeToString(sum[:]) != r.SHA256 {
+		return Action{}, fmt.Errorf("undo: restore %s: saved copy %s is corrupt (size or sha256 differs)", r.Path, blob)
+	}
+	mode, _ := strconv.ParseUint(r.Mode, 8, 32) // validated by parseIndex
+	n, err := w.WriteFile(ctx, r.Path, bytes.NewReader(content), fs.FileMode(mode))
+	if err != nil {
+		return Action{}, fmt.Errorf("undo: restore %s: %w", r.Path, err)
+	}
+	return Action{Path: r.Path, Bytes: n}, nil
+}
+
+// SessionInfo describes one session's undo journal.
+type SessionInfo struct {
+	ID      string
+	Started time.Time // time of the first record
+	Hosts   []string  // sorted
+	Files   int       // distinct (host, path) pairs recorded
+	// Restored: every host's files were restored.
+	Restored bool
+	// Err is set when the journal cannot be read; the other fields are
+	// then empty.
+	Err error
+}
+
+// ListSessions returns the sessions under stateDir that recorded file
+// changes, newest first.
+func ListSessions(stateDir string) ([]SessionInfo, error) {
+	dir := sessionsDir(stateDir)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []SessionInfo
+	for _, e := range ents {
+		if !e.IsDir() || CheckSessionID(e.Name()) != nil {
+			continue
+		}
+		recs, err := readIndex(filepath.Join(dir, e.Name(), undoDirName, indexFileName))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		out = append(out, summarize(e.Name(), recs, err))
+	}
+	slices.SortFunc(out, func(a, b SessionInfo) int { return cmp.Compare(b.ID, a.ID) })
+	return out, nil
+}
+
+func summarize(id string, recs []indexRecord, err error) SessionInfo {
+	info := SessionInfo{ID: id, Err: err}
+	if err != nil {
+		return info
+	}
+	files := map[[2]string]bool{}
+	restored := map[string]bool{}
+	for _, r := range recs {
+		if info.Started.IsZero() || r.Time.Before(info.Started) {
+			info.Started = r.Time
+		}
+		if !slices.Contains(info.Hosts, r.Host) {
+			info.Hosts = append(info.Hosts, r.Host)
+		}
+		if r.Restored {
+			restored[r.Host] = true
+		} else {
+			files[[2]string{r.Host, r.Path}] = true
+		}
+	}
+	slices.Sort(info.Hosts)
+	info.Files = len(files)
+	info.Restored = len(info.Hosts) > 0
+	for _, h := range info.Hosts {
+		info.Restored = info.Restored && restored[h]
+	}
+	return info
+}
+
+// readIndex reads and checks an index file.
+func readIndex(name string) ([]indexRecord, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := parseIndex(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return recs, nil
+}
+
+// maxIndexLine bounds one index line; a path is at most a few KiB.
+const maxIndexLine = 1 << 20
+
+// parseIndex parses index lines, naming the first bad one; blank lines
+// are skipped.
+func parseIndex(r io.Reader) ([]indexRecord, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxIndexLine)
+	var recs []indexRecord
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var rec indexRecord
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rec); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if dec.More() {
+			return nil, fmt.Errorf("line %d: trailing data after the record", line)
+		}
+		if err := rec.check(); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		recs = append(recs, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	return recs, nil
+}
+
+func (r indexRecord) check() error {
+	if r.Restored {
+		if r.Path != "" || r.N != 0 {
+			return errors.New("restore mark with a file")
+		}
+		return nil
+	}
+	if err := checkJournalPath(r.Path); err != nil {
+		return err
+	}
+	if !r.Existed {
+		if r.N != 0 || r.SHA256 != "" {
+			return fmt.Errorf("%s: saved content for a file that did not exist", r.Path)
+		}
+		return nil
+	}
+	if r.N <= 0 {
+		return fmt.Errorf("%s: missing blob number", r.Path)
+	}
+	if m, err := strconv.ParseUint(r.Mode, 8, 32); err != nil || m > 0o777 {
+		return fmt.Errorf("%s: bad mode %q", r.Path, r.Mode)
+	}
+	if r.Size < 0 {
+		return fmt.Errorf("%s: negative size", r.Path)
+	}
+	if b, err := hex.DecodeString(r.SHA256); err != nil || len(b) != sha256.Size {
+		return fmt.Errorf("%s: bad sha256 %q", r.Path, r.SHA256)
+	}
+	return nil
+}
+
+// checkJournalPath accepts absolute, clean paths only: what ResolvePath
+// returns and nothing a tampered index could use to surprise Restore.
+func checkJournalPath(p string) error {
+	if p == "" || !path.IsAbs(p) || path.Clean(p) != p {
+		return fmt.Errorf("path %q is not absolute and clean", p)
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] == 0 {
+			return fmt.Errorf("path %q contains a NUL byte", p)
+		}
+	}
+	return nil
+}

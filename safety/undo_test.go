@@ -1,0 +1,313 @@
+package safety
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// memFiles is an in-memory host: FileRestorer from function fields over a map.
+type memFiles struct {
+	mu    sync.Mutex
+	files map[string][]byte
+	modes map[string]fs.FileMode
+}
+
+func newMemFiles() *memFiles {
+	return &memFiles{files: map[string][]byte{}, modes: map[string]fs.FileMode{}}
+}
+
+// restorerFunc builds a FileRestorer from function fields.
+type restorerFunc struct {
+	write  func(ctx context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error)
+	remove func(ctx context.Context, path string) error
+}
+
+func (f restorerFunc) WriteFile(ctx context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error) {
+	return f.write(ctx, path, r, perm)
+}
+func (f restorerFunc) Remove(ctx context.Context, path string) error { return f.remove(ctx, path) }
+
+func (m *memFiles) restorer() FileRestorer {
+	return restorerFunc{
+		write: func(_ context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error) {
+			b, err := io.ReadAll(r)
+			if err != nil {
+				return 0, err
+			}
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.files[path], m.modes[path] = b, perm
+			return int64(len(b)), nil
+		},
+		remove: func(_ context.Context, path string) error {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			delete(m.files, path)
+			delete(m.modes, path)
+			return nil
+		},
+	}
+}
+
+// change records path in j, then changes it, as the runner does.
+func (m *memFiles) change(t *testing.T, j *Journal, path string, content []byte) {
+	t.Helper()
+	m.mu.Lock()
+	prev, existed := m.files[path]
+	mode := m.modes[path]
+	m.mu.Unlock()
+	if err := j.Record(context.Background(), path, prev, existed, mode); err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	m.files[path] = content
+	if !existed {
+		m.modes[path] = 0o644
+	}
+	m.mu.Unlock()
+}
+
+func TestJournalRestore(t *testing.T) {
+	state := t.TempDir()
+	id := newSessionID(mustTime(t, "2026-11-21T09:01:02Z"))
+	h := newMemFiles()
+	binary := []byte{0, 1, 2, 0xff, '\n', '\r', 'x'}
+	h.files["/srv/a.sh"], h.modes["/srv/a.sh"] = []byte("echo 1\n"), 0o755
+	h.files["/srv/bin"], h.modes["/srv/bin"] = binary, 0o600
+	h.files["/srv/empty"], h.modes["/srv/empty"] = []byte{}, 0o640
+	before := map[string][]byte{"/srv/a.sh": []byte("echo 1\n"), "/srv/bin": binary, "/srv/empty": {}}
+
+	j, err := OpenJournal(state, id, "vub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.change(t, j, "/srv/a.sh", []byte("echo 2\n"))
+	h.change(t, j, "/srv/new.conf", []byte("x=1\n"))
+	h.change(t, j, "/srv/a.sh", []byte("echo 3\n")) // second edit: first record wins
+	h.change(t, j, "/srv/new.conf", []byte("x=2\n"))
+	h.change(t, j, "/srv/bin", []byte("replaced"))
+	h.change(t, j, "/srv/empty", []byte("now full"))
+
+	// Blobs and index are private and hold only first records.
+	undo := filepath.Join(state, "sessions", id, "undo")
+	blobs, _ := filepath.Glob(filepath.Join(undo, "*.bin"))
+	if len(blobs) != 3 {
+		t.Errorf("%d blobs, want 3", len(blobs))
+	}
+	if fi, err := os.Stat(filepath.Join(undo, "index.jsonl")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("index: %v %v", fi, err)
+	}
+
+	sessions, err := ListSessions(state)
+	if err != nil || len(sessions) != 1 || sessions[0].ID != id || sessions[0].Files != 4 ||
+		!reflect.DeepEqual(sessions[0].Hosts, []string{"vub"}) || sessions[0].Restored {
+		t.Fatalf("ListSessions = %+v, %v", sessions, err)
+	}
+
+	// A later run (a new process) restores.
+	j2, err := OpenJournal(state, id, "vub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions, err := j2.Restore(context.Background(), h.restorer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, a := range actions {
+		said = append(said, a.String())
+	}
+	want := []string{"restored /srv/empty (0 bytes)", "restored /srv/bin (7 bytes)", "removed /srv/new.conf (did not exist before)", "restored /srv/a.sh (7 bytes)"}
+	if !reflect.DeepEqual(said, want) {
+		t.Errorf("actions:\n got %q\nwant %q", said, want)
+	}
+	if !reflect.DeepEqual(h.files, before) {
+		t.Errorf("files after restore: %q", h.files)
+	}
+	if h.modes["/srv/a.sh"] != 0o755 || h.modes["/srv/bin"] != 0o600 || h.modes["/srv/empty"] != 0o640 {
+		t.Errorf("modes: %v", h.modes)
+	}
+
+	// Twice: says so, does nothing, also from a fresh journal.
+	for _, jj := range []*Journal{j2, mustOpen(t, state, id, "vub")} {
+		h.files["/srv/a.sh"] = []byte("changed again")
+		if acts, err := jj.Restore(context.Background(), h.restorer()); !errors.Is(err, ErrAlreadyRestored) || acts != nil {
+			t.Errorf("second restore: %v, %v", acts, err)
+		}
+		if string(h.files["/srv/a.sh"]) != "changed again" {
+			t.Error("second restore changed a file")
+		}
+	}
+	if s, _ := ListSessions(state); !s[0].Restored {
+		t.Errorf("not marked restored: %+v", s[0])
+	}
+	if err := j2.Record(context.Background(), "/srv/z", nil, false, 0); err == nil {
+		t.Error("Record after restore succeeded")
+	}
+}
+
+func TestJournalHosts(t *testing.T) {
+	state := t.TempDir()
+	id := NewSessionID()
+	hosts := map[string]*memFiles{"web01": newMemFiles(), "web02": newMemFiles()}
+	var wg sync.WaitGroup
+	for name, h := range hosts {
+		h.files["/etc/app.conf"] = []byte("host " + name)
+		j := mustOpen(t, state, id, name)
+		wg.Go(func() {
+			for i := range 5 {
+				h.change(t, j, "/etc/app.conf", []byte("v2"))
+				h.change(t, j, "/tmp/f"+string(rune('0'+i)), []byte("new"))
+			}
+		})
+	}
+	wg.Wait()
+	s, err := ListSessions(state)
+	if err != nil || len(s) != 1 || s[0].Files != 12 || len(s[0].Hosts) != 2 {
+		t.Fatalf("ListSessions = %+v %v", s, err)
+	}
+	for name, h := range hosts {
+		acts, err := mustOpen(t, state, id, name).Restore(context.Background(), h.restorer())
+		if err != nil || len(acts) != 6 {
+			t.Fatalf("%s: %v %v", name, acts, err)
+		}
+		if string(h.files["/etc/app.conf"]) != "host "+name || len(h.files) != 1 {
+			t.Errorf("%s: %q", name, h.files)
+		}
+	}
+	if s, _ := ListSessions(state); !s[0].Restored {
+		t.Errorf("all hosts restored but session not: %+v", s[0])
+	}
+}
+
+func TestJournalLimitsAndErrors(t *testing.T) {
+	state := t.TempDir()
+	j := mustOpen(t, state, "s1", "h")
+	j.MaxBytes = 10
+	if err := j.Record(context.Background(), "/big", make([]byte, 11), true, 0o644); !errors.Is(err, ErrTooLarge) ||
+		!strings.Contains(err.Error(), "could not be undone") {
+		t.Errorf("big file: %v", err)
+	}
+	if err := j.Record(context.Background(), "/big", make([]byte, 11), false, 0); err != nil {
+		t.Errorf("new file is not capped: %v", err)
+	}
+	for _, p := range []string{"", "rel/x", "/a/../b", "/a/", "/a\x00b"} {
+		if err := j.Record(context.Background(), p, nil, false, 0); err == nil {
+			t.Errorf("Record(%q) succeeded", p)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := j.Record(ctx, "/c", nil, false, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled Record: %v", err)
+	}
+	for _, id := range []string{"", "../x", "a/b", ".hidden", strings.Repeat("a", 200)} {
+		if _, err := OpenJournal(state, id, "h"); !errors.Is(err, ErrBadSessionID) {
+			t.Errorf("OpenJournal(%q): %v", id, err)
+		}
+	}
+	// Nothing recorded: nothing to restore, nothing listed.
+	e := mustOpen(t, state, "empty", "h")
+	if acts, err := e.Restore(context.Background(), newMemFiles().restorer()); acts != nil || err != nil {
+		t.Errorf("empty restore: %v %v", acts, err)
+	}
+	// A failing restorer: error per file, others restored, not marked.
+	h := newMemFiles()
+	h.files["/x"] = []byte("old")
+	k := mustOpen(t, state, "s2", "h")
+	h.change(t, k, "/x", []byte("new"))
+	h.change(t, k, "/y", []byte("new"))
+	r := h.restorer().(restorerFunc)
+	r.remove = func(context.Context, string) error { return errors.New("permission denied") }
+	acts, err := k.Restore(context.Background(), r)
+	if err == nil || !strings.Contains(err.Error(), "remove /y: permission denied") || len(acts) != 1 || string(h.files["/x"]) != "old" {
+		t.Errorf("failing restore: %v %v", acts, err)
+	}
+	if _, err := k.Restore(context.Background(), h.restorer()); err != nil {
+		t.Errorf("retry after failure: %v", err)
+	}
+}
+
+func TestJournalCorrupt(t *testing.T) {
+	state := t.TempDir()
+	h := newMemFiles()
+	h.files["/x"] = []byte("old")
+	j := mustOpen(t, state, "s1", "h")
+	h.change(t, j, "/x", []byte("new"))
+	index := filepath.Join(state, "sessions", "s1", "undo", "index.jsonl")
+	good, _ := os.ReadFile(index)
+
+	os.WriteFile(index, append(append([]byte{}, good...), "{\"host\":\"h\",\"path\":\n"...), 0o600)
+	if _, err := OpenJournal(state, "s1", "h"); err == nil || !strings.Contains(err.Error(), "index.jsonl: line 2:") {
+		t.Errorf("corrupt line: %v", err)
+	}
+	if s, err := ListSessions(state); err != nil || len(s) != 1 || s[0].Err == nil {
+		t.Errorf("ListSessions with corrupt index: %+v %v", s, err)
+	}
+
+	// A tampered blob is caught by its checksum.
+	os.WriteFile(index, good, 0o600)
+	os.WriteFile(filepath.Join(state, "sessions", "s1", "undo", "1.bin"), []byte("evil"), 0o600)
+	if _, err := mustOpen(t, state, "s1", "h").Restore(context.Background(), h.restorer()); err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Errorf("tampered blob: %v", err)
+	}
+}
+
+func TestParseIndex(t *testing.T) {
+	sum := strings.Repeat("ab", 32)
+	tests := []struct{ in, err string }{
+		{`{"n":1,"host":"h","path":"/a","existed":true,"mode":"0644","size":1,"sha256":"` + sum + `","time":"2026-01-01T00:00:00Z"}` + "\n\n" +
+			`{"host":"h","path":"/b","time":"2026-01-01T00:00:00Z"}` + "\n" + `{"host":"h","restored":true,"time":"2026-01-01T00:00:00Z"}`, ""},
+		{`{"host":"h","path":"a"}`, "line 1: path \"a\" is not absolute"},
+		{"\n" + `{"host":"h","path":"/a","existed":true,"mode":"0644","sha256":"` + sum + `"}`, "line 2: /a: missing blob number"},
+		{`{"n":1,"host":"h","path":"/a","existed":true,"mode":"999","sha256":"` + sum + `"}`, "bad mode"},
+		{`{"n":1,"host":"h","path":"/a","existed":true,"mode":"0644","sha256":"xyz"}`, "bad sha256"},
+		{`{"n":2,"host":"h","path":"/a"}`, "did not exist"},
+		{`{"host":"h","path":"/a","extra":1}`, "unknown field"},
+		{`{"host":"h","path":"/a"} {}`, "trailing data"},
+		{`{"host":"h","restored":true,"path":"/a"}`, "restore mark"},
+		{`[1]`, "line 1:"},
+	}
+	for _, tc := range tests {
+		_, err := parseIndex(strings.NewReader(tc.in))
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("parseIndex(%.40q) = %v, want %q", tc.in, err, tc.err)
+		}
+	}
+}
+
+func FuzzJournalIndex(f *testing.F) {
+	f.Add([]byte(`{"n":1,"host":"h","path":"/a","existed":true,"mode":"0644","size":1,"sha256":"` + strings.Repeat("0", 64) + `","time":"2026-01-01T00:00:00Z"}` + "\n"))
+	f.Add([]byte(`{"host":"h","restored":true}` + "\n{\n"))
+	f.Add([]byte("\xff\n\n{}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		recs, err := parseIndex(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		for _, r := range recs {
+			if !r.Restored && checkJournalPath(r.Path) != nil {
+				t.Fatalf("accepted bad path %q", r.Path)
+			}
+		}
+		_ = summarize("s", recs, nil)
+	})
+}
+
+func mustOpen(t *testing.T, state, id, host string) *Journal {
+	t.Helper()
+	j, err := OpenJournal(state, id, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
