@@ -1,0 +1,64 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/autoshell/agent/transport"
+)
+
+// CheckConditionName is the name of the condition tool.
+const CheckConditionName = "check_condition"
+
+// CheckConditionParams are check_condition's parameters. context is
+// accepted because the adaptive-execution spec's examples send it, and
+// ignored: conditions see the saved variables.
+type CheckConditionParams struct {
+	Condition string         `json:"condition" description:"An expression over saved variables, e.g. script_output.strip() == '1'. Evaluates to true or false."`
+	Context   map[string]any `json:"context,omitempty" description:"Ignored: conditions see the variables saved by earlier steps."`
+}
+
+func (p *CheckConditionParams) check() error {
+	if strings.TrimSpace(p.Condition) == "" {
+		return errors.New("condition is empty")
+	}
+	return nil
+}
+
+// CheckCondition evaluates a condition with the evaluator the runner gives
+// it (execctx, over the session's variables).
+type CheckCondition struct {
+	base[CheckConditionParams]
+	eval func(cond string) (bool, error)
+}
+
+// NewCheckCondition returns check_condition evaluating with eval; a nil
+// eval makes every Run a model-visible error saying the runner must
+// evaluate conditions.
+func NewCheckCondition(eval func(cond string) (bool, error)) *CheckCondition {
+	return &CheckCondition{eval: eval, base: newBase[CheckConditionParams](CheckConditionName,
+		"Evaluate a condition over the variables saved by earlier steps; the output is true or false. Python-style expressions work: x.strip() == '1', 'error' in log, len(x) > 0, flag == True.")}
+}
+
+// Run evaluates the condition. Value is the bool result; Stdout "true" or
+// "false". An expression that does not parse or evaluate is an error
+// output, never true or false.
+func (t *CheckCondition) Run(_ context.Context, _ transport.Transport, raw json.RawMessage) (Output, error) {
+	p, err := t.params(raw)
+	if err != nil {
+		return invalid(t.name, err), nil
+	}
+	if t.eval == nil {
+		return ErrorOutput("check_condition: conditions must be evaluated by the runner"), nil
+	}
+	ok, err := t.eval(p.Condition)
+	if err != nil {
+		return ErrorOutput("check_condition: %v", err), nil
+	}
+	out := TextOutput(strconv.FormatBool(ok))
+	out.Value = ok
+	return out, nil
+}

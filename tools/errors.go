@@ -1,0 +1,11 @@
+package tools
+
+import "errors"
+
+var (
+	// ErrUnknownTool is returned by Registry.Validate and Registry.Run for a
+	// name no tool registered.
+	ErrUnknownTool = errors.New("unknown tool")
+	// ErrInvalidParams marks parameters that do not fit a tool's schema.
+	ErrInvalidParams = errors.New("invalid parameters")
+)

@@ -1,0 +1,225 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/transport"
+)
+
+// Names of the transfer tools.
+const (
+	UploadFileName   = "upload_file"
+	DownloadFileName = "download_file"
+)
+
+// TransferParams are upload_file's and download_file's parameters.
+type TransferParams struct {
+	LocalPath  string `json:"local_path" description:"Path on the operator's machine (where agent runs); ~ is the operator's home."`
+	RemotePath string `json:"remote_path" description:"Path on the target host; ~ is the home directory there."`
+}
+
+func (p *TransferParams) check() error {
+	if p.LocalPath == "" || p.RemotePath == "" {
+		return errors.New("local_path and remote_path are required")
+	}
+	return nil
+}
+
+// Transfer copies a file between the operator's machine and the target,
+// streaming (never holding the whole file) and atomically at the
+// destination. The policy's path rules apply to the remote path (and the
+// ".." rules to the local one); its size caps do not: transfers are for big
+// files. Progress goes to the WithProgress hook.
+type Transfer struct {
+	base[TransferParams]
+	c      *config
+	upload bool
+}
+
+// NewUploadFile returns upload_file.
+func NewUploadFile(policy safety.Policy, opts ...Option) *Transfer {
+	return newUploadFile(newConfig(policy, opts))
+}
+
+// NewDownloadFile returns download_file.
+func NewDownloadFile(policy safety.Policy, opts ...Option) *Transfer {
+	return newDownloadFile(newConfig(policy, opts))
+}
+
+func newUploadFile(c *config) *Transfer {
+	return &Transfer{c: c, upload: true, base: newBase[TransferParams](UploadFileName,
+		"Copy a file from the operator's machine (local_path) to the target host (remote_path).")}
+}
+
+func newDownloadFile(c *config) *Transfer {
+	return &Transfer{c: c, base: newBase[TransferParams](DownloadFileName,
+		"Copy a file from the target host (remote_path) to the operator's machine (local_path).")}
+}
+
+// Run transfers the file.
+func (t *Transfer) Run(ctx context.Context, tr transport.Transport, raw json.RawMessage) (Output, error) {
+	p, err := t.params(raw)
+	if err != nil {
+		return invalid(t.name, err), nil
+	}
+	local, err := localPath(p.LocalPath)
+	if err != nil {
+		return ErrorOutput("%s: %v", t.name, err), nil
+	}
+	var out Output
+	if t.upload {
+		out, err = t.up(ctx, tr, local, p.RemotePath)
+	} else {
+		out, err = t.down(ctx, tr, local, p.RemotePath)
+	}
+	return finish(t.name, out, err)
+}
+
+func localPath(p string) (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("local home directory: %w", err)
+	}
+	if !strings.HasPrefix(p, "~") && !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("local working directory: %w", err)
+		}
+		return safety.ResolvePath(p, wd)
+	}
+	return safety.ResolvePath(p, home)
+}
+
+func (t *Transfer) up(ctx context.Context, tr transport.Transport, local, remote string) (Output, error) {
+	path, err := t.c.resolve(ctx, tr, safety.FileWrite, remote)
+	if err != nil {
+		return Output{}, err
+	}
+	f, err := os.Open(local)
+	if err != nil {
+		return Output{}, fail("%s: %v", local, unwrapPath(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return Output{}, fail("%s is not a regular file", local)
+	}
+	if t.c.beforeChange != nil {
+		// The journal gets the old remote file, when it is small enough to
+		// read; a big one is recorded by its hash only.
+		cur, err := t.c.readCurrent(ctx, tr, safety.FileWrite, path, true)
+		var fl *failure
+		if errors.As(err, &fl) {
+			cur, err = current{existed: true}, nil
+		}
+		if err != nil {
+			return Output{}, err
+		}
+		fc := change(path, cur, nil)
+		fc.NewSHA256 = "" // not known before the stream
+		if err := t.c.beforeChange(ctx, tr, fc, cur.data); err != nil {
+			return Output{}, fmt.Errorf("undo journal for %s: %w", path, err)
+		}
+	}
+	r := &progressReader{r: f, total: fi.Size(), report: t.report(path)}
+	n, err := tr.WriteFile(ctx, path, r, fi.Mode().Perm())
+	if err != nil {
+		return Output{}, fileErr(ctx, "upload to", path, err)
+	}
+	out := TextOutput(fmt.Sprintf("uploaded %s to %s (%d bytes)\n", local, path, n))
+	out.FilesChanged = []FileChange{{Path: path, Existed: true}}
+	return out, nil
+}
+
+func (t *Transfer) down(ctx context.Context, tr transport.Transport, local, remote string) (Output, error) {
+	path, err := t.c.resolve(ctx, tr, safety.FileRead, remote)
+	if err != nil {
+		return Output{}, err
+	}
+	fi, err := tr.Stat(ctx, path)
+	if err != nil {
+		return Output{}, fileErr(ctx, "stat", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Output{}, fail("%s is not a regular file", path)
+	}
+	if st, err := os.Stat(local); err == nil && st.IsDir() {
+		local = filepath.Join(local, filepath.Base(path))
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(local), "."+filepath.Base(local)+".agent-*")
+	if err != nil {
+		return Output{}, fail("%v", unwrapPath(err))
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	w := &progressWriter{w: tmp, total: fi.Size(), report: t.report(path)}
+	n, err := tr.ReadFile(ctx, path, w)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return Output{}, fileErr(ctx, "download", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), fi.Mode().Perm()); err != nil {
+		return Output{}, fmt.Errorf("download %s: %w", local, err)
+	}
+	if err := os.Rename(tmp.Name(), local); err != nil {
+		return Output{}, fail("%v", unwrapPath(err))
+	}
+	return TextOutput(fmt.Sprintf("downloaded %s to %s (%d bytes)\n", path, local, n)), nil
+}
+
+func (t *Transfer) report(path string) func(done, total int64) {
+	if t.c.progress == nil {
+		return nil
+	}
+	return func(done, total int64) { t.c.progress(t.name, path, done, total) }
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}
+
+type progressReader struct {
+	r           io.Reader
+	done, total int64
+	report      func(done, total int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.done += int64(n)
+	if p.report != nil && n > 0 {
+		p.report(p.done, p.total)
+	}
+	return n, err
+}
+
+type progressWriter struct {
+	w           io.Writer
+	done, total int64
+	report      func(done, total int64)
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.done += int64(n)
+	if p.report != nil && n > 0 {
+		p.report(p.done, p.total)
+	}
+	return n, err
+}
