@@ -206,7 +206,7 @@ func TestExecuteCommand(t *testing.T) {
 				isErr  bool
 			}{
 				{map[string]any{"command": "echo 1"}, "1\n", false},
-				{map[string]any{"command": "touch x"}, "", false},
+				{map[string]any{"command": "touch x", "cwd": tg.dir}, "", false}, // no output: the empty observation
 				{map[string]any{"command": "echo out; echo err >&2; exit 3"}, "[ERROR]: err\nout\n[exit code 3]", true},
 				{map[string]any{"command": "pwd", "cwd": tg.dir}, tg.dir + "\n", false},
 				{map[string]any{"command": "sleep 5", "timeout": 1}, "[ERROR]: ", true}, // stderr may hold "Killed" first
