@@ -21,9 +21,10 @@ import (
 // /bin/sh (bench/: that start-up is most of a step's latency).
 //
 // Each command still gets what a session of its own gives it: it runs as
-// `setsid /bin/sh -c wrapper …` (the same wrapper as the session path:
-// marker with its PID, cd, eval) in a new session and process group with
-// stdin from /dev/null, so a timeout kills exactly its process group. After
+// `/bin/sh -c wrapper …` (the same wrapper as the session path: marker with
+// its PID, cd, eval) in a process group of its own — a bash job with job
+// control on, or setsid(1) under /bin/sh — with stdin from /dev/null, so a
+// timeout kills exactly its process group. After
 // it exits the worker prints an end marker with a fresh random nonce on
 // stdout ("NONCE:STATUS:BG") and on stderr ("NONCE"), which delimit its
 // output; BG is 1 when processes of its group are still running. Such a
@@ -31,8 +32,8 @@ import (
 // streams, and their later output must not be taken for the next command's.
 // A retired worker is drained until its channel closes.
 //
-// Hosts without setsid(1), commands with stdin, and commands arriving while
-// the worker is busy take the session path.
+// Hosts with neither bash nor setsid(1), commands with stdin, and commands
+// arriving while the worker is busy take the session path.
 type worker struct {
 	c      *conn
 	sess   *gossh.Session
@@ -44,14 +45,29 @@ type worker struct {
 	broken bool // set under busy: the worker must not be used again
 }
 
+// workerCommand starts the worker shell: bash when the host has it (its
+// job control gives every background job a process group of its own
+// without another exec — a third cheaper per step than setsid(1)), else
+// /bin/sh.
+const workerCommand = `exec /bin/sh -c 'command -v bash >/dev/null 2>&1 && exec bash --noprofile --norc -s; exec /bin/sh -s'`
+
 // workerScript is sent first on the worker's stdin. agent_run NONCE CMD DIR
-// PIDNONCE runs one command.
-var workerScript = `command -v setsid >/dev/null 2>&1 || exit 97
+// PIDNONCE runs one command: the wrapper under /bin/sh (whatever the worker
+// shell is), in a process group of its own. wait's stderr is discarded:
+// bash would report a job killed by a signal there ("[1]+ Terminated"),
+// which is not the command's output.
+var workerScript = `if [ -n "${BASH_VERSION:-}" ]; then
+	set -m
+	agent_spawn() { ( exec /bin/sh -c "$agent_wrapper" agent "$@" ) </dev/null & }
+else
+	command -v setsid >/dev/null 2>&1 || exit 97
+	agent_spawn() { setsid /bin/sh -c "$agent_wrapper" agent "$@" </dev/null & }
+fi
 agent_wrapper=` + shellQuote(wrapper) + `
 agent_run() {
-	setsid /bin/sh -c "$agent_wrapper" agent "$2" "$3" "$4" </dev/null &
+	agent_spawn "$2" "$3" "$4"
 	agent_pid=$!
-	wait "$agent_pid"
+	wait "$agent_pid" 2>/dev/null
 	agent_st=$?
 	agent_bg=0
 	kill -0 -"$agent_pid" 2>/dev/null && agent_bg=1
@@ -76,7 +92,7 @@ func startWorker(ctx context.Context, c *conn) (*worker, error) {
 		return nil, fmt.Errorf("worker stdin: %w", err)
 	}
 	sess.Stdout, sess.Stderr = &w.out, &w.errs
-	if err := sess.Start("exec /bin/sh -s"); err != nil {
+	if err := sess.Start(workerCommand); err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("worker start: %w", err)
 	}
@@ -98,7 +114,7 @@ func startWorker(ctx context.Context, c *conn) (*worker, error) {
 	case <-done:
 		return w, nil
 	case <-w.exited:
-		return nil, errors.New("worker start: the host's shell exited (no setsid?)")
+		return nil, errors.New("worker start: the host's shell exited (neither bash nor setsid?)")
 	case <-timer.C:
 	case <-ctx.Done():
 	}

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +86,46 @@ func TestWorkerKilledByItsCommand(t *testing.T) {
 	}
 }
 
-// A host without setsid(1) gets one session per command, with a warning.
+// A host with setsid(1) but no bash runs the worker under /bin/sh: commands
+// still share it, and a timeout still kills exactly the command's group.
+func TestWorkerSetsidWithoutBash(t *testing.T) {
+	bin := t.TempDir()
+	marker := filepath.Join(bin, fmt.Sprintf("agentsleep%d", time.Now().UnixNano()))
+	for link, target := range map[string]string{filepath.Join(bin, "setsid"): "setsid", marker: "sleep"} {
+		p, err := exec.LookPath(target)
+		if err != nil {
+			t.Skipf("no %s here", target)
+		}
+		if err := os.Symlink(p, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin) // no bash: the worker is /bin/sh with setsid
+	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	var warns warnings
+	tr := dial(t, hostConfig(srv.Host), Options{Warn: warns.warn})
+	first := runOK(t, tr, transport.Command{Command: "echo $PPID; echo ${BASH_VERSION:-nobash}"}).Stdout
+	if got := runOK(t, tr, transport.Command{Command: "echo $PPID; echo ${BASH_VERSION:-nobash}"}).Stdout; got != first || !strings.HasSuffix(got, "nobash\n") {
+		t.Fatalf("second command %q, first %q: not the same /bin/sh worker", got, first)
+	}
+	_, err := tr.Run(context.Background(), transport.Command{Command: marker + " 1000 & " + marker + " 1001", Timeout: 300 * time.Millisecond})
+	if !errors.Is(err, transport.ErrTimeout) {
+		t.Fatalf("err = %v, want timeout", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for exec.Command("pgrep", "-f", marker).Run() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the command's processes survived the timeout")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if w := warns.String(); w != "" {
+		t.Errorf("warnings: %q", w)
+	}
+}
+
+// A host with neither bash nor setsid(1) gets one session per command, with
+// a warning.
 func TestWorkerFallbackWithoutSetsid(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // the in-process server's commands inherit it
 	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
