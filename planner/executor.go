@@ -1,0 +1,293 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/tools"
+	"github.com/autoshell/agent/transport"
+)
+
+// ExecutorConfig is what an Executor needs. Transport is required; the
+// rest have usable zero values, noted per field.
+type ExecutorConfig struct {
+	Transport transport.Transport
+	// Registry runs the tools. When nil, the executor builds
+	// tools.Default(Policy) wired to itself: check_condition evaluates over
+	// Vars, file changes are journaled in Journal first, and home lookups
+	// are shared with risk classification. A Registry given here must be
+	// wired by the caller (tools.WithBeforeChange(e.BeforeChange),
+	// tools.WithConditionEvaluator(vars.Eval)).
+	Registry *tools.Registry
+	// ToolOptions are extra options for the registry the executor builds
+	// (e.g. tools.WithProgress).
+	ToolOptions []tools.Option
+	// Policy classifies risk; the zero Policy is not useful, use
+	// safety.DefaultPolicy().
+	Policy safety.Policy
+	// Approver decides on medium and high steps; nil denies them all
+	// (safety.ModeNever without a prompter).
+	Approver *safety.Approver
+	// Audit receives one line per step, denied and skipped ones included;
+	// nil: no audit log.
+	Audit *safety.Audit
+	// Journal records a file's previous content before any change; nil: no
+	// undo journal. A Journal that fails refuses the change.
+	Journal *safety.Journal
+	// Session is the session id written to the audit log and events.
+	Session string
+	// Host names the host in events and the audit log; default
+	// Transport.Host().Name.
+	Host string
+	// Emit receives every event, synchronously; nil: none.
+	Emit func(Event)
+	// DryRun runs safe steps only; medium and high ones are shown (file
+	// changes as a diff) and recorded as skipped.
+	DryRun bool
+	// Vars is the execution context; nil: a new one. --var values go in
+	// before the run and take precedence over a plan's vars.
+	Vars *execctx.Context
+	// Phase is the phase number RunStep reports until RunPlan sets it.
+	Phase int
+}
+
+// Executor runs steps on one host: condition, templating, validation,
+// risk, approval, undo journal, the tool, the record, the audit line and
+// the event, in that order (see RunStep). It is not safe for concurrent
+// use; run one per host.
+type Executor struct {
+	cfg   ExecutorConfig
+	reg   *tools.Registry
+	vars  *execctx.Context
+	host  string
+	phase int
+	n     int // steps started
+
+	// dryUnset holds variables that a step skipped by --dry-run would have
+	// set: later steps that need them are skipped too, not failed.
+	dryUnset map[string]bool
+
+	homeOnce sync.Mutex
+	home     string
+}
+
+// NewExecutor returns an Executor; it panics without a Transport, which is
+// a programming error.
+func NewExecutor(cfg ExecutorConfig) *Executor {
+	if cfg.Transport == nil {
+		panic("planner: ExecutorConfig.Transport is nil")
+	}
+	e := &Executor{cfg: cfg, vars: cfg.Vars, host: cfg.Host, phase: cfg.Phase, dryUnset: map[string]bool{}}
+	if e.vars == nil {
+		e.vars = execctx.New()
+	}
+	if e.host == "" {
+		e.host = cfg.Transport.Host().Name
+	}
+	if e.cfg.Approver == nil {
+		e.cfg.Approver = safety.NewApprover(safety.ModeNever, nil)
+	}
+	e.reg = cfg.Registry
+	if e.reg == nil {
+		opts := append([]tools.Option{
+			tools.WithBeforeChange(e.BeforeChange),
+			tools.WithConditionEvaluator(e.vars.Eval),
+			tools.WithHome(func(ctx context.Context, _ transport.Transport) (string, error) { return e.homeDir(ctx) }),
+		}, cfg.ToolOptions...)
+		e.reg = tools.Default(cfg.Policy, opts...)
+	}
+	return e
+}
+
+// Vars returns the execution context the executor records into.
+func (e *Executor) Vars() *execctx.Context { return e.vars }
+
+// Registry returns the tools the executor runs.
+func (e *Executor) Registry() *tools.Registry { return e.reg }
+
+// journalError marks a failure of the undo journal: the change was refused.
+type journalError struct{ err error }
+
+func (j *journalError) Error() string { return j.err.Error() }
+func (j *journalError) Unwrap() error { return j.err }
+
+// BeforeChange is the tools.BeforeChangeFunc that records a file's
+// previous content in the Journal before a tool changes it; an error
+// refuses the change.
+func (e *Executor) BeforeChange(ctx context.Context, _ transport.Transport, ch tools.FileChange, old []byte) error {
+	if e.cfg.Journal == nil {
+		return nil
+	}
+	if err := e.cfg.Journal.Record(ctx, ch.Path, old, ch.Existed, ch.OldMode); err != nil {
+		return &journalError{err}
+	}
+	return nil
+}
+
+// homeDir is the target user's home, looked up once per executor: tools
+// resolve "~" against it and risk classification needs the same answer.
+func (e *Executor) homeDir(ctx context.Context) (string, error) {
+	e.homeOnce.Lock()
+	defer e.homeOnce.Unlock()
+	if e.home != "" {
+		return e.home, nil
+	}
+	tr := e.cfg.Transport
+	var home string
+	if hd, ok := tr.(tools.HomeDirer); ok {
+		h, err := hd.HomeDir(ctx)
+		if err != nil {
+			return "", fmt.Errorf("home directory on %s: %w", e.host, err)
+		}
+		home = h
+	} else {
+		res, err := tr.Run(ctx, transport.Command{Command: `printf '%s\n' "$HOME"`})
+		if err != nil {
+			return "", fmt.Errorf("home directory on %s: %w", e.host, err)
+		}
+		home = trimNewline(res.Stdout)
+		if res.ExitCode != 0 || len(home) == 0 || home[0] != '/' {
+			return "", fmt.Errorf("home directory on %s: $HOME is not an absolute path", e.host)
+		}
+	}
+	e.home = home
+	return home, nil
+}
+
+func trimNewline(s string) string {
+	if n := len(s); n > 0 && s[n-1] == '\n' {
+		return s[:n-1]
+	}
+	return s
+}
+
+func (e *Executor) emit(ev Event) {
+	if e.cfg.Emit != nil {
+		e.cfg.Emit(ev)
+	}
+}
+
+// Summary is how a plan ended on one host.
+type Summary struct {
+	Host    string
+	Session string
+	// Success: every step ran ok or was skipped.
+	Success                     bool
+	Steps                       int // steps that ended, whatever their status
+	OK, Errors, Skipped, Denied int
+	// Failed is the step that stopped the plan (status error or denied),
+	// nil when none did.
+	Failed *StepResult
+	// Err is the infrastructure error that stopped the run, if any.
+	Err      error
+	Duration time.Duration
+}
+
+// Text is the one-line summary for the done event and the terminal.
+func (s Summary) Text() string {
+	counts := fmt.Sprintf("%d %s: %d ok, %d skipped, %d failed, %d denied", s.Steps, plural(s.Steps, "step"),
+		s.OK, s.Skipped, s.Errors, s.Denied)
+	switch {
+	case s.Err != nil:
+		return fmt.Sprintf("stopped: %v (%s)", s.Err, counts)
+	case s.Failed != nil:
+		f := s.Failed
+		where := fmt.Sprintf("step %d (%s", f.Step, f.Tool)
+		if f.Line > 0 {
+			where += fmt.Sprintf(", line %d", f.Line)
+		}
+		where += ")"
+		return fmt.Sprintf("stopped at %s: %s — %s (%s)", where, f.Status, oneLine(f.Observation, 200), counts)
+	}
+	return counts
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// RunPlan runs every step of p, phase by phase, and stops at the first
+// step that fails (status error) or is denied: later steps were written
+// assuming it succeeded. A skipped step (false condition, or --dry-run)
+// does not stop the plan. The plan's vars are set first unless Vars
+// already holds them (--var wins). p should have passed Validate.
+//
+// The error is non-nil only when the run broke (lost connection,
+// interruption, a failing audit log); the Summary says how far it got
+// either way, and a done event is always emitted.
+func (e *Executor) RunPlan(ctx context.Context, p *Plan) (Summary, error) {
+	start := time.Now()
+	sum := Summary{Host: e.host, Session: e.cfg.Session}
+	for _, name := range sortedKeys(p.Vars) {
+		if _, ok := e.vars.Get(name); ok {
+			continue
+		}
+		if err := e.vars.Set(name, p.Vars[name]); err != nil {
+			return e.done(sum, start, fmt.Errorf("plan var %s: %w", name, err))
+		}
+	}
+	pe := &PlanEvent{Event: EventPlan, Host: e.host, Session: e.cfg.Session, Plan: p.Name, DryRun: e.cfg.DryRun}
+	for _, ph := range p.Phases {
+		pe.Phases = append(pe.Phases, phaseInfo(ph))
+	}
+	e.emit(pe)
+	for _, ph := range p.Phases {
+		e.phase = ph.Phase
+		e.emit(&PhaseEvent{Event: EventPhase, Host: e.host, PhaseInfo: phaseInfo(ph)})
+		for _, st := range ph.Steps {
+			res, err := e.RunStep(ctx, st)
+			if res.Status != "" {
+				sum.Steps++
+				switch res.Status {
+				case execctx.StatusOK:
+					sum.OK++
+				case execctx.StatusError:
+					sum.Errors++
+				case execctx.StatusSkipped:
+					sum.Skipped++
+				case execctx.StatusDenied:
+					sum.Denied++
+				}
+			}
+			if err != nil {
+				return e.done(sum, start, err)
+			}
+			if res.Status == execctx.StatusError || res.Status == execctx.StatusDenied {
+				r := res
+				sum.Failed = &r
+				return e.done(sum, start, nil)
+			}
+		}
+	}
+	sum.Success = true
+	return e.done(sum, start, nil)
+}
+
+func phaseInfo(ph Phase) PhaseInfo {
+	return PhaseInfo{Phase: ph.Phase, Goal: ph.Goal, Description: ph.Description, SuccessCriteria: ph.SuccessCriteria, Steps: len(ph.Steps)}
+}
+
+func (e *Executor) done(sum Summary, start time.Time, err error) (Summary, error) {
+	sum.Err = err
+	sum.Duration = time.Since(start)
+	if err != nil {
+		sum.Success = false
+	}
+	ev := &DoneEvent{Event: EventDone, Host: e.host, Session: e.cfg.Session, Status: "failed", Summary: sum.Text(),
+		Steps: sum.Steps, OK: sum.OK, Errors: sum.Errors, Skipped: sum.Skipped, Denied: sum.Denied}
+	if sum.Success {
+		ev.Status = "success"
+	}
+	if sum.Failed != nil {
+		ev.FailedStep = sum.Failed.Step
+	}
+	e.emit(ev)
+	return sum, err
+}

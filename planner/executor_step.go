@@ -1,0 +1,333 @@
+package planner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/tools"
+)
+
+// StepResult is how one step ended.
+type StepResult struct {
+	Step  int // 1-based position in the run
+	Phase int
+	Line  int // in the plan file; 0 if unknown
+	Tool  string
+	// Description is the step's own.
+	Description string
+	// Params are the resolved parameters (as written when resolution
+	// failed).
+	Params map[string]any
+	Status execctx.Status
+	// Observation is the string the LLM sees (DESIGN.md "Observations").
+	Observation string
+	// Output is the tool's output when it ran (or was previewed).
+	Output tools.Output
+	// Command is the resolved shell line, Path the resolved file.
+	Command, Path string
+	Risk          safety.Assessment
+	Decision      safety.Decision
+	// DryRun: the step was not run because of --dry-run.
+	DryRun   bool
+	Diff     string
+	Duration time.Duration
+}
+
+// RunStep runs one step, in this order:
+//
+//  1. its condition, over the variables: false → skipped (observation
+//     "[skipped: condition … was false]"); an error → status error with
+//     the message, never true or false;
+//  2. {{var}} templating of the parameters (an unknown variable → error);
+//  3. the parameters against the tool's schema;
+//  4. risk, on the resolved step: the command line a shell tool runs, the
+//     resolved path of a file tool; upload/download are at least medium;
+//  5. approval (with the diff of a file change when a person is asked);
+//     denied → "[denied by safety policy: <reason>]", nothing runs. In a
+//     dry run, medium and high steps are only previewed and skipped;
+//  6. the tool, after the undo journal has stored the file it changes;
+//  7. the record in Vars (save_output_as, last), the audit line, the
+//     step event.
+//
+// A tool's Go error (connection lost, interrupted) is returned and the
+// run should stop; everything a model could fix is a StepResult with
+// status error.
+func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
+	if err := ctx.Err(); err != nil {
+		return StepResult{}, err
+	}
+	e.n++
+	start := time.Now()
+	r := StepResult{Step: e.n, Phase: e.phase, Line: st.Line, Tool: st.Tool, Description: st.Description, Params: st.Parameters}
+	if r.Params == nil {
+		r.Params = map[string]any{}
+	}
+	if e.cfg.DryRun {
+		if name := e.needsDryUnset(st); name != "" {
+			r.Status, r.DryRun = execctx.StatusSkipped, true
+			r.Observation = fmt.Sprintf("[skipped: dry run — needs %s, which a step not run in this dry run sets]", name)
+			return e.finish(ctx, st, r, start, nil)
+		}
+	}
+	if st.Condition != "" {
+		ok, err := e.vars.Eval(st.Condition)
+		if err != nil {
+			return e.fail(ctx, st, r, start, "condition: "+err.Error())
+		}
+		if !ok {
+			r.Status = execctx.StatusSkipped
+			r.Observation = "[skipped: condition " + st.Condition + " was false]"
+			return e.finish(ctx, st, r, start, nil)
+		}
+	}
+	params, err := e.vars.ResolveParams(st.Parameters)
+	if err != nil {
+		return e.fail(ctx, st, r, start, err.Error())
+	}
+	r.Params = params
+	if err := e.reg.Validate(st.Tool, params); err != nil {
+		return e.fail(ctx, st, r, start, err.Error())
+	}
+	cls, err := e.classify(ctx, st.Tool, params)
+	if err != nil {
+		return e.finish(ctx, st, r, start, err)
+	}
+	r.Command, r.Path, r.Risk = cls.command, cls.path, cls.risk
+	if cls.refused != nil {
+		return e.fail(ctx, st, r, start, fmt.Sprintf("%s: %v", st.Tool, cls.refused))
+	}
+	e.emit(&StepStartEvent{Event: EventStepStart, Host: e.host, Phase: r.Phase, Step: r.Step, Tool: st.Tool,
+		Description: st.Description, Parameters: params, Command: r.Command, Path: r.Path, Risk: r.Risk.Level.String()})
+
+	if e.cfg.DryRun && r.Risk.Level > safety.Safe {
+		return e.dryRun(ctx, st, r, start)
+	}
+	req := safety.Request{Host: e.host, Tool: st.Tool, Params: params, Command: r.Command, Path: r.Path, Risk: r.Risk}
+	if e.mayAsk(r.Risk.Level) {
+		if out, ok, err := e.preview(ctx, st.Tool, params); err != nil {
+			return e.finish(ctx, st, r, start, err)
+		} else if ok {
+			req.Diff = out.Diff
+		}
+	}
+	d, err := e.cfg.Approver.Decide(ctx, req)
+	r.Decision = d
+	if err != nil {
+		r.Status = execctx.StatusDenied
+		r.Observation = "[denied by safety policy: " + d.Reason + "]"
+		return e.finish(ctx, st, r, start, err)
+	}
+	if !d.Allowed {
+		r.Status = execctx.StatusDenied
+		r.Observation = "[denied by safety policy: " + d.Reason + "]"
+		return e.finish(ctx, st, r, start, nil)
+	}
+
+	out, err := e.reg.Run(ctx, e.cfg.Transport, st.Tool, params)
+	var je *journalError
+	switch {
+	case errors.As(err, &je):
+		return e.fail(ctx, st, r, start, fmt.Sprintf("%s: %v; the change was refused because it could not be undone", st.Tool, je.err))
+	case err != nil:
+		r.Status = execctx.StatusError
+		r.Observation = "[ERROR]: " + err.Error()
+		return e.finish(ctx, st, r, start, fmt.Errorf("step %d (%s): %w", r.Step, st.Tool, err))
+	}
+	r.Output, r.Observation, r.Diff = out, out.Observation, out.Diff
+	r.Status = execctx.StatusOK
+	if out.IsError {
+		r.Status = execctx.StatusError
+	}
+	return e.finish(ctx, st, r, start, nil)
+}
+
+// needsDryUnset returns a variable the step uses that a step skipped by
+// the dry run would have set, or "".
+func (e *Executor) needsDryUnset(st Step) string {
+	if len(e.dryUnset) == 0 {
+		return ""
+	}
+	names, _ := execctx.ParamVars(st.Parameters)
+	if st.Condition != "" {
+		cv, _ := execctx.ConditionVars(st.Condition)
+		names = append(names, cv...)
+	}
+	if c, ok := st.Parameters["condition"].(string); ok && st.Tool == conditionTool {
+		cv, _ := execctx.ConditionVars(c)
+		names = append(names, cv...)
+	}
+	for _, n := range names {
+		if e.dryUnset[n] {
+			return n
+		}
+	}
+	return ""
+}
+
+// dryRun shows a medium or high step without running it.
+func (e *Executor) dryRun(ctx context.Context, st Step, r StepResult, start time.Time) (StepResult, error) {
+	r.Status, r.DryRun = execctx.StatusSkipped, true
+	r.Observation = fmt.Sprintf("[skipped: dry run — %s risk step not run]", r.Risk.Level)
+	out, ok, err := e.preview(ctx, st.Tool, r.Params)
+	if err != nil {
+		return e.finish(ctx, st, r, start, err)
+	}
+	if ok {
+		r.Output, r.Diff = out, out.Diff
+		if out.IsError {
+			r.Observation += "\n" + out.Observation
+		}
+	}
+	if st.SaveOutputAs != "" {
+		e.dryUnset[st.SaveOutputAs] = true
+	}
+	return e.finish(ctx, st, r, start, nil)
+}
+
+// mayAsk reports whether the approver may put a step of level l to a
+// person, so that the diff of a file change is worth computing.
+func (e *Executor) mayAsk(l safety.Level) bool {
+	switch m := e.cfg.Approver.Mode(); {
+	case l == safety.Safe, m == safety.ModeNever, m == safety.ModeAll:
+		return false
+	case m == safety.ModeMedium:
+		return l == safety.High
+	}
+	return true
+}
+
+// preview computes a file tool's change without making it; ok is false
+// for tools that are not Previewers.
+func (e *Executor) preview(ctx context.Context, tool string, params map[string]any) (tools.Output, bool, error) {
+	t, found := e.reg.Lookup(tool)
+	pv, ok := t.(tools.Previewer)
+	if !found || !ok {
+		return tools.Output{}, false, nil
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return tools.Output{}, false, nil
+	}
+	out, err := pv.Preview(ctx, e.cfg.Transport, raw)
+	if err != nil {
+		return tools.Output{}, false, fmt.Errorf("preview step %d (%s): %w", e.n, tool, err)
+	}
+	return out, true, nil
+}
+
+// fail ends the step with status error and a model-visible message.
+func (e *Executor) fail(ctx context.Context, st Step, r StepResult, start time.Time, msg string) (StepResult, error) {
+	r.Status = execctx.StatusError
+	r.Output = tools.ErrorOutput("%s", msg)
+	r.Observation = r.Output.Observation
+	return e.finish(ctx, st, r, start, nil)
+}
+
+// finish records the step in Vars, writes its audit line and emits its
+// event. runErr is the run-stopping error, if any, returned as is unless
+// the audit log fails too.
+func (e *Executor) finish(ctx context.Context, st Step, r StepResult, start time.Time, runErr error) (StepResult, error) {
+	r.Duration = time.Since(start)
+	if r.Status == "" {
+		r.Status = execctx.StatusError
+	}
+	rec := execctx.StepRecord{
+		Tool: st.Tool, Description: st.Description, Params: r.Params, Status: r.Status,
+		ExitCode: r.Output.ExitCode, Stdout: r.Output.Stdout, Stderr: r.Output.Stderr, Output: r.Observation,
+		Duration: r.Duration, SaveAs: st.SaveOutputAs, Files: fileAccesses(r),
+	}
+	if r.DryRun {
+		rec.Stdout, rec.Stderr, rec.ExitCode = "", "", 0
+	}
+	if b, ok := r.Output.Value.(bool); ok && !r.DryRun {
+		rec.Value = b
+	}
+	var errs []error
+	if runErr != nil {
+		errs = append(errs, runErr)
+	}
+	if err := e.vars.Record(rec); err != nil && r.Status == execctx.StatusOK {
+		r.Status = execctx.StatusError
+		r.Observation = strings.TrimSpace(r.Observation + "\n[ERROR]: " + err.Error())
+	}
+	if err := e.audit(ctx, r, runErr); err != nil {
+		errs = append(errs, err)
+	}
+	ev := &StepEvent{Event: EventStep, Host: e.host, Phase: r.Phase, Step: r.Step, Line: r.Line, Tool: r.Tool,
+		Description: r.Description, Parameters: r.Params, Status: string(r.Status), ExitCode: r.Output.ExitCode,
+		Output: r.Observation, DurationMS: r.Duration.Milliseconds(), Command: r.Command, Path: r.Path,
+		Reasons: r.Risk.Reasons, Decision: r.Decision.Reason, Diff: r.Diff, DryRun: r.DryRun}
+	if r.Command != "" || r.Path != "" || r.Decision.Reason != "" {
+		ev.Risk = r.Risk.Level.String()
+	}
+	if st.SaveOutputAs != "" && (r.Status == execctx.StatusOK || r.Status == execctx.StatusError) {
+		ev.SavedAs = st.SaveOutputAs
+	}
+	e.emit(ev)
+	return r, errors.Join(errs...)
+}
+
+func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error {
+	if e.cfg.Audit == nil {
+		return nil
+	}
+	ent := safety.Entry{Session: e.cfg.Session, Host: e.host, Tool: r.Tool, Params: r.Params, Risk: r.Risk,
+		By: r.Decision.By, Output: r.Observation, Duration: r.Duration}
+	switch {
+	case r.Status == execctx.StatusDenied:
+		ent.Decision = safety.AuditDenied
+	case r.Status == execctx.StatusSkipped:
+		ent.Decision = safety.AuditSkipped
+	case r.Decision.Allowed:
+		ent.Decision = safety.AuditAllowed
+		code := r.Output.ExitCode
+		ent.ExitCode = &code
+	default:
+		// Not run: the step failed before approval (condition,
+		// templating, parameters, a refused path).
+		ent.Decision = safety.AuditSkipped
+		ent.Error = strings.TrimPrefix(r.Observation, "[ERROR]: ")
+	}
+	if runErr != nil {
+		ent.Error = runErr.Error()
+	}
+	if err := e.cfg.Audit.Log(ctx, ent); err != nil {
+		return fmt.Errorf("step %d: %w", r.Step, err)
+	}
+	return nil
+}
+
+// fileAccesses lists the files a step read or changed, for the context.
+func fileAccesses(r StepResult) []execctx.FileAccess {
+	if r.Status != execctx.StatusOK || r.Path == "" {
+		return nil
+	}
+	switch r.Tool {
+	case tools.ReadFileName:
+		return []execctx.FileAccess{{Op: execctx.FileRead, Path: r.Path}}
+	case tools.WriteFileName:
+		return []execctx.FileAccess{{Op: execctx.FileWritten, Path: r.Path}}
+	case tools.EditFileName:
+		return []execctx.FileAccess{{Op: execctx.FileEdited, Path: r.Path}}
+	}
+	return nil
+}
+
+// oneLine shortens s to one line of at most n bytes for summaries.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}

@@ -1,0 +1,261 @@
+package planner
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/transport/local"
+)
+
+// harness runs plans locally with a fake prompter and collects events.
+type harness struct {
+	t      *testing.T
+	dir    string
+	state  string
+	events []Event
+	asked  []safety.Request
+	answer bool
+	audit  *safety.Audit
+	jrnl   *safety.Journal
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{t: t, dir: t.TempDir(), state: t.TempDir()}
+	a, err := safety.OpenAudit(filepath.Join(h.state, "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	h.audit = a
+	j, err := safety.OpenJournal(h.state, "s1", "local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.jrnl = j
+	return h
+}
+
+func (h *harness) executor(mode safety.Mode, dry bool, vars map[string]string) *Executor {
+	h.t.Helper()
+	tr, err := local.New()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx := execctx.New()
+	for k, v := range vars {
+		if err := ctx.Set(k, v); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	prompter := safety.PrompterFunc(func(_ context.Context, req safety.Request) (safety.Decision, error) {
+		h.asked = append(h.asked, req)
+		return safety.Decision{Allowed: h.answer}, nil
+	})
+	return NewExecutor(ExecutorConfig{
+		Transport: tr, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(mode, prompter),
+		Audit: h.audit, Journal: h.jrnl, Session: "s1", DryRun: dry, Vars: ctx,
+		Emit: func(ev Event) { h.events = append(h.events, ev) },
+	})
+}
+
+func (h *harness) write(name, content string) string {
+	h.t.Helper()
+	p := filepath.Join(h.dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+func (h *harness) read(p string) string {
+	h.t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (h *harness) steps() []*StepEvent {
+	var out []*StepEvent
+	for _, ev := range h.events {
+		if s, ok := ev.(*StepEvent); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (h *harness) auditLines() []map[string]any {
+	h.t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(h.read(filepath.Join(h.state, "audit.log"))), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			h.t.Fatalf("audit line %q: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestExecutorFixScript(t *testing.T) {
+	h := newHarness(t)
+	script := h.write("a.sh", "#!/bin/sh\necho 1\n")
+	p, err := ParseFile("../examples/fix-script.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := h.executor(safety.ModeMedium, false, map[string]string{"script": script})
+	sum, err := e.RunPlan(context.Background(), p)
+	if err != nil || !sum.Success {
+		t.Fatalf("RunPlan: %v, %+v", err, sum)
+	}
+	if got := h.read(script); got != "#!/bin/sh\necho 2\n" {
+		t.Errorf("script = %q", got)
+	}
+	if v, _ := e.Vars().Get("verified"); v != true {
+		t.Errorf("verified = %v", v)
+	}
+	if sum.OK != 6 || sum.Steps != 6 {
+		t.Errorf("summary %+v", sum)
+	}
+	done, ok := h.events[len(h.events)-1].(*DoneEvent)
+	if !ok || done.Status != "success" {
+		t.Errorf("last event %#v", h.events[len(h.events)-1])
+	}
+	if n := len(h.auditLines()); n != 6 {
+		t.Errorf("%d audit lines, want 6", n)
+	}
+	// The journal holds the script as it was: undo restores it.
+	acts, err := h.jrnl.Restore(context.Background(), restorer{})
+	if err != nil || len(acts) != 1 {
+		t.Fatalf("Restore: %v %v", acts, err)
+	}
+	if got := h.read(script); got != "#!/bin/sh\necho 1\n" {
+		t.Errorf("after undo script = %q", got)
+	}
+}
+
+// restorer writes locally.
+type restorer struct{}
+
+func (restorer) WriteFile(ctx context.Context, path string, r io.Reader, perm os.FileMode) (int64, error) {
+	tr, _ := local.New()
+	return tr.WriteFile(ctx, path, r, perm)
+}
+
+func (restorer) Remove(_ context.Context, path string) error { return os.Remove(path) }
+
+func TestExecutorConditionFalseAndError(t *testing.T) {
+	h := newHarness(t)
+	e := h.executor(safety.ModeNever, false, nil)
+	ctx := context.Background()
+	res, err := e.RunStep(ctx, Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo hi"}, SaveOutputAs: "x"})
+	if err != nil || res.Status != execctx.StatusOK || res.Observation != "hi\n" {
+		t.Fatalf("echo: %+v %v", res, err)
+	}
+	res, _ = e.RunStep(ctx, Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo no"}, Condition: "x.strip() == 'bye'"})
+	if res.Status != execctx.StatusSkipped || res.Observation != "[skipped: condition x.strip() == 'bye' was false]" {
+		t.Errorf("false condition: %+v", res)
+	}
+	res, _ = e.RunStep(ctx, Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo no"}, Condition: "x.strip( == "})
+	if res.Status != execctx.StatusError || !strings.HasPrefix(res.Observation, "[ERROR]: condition") {
+		t.Errorf("bad condition: %+v", res)
+	}
+	res, _ = e.RunStep(ctx, Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo {{nope}}"}})
+	if res.Status != execctx.StatusError || !strings.Contains(res.Observation, "nope") {
+		t.Errorf("unknown var: %+v", res)
+	}
+	res, _ = e.RunStep(ctx, Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo err >&2; exit 3"}})
+	if res.Status != execctx.StatusError || res.Observation != "[ERROR]: err\n[exit code 3]" {
+		t.Errorf("exit 3: %+v", res)
+	}
+	lines := h.auditLines()
+	if len(lines) != 5 || lines[1]["decision"] != "skipped" || lines[3]["decision"] != "skipped" {
+		t.Errorf("audit: %v", lines)
+	}
+}
+
+func TestExecutorDenied(t *testing.T) {
+	h := newHarness(t)
+	f := h.write("f.txt", "old\n")
+	plan := &Plan{Phases: []Phase{{Phase: 1, Steps: []Step{
+		{Tool: "write_file", Parameters: map[string]any{"file_path": f, "content": "new\n"}},
+		{Tool: "execute_command", Parameters: map[string]any{"command": "echo after"}},
+	}}}}
+	// Without a prompter: denied by policy, the plan stops.
+	e := h.executor(safety.ModeNever, false, nil)
+	sum, err := e.RunPlan(context.Background(), plan)
+	if err != nil || sum.Success || sum.Denied != 1 || sum.Steps != 1 || sum.Failed == nil {
+		t.Fatalf("summary %+v %v", sum, err)
+	}
+	if got := h.read(f); got != "old\n" {
+		t.Errorf("file changed: %q", got)
+	}
+	if obs := sum.Failed.Observation; !strings.HasPrefix(obs, "[denied by safety policy: medium risk") {
+		t.Errorf("observation %q", obs)
+	}
+	if l := h.auditLines(); len(l) != 1 || l[0]["decision"] != "denied" {
+		t.Errorf("audit %v", l)
+	}
+	// Asked on a terminal: the prompt carries the diff; "no" denies.
+	e = h.executor(safety.ModeAsk, false, nil)
+	sum, _ = e.RunPlan(context.Background(), plan)
+	if sum.Denied != 1 || len(h.asked) != 1 || !strings.Contains(h.asked[0].Diff, "+new") || h.asked[0].Path != f {
+		t.Errorf("asked %+v, summary %+v", h.asked, sum)
+	}
+	h.answer = true
+	e = h.executor(safety.ModeAsk, false, nil)
+	if sum, _ = e.RunPlan(context.Background(), plan); !sum.Success || h.read(f) != "new\n" {
+		t.Errorf("approved: %+v, file %q", sum, h.read(f))
+	}
+}
+
+func TestExecutorDryRun(t *testing.T) {
+	h := newHarness(t)
+	f := h.write("c.txt", "debug: false\n")
+	plan := &Plan{Phases: []Phase{{Phase: 1, Steps: []Step{
+		{Tool: "read_file", Parameters: map[string]any{"file_path": f}, SaveOutputAs: "cfg"},
+		{Tool: "edit_file", Parameters: map[string]any{"file_path": f, "search_pattern": "false", "replacement": "true"}, Condition: "'false' in cfg"},
+		{Tool: "execute_command", Parameters: map[string]any{"command": "sh " + f}, SaveOutputAs: "out"},
+		{Tool: "check_condition", Parameters: map[string]any{"condition": "out == ''"}},
+	}}}}
+	e := h.executor(safety.ModeAll, true, nil)
+	sum, err := e.RunPlan(context.Background(), plan)
+	if err != nil || !sum.Success || sum.OK != 1 || sum.Skipped != 3 {
+		t.Fatalf("summary %+v %v", sum, err)
+	}
+	if got := h.read(f); got != "debug: false\n" {
+		t.Errorf("dry run changed the file: %q", got)
+	}
+	st := h.steps()
+	if !st[1].DryRun || !strings.Contains(st[1].Diff, "+debug: true") {
+		t.Errorf("edit step %+v", st[1])
+	}
+	if !strings.Contains(st[3].Output, "needs out") {
+		t.Errorf("dependent step %+v", st[3])
+	}
+}
+
+func TestExecutorJournalFailureRefusesChange(t *testing.T) {
+	h := newHarness(t)
+	f := h.write("big.txt", "0123456789")
+	h.jrnl.MaxBytes = 4
+	e := h.executor(safety.ModeAll, false, nil)
+	res, err := e.RunStep(context.Background(), Step{Tool: "write_file", Parameters: map[string]any{"file_path": f, "content": "x"}})
+	if err != nil || res.Status != execctx.StatusError || !strings.Contains(res.Observation, "refused") {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if got := h.read(f); got != "0123456789" {
+		t.Errorf("file changed: %q", got)
+	}
+}
