@@ -20,6 +20,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1
 	exitUsage       = 2
+	exitDenied      = 4 // a step needed approval that could not be given
 	exitInterrupted = 130
 )
 
@@ -53,6 +54,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{name: "exec", args: "[--ssh-host HOST] -- COMMAND…", summary: "run a shell command on the host as you typed it (no LLM, no safety check: it is yours)", run: runExec},
+		{name: "run", args: "PLAN.yaml [--ssh-host HOST] [--var k=v]… [--dry-run] [--json] [--approve MODE]", summary: "run a saved plan's steps on the host, with the safety checks (no LLM)", run: runRun},
+		{name: "undo", args: "[SESSION]", summary: "put back the files a session (default: the newest) changed", run: runUndo},
 		{name: "ssh-config", args: "HOST", summary: "print the SSH settings agent uses for HOST, in the format of `ssh -G`", run: runSSHConfig},
 		{name: "version", summary: "print the version", run: func(_ context.Context, a *app, _ []string) error {
 			fmt.Fprintln(a.stdout, "agent", version)

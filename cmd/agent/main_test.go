@@ -37,6 +37,10 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("HOME", home)
 			env.Setenv("SSH_AUTH_SOCK", "")
+			// No terminal to ask for approvals, state kept in the script's
+			// work directory.
+			env.Setenv("CI", "true")
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "state"))
 			env.Setenv("REMOTE_HOME", srv.Home)
 			env.Setenv("REMOTE_USER", srv.User)
 			env.Setenv("REMOTE_PORT", srv.Addr[len("127.0.0.1:"):])

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/tools"
+)
+
+// runOptions are `agent run`'s flags.
+type runOptions struct {
+	host    hostOptions
+	vars    []string
+	dryRun  bool
+	json    bool
+	approve string
+}
+
+func (o *runOptions) addFlags(fs *pflag.FlagSet) {
+	o.host.addFlags(fs)
+	fs.StringArrayVar(&o.vars, "var", nil, "set variable `k=v` (repeatable; overrides the plan's vars)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "run safe steps only; show medium and high ones (file changes as a diff) without running them")
+	fs.BoolVar(&o.json, "json", false, "print one JSON event per line on stdout instead of the terminal view")
+	fs.StringVar(&o.approve, "approve", "", "`MODE` for risky steps: ask, never, medium or all (default: ask on a terminal, never otherwise)")
+}
+
+// mergeHost applies the host flags given after the command over the global
+// ones, so both `agent --ssh-host h run p` and `agent run p --ssh-host h` work.
+func mergeHost(dst *hostOptions, src hostOptions, fs *pflag.FlagSet) {
+	if fs.Changed("ssh-host") {
+		dst.sshHost = src.sshHost
+	}
+	if fs.Changed("ssh-config") {
+		dst.configFile = src.configFile
+	}
+	if fs.Changed("user") {
+		dst.user = src.user
+	}
+	if fs.Changed("port") {
+		dst.port = src.port
+	}
+	if fs.Changed("identity") {
+		dst.identities = append(dst.identities, src.identities...)
+	}
+}
+
+// runRun is `agent run PLAN.yaml`: the whole plan is parsed and validated
+// before anything runs (exit 2 with file:line), then run step by step on
+// the host with the safety machinery of planner.Executor.
+func runRun(ctx context.Context, a *app, args []string) error {
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	var o runOptions
+	o.addFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(a.stderr, "Usage: agent run PLAN.yaml [flags]\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	mergeHost(&a.host, o.host, fs)
+	if fs.NArg() != 1 {
+		return usagef("run: want one plan file (agent run PLAN.yaml [--ssh-host HOST] [--var k=v]…)")
+	}
+	vars, err := parseVars(o.vars)
+	if err != nil {
+		return err
+	}
+	policy := safety.DefaultPolicy()
+	plan, err := loadPlan(fs.Arg(0), policy, vars)
+	if err != nil {
+		return err
+	}
+	var prompter safety.Prompter
+	var mode safety.Mode
+	if o.approve != "" {
+		if mode, err = safety.ParseMode(o.approve); err != nil {
+			return usagef("--approve: %v", err)
+		}
+	}
+	if mode != safety.ModeNever || o.approve == "" {
+		if p, closeTTY := newApprovalPrompter(); p != nil {
+			defer closeTTY()
+			prompter = p
+		}
+	}
+	if o.approve == "" {
+		mode = safety.DefaultMode(prompter != nil)
+	}
+
+	tr, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	host := tr.Host().Name
+	session := safety.NewSessionID()
+	stateDir, err := safety.StateDir()
+	if err != nil {
+		return err
+	}
+	auditPath, err := safety.AuditPath()
+	if err != nil {
+		return err
+	}
+	audit, err := safety.OpenAudit(auditPath)
+	if err != nil {
+		return err
+	}
+	defer audit.Close()
+	journal, err := safety.OpenJournal(stateDir, session, host)
+	if err != nil {
+		return err
+	}
+	journal.MaxBytes = policy.MaxWriteBytes
+
+	r := newRenderer(a, o.json)
+	exec := planner.NewExecutor(planner.ExecutorConfig{
+		Transport: tr, Policy: policy, Approver: safety.NewApprover(mode, prompter),
+		Audit: audit, Journal: journal, Session: session, Host: host,
+		Emit: r.event, DryRun: o.dryRun, Vars: vars,
+	})
+	sum, err := exec.RunPlan(ctx, plan)
+	r.finish(sum)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		return err
+	case sum.Success:
+		return nil
+	case sum.Failed != nil && sum.Failed.Status == execctx.StatusDenied:
+		return exitError{code: exitDenied}
+	}
+	return exitError{code: exitFailed}
+}
+
+// parseVars reads --var k=v into a new execution context.
+func parseVars(kvs []string) (*execctx.Context, error) {
+	vars := execctx.New()
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usagef("--var %q: want name=value", kv)
+		}
+		if err := vars.Set(k, v); err != nil {
+			return nil, usagef("--var %q: %v", kv, err)
+		}
+	}
+	return vars, nil
+}
+
+// loadPlan parses and validates the whole plan; every problem is a usage
+// error (exit 2) naming file:line, and nothing has run.
+func loadPlan(path string, policy safety.Policy, vars *execctx.Context) (*planner.Plan, error) {
+	plan, err := planner.ParseFile(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	var preset []string
+	for k := range vars.Vars() {
+		preset = append(preset, k)
+	}
+	if err := planner.Validate(plan, tools.Default(policy), preset); err != nil {
+		return nil, usageError{err}
+	}
+	return plan, nil
+}
+
+// newApprovalPrompter asks on the controlling terminal (/dev/tty), so
+// approvals work with stdout redirected; nil when there is none or CI is
+// "true" (then nothing can be approved and risky steps are denied).
+func newApprovalPrompter() (safety.Prompter, func()) {
+	if os.Getenv("CI") == "true" {
+		return nil, nil
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil, nil
+	}
+	if !isTerminal(tty) {
+		tty.Close()
+		return nil, nil
+	}
+	return &safety.LinePrompter{In: tty, Out: tty}, func() { tty.Close() }
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/tools"
+	"github.com/autoshell/agent/transport"
+)
+
+// runUndo is `agent undo [SESSION]`: it puts back every file the session
+// (default: the newest) changed, on the host the session ran on, newest
+// change first. The journal names the host: "local", or the name given to
+// --ssh-host, which undo dials again (the -F/-l/-p/-i flags apply). A
+// --ssh-host that names another host is refused; a session that ran on
+// several hosts needs --ssh-host to pick one.
+func runUndo(ctx context.Context, a *app, args []string) error {
+	fs := pflag.NewFlagSet("undo", pflag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	var host hostOptions
+	host.addFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(a.stderr, "Usage: agent undo [SESSION] [flags]\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	mergeHost(&a.host, host, fs)
+	if fs.NArg() > 1 {
+		return usagef("undo: at most one session id")
+	}
+	stateDir, err := safety.StateDir()
+	if err != nil {
+		return err
+	}
+	sessions, err := safety.ListSessions(stateDir)
+	if err != nil {
+		return err
+	}
+	info, err := pickSession(sessions, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	target, err := undoHost(info, a.host.sshHost)
+	if err != nil {
+		return err
+	}
+	journal, err := safety.OpenJournal(stateDir, info.ID, target)
+	if err != nil {
+		return err
+	}
+	opened := a.host
+	opened.sshHost = ""
+	if target != "local" {
+		opened.sshHost = target
+	}
+	a.host = opened
+	tr, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	actions, err := journal.Restore(ctx, restorer{tr})
+	for _, act := range actions {
+		fmt.Fprintf(a.stdout, "%s: %s\n", target, act)
+	}
+	if errors.Is(err, safety.ErrAlreadyRestored) {
+		fmt.Fprintf(a.stdout, "session %s on %s was already restored; nothing to do\n", info.ID, target)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("undo session %s on %s: %w", info.ID, target, err)
+	}
+	fmt.Fprintf(a.stdout, "undid session %s on %s: %d %s restored\n", info.ID, target, len(actions), pluralize(len(actions), "file"))
+	return nil
+}
+
+// pickSession finds id among sessions, or the newest when id is "".
+func pickSession(sessions []safety.SessionInfo, id string) (safety.SessionInfo, error) {
+	if id != "" {
+		if err := safety.CheckSessionID(id); err != nil {
+			return safety.SessionInfo{}, usageError{err}
+		}
+	}
+	for _, s := range sessions {
+		if id == "" || s.ID == id {
+			if s.Err != nil {
+				return s, fmt.Errorf("session %s: %w", s.ID, s.Err)
+			}
+			return s, nil
+		}
+	}
+	if id == "" {
+		return safety.SessionInfo{}, usagef("undo: no session has changed any file yet")
+	}
+	return safety.SessionInfo{}, usagef("undo: session %s changed no file (or does not exist)", id)
+}
+
+// undoHost decides which host of the session to restore.
+func undoHost(info safety.SessionInfo, asked string) (string, error) {
+	switch {
+	case asked != "" && slices.Contains(info.Hosts, asked):
+		return asked, nil
+	case asked != "":
+		return "", usagef("undo: session %s ran on %s, not on %s", info.ID, strings.Join(info.Hosts, ", "), asked)
+	case len(info.Hosts) == 1:
+		return info.Hosts[0], nil
+	}
+	return "", usagef("undo: session %s ran on several hosts (%s); choose one with --ssh-host", info.ID, strings.Join(info.Hosts, ", "))
+}
+
+// restorer adapts a transport to safety.FileRestorer.
+type restorer struct{ tr transport.Transport }
+
+func (r restorer) WriteFile(ctx context.Context, path string, rd io.Reader, perm fs.FileMode) (int64, error) {
+	return r.tr.WriteFile(ctx, path, rd, perm)
+}
+
+// Remove deletes path with `rm -f`, quoted for the host's shell; a file
+// already gone is fine.
+func (r restorer) Remove(ctx context.Context, path string) error {
+	res, err := r.tr.Run(ctx, transport.Command{Command: "rm -f -- " + tools.Quote(path)})
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("remove %s: rm exited %d: %s", path, res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/autoshell/agent/planner"
+)
+
+// renderer shows a run's events: as JSON lines (--json) or for a person.
+type renderer interface {
+	event(ev planner.Event)
+	// finish is called once after the run with its summary.
+	finish(sum planner.Summary)
+}
+
+func newRenderer(a *app, asJSON bool) renderer {
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetEscapeHTML(false)
+		return &jsonRenderer{enc: enc, stderr: a.stderr}
+	}
+	return &termRenderer{w: a.stdout}
+}
+
+// jsonRenderer prints one JSON object per event on stdout and nothing
+// else there.
+type jsonRenderer struct {
+	enc    *json.Encoder
+	stderr io.Writer
+	failed bool
+}
+
+func (r *jsonRenderer) event(ev planner.Event) {
+	if err := r.enc.Encode(ev); err != nil && !r.failed {
+		r.failed = true
+		fmt.Fprintf(r.stderr, "agent: write %s event: %v\n", ev.Name(), err)
+	}
+}
+
+func (r *jsonRenderer) finish(planner.Summary) {}
+
+// printable escapes what a terminal would not print as itself (escape
+// sequences, carriage returns, bidi overrides), keeping newlines and tabs:
+// hostile command output must not rewrite the screen.
+func printable(s string) string {
+	var b strings.Builder
+	for i, c := range s {
+		switch {
+		case c == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case c == '\n' || c == '\t' || c == ' ' || unicode.IsPrint(c):
+			b.WriteRune(c)
+		case c < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, c)
+		}
+	}
+	return b.String()
+}
+
+// headLines returns the first n lines of s and how many were left out.
+func headLines(s string, n int) ([]string, int) {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil, 0
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return lines, 0
+	}
+	return lines[:n], len(lines) - n
+}
