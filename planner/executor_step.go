@@ -37,6 +37,8 @@ type StepResult struct {
 	DryRun   bool
 	Diff     string
 	Duration time.Duration
+
+	ran bool // the tool ran: its output may be saved
 }
 
 // RunStep runs one step, in this order:
@@ -72,13 +74,16 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 		if name := e.needsDryUnset(st); name != "" {
 			r.Status, r.DryRun = execctx.StatusSkipped, true
 			r.Observation = fmt.Sprintf("[skipped: dry run — needs %s, which a step not run in this dry run sets]", name)
+			if st.SaveOutputAs != "" {
+				e.dryUnset[st.SaveOutputAs] = true
+			}
 			return e.finish(ctx, st, r, start, nil)
 		}
 	}
 	if st.Condition != "" {
 		ok, err := e.vars.Eval(st.Condition)
 		if err != nil {
-			return e.fail(ctx, st, r, start, "condition: "+err.Error())
+			return e.fail(ctx, st, r, start, err.Error())
 		}
 		if !ok {
 			r.Status = execctx.StatusSkipped
@@ -139,7 +144,7 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 		r.Observation = "[ERROR]: " + err.Error()
 		return e.finish(ctx, st, r, start, fmt.Errorf("step %d (%s): %w", r.Step, st.Tool, err))
 	}
-	r.Output, r.Observation, r.Diff = out, out.Observation, out.Diff
+	r.Output, r.Observation, r.Diff, r.ran = out, out.Observation, out.Diff, true
 	r.Status = execctx.StatusOK
 	if out.IsError {
 		r.Status = execctx.StatusError
@@ -240,7 +245,10 @@ func (e *Executor) finish(ctx context.Context, st Step, r StepResult, start time
 	rec := execctx.StepRecord{
 		Tool: st.Tool, Description: st.Description, Params: r.Params, Status: r.Status,
 		ExitCode: r.Output.ExitCode, Stdout: r.Output.Stdout, Stderr: r.Output.Stderr, Output: r.Observation,
-		Duration: r.Duration, SaveAs: st.SaveOutputAs, Files: fileAccesses(r),
+		Duration: r.Duration, Files: fileAccesses(r),
+	}
+	if r.ran {
+		rec.SaveAs = st.SaveOutputAs
 	}
 	if r.DryRun {
 		rec.Stdout, rec.Stderr, rec.ExitCode = "", "", 0
@@ -266,7 +274,7 @@ func (e *Executor) finish(ctx context.Context, st Step, r StepResult, start time
 	if r.Command != "" || r.Path != "" || r.Decision.Reason != "" {
 		ev.Risk = r.Risk.Level.String()
 	}
-	if st.SaveOutputAs != "" && (r.Status == execctx.StatusOK || r.Status == execctx.StatusError) {
+	if r.ran && rec.SaveAs != "" {
 		ev.SavedAs = st.SaveOutputAs
 	}
 	e.emit(ev)

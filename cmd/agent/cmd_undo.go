@@ -93,6 +93,17 @@ func pickSession(sessions []safety.SessionInfo, id string) (safety.SessionInfo, 
 			return safety.SessionInfo{}, usageError{err}
 		}
 	}
+	if id == "" && len(sessions) > 0 {
+		// Ids sort by the second a run started; two runs in one second
+		// are told apart by their first change.
+		newest := sessions[0]
+		for _, s := range sessions[1:] {
+			if s.Err == nil && (newest.Err != nil || s.Started.After(newest.Started)) {
+				newest = s
+			}
+		}
+		sessions = []safety.SessionInfo{newest}
+	}
 	for _, s := range sessions {
 		if id == "" || s.ID == id {
 			if s.Err != nil {

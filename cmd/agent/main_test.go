@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,8 +25,13 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
-		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"sublines": sublines},
+		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"sublines": sublines, "jsonlines": jsonlines},
 		Setup: func(env *testscript.Env) error {
+			examples, err := filepath.Abs("../../examples")
+			if err != nil {
+				return err
+			}
+			env.Setenv("EXAMPLES", examples)
 			srv, err := testenv.NewSSHServer(testenv.SSHServerOptions{})
 			if err != nil {
 				return err
@@ -72,4 +78,25 @@ func sublines(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("every line of %s is in %s", args[0], args[1])
 	}
 	ts.Fatalf("lines of %s not in %s:\n%s", args[0], args[1], strings.Join(missing, "\n"))
+}
+
+// jsonlines FILE checks that FILE is one JSON object per line and nothing
+// else (the --json contract).
+func jsonlines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: jsonlines FILE")
+	}
+	text := ts.ReadFile(args[0])
+	if text == "" || !strings.HasSuffix(text, "\n") {
+		ts.Fatalf("%s: empty or not newline-terminated", args[0])
+	}
+	for i, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			ts.Fatalf("%s:%d: not a JSON object: %v\n%s", args[0], i+1, err, l)
+		}
+		if _, ok := m["event"].(string); !ok {
+			ts.Fatalf("%s:%d: no event key: %s", args[0], i+1, l)
+		}
+	}
 }

@@ -64,8 +64,13 @@ func (r *termRenderer) step(ev *planner.StepEvent) {
 		what = ev.Command
 	case ev.Path != "":
 		what = ev.Path
-	case ev.Tool == "check_condition":
-		what, _ = ev.Parameters["condition"].(string)
+	default: // not resolved: skipped or failed before; show it as written
+		for _, k := range []string{"command", "file_path", "condition", "remote_path"} {
+			if v, ok := ev.Parameters[k].(string); ok {
+				what = v
+				break
+			}
+		}
 	}
 	r.printf("  [%d] %s", ev.Step, ev.Tool)
 	if what != "" {
