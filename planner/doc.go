@@ -1,2 +1,2 @@
-// Package planner owns plans — phases and steps — from the model or from plan files.
+// Package planner owns plans — phases and steps — from the model or from plan files, and the Executor that runs their steps safely on one host, emitting events.
 package planner
