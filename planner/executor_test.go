@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/safety"
@@ -257,5 +258,28 @@ func TestExecutorJournalFailureRefusesChange(t *testing.T) {
 	}
 	if got := h.read(f); got != "0123456789" {
 		t.Errorf("file changed: %q", got)
+	}
+}
+
+func TestExecutorInterrupted(t *testing.T) {
+	h := newHarness(t)
+	e := h.executor(safety.ModeMedium, false, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	plan := &Plan{Phases: []Phase{{Phase: 1, Steps: []Step{
+		{Tool: "execute_command", Parameters: map[string]any{"command": "sleep 5"}},
+		{Tool: "execute_command", Parameters: map[string]any{"command": "echo never"}},
+	}}}}
+	start := time.Now()
+	sum, err := e.RunPlan(ctx, plan)
+	if err == nil || sum.Success || time.Since(start) > 3*time.Second {
+		t.Fatalf("RunPlan: %v %+v after %v", err, sum, time.Since(start))
+	}
+	done, ok := h.events[len(h.events)-1].(*DoneEvent)
+	if !ok || done.Status != "failed" || sum.Steps != 1 {
+		t.Errorf("done %+v, summary %+v", done, sum)
+	}
+	if l := h.auditLines(); len(l) != 1 || l[0]["error"] == nil {
+		t.Errorf("audit %v", l)
 	}
 }

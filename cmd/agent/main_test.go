@@ -46,6 +46,8 @@ func TestScripts(t *testing.T) {
 			// No terminal to ask for approvals, state kept in the script's
 			// work directory.
 			env.Setenv("CI", "true")
+			// A race-enabled agent otherwise sleeps a second at every exit.
+			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "state"))
 			env.Setenv("REMOTE_HOME", srv.Home)
 			env.Setenv("REMOTE_USER", srv.User)
