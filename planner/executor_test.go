@@ -283,3 +283,38 @@ func TestExecutorInterrupted(t *testing.T) {
 		t.Errorf("audit %v", l)
 	}
 }
+
+func TestExecutorClassify(t *testing.T) {
+	t.Setenv("HOME", t.TempDir()) // not /root, a system path
+	h := newHarness(t)
+	e := h.executor(safety.ModeNever, false, nil)
+	home, err := e.homeDir(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tool   string
+		params map[string]any
+		want   safety.Level
+		path   string
+	}{
+		{"check_condition", map[string]any{"condition": "True"}, safety.Safe, ""},
+		{"sys_monitor", map[string]any{"metric": "all"}, safety.Safe, ""},
+		{"read_file", map[string]any{"file_path": "~/notes.txt"}, safety.Safe, home + "/notes.txt"},
+		{"write_file", map[string]any{"file_path": "/etc/passwd", "content": "x"}, safety.High, "/etc/passwd"},
+		{"edit_file", map[string]any{"file_path": "~/a", "search_pattern": "a", "replacement": "b"}, safety.Medium, home + "/a"},
+		{"upload_file", map[string]any{"local_path": "/tmp/x", "remote_path": "~/x"}, safety.Medium, home + "/x"},
+		{"download_file", map[string]any{"local_path": "/tmp/x", "remote_path": "~/x"}, safety.Medium, home + "/x"},
+		{"execute_command", map[string]any{"command": "ls -l"}, safety.Safe, ""},
+		{"execute_command", map[string]any{"command": "$(echo rm) -rf ~"}, safety.High, ""},
+		{"grep", map[string]any{"pattern": "; rm -rf ~", "file": "/var/log/syslog"}, safety.Safe, ""},
+	} {
+		cls, err := e.classify(context.Background(), c.tool, c.params)
+		if err != nil || cls.refused != nil || cls.risk.Level != c.want || cls.path != c.path {
+			t.Errorf("%s %v: %+v %v, want %s at %q", c.tool, c.params, cls, err, c.want, c.path)
+		}
+	}
+	if cls, _ := e.classify(context.Background(), "write_file", map[string]any{"file_path": "../../etc/x", "content": "x"}); cls.refused == nil {
+		t.Errorf("a .. escape is not refused: %+v", cls)
+	}
+}
