@@ -45,16 +45,45 @@ type policyFile struct {
 // keys and bad values are errors that name their line. An empty document
 // gives the defaults.
 func LoadPolicy(r io.Reader) (Policy, error) {
-	p := DefaultPolicy()
 	var f policyFile
 	dec := yaml.NewDecoder(r)
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
 		if errors.Is(err, io.EOF) {
-			return p, nil
+			return DefaultPolicy(), nil
 		}
 		return Policy{}, fmt.Errorf("load safety policy: %w", err)
 	}
+	return f.over(DefaultPolicy()), nil
+}
+
+// LoadConfigPolicy reads agent's config file (config.yaml) and merges its
+// "safety:" section, a policy as LoadPolicy reads it, over DefaultPolicy.
+// Errors name their line in the config file. The file's other top-level
+// sections belong to other packages and are returned by name, undecoded, for
+// their owners to check.
+func LoadConfigPolicy(r io.Reader) (Policy, map[string]yaml.Node, error) {
+	var f struct {
+		Safety *policyFile          `yaml:"safety"`
+		Other  map[string]yaml.Node `yaml:",inline"`
+	}
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return DefaultPolicy(), nil, nil
+		}
+		return Policy{}, nil, fmt.Errorf("load safety policy: %w", err)
+	}
+	p := DefaultPolicy()
+	if f.Safety != nil {
+		p = f.Safety.over(p)
+	}
+	return p, f.Other, nil
+}
+
+// over merges f over p and returns p.
+func (f policyFile) over(p Policy) Policy {
 	merge(p.Commands, f.Commands)
 	mergeNested(p.Subcommands, f.Subcommands)
 	mergeNested(p.Flags, f.Flags)
@@ -88,7 +117,7 @@ func LoadPolicy(r io.Reader) (Policy, error) {
 	if f.RefuseBinary != nil {
 		p.RefuseBinary = *f.RefuseBinary
 	}
-	return p, nil
+	return p
 }
 
 func merge[V any](dst, src map[string]V) {

@@ -3,6 +3,8 @@ package safety
 import (
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 func TestLoadPolicyMerges(t *testing.T) {
@@ -86,5 +88,29 @@ func TestLevelText(t *testing.T) {
 	}
 	if _, err := ParseLevel("severe"); err == nil {
 		t.Error("ParseLevel accepted severe")
+	}
+}
+
+func TestLoadConfigPolicy(t *testing.T) {
+	cfg := "llm:\n  model: x\nsafety:\n  max_read_bytes: 1MB\n  system_roots: [/etc, /srv]\n"
+	p, other, err := LoadConfigPolicy(strings.NewReader(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MaxReadBytes != 1<<20 || len(p.SystemRoots) != 2 || p.SystemRoots[1] != "/srv" {
+		t.Errorf("policy not merged: %d %v", p.MaxReadBytes, p.SystemRoots)
+	}
+	if n, ok := other["llm"]; !ok || n.Kind != yaml.MappingNode || n.Line != 2 {
+		t.Errorf("other sections = %v", other)
+	}
+	if p.Commands["ls"] != DefaultPolicy().Commands["ls"] {
+		t.Errorf("defaults lost")
+	}
+	_, _, err = LoadConfigPolicy(strings.NewReader("safety:\n  max_read_bytes: 1MB\n  sytem_roots: [/x]\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 3") || !strings.Contains(err.Error(), "sytem_roots") {
+		t.Errorf("typo in the safety section: %v, want an error at line 3", err)
+	}
+	if p, other, err := LoadConfigPolicy(strings.NewReader("")); err != nil || other != nil || p.MaxReadBytes != DefaultPolicy().MaxReadBytes {
+		t.Errorf("empty config: %v %v", other, err)
 	}
 }

@@ -43,6 +43,7 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	host           hostOptions
+	config         string // --config: the config file
 }
 
 type command struct {
@@ -99,6 +100,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 	fs.SetInterspersed(false)
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	a.host.addFlags(fs)
+	fs.StringVar(&a.config, "config", "", "read settings from `FILE` (default $XDG_CONFIG_HOME/agent/config.yaml)")
 	fs.Usage = func() { a.usage(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {

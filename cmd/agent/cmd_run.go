@@ -77,7 +77,10 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	policy := safety.DefaultPolicy()
+	policy, err := a.loadPolicy()
+	if err != nil {
+		return err
+	}
 	plan, err := loadPlan(fs.Arg(0), policy, vars)
 	if err != nil {
 		return err
@@ -126,11 +129,15 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	journal.MaxBytes = policy.MaxWriteBytes
 
 	r := newRenderer(a, o.json)
-	exec := planner.NewExecutor(planner.ExecutorConfig{
+	cfg := planner.ExecutorConfig{
 		Transport: tr, Policy: policy, Approver: safety.NewApprover(mode, prompter),
 		Audit: audit, Journal: journal, Session: session, Host: host,
 		Emit: r.event, DryRun: o.dryRun, Vars: vars,
-	})
+	}
+	if progress := progressFunc(a.stderr, o.json); progress != nil {
+		cfg.ToolOptions = append(cfg.ToolOptions, tools.WithProgress(progress))
+	}
+	exec := planner.NewExecutor(cfg)
 	sum, err := exec.RunPlan(ctx, plan)
 	r.finish(sum)
 	switch {

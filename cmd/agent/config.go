@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/autoshell/agent/safety"
+)
+
+// configPath is --config, else $XDG_CONFIG_HOME/agent/config.yaml (an
+// absolute XDG_CONFIG_HOME only, as the XDG spec says), else
+// ~/.config/agent/config.yaml.
+func (a *app) configPath() (path string, explicit bool, err error) {
+	if a.config != "" {
+		return a.config, true, nil
+	}
+	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "agent", "config.yaml"), false, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", false, fmt.Errorf("config: %w", err)
+	}
+	return filepath.Join(home, ".config", "agent", "config.yaml"), false, nil
+}
+
+// loadPolicy returns the safety policy: the defaults with the config file's
+// "safety:" section merged over them. A missing default config file means
+// the defaults; a file named by --config must exist. Any mistake in the file
+// is a usage error (exit 2): nothing runs on a policy that was misread.
+func (a *app) loadPolicy() (safety.Policy, error) {
+	path, explicit, err := a.configPath()
+	if err != nil {
+		return safety.Policy{}, usageError{err}
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) && !explicit {
+		return safety.DefaultPolicy(), nil
+	}
+	if err != nil {
+		return safety.Policy{}, usagef("config: %w", err)
+	}
+	defer f.Close()
+	p, other, err := safety.LoadConfigPolicy(f)
+	if err != nil {
+		return safety.Policy{}, usagef("config %s: %w", path, err)
+	}
+	names := make([]string, 0, len(other))
+	for name := range other {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names { // sections other packages will own; none yet
+		n := other[name]
+		return safety.Policy{}, usagef("config %s:%d: unknown section %q (known: safety)", path, n.Line, name)
+	}
+	return p, nil
+}
