@@ -20,10 +20,12 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-# Go benchmarks, then the comparisons against OpenSSH on the same machine.
+# Go benchmarks, then agent against OpenSSH on the same sshd, then the
+# per-step overhead of `agent run` against a shell loop (docs/bench.md).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	bash bench/run.sh
+	$(GO) run ./bench/runbench -agent bin/agent
 
 # The main job on its embedded default: a real run against an in-process SSH
 # test host (no LLM is reachable here; see README).

@@ -18,12 +18,14 @@ show() {
 step() { show "$@"; "$@"; }
 
 echo "agent demo — a real SSH host on $TESTHOST_ADDR (in-process SSH/SFTP server from testenv),"
-echo "reached through ~/.ssh/config as '$host'. No LLM is involved yet: the task loop is issue 4."
+echo "reached through ~/.ssh/config as '$host'. No LLM is involved yet (the task loop is issue 4):"
+echo "the steps come from a saved plan, examples/fix-script.yaml."
 
 step agent ssh-config "$host"
-step agent --ssh-host "$host" exec -- 'uname -sr; id -un; cat ~/test/a.sh'
-step agent --ssh-host "$host" exec -- 'sh ~/test/a.sh'
-step agent --ssh-host "$host" exec -- "sed -i 's/echo 1/echo 2/' ~/test/a.sh"
+step agent --ssh-host "$host" exec -- 'cat ~/test/a.sh; sh ~/test/a.sh'
+# the plan: run the script; if it prints 1, edit it to print 2; check. The edit
+# is a medium-risk file change: --approve medium lets it run unattended.
+step agent run examples/fix-script.yaml --ssh-host "$host" --approve medium
 out=$(agent --ssh-host "$host" exec -- 'sh ~/test/a.sh')
 show agent --ssh-host "$host" exec -- 'sh ~/test/a.sh'
 echo "$out"
@@ -31,6 +33,15 @@ if [ "$out" != 2 ]; then
   echo "demo: FAILED — the script prints '$out', want 2" >&2
   exit 1
 fi
+# every file change was journaled first: undo puts the script back
+step agent --ssh-host "$host" undo
+back=$(agent --ssh-host "$host" exec -- 'sh ~/test/a.sh')
+show agent --ssh-host "$host" exec -- 'sh ~/test/a.sh'
+echo "$back"
+if [ "$back" != 1 ]; then
+  echo "demo: FAILED — after undo the script prints '$back', want 1" >&2
+  exit 1
+fi
 echo
-echo "✓ ~/test/a.sh on '$host' printed 1 and now prints 2, over SSH, with host-key checking."
+echo "✓ over SSH with host-key checking: the plan changed ~/test/a.sh to print 2, and undo restored it."
 echo "  Point agent at your own hosts with --ssh-host HOST (any Host of your ~/.ssh/config)."
