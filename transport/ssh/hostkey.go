@@ -27,7 +27,8 @@ type hostKeyChecker struct {
 	h     *HostConfig
 	opts  Options
 	g     *guard
-	addr  string   // the known_hosts name: "host" or "[host]:port"
+	addr  string   // the known_hosts name: "host" or "[host]:port", for messages and new lines
+	query string   // "host:port" always: what knownhosts' callback takes
 	files []string // readable known_hosts files, user files first
 	known []gossh.PublicKey
 	ca    bool // some file has a @cert-authority line
@@ -38,7 +39,7 @@ type hostKeyChecker struct {
 }
 
 func newHostKeyChecker(ctx context.Context, h *HostConfig, opts Options, g *guard) (*hostKeyChecker, error) {
-	hk := &hostKeyChecker{ctx: ctx, h: h, opts: opts, g: g, addr: knownHostsAddr(h)}
+	hk := &hostKeyChecker{ctx: ctx, h: h, opts: opts, g: g, addr: knownHostsAddr(h), query: queryAddr(h)}
 	var contents [][]byte
 	global := h.GlobalKnownHostsFiles
 	if global == nil {
@@ -66,7 +67,7 @@ func newHostKeyChecker(ctx context.Context, h *HostConfig, opts Options, g *guar
 	// Ask the database with a key it cannot hold: the KeyError lists every
 	// key known for the host (golang/go#29286).
 	var ke *knownhosts.KeyError
-	if err := cb(hk.addr, dummyAddr, probeKey()); errors.As(err, &ke) {
+	if err := cb(hk.query, dummyAddr, probeKey()); errors.As(err, &ke) {
 		for _, k := range ke.Want {
 			hk.known = append(hk.known, k.Key)
 		}
@@ -141,7 +142,7 @@ func (hk *hostKeyChecker) verify(remote net.Addr, key gossh.PublicKey) error {
 	if remote == nil {
 		remote = dummyAddr
 	}
-	err := hk.cb(hk.addr, remote, key)
+	err := hk.cb(hk.query, remote, key)
 	if err == nil {
 		return nil
 	}
@@ -169,7 +170,7 @@ func (hk *hostKeyChecker) unknown(key gossh.PublicKey, ip string) error {
 			"The server offered %s key fingerprint %s. Verify it with the host's administrator, then add it:\n"+
 			"  ssh-keyscan %s >> %s\n"+
 			"(or connect once with StrictHostKeyChecking accept-new)",
-			ErrHostKey, kind, hk.addr, kind, fp, keyscanArgs(hk.h), hk.writeFile())
+			ErrHostKey, kind, hk.addr, kind, fp, keyscanArgs(hk.h), hk.suggestFile())
 	case "no", "false", "accept-new":
 		hk.add(key)
 		return nil
@@ -181,7 +182,7 @@ func (hk *hostKeyChecker) unknown(key gossh.PublicKey, ip string) error {
 	if hk.opts.Prompter == nil {
 		return fmt.Errorf("%w: the authenticity of host '%s' can't be established (%s key fingerprint %s) "+
 			"and there is no terminal to confirm it; add the key to %s or set StrictHostKeyChecking accept-new",
-			ErrHostKey, hk.addr, kind, fp, hk.writeFile())
+			ErrHostKey, hk.addr, kind, fp, hk.suggestFile())
 	}
 	var ok bool
 	var err error
@@ -203,6 +204,10 @@ var knownHostsMu sync.Mutex
 // a warning: the key was accepted for this connection.
 func (hk *hostKeyChecker) add(key gossh.PublicKey) {
 	file := hk.writeFile()
+	if file == "" {
+		hk.opts.Warn(fmt.Sprintf("Warning: accepted the %s host key of '%s' for this connection only (UserKnownHostsFile none).", keyKind(key), hk.addr))
+		return
+	}
 	if err := appendKnownHost(file, hk.addr, key); err != nil {
 		hk.opts.Warn(fmt.Sprintf("Warning: failed to add the host to the list of known hosts (%s): %v", file, err))
 		return
@@ -210,12 +215,23 @@ func (hk *hostKeyChecker) add(key gossh.PublicKey) {
 	hk.opts.Warn(fmt.Sprintf("Warning: Permanently added '%s' (%s) to the list of known hosts.", hk.addr, keyKind(key)))
 }
 
+// writeFile is the known_hosts file new keys go to: the first user file;
+// "" when the config names none (UserKnownHostsFile none): then nothing is
+// written, as with OpenSSH.
 func (hk *hostKeyChecker) writeFile() string {
 	files := userKnownHostsFiles(hk.h)
 	if len(files) == 0 {
-		return "~/.ssh/known_hosts"
+		return ""
 	}
 	return expandLocal(files[0])
+}
+
+// suggestFile is the known_hosts file to name in advice.
+func (hk *hostKeyChecker) suggestFile() string {
+	if f := hk.writeFile(); f != "" {
+		return f
+	}
+	return "~/.ssh/known_hosts"
 }
 
 func appendKnownHost(file, addr string, key gossh.PublicKey) error {
@@ -287,7 +303,14 @@ func keyKind(k gossh.PublicKey) string {
 // knownHostsAddr is the name OpenSSH looks up and writes in known_hosts:
 // the lower-cased HostName, as "[host]:port" when the port is not 22.
 func knownHostsAddr(h *HostConfig) string {
-	return knownhosts.Normalize(net.JoinHostPort(strings.ToLower(h.HostName), strconv.Itoa(portOf(h))))
+	return knownhosts.Normalize(queryAddr(h))
+}
+
+// queryAddr is the host as knownhosts' callback wants it: "host:port" even
+// for port 22 (the callback normalises it to the known_hosts form itself,
+// and fails on a bare "host").
+func queryAddr(h *HostConfig) string {
+	return net.JoinHostPort(strings.ToLower(h.HostName), strconv.Itoa(portOf(h)))
 }
 
 // remoteName is the connected address in known_hosts form, for OpenSSH's

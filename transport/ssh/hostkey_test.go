@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -315,5 +316,67 @@ func TestBadKnownHostsLines(t *testing.T) {
 		if tc.changed && (!errors.Is(err, ErrHostKey) || !strings.Contains(err.Error(), fmt.Sprintf("in %s:%d", file, len(bad)+1))) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
+	}
+}
+
+func newEd25519Key(t *testing.T) gossh.PublicKey {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := gossh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// Port 22 is where nearly every production host listens: known_hosts names
+// it without a port, and the check must still find it (a bare "host" given
+// to knownhosts' callback fails).
+func TestHostKeyPort22(t *testing.T) {
+	good, other := newEd25519Key(t), newEd25519Key(t)
+	for _, port := range []int{0, 22} {
+		kh := knownHostsFile(t, "web.example.com:22", good)
+		if b, _ := os.ReadFile(kh); !strings.HasPrefix(string(b), "web.example.com ssh-ed25519 ") {
+			t.Fatalf("known_hosts line %q", b)
+		}
+		cfg := &HostConfig{HostName: "Web.Example.com", Port: port, StrictHostKeyChecking: "yes", UserKnownHostsFiles: []string{kh}, GlobalKnownHostsFiles: []string{}}
+		hk, err := newHostKeyChecker(t.Context(), cfg, Options{Warn: func(string) {}}, &guard{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hk.algorithms(); !slices.Equal(got, []string{gossh.KeyAlgoED25519}) {
+			t.Errorf("port %d: host key algorithms %v, want only ed25519 from known_hosts", port, got)
+		}
+		addr := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 22}
+		if err := hk.check("web.example.com:22", addr, good); err != nil {
+			t.Errorf("port %d: the known key refused: %v", port, err)
+		}
+		if err := hk.check("web.example.com:22", addr, other); !errors.Is(err, ErrHostKey) || !strings.Contains(err.Error(), "REMOTE HOST IDENTIFICATION HAS CHANGED") {
+			t.Errorf("port %d: a changed key: %v", port, err)
+		}
+	}
+}
+
+// UserKnownHostsFile none with accept-new: the key is accepted for the
+// connection and written nowhere (never to a literal "~" directory).
+func TestAcceptNewWithoutKnownHostsFile(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var warns warnings
+	cfg := &HostConfig{HostName: "h.example", Port: 2222, StrictHostKeyChecking: "accept-new", UserKnownHostsFiles: []string{"none"}, GlobalKnownHostsFiles: []string{}}
+	hk, err := newHostKeyChecker(t.Context(), cfg, Options{Warn: warns.warn}, &guard{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hk.check("h.example:2222", nil, newEd25519Key(t)); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir("."); len(entries) != 0 {
+		t.Errorf("files written in the working directory: %v", entries)
+	}
+	if !strings.Contains(warns.String(), "for this connection only") {
+		t.Errorf("warnings %q", warns.String())
 	}
 }
