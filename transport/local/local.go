@@ -108,8 +108,10 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 	res := transport.Captured(exitCode(cmd.ProcessState), stdout, stderr, time.Since(start))
 	switch {
 	case ctx.Err() != nil:
+		res.ExitCode = -1 // killed by us: the status is not the command's
 		return res, fmt.Errorf("run %q: %w", c.Command, ctx.Err())
 	case runCtx.Err() != nil:
+		res.ExitCode = -1
 		return res, fmt.Errorf("run %q: killed after %v: %w", c.Command, c.Timeout, transport.ErrTimeout)
 	}
 	var exitErr *exec.ExitError
@@ -133,7 +135,7 @@ func (t *Transport) ReadFile(ctx context.Context, path string, w io.Writer) (int
 	if fi, err := f.Stat(); err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
 	} else if fi.IsDir() {
-		return 0, fmt.Errorf("read %s: is a directory", path)
+		return 0, fmt.Errorf("read %s: %w", path, syscall.EISDIR)
 	}
 	n, err := io.Copy(w, ctxReader{ctx, f})
 	if err != nil {
@@ -166,7 +168,7 @@ func writeAtomic(ctx context.Context, p string, r io.Reader, perm fs.FileMode) (
 	}
 	if old != nil {
 		if old.IsDir() {
-			return 0, errors.New("is a directory")
+			return 0, syscall.EISDIR
 		}
 		mode = old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	}

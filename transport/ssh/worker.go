@@ -246,6 +246,10 @@ type demux struct {
 func (d *demux) expect(nonce []byte, w io.Writer, done func(string)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.closed { // the stream already ended: no marker will come
+		done("")
+		return
+	}
 	d.nonce, d.w, d.done, d.pending = nonce, w, done, nil
 }
 
@@ -284,7 +288,10 @@ func (d *demux) close() {
 	if d.w != nil {
 		d.w.Write(d.pending)
 	}
-	d.pending, d.closed = nil, true
+	if d.done != nil { // the marker will never come: release the waiter
+		d.done("")
+	}
+	d.w, d.done, d.pending, d.closed = nil, nil, nil, true
 }
 
 // partialPrefix is the length of the longest suffix of buf that is a proper

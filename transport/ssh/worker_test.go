@@ -206,6 +206,24 @@ func FuzzDemux(f *testing.F) {
 	})
 }
 
+// A stream that ends before its marker releases the waiter (no goroutine
+// is left waiting for a worker that died), also when it ended first.
+func TestDemuxCloseReleases(t *testing.T) {
+	var d demux
+	var out bytes.Buffer
+	got := make(chan string, 2)
+	d.expect([]byte("0123456789abcdef"), &out, func(r string) { got <- r })
+	d.Write([]byte("partial 0123"))
+	d.close()
+	if r := <-got; r != "" || out.String() != "partial 0123" {
+		t.Errorf("after close: rest %q, out %q", r, out.String())
+	}
+	d.expect([]byte("0123456789abcdef"), &out, func(r string) { got <- r })
+	if r := <-got; r != "" {
+		t.Errorf("expect on a closed stream: rest %q", r)
+	}
+}
+
 func TestParseMarker(t *testing.T) {
 	for in, want := range map[string]struct {
 		code int

@@ -13,6 +13,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -277,8 +278,8 @@ func init() {
 		if _, err := f.Transport.WriteFile(context.Background(), path.Join(p, "child"), strings.NewReader("x"), 0); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("WriteFile into missing dir: %v", err)
 		}
-		if _, err := f.Transport.ReadFile(context.Background(), f.Dir, io.Discard); err == nil {
-			t.Errorf("ReadFile of a directory: no error")
+		if _, err := f.Transport.ReadFile(context.Background(), f.Dir, io.Discard); !errors.Is(err, syscall.EISDIR) {
+			t.Errorf("ReadFile of a directory: %v, want EISDIR", err)
 		}
 	})
 
@@ -324,6 +325,9 @@ func init() {
 		if res.Stdout != "started\n" {
 			t.Errorf("partial stdout = %q", res.Stdout)
 		}
+		if res.ExitCode != -1 {
+			t.Errorf("exit code after a timeout = %d, want -1 (unknown)", res.ExitCode)
+		}
 		waitGone(t, m)
 	})
 
@@ -331,9 +335,12 @@ func init() {
 		m := sleeper(t, f)
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(300*time.Millisecond, cancel)
-		_, err := f.Transport.Run(ctx, transport.Command{Command: "sh -c '" + m + " 1002; true'"})
+		res, err := f.Transport.Run(ctx, transport.Command{Command: "sh -c '" + m + " 1002; true'"})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if res.ExitCode != -1 {
+			t.Errorf("exit code after cancel = %d, want -1 (unknown)", res.ExitCode)
 		}
 		waitGone(t, m)
 		if res := run(t, f.Transport, "echo still usable"); res.Stdout != "still usable\n" {
