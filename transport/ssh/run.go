@@ -120,7 +120,7 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 		stopped = ctx.Err()
 	}
 	if stopped != nil {
-		t.killRemote(c, sess, filter.pid())
+		t.killRemote(c, sess, filter.waitPID(closeWait))
 		select {
 		case werr = <-waitc:
 		case <-time.After(closeWait):
@@ -256,6 +256,39 @@ type markerFilter struct {
 	done   bool
 	pidv   int
 	statev string
+	ready  chan struct{} // closed once the marker was seen or can no longer come
+}
+
+// waitPID returns the command's PID (its process group), waiting up to d for
+// the marker line: a timeout or Ctrl-C can come before the line crossed a
+// slow link, and killing then would miss the group. 0 when it never came.
+func (f *markerFilter) waitPID(d time.Duration) int {
+	f.mu.Lock()
+	if f.ready == nil {
+		f.ready = make(chan struct{})
+		if f.done {
+			close(f.ready)
+		}
+	}
+	ready := f.ready
+	f.mu.Unlock()
+	select {
+	case <-ready:
+	case <-time.After(d):
+	}
+	return f.pid()
+}
+
+// finish marks the marker as seen or impossible; f.mu is held.
+func (f *markerFilter) finish() {
+	f.done = true
+	if f.ready != nil {
+		select {
+		case <-f.ready:
+		default:
+			close(f.ready)
+		}
+	}
 }
 
 func (f *markerFilter) Write(p []byte) (int, error) {
@@ -275,7 +308,8 @@ func (f *markerFilter) Write(p []byte) (int, error) {
 			f.parse(line[j+len(f.prefix):])
 			f.out.Write(line[:j])
 			f.out.Write(f.buf[i+1:])
-			f.buf, f.done = nil, true
+			f.buf = nil
+			f.finish()
 			return len(p), nil
 		}
 		f.out.Write(f.buf[:i+1])
@@ -283,7 +317,8 @@ func (f *markerFilter) Write(p []byte) (int, error) {
 	}
 	if len(f.buf) > maxPreamble {
 		f.out.Write(f.buf)
-		f.buf, f.done = nil, true
+		f.buf = nil
+		f.finish()
 	}
 	return len(p), nil
 }
@@ -302,7 +337,8 @@ func (f *markerFilter) flush() {
 	defer f.mu.Unlock()
 	if !f.done {
 		f.out.Write(f.buf)
-		f.buf, f.done = nil, true
+		f.buf = nil
+		f.finish()
 	}
 }
 

@@ -168,7 +168,7 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 		stopped = ctx.Err()
 	}
 	if stopped != nil {
-		t.killGroup(w.c, filter.pid())
+		t.killGroup(w.c, filter.waitPID(closeWait))
 		select {
 		case marker = <-done:
 		case <-w.exited:

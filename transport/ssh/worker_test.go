@@ -269,3 +269,40 @@ func BenchmarkRunTrue(b *testing.B) {
 	}
 	_ = os.Stderr
 }
+
+// On a slow link a timeout can fire before the wrapper's PID line arrived:
+// the kill must still reach the whole process group, on the worker path and
+// on the session path (a command with stdin), against real sshd.
+func TestTimeoutBeforePIDArrives(t *testing.T) {
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	cfg, proxy := viaProxy(t, h.Host)
+	tr := dial(t, cfg, Options{})
+	runOK(t, tr, transport.Command{Command: "true"}) // worker up
+	proxy.SetDelay(40 * time.Millisecond)
+	bin := t.TempDir()
+	for i, stdin := range []bool{false, true} {
+		marker := filepath.Join(bin, fmt.Sprintf("agentslow%d_%d", i, time.Now().UnixNano()))
+		sleepPath, err := exec.LookPath("sleep")
+		if err != nil {
+			t.Skip("no sleep")
+		}
+		if err := os.Symlink(sleepPath, marker); err != nil {
+			t.Fatal(err)
+		}
+		c := transport.Command{Command: marker + " 1000 & " + marker + " 1001", Timeout: 10 * time.Millisecond}
+		if stdin {
+			c.Stdin = strings.NewReader("")
+		}
+		if _, err := tr.Run(context.Background(), c); !errors.Is(err, transport.ErrTimeout) {
+			t.Fatalf("stdin=%v: err = %v, want timeout", stdin, err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for exec.Command("pgrep", "-f", marker).Run() == nil {
+			if time.Now().After(deadline) {
+				exec.Command("pkill", "-9", "-f", marker).Run()
+				t.Fatalf("stdin=%v: the command's processes survived a timeout that came before its PID", stdin)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
