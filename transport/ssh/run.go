@@ -80,13 +80,26 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 			}
 		}
 	}
-	if err := acquire(ctx, t.sem); err != nil {
+	// Waiting for a free session and opening it count against the timeout.
+	startCtx := ctx
+	if cmd.Timeout > 0 {
+		var cancel context.CancelFunc
+		startCtx, cancel = context.WithTimeout(ctx, cmd.Timeout)
+		defer cancel()
+	}
+	startFail := func(err error) (transport.Result, error) {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w after %s waiting for a free session", transport.ErrTimeout, cmd.Timeout)
+		}
 		return fail(err)
 	}
+	if err := acquire(startCtx, t.sem); err != nil {
+		return startFail(err)
+	}
 	defer func() { <-t.sem }()
-	c, sess, err := t.session(ctx)
+	c, sess, err := t.session(startCtx)
 	if err != nil {
-		return fail(err)
+		return startFail(err)
 	}
 	defer sess.Close()
 

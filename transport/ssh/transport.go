@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -63,10 +64,18 @@ type Transport struct {
 	conn   *conn
 	closed bool
 
-	wmu      sync.Mutex // guards worker and noWorker; never held while waiting on a worker
+	wmu      sync.Mutex // guards worker, noWorker and retired; never held while waiting on a worker
 	worker   *worker    // the idle-or-busy worker shell of the current connection
 	noWorker *conn      // a connection whose host cannot run a worker
+	retired  []*worker  // workers draining output held by background processes, oldest first
 }
+
+// maxRetired is how many retired workers may keep draining at once. Each
+// holds a session slot until the background processes of its last command
+// close their output; beyond this the oldest is closed (those processes then
+// get EPIPE on their next write to it), so a run of `srv &` steps cannot
+// starve the connection of sessions.
+const maxRetired = 2
 
 // takeWorker returns the connection's worker shell, reserved for the
 // caller, starting it when there is none. It returns nil, and the caller
@@ -118,8 +127,26 @@ func (t *Transport) releaseWorker(w *worker) {
 		if t.worker == w {
 			t.worker = nil
 		}
+		var evict *worker
+		if w.lingering {
+			t.retired = append(t.retired, w)
+			if len(t.retired) > maxRetired {
+				evict, t.retired = t.retired[0], t.retired[1:]
+			}
+		}
 		t.wmu.Unlock()
-		w.close(func() { <-t.sem })
+		if w.lingering {
+			t.opts.Warn(fmt.Sprintf("%s: a command left background processes writing to its output; start them with nohup … >file 2>&1 & so they do not hold the session", t.Host().Name))
+		}
+		w.close(func() {
+			t.wmu.Lock()
+			t.retired = slices.DeleteFunc(t.retired, func(r *worker) bool { return r == w })
+			t.wmu.Unlock()
+			<-t.sem
+		})
+		if evict != nil {
+			evict.sess.Close()
+		}
 	}
 	w.busy.Unlock()
 }

@@ -35,14 +35,15 @@ import (
 // Hosts with neither bash nor setsid(1), commands with stdin, and commands
 // arriving while the worker is busy take the session path.
 type worker struct {
-	c      *conn
-	sess   *gossh.Session
-	in     io.WriteCloser
-	out    demux
-	errs   demux
-	exited chan struct{} // closed when the worker's session ended
-	busy   sync.Mutex
-	broken bool // set under busy: the worker must not be used again
+	c         *conn
+	sess      *gossh.Session
+	in        io.WriteCloser
+	out       demux
+	errs      demux
+	exited    chan struct{} // closed when the worker's session ended
+	busy      sync.Mutex
+	broken    bool // set under busy: the worker must not be used again
+	lingering bool // set under busy: its last command left processes in its group
 }
 
 // workerCommand starts the worker shell: bash when the host has it (its
@@ -189,8 +190,10 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), t.lostErr(w.c, errors.New("worker shell ended"))), true
 	}
 	code, bg, _ := parseMarker(marker)
-	if bg {
-		w.broken = true // its background processes may still write
+	if bg { // its background processes may still write
+		w.broken = true
+		// After our kill the group may linger only as zombies: no warning.
+		w.lingering = stopped == nil
 	}
 	if stopped != nil {
 		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), stopped), true

@@ -306,3 +306,33 @@ func TestTimeoutBeforePIDArrives(t *testing.T) {
 		}
 	}
 }
+
+// Steps that leave background processes attached to their output (`srv &`)
+// must not starve the connection of sessions: each returns at once, a warning
+// says why it is a bad idea, and later commands still run.
+func TestBackgroundStepsDoNotStarveSessions(t *testing.T) {
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	var warns warnings
+	tr := dial(t, hostConfig(h.Host), Options{Warn: warns.warn})
+	marker := fmt.Sprintf("agentbg%d", time.Now().UnixNano())
+	t.Cleanup(func() { exec.Command("pkill", "-f", marker).Run() })
+	for i := range 10 {
+		start := time.Now()
+		res := runOK(t, tr, transport.Command{Command: fmt.Sprintf("sh -c 'sleep 5; : %s' & echo started", marker), Timeout: 3 * time.Second})
+		if res.Stdout != "started\n" || time.Since(start) > 2*time.Second {
+			t.Fatalf("step %d: %q after %v", i, res.Stdout, time.Since(start))
+		}
+	}
+	for _, stdin := range []bool{false, true} {
+		c := transport.Command{Command: "echo still here", Timeout: 3 * time.Second}
+		if stdin {
+			c.Stdin = strings.NewReader("")
+		}
+		if res := runOK(t, tr, c); res.Stdout != "still here\n" {
+			t.Errorf("stdin=%v: %q", stdin, res.Stdout)
+		}
+	}
+	if !strings.Contains(warns.String(), "nohup") {
+		t.Errorf("no warning about background processes: %q", warns.String())
+	}
+}
