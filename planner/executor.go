@@ -2,7 +2,13 @@ package planner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"sync"
 	"time"
 
@@ -118,14 +124,79 @@ func (j *journalError) Unwrap() error { return j.err }
 // BeforeChange is the tools.BeforeChangeFunc that records a file's
 // previous content in the Journal before a tool changes it; an error
 // refuses the change.
-func (e *Executor) BeforeChange(ctx context.Context, _ transport.Transport, ch tools.FileChange, old []byte) error {
+//
+// The journal keeps setuid, setgid and sticky bits, which
+// FileChange.OldMode lacks: they come from a Stat of the file.
+func (e *Executor) BeforeChange(ctx context.Context, tr transport.Transport, ch tools.FileChange, old []byte) error {
 	if e.cfg.Journal == nil {
 		return nil
 	}
-	if err := e.cfg.Journal.Record(ctx, ch.Path, old, ch.Existed, ch.OldMode); err != nil {
+	mode := ch.OldMode
+	if ch.Existed {
+		if fi, err := tr.Stat(ctx, ch.Path); err == nil {
+			mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+		}
+	}
+	if err := e.cfg.Journal.Record(ctx, ch.Path, old, ch.Existed, mode); err != nil {
 		return &journalError{err}
 	}
 	return nil
+}
+
+// journalChanged records in the Journal the content a tool gave each file
+// it changed, so that undo notices later changes by others. An upload's
+// new content is the operator's file it copied.
+func (e *Executor) journalChanged(ctx context.Context, tool string, cls classification, out tools.Output) error {
+	if e.cfg.Journal == nil {
+		return nil
+	}
+	var errs []error
+	for _, fc := range out.FilesChanged {
+		sum := fc.NewSHA256
+		if sum == "" && tool == tools.UploadFileName && cls.local != "" {
+			var err error
+			if sum, err = localSHA256(cls.local); err != nil {
+				errs = append(errs, fmt.Errorf("undo journal: %s: %w", fc.Path, err))
+				continue
+			}
+		}
+		if sum == "" {
+			continue
+		}
+		if err := e.cfg.Journal.Changed(ctx, fc.Path, sum); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func localSHA256(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// expectPreviewed returns ctx carrying, for each file of an approved
+// preview, the content (its SHA-256) the person approved the diff
+// against: the tool refuses the change when the file changed since.
+func expectPreviewed(ctx context.Context, previewed []tools.FileChange) context.Context {
+	for _, fc := range previewed {
+		sum := fc.OldSHA256
+		if sum == "" && !fc.Existed {
+			sum = tools.AbsentSHA
+		}
+		if fc.Path != "" && sum != "" {
+			ctx = tools.WithExpectedContent(ctx, fc.Path, sum)
+		}
+	}
+	return ctx
 }
 
 // homeDir is the target user's home, looked up once per executor: tools

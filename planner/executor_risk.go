@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
 
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
+	"github.com/autoshell/agent/transport"
 )
 
 // classification is the risk of a resolved step and what it acts on.
@@ -14,6 +19,12 @@ type classification struct {
 	risk    safety.Assessment
 	command string // the shell line a Commander runs
 	path    string // the resolved remote file of a file tool
+	// show is the file as a person approving the step should see it:
+	// "~/notes.txt → /etc/x" when a symbolic link leads elsewhere, the
+	// operator's file of a transfer; "" when path says it all.
+	show string
+	// local is the operator-side file of a transfer, resolved.
+	local string
 	// refused is a path the policy refuses whatever the approval (a ".."
 	// escape, an empty path): the step fails without running.
 	refused error
@@ -50,24 +61,22 @@ func (e *Executor) classify(ctx context.Context, tool string, params map[string]
 	case tools.CheckConditionName, tools.SysMonitorName:
 		return c, nil
 	case tools.ReadFileName:
-		return e.classifyFile(ctx, c, safety.FileRead, str("file_path"), "")
+		return e.classifyFile(ctx, c, safety.FileRead, str("file_path"))
 	case tools.WriteFileName:
-		return e.classifyFile(ctx, c, safety.FileWrite, str("file_path"), "")
+		return e.classifyFile(ctx, c, safety.FileWrite, str("file_path"))
 	case tools.EditFileName:
-		return e.classifyFile(ctx, c, safety.FileEdit, str("file_path"), "")
-	case tools.UploadFileName:
-		return e.classifyFile(ctx, c, safety.FileWrite, str("remote_path"), "upload_file: copies a file from this machine to the host")
-	case tools.DownloadFileName:
-		return e.classifyFile(ctx, c, safety.FileRead, str("remote_path"),
-			fmt.Sprintf("download_file: writes %s on this machine", str("local_path")))
+		return e.classifyFile(ctx, c, safety.FileEdit, str("file_path"))
+	case tools.UploadFileName, tools.DownloadFileName:
+		return e.classifyTransfer(ctx, c, tool == tools.UploadFileName, str("remote_path"), str("local_path"))
 	}
 	c.risk = safety.Assessment{Level: safety.Medium, Reasons: []string{tool + ": tool not known to the risk classifier"}}
 	return c, nil
 }
 
-// classifyFile classifies op on file, at least medium when atLeastMedium
-// gives a reason.
-func (e *Executor) classifyFile(ctx context.Context, c classification, op safety.FileOp, file, atLeastMedium string) (classification, error) {
+// classifyFile classifies op on file as written and on the file it really
+// is on the target, following symbolic links (the transports write and
+// read through them), taking the worse.
+func (e *Executor) classifyFile(ctx context.Context, c classification, op safety.FileOp, file string) (classification, error) {
 	home, err := e.homeDir(ctx)
 	if err != nil {
 		return c, err
@@ -78,11 +87,117 @@ func (e *Executor) classifyFile(ctx context.Context, c classification, op safety
 		return c, nil
 	}
 	c.path, c.risk = resolved, a
-	if atLeastMedium != "" {
-		if c.risk.Level < safety.Medium {
-			c.risk.Level = safety.Medium
+	real, err := e.realPath(ctx, resolved)
+	if err != nil {
+		return c, err
+	}
+	if real != resolved {
+		c.show = file + " → " + real
+		c.risk.Reasons = append(c.risk.Reasons, fmt.Sprintf("%s is a symbolic link to %s", file, real))
+		if _, ra, err := e.cfg.Policy.CheckPath(op, real, home); err == nil {
+			c.risk = worse(c.risk, ra)
 		}
-		c.risk.Reasons = append(c.risk.Reasons, atLeastMedium)
 	}
 	return c, nil
+}
+
+// classifyTransfer classifies upload_file (up) or download_file: the
+// remote file as classifyFile does, the operator's file against the
+// operator's home (what upload reads, what download writes), at least
+// medium.
+func (e *Executor) classifyTransfer(ctx context.Context, c classification, up bool, remote, local string) (classification, error) {
+	remoteOp, localOp, why := safety.FileRead, safety.FileWrite, fmt.Sprintf("download_file: writes %s on this machine", local)
+	if up {
+		remoteOp, localOp, why = safety.FileWrite, safety.FileRead, fmt.Sprintf("upload_file: copies %s from this machine to the host", local)
+	}
+	c, err := e.classifyFile(ctx, c, remoteOp, remote)
+	if err != nil || c.refused != nil {
+		return c, err
+	}
+	abs, la, err := e.classifyLocal(localOp, local)
+	if err != nil {
+		c.refused = fmt.Errorf("local_path: %w", err)
+		return c, nil
+	}
+	c.local, c.risk = abs, worse(c.risk, la)
+	if c.show == "" {
+		c.show = c.path
+	}
+	c.show += "; local: " + abs
+	if c.risk.Level < safety.Medium {
+		c.risk.Level = safety.Medium
+	}
+	c.risk.Reasons = append(c.risk.Reasons, why)
+	return c, nil
+}
+
+// classifyLocal resolves a transfer's local_path as the tool does ("~" is
+// the operator's home, a relative path is relative to the working
+// directory) and classifies op on it and on where its symbolic links
+// lead, written from "~" when under the operator's home.
+func (e *Executor) classifyLocal(op safety.FileOp, p string) (string, safety.Assessment, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", safety.Assessment{}, fmt.Errorf("local home directory: %w", err)
+	}
+	base := home
+	if !strings.HasPrefix(p, "~") && !filepath.IsAbs(p) {
+		if base, err = os.Getwd(); err != nil {
+			return "", safety.Assessment{}, fmt.Errorf("local working directory: %w", err)
+		}
+	}
+	abs, err := safety.ResolvePath(p, base)
+	if err != nil {
+		return "", safety.Assessment{}, err
+	}
+	home = path.Clean(home)
+	fromHome := func(f string) string {
+		if rel, ok := strings.CutPrefix(f, home+"/"); ok && home != "/" {
+			return "~/" + rel
+		}
+		return f
+	}
+	a := e.cfg.Policy.ClassifyFile(op, fromHome(abs))
+	if real := localRealPath(abs); real != abs {
+		a = worse(a, e.cfg.Policy.ClassifyFile(op, fromHome(real)))
+		a.Reasons = append(a.Reasons, fmt.Sprintf("%s is a symbolic link to %s", abs, real))
+	}
+	return abs, a, nil
+}
+
+// localRealPath follows the symbolic links of p on this machine; for a
+// missing file, those of its directory.
+func localRealPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(d, filepath.Base(p))
+	}
+	return p
+}
+
+// realPath asks the target where file really is, with `readlink -f`
+// (GNU and busybox; for a missing file it still resolves the directory).
+// When that fails, file is returned as is; the error is only a done ctx.
+func (e *Executor) realPath(ctx context.Context, file string) (string, error) {
+	res, err := e.cfg.Transport.Run(ctx, transport.Command{Command: "readlink -f -- " + tools.Quote(file)})
+	if cerr := ctx.Err(); cerr != nil {
+		return "", cerr
+	}
+	if err != nil || res.ExitCode != 0 {
+		return file, nil
+	}
+	real := trimNewline(res.Stdout)
+	if real == "" || !path.IsAbs(real) || path.Clean(real) != real || strings.ContainsAny(real, "\x00\n") {
+		return file, nil
+	}
+	return real, nil
+}
+
+// worse merges two assessments: the higher level, both reasons.
+func worse(a, b safety.Assessment) safety.Assessment {
+	out := safety.Assessment{Level: max(a.Level, b.Level)}
+	out.Reasons = append(append(out.Reasons, a.Reasons...), b.Reasons...)
+	return out
 }

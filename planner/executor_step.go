@@ -114,11 +114,15 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 		return e.dryRun(ctx, st, r, start)
 	}
 	req := safety.Request{Host: e.host, Tool: st.Tool, Params: params, Command: r.Command, Path: r.Path, Risk: r.Risk}
+	if cls.show != "" {
+		req.Path = cls.show
+	}
+	var previewed []tools.FileChange
 	if e.mayAsk(r.Risk.Level) {
 		if out, ok, err := e.preview(ctx, st.Tool, params); err != nil {
 			return e.finish(ctx, st, r, start, err)
 		} else if ok {
-			req.Diff = out.Diff
+			req.Diff, previewed = out.Diff, out.FilesChanged
 		}
 	}
 	d, err := e.cfg.Approver.Decide(ctx, req)
@@ -134,7 +138,7 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 		return e.finish(ctx, st, r, start, nil)
 	}
 
-	out, err := e.reg.Run(ctx, e.cfg.Transport, st.Tool, params)
+	out, err := e.reg.Run(expectPreviewed(ctx, previewed), e.cfg.Transport, st.Tool, params)
 	var je *journalError
 	switch {
 	case errors.As(err, &je):
@@ -145,6 +149,9 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 		return e.finish(ctx, st, r, start, fmt.Errorf("step %d (%s): %w", r.Step, st.Tool, err))
 	}
 	r.Output, r.Observation, r.Diff, r.ran = out, out.Observation, out.Diff, true
+	if err := e.journalChanged(ctx, st.Tool, cls, out); err != nil {
+		r.Observation = strings.TrimSpace(r.Observation + "\n[warning: " + err.Error() + "; undo will not notice later changes to it]")
+	}
 	r.Status = execctx.StatusOK
 	if out.IsError {
 		r.Status = execctx.StatusError

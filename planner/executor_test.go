@@ -156,6 +156,15 @@ func (restorer) WriteFile(ctx context.Context, path string, r io.Reader, perm os
 
 func (restorer) Remove(_ context.Context, path string) error { return os.Remove(path) }
 
+func (restorer) ReadFile(ctx context.Context, path string, w io.Writer) (int64, error) {
+	tr, _ := local.New()
+	return tr.ReadFile(ctx, path, w)
+}
+
+func (restorer) Chmod(_ context.Context, path string, mode os.FileMode) error {
+	return os.Chmod(path, mode)
+}
+
 func TestExecutorConditionFalseAndError(t *testing.T) {
 	h := newHarness(t)
 	e := h.executor(safety.ModeNever, false, nil)

@@ -249,12 +249,24 @@ func (p *parser) step(n *yaml.Node) Step {
 		if pn.Kind != yaml.MappingNode {
 			p.errorf(pn, "`parameters` must be a mapping, not %s", kindOf(pn))
 		} else if v, ok := p.value(pn, "parameters"); ok {
+			p.misplaced(pn, st.Tool)
 			if m := v.(map[string]any); len(m) > 0 {
 				st.Parameters = m
 			}
 		}
 	}
 	return st
+}
+
+// misplaced reports step-level keys written under a step's `parameters`
+// mapping, at the key's line: the executor would ignore them there.
+func (p *parser) misplaced(params *yaml.Node, tool string) {
+	for i := 0; i+1 < len(params.Content); i += 2 {
+		k := params.Content[i]
+		if keys := misplacedKeys(tool, map[string]any{k.Value: nil}); len(keys) > 0 {
+			p.errorf(k, "%v", misplacedError(keys[0]))
+		}
+	}
 }
 
 // vars reads the plan's variables: names checked, values strings.

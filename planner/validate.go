@@ -3,9 +3,11 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 
 	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/tools"
 )
 
 // ToolChecker checks a step's tool and parameters without running it: an
@@ -26,6 +28,10 @@ const conditionTool = "check_condition"
 //   - `save_output_as` and var names (execctx.ValidateName);
 //   - condition syntax, of `condition` and of check_condition's parameter;
 //   - malformed {{templates}} in parameter strings, nested ones included;
+//     a parameter that is one whole template ("{{port}}") passes the type
+//     check whatever its type: RunStep checks it once resolved;
+//   - step keys (`condition`, `save_output_as`, `description`) written
+//     under `parameters`, where they would be ignored;
 //   - a variable used in a template or a condition before any step could
 //     set it. Available from the start are the plan's vars and preset
 //     (--var keys, inventory vars); `last` from the second step on; a step's
@@ -87,9 +93,12 @@ func (v *validator) step(n int, st Step) {
 	if st.Tool == "" {
 		v.add(n, st, errors.New("no tool"))
 	} else if v.tools != nil {
-		if err := v.tools.Validate(st.Tool, st.Parameters); err != nil {
+		if err := v.tools.Validate(st.Tool, v.typeCheckable(st.Tool, st.Parameters)); err != nil {
 			v.add(n, st, err)
 		}
+	}
+	for _, key := range misplacedKeys(st.Tool, st.Parameters) {
+		v.add(n, st, misplacedError(key))
 	}
 	if st.SaveOutputAs != "" {
 		if err := execctx.ValidateName(st.SaveOutputAs); err != nil {
@@ -110,6 +119,99 @@ func (v *validator) step(n int, st Step) {
 			v.condition(n, st, "parameter condition", cond)
 		}
 	}
+}
+
+// stepLevelKeys are keys of a step that a plan file might wrongly put
+// under `parameters`, where the executor would ignore them.
+var stepLevelKeys = []string{"condition", "save_output_as", "description"}
+
+// misplacedKeys returns the step-level keys in params, sorted, except
+// check_condition's own `condition` parameter.
+func misplacedKeys(tool string, params map[string]any) []string {
+	var out []string
+	for _, k := range stepLevelKeys {
+		if _, ok := params[k]; ok && !(k == "condition" && tool == conditionTool) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func misplacedError(key string) error {
+	return fmt.Errorf("`%s` belongs at the step level, not under parameters", key)
+}
+
+// wholeTemplate is a parameter value that is one {{reference}} and
+// nothing else: its type is only known once resolved.
+var wholeTemplate = regexp.MustCompile(`^\s*\{\{\s*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*\s*\}\}\s*$`)
+
+// typeCheckable returns params with each whole-template value of a
+// parameter that is not a free string replaced by a placeholder of the
+// parameter's type, so that the checker looks at what a plan can know
+// before the run. RunStep validates the resolved value. Without a schema
+// (a checker that cannot look tools up), params is returned as is.
+func (v *validator) typeCheckable(tool string, params map[string]any) map[string]any {
+	lk, ok := v.tools.(interface {
+		Lookup(name string) (tools.Tool, bool)
+	})
+	if !ok {
+		return params
+	}
+	t, ok := lk.Lookup(tool)
+	if !ok {
+		return params
+	}
+	schema := t.Schema()
+	var out map[string]any
+	for k, val := range params {
+		s, ok := val.(string)
+		prop := schema.Properties[k]
+		if !ok || prop == nil || !wholeTemplate.MatchString(s) {
+			continue
+		}
+		ph, ok := placeholder(prop)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(params))
+			for k2, v2 := range params {
+				out[k2] = v2
+			}
+		}
+		out[k] = ph
+	}
+	if out == nil {
+		return params
+	}
+	return out
+}
+
+// placeholder is a valid value of p's type; ok is false when a string
+// (any string) already fits.
+func placeholder(p *tools.Property) (any, bool) {
+	switch p.Type {
+	case "string":
+		if len(p.Enum) > 0 {
+			return p.Enum[0], true
+		}
+	case "integer":
+		return 1, true
+	case "number":
+		return 1.0, true
+	case "boolean":
+		return false, true
+	case "array":
+		if p.Items != nil {
+			if item, ok := placeholder(p.Items); ok {
+				return []any{item}, true
+			}
+		}
+	case "object":
+		return map[string]any{}, true
+	}
+	return nil, false
 }
 
 // condition checks the syntax of cond and the variables it reads.

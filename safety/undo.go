@@ -41,14 +41,6 @@ const DefaultUndoMaxBytes = 10 << 20
 // restored on that host.
 var ErrAlreadyRestored = errors.New("session already restored")
 
-// FileRestorer puts files back on a host; the runner adapts a transport to
-// it. WriteFile replaces path with r's content and perm, returning the
-// bytes written; Remove deletes path and succeeds when it is already gone.
-type FileRestorer interface {
-	WriteFile(ctx context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error)
-	Remove(ctx context.Context, path string) error
-}
-
 // Journal records, for one session on one host, what files looked like
 // before the session changed them. It is safe for concurrent use.
 type Journal struct {
@@ -103,11 +95,15 @@ type indexRecord struct {
 	Host     string    `json:"host"`
 	Path     string    `json:"path,omitempty"`
 	Existed  bool      `json:"existed,omitempty"`
-	Mode     string    `json:"mode,omitempty"` // octal permission bits
+	Mode     string    `json:"mode,omitempty"` // octal mode & 07777
 	Size     int64     `json:"size,omitempty"`
 	SHA256   string    `json:"sha256,omitempty"`
 	Time     time.Time `json:"time"`
 	Restored bool      `json:"restored,omitempty"`
+	// Changed marks a change record (see Journal.Changed): NewSHA256 is
+	// the content Path got from the session.
+	Changed   bool   `json:"changed,omitempty"`
+	NewSHA256 string `json:"new_sha256,omitempty"`
 }
 
 // Record stores the state path had before a change: prev and mode when it
@@ -116,7 +112,8 @@ type indexRecord struct {
 // the change must not be made. Only the first record of a path counts
 // (undo restores the state before the session), so later ones store
 // nothing. Content above MaxBytes is refused with an error wrapping
-// ErrTooLarge. mode keeps permission bits only.
+// ErrTooLarge. mode keeps its permission, setuid, setgid and sticky bits
+// (see UnixMode).
 func (j *Journal) Record(ctx context.Context, file string, prev []byte, existed bool, mode fs.FileMode) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("undo journal: record %s: %w", file, err)
@@ -146,7 +143,7 @@ func (j *Journal) Record(ctx context.Context, file string, prev []byte, existed 
 	rec := indexRecord{Host: j.host, Path: file, Existed: existed, Time: time.Now().UTC()}
 	if existed {
 		sum := sha256.Sum256(prev)
-		rec.Mode = fmt.Sprintf("%04o", uint32(mode.Perm()))
+		rec.Mode = fmt.Sprintf("%04o", UnixMode(mode))
 		rec.Size = int64(len(prev))
 		rec.SHA256 = hex.EncodeToString(sum[:])
 		n, err := j.writeBlob(prev)
@@ -159,6 +156,33 @@ func (j *Journal) Record(ctx context.Context, file string, prev []byte, existed 
 		return fmt.Errorf("undo journal: record %s: %w", file, err)
 	}
 	j.seen[file] = true
+	return nil
+}
+
+// Changed records the content a change of the session gave file (its
+// SHA-256, hex), after the change succeeded: Restore then refuses to
+// overwrite a file whose content is neither that nor its content before
+// the session, since someone changed it later. Call it after every
+// successful change of a file recorded with Record; the last call counts.
+func (j *Journal) Changed(ctx context.Context, file, newSHA256 string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("undo journal: changed %s: %w", file, err)
+	}
+	if b, err := hex.DecodeString(newSHA256); err != nil || len(b) != sha256.Size {
+		return fmt.Errorf("undo journal: changed %s: bad sha256 %q", file, newSHA256)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.restored {
+		return fmt.Errorf("undo journal: session %s on %s was already restored; start a new session", j.session, j.host)
+	}
+	if !j.seen[file] {
+		return fmt.Errorf("undo journal: changed %s: no record of its previous state", file)
+	}
+	rec := indexRecord{Host: j.host, Path: file, Time: time.Now().UTC(), Changed: true, NewSHA256: newSHA256}
+	if err := j.appendIndex(rec); err != nil {
+		return fmt.Errorf("undo journal: changed %s: %w", file, err)
+	}
 	return nil
 }
 
@@ -220,102 +244,6 @@ func (j *Journal) appendIndex(rec indexRecord) error {
 		}
 	}
 	return err
-}
-
-// Action is what Restore did to one file.
-type Action struct {
-	Path string
-	// Removed: the file did not exist before the session and was removed;
-	// otherwise Bytes were written back.
-	Removed bool
-	Bytes   int64
-}
-
-// String says it in words: "restored /x (12 bytes)" or
-// "removed /y (did not exist before)".
-func (a Action) String() string {
-	if a.Removed {
-		return fmt.Sprintf("removed %s (did not exist before)", a.Path)
-	}
-	return fmt.Sprintf("restored %s (%d bytes)", a.Path, a.Bytes)
-}
-
-// Restore puts every file the session changed on this host back as it was
-// before the session, newest change first, and marks the session restored.
-// A file that fails is reported in the error and the others are still
-// restored; the mark is only written when all succeeded. A restored
-// session returns ErrAlreadyRestored and does nothing.
-func (j *Journal) Restore(ctx context.Context, w FileRestorer) ([]Action, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.restored {
-		return nil, fmt.Errorf("undo session %s on %s: %w", j.session, j.host, ErrAlreadyRestored)
-	}
-	all, err := readIndex(filepath.Join(j.dir, indexFileName))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("undo session %s: %w", j.session, err)
-	}
-	var recs []indexRecord
-	first := map[string]bool{}
-	for _, r := range all {
-		if r.Host != j.host {
-			continue
-		}
-		if r.Restored {
-			return nil, fmt.Errorf("undo session %s on %s: %w", j.session, j.host, ErrAlreadyRestored)
-		}
-		if !first[r.Path] {
-			first[r.Path] = true
-			recs = append(recs, r)
-		}
-	}
-	var actions []Action
-	var errs []error
-	for _, r := range slices.Backward(recs) {
-		if err := ctx.Err(); err != nil {
-			return actions, errors.Join(append(errs, fmt.Errorf("undo session %s: %w", j.session, err))...)
-		}
-		a, err := j.restoreOne(ctx, w, r)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		actions = append(actions, a)
-	}
-	if len(errs) > 0 {
-		return actions, errors.Join(errs...)
-	}
-	if len(recs) == 0 {
-		return nil, nil
-	}
-	if err := j.appendIndex(indexRecord{Host: j.host, Time: time.Now().UTC(), Restored: true}); err != nil {
-		return actions, fmt.Errorf("undo session %s: mark restored: %w", j.session, err)
-	}
-	j.restored = true
-	return actions, nil
-}
-
-func (j *Journal) restoreOne(ctx context.Context, w FileRestorer, r indexRecord) (Action, error) {
-	if !r.Existed {
-		if err := w.Remove(ctx, r.Path); err != nil {
-			return Action{}, fmt.Errorf("undo: remove %s: %w", r.Path, err)
-		}
-		return Action{Path: r.Path, Removed: true}, nil
-	}
-	blob := filepath.Join(j.dir, strconv.Itoa(r.N)+".bin")
-	content, err := os.ReadFile(blob)
-	if err != nil {
-		return Action{}, fmt.Errorf("undo: restore %s: %w", r.Path, err)
-	}
-	if sum := sha256.Sum256(content); int64(len(content)) != r.Size || hex.EncodeToString(sum[:]) != r.SHA256 {
-		return Action{}, fmt.Errorf("undo: restore %s: saved copy %s is corrupt (size or sha256 differs)", r.Path, blob)
-	}
-	mode, _ := strconv.ParseUint(r.Mode, 8, 32) // validated by parseIndex
-	n, err := w.WriteFile(ctx, r.Path, bytes.NewReader(content), fs.FileMode(mode))
-	if err != nil {
-		return Action{}, fmt.Errorf("undo: restore %s: %w", r.Path, err)
-	}
-	return Action{Path: r.Path, Bytes: n}, nil
 }
 
 // SessionInfo describes one session's undo journal.
@@ -438,13 +366,25 @@ func parseIndex(r io.Reader) ([]indexRecord, error) {
 
 func (r indexRecord) check() error {
 	if r.Restored {
-		if r.Path != "" || r.N != 0 {
+		if r.Path != "" || r.N != 0 || r.Changed {
 			return errors.New("restore mark with a file")
 		}
 		return nil
 	}
 	if err := checkJournalPath(r.Path); err != nil {
 		return err
+	}
+	if r.Changed {
+		if r.N != 0 || r.Existed || r.SHA256 != "" || r.Mode != "" {
+			return fmt.Errorf("%s: change record with saved content", r.Path)
+		}
+		if b, err := hex.DecodeString(r.NewSHA256); err != nil || len(b) != sha256.Size {
+			return fmt.Errorf("%s: bad new_sha256 %q", r.Path, r.NewSHA256)
+		}
+		return nil
+	}
+	if r.NewSHA256 != "" {
+		return fmt.Errorf("%s: new_sha256 outside a change record", r.Path)
 	}
 	if !r.Existed {
 		if r.N != 0 || r.SHA256 != "" {
@@ -455,7 +395,7 @@ func (r indexRecord) check() error {
 	if r.N <= 0 {
 		return fmt.Errorf("%s: missing blob number", r.Path)
 	}
-	if m, err := strconv.ParseUint(r.Mode, 8, 32); err != nil || m > 0o777 {
+	if m, err := strconv.ParseUint(r.Mode, 8, 32); err != nil || m > 0o7777 {
 		return fmt.Errorf("%s: bad mode %q", r.Path, r.Mode)
 	}
 	if r.Size < 0 {

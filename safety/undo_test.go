@@ -3,6 +3,8 @@ package safety
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -29,13 +31,24 @@ func newMemFiles() *memFiles {
 type restorerFunc struct {
 	write  func(ctx context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error)
 	remove func(ctx context.Context, path string) error
+	read   func(ctx context.Context, path string, w io.Writer) (int64, error)
+	chmod  func(ctx context.Context, path string, mode fs.FileMode) error
 }
 
 func (f restorerFunc) WriteFile(ctx context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error) {
 	return f.write(ctx, path, r, perm)
 }
 func (f restorerFunc) Remove(ctx context.Context, path string) error { return f.remove(ctx, path) }
+func (f restorerFunc) ReadFile(ctx context.Context, path string, w io.Writer) (int64, error) {
+	return f.read(ctx, path, w)
+}
+func (f restorerFunc) Chmod(ctx context.Context, path string, mode fs.FileMode) error {
+	return f.chmod(ctx, path, mode)
+}
 
+// restorer behaves like a transport: WriteFile keeps an existing file's
+// mode whatever perm says and gives a new one perm's permission bits only
+// (no setuid), so only Chmod can put a recorded mode back.
 func (m *memFiles) restorer() FileRestorer {
 	return restorerFunc{
 		write: func(_ context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error) {
@@ -45,8 +58,30 @@ func (m *memFiles) restorer() FileRestorer {
 			}
 			m.mu.Lock()
 			defer m.mu.Unlock()
-			m.files[path], m.modes[path] = b, perm
+			if _, ok := m.files[path]; !ok {
+				m.modes[path] = perm.Perm()
+			}
+			m.files[path] = b
 			return int64(len(b)), nil
+		},
+		read: func(_ context.Context, path string, w io.Writer) (int64, error) {
+			m.mu.Lock()
+			b, ok := m.files[path]
+			m.mu.Unlock()
+			if !ok {
+				return 0, &fs.PathError{Op: "read", Path: path, Err: fs.ErrNotExist}
+			}
+			n, err := w.Write(b)
+			return int64(n), err
+		},
+		chmod: func(_ context.Context, path string, mode fs.FileMode) error {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if _, ok := m.files[path]; !ok {
+				return &fs.PathError{Op: "chmod", Path: path, Err: fs.ErrNotExist}
+			}
+			m.modes[path] = mode
+			return nil
 		},
 		remove: func(_ context.Context, path string) error {
 			m.mu.Lock()
@@ -58,7 +93,8 @@ func (m *memFiles) restorer() FileRestorer {
 	}
 }
 
-// change records path in j, then changes it, as the runner does.
+// change records path in j, changes it and records the new content, as
+// the runner does.
 func (m *memFiles) change(t *testing.T, j *Journal, path string, content []byte) {
 	t.Helper()
 	m.mu.Lock()
@@ -74,6 +110,10 @@ func (m *memFiles) change(t *testing.T, j *Journal, path string, content []byte)
 		m.modes[path] = 0o644
 	}
 	m.mu.Unlock()
+	sum := sha256.Sum256(content)
+	if err := j.Changed(context.Background(), path, hex.EncodeToString(sum[:])); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestJournalRestore(t *testing.T) {
@@ -247,7 +287,7 @@ func TestJournalCorrupt(t *testing.T) {
 	good, _ := os.ReadFile(index)
 
 	os.WriteFile(index, append(append([]byte{}, good...), "{\"host\":\"h\",\"path\":\n"...), 0o600)
-	if _, err := OpenJournal(state, "s1", "h"); err == nil || !strings.Contains(err.Error(), "index.jsonl: line 2:") {
+	if _, err := OpenJournal(state, "s1", "h"); err == nil || !strings.Contains(err.Error(), "index.jsonl: line 3:") {
 		t.Errorf("corrupt line: %v", err)
 	}
 	if s, err := ListSessions(state); err != nil || len(s) != 1 || s[0].Err == nil {
@@ -275,6 +315,12 @@ func TestParseIndex(t *testing.T) {
 		{`{"host":"h","path":"/a","extra":1}`, "unknown field"},
 		{`{"host":"h","path":"/a"} {}`, "trailing data"},
 		{`{"host":"h","restored":true,"path":"/a"}`, "restore mark"},
+		{`{"host":"h","path":"/a","changed":true,"new_sha256":"` + sum + `","time":"2026-01-01T00:00:00Z"}`, ""},
+		{`{"n":1,"host":"h","path":"/a","existed":true,"mode":"4750","size":1,"sha256":"` + sum + `"}`, ""},
+		{`{"n":1,"host":"h","path":"/a","existed":true,"mode":"17777","sha256":"` + sum + `"}`, "bad mode"},
+		{`{"host":"h","path":"/a","changed":true,"new_sha256":"xyz"}`, "bad new_sha256"},
+		{`{"n":3,"host":"h","path":"/a","changed":true,"new_sha256":"` + sum + `"}`, "change record with saved content"},
+		{`{"host":"h","path":"/a","new_sha256":"` + sum + `"}`, "outside a change record"},
 		{`[1]`, "line 1:"},
 	}
 	for _, tc := range tests {
@@ -310,4 +356,94 @@ func mustOpen(t *testing.T, state, id, host string) *Journal {
 		t.Fatal(err)
 	}
 	return j
+}
+
+func TestJournalModes(t *testing.T) {
+	state := t.TempDir()
+	h := newMemFiles()
+	suid := fs.FileMode(0o750) | fs.ModeSetuid
+	sgidSticky := fs.FileMode(0o775) | fs.ModeSetgid | fs.ModeSticky
+	h.files["/srv/run.sh"], h.modes["/srv/run.sh"] = []byte("v1"), suid
+	h.files["/srv/shared"], h.modes["/srv/shared"] = []byte("s1"), sgidSticky
+	h.files["/srv/gone"], h.modes["/srv/gone"] = []byte("g1"), fs.FileMode(0o700)|fs.ModeSetuid
+	j := mustOpen(t, state, "s1", "h")
+	h.change(t, j, "/srv/run.sh", []byte("v2"))
+	h.change(t, j, "/srv/shared", []byte("s2"))
+	h.change(t, j, "/srv/gone", []byte("g2"))
+	index, _ := os.ReadFile(filepath.Join(state, "sessions", "s1", "undo", "index.jsonl"))
+	for _, m := range []string{`"mode":"4750"`, `"mode":"3775"`, `"mode":"4700"`} {
+		if !bytes.Contains(index, []byte(m)) {
+			t.Errorf("index lacks %s:\n%s", m, index)
+		}
+	}
+	// Modes changed since (a chmod does not change the content), one file
+	// deleted: a forced undo writes it anew, which drops setuid.
+	h.modes["/srv/run.sh"], h.modes["/srv/shared"] = 0o644, 0o644
+	delete(h.files, "/srv/gone")
+	delete(h.modes, "/srv/gone")
+	if _, err := mustOpen(t, state, "s1", "h").RestoreWith(context.Background(), h.restorer(), RestoreOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]fs.FileMode{"/srv/run.sh": suid, "/srv/shared": sgidSticky, "/srv/gone": fs.FileMode(0o700) | fs.ModeSetuid}
+	if !reflect.DeepEqual(h.modes, want) {
+		t.Errorf("modes after restore: %v, want %v", h.modes, want)
+	}
+	for _, m := range []fs.FileMode{suid, sgidSticky, 0o644, fs.FileMode(0o4755)} {
+		if got, u := FileModeOf(UnixMode(m)), UnixMode(m); u > 0o7777 || (m&0o7000 == 0 && got != m) {
+			t.Errorf("UnixMode(%v) = %o, back %v", m, u, got)
+		}
+	}
+}
+
+func TestJournalChangedSince(t *testing.T) {
+	state := t.TempDir()
+	h := newMemFiles()
+	h.files["/etc/a"], h.modes["/etc/a"] = []byte("v1"), 0o644
+	h.files["/etc/b"], h.modes["/etc/b"] = []byte("b1"), 0o644
+	h.files["/etc/c"], h.modes["/etc/c"] = []byte("c1"), 0o644
+	j := mustOpen(t, state, "s1", "h")
+	h.change(t, j, "/etc/a", []byte("v2"))
+	h.change(t, j, "/etc/b", []byte("b2"))
+	h.change(t, j, "/etc/c", []byte("c2"))
+	h.change(t, j, "/etc/new", []byte("n2"))
+	// Someone else writes /etc/a and the new file, and deletes /etc/c.
+	h.files["/etc/a"], h.files["/etc/new"] = []byte("v3"), []byte("n3")
+	delete(h.files, "/etc/c")
+
+	acts, err := mustOpen(t, state, "s1", "h").Restore(context.Background(), h.restorer())
+	if !errors.Is(err, ErrChangedSince) || len(acts) != 1 || acts[0].Path != "/etc/b" {
+		t.Fatalf("Restore = %v, %v", acts, err)
+	}
+	for _, p := range []string{"/etc/a", "/etc/c", "/etc/new"} {
+		if !strings.Contains(err.Error(), "skipped "+p+": changed since session s1 (use --force to overwrite)") {
+			t.Errorf("error does not skip %s: %v", p, err)
+		}
+	}
+	if string(h.files["/etc/a"]) != "v3" || string(h.files["/etc/new"]) != "n3" || string(h.files["/etc/b"]) != "b1" {
+		t.Errorf("files: %q", h.files)
+	}
+	if s, _ := ListSessions(state); s[0].Restored {
+		t.Error("marked restored with files skipped")
+	}
+	// --force: the later changes are overwritten; /etc/b, already back,
+	// is not a conflict.
+	j = mustOpen(t, state, "s1", "h")
+	acts, err = j.RestoreWith(context.Background(), h.restorer(), RestoreOptions{Force: true})
+	if err != nil || len(acts) != 4 {
+		t.Fatalf("forced Restore = %v, %v", acts, err)
+	}
+	want := map[string][]byte{"/etc/a": []byte("v1"), "/etc/b": []byte("b1"), "/etc/c": []byte("c1")}
+	if !reflect.DeepEqual(h.files, want) {
+		t.Errorf("files after forced restore: %q", h.files)
+	}
+	if err := j.Changed(context.Background(), "/etc/a", strings.Repeat("0", 64)); err == nil {
+		t.Error("Changed after restore succeeded")
+	}
+	k := mustOpen(t, state, "s2", "h")
+	if err := k.Changed(context.Background(), "/etc/zz", strings.Repeat("0", 64)); err == nil {
+		t.Error("Changed of an unrecorded file succeeded")
+	}
+	if err := k.Changed(context.Background(), "/etc/zz", "nothex"); err == nil {
+		t.Error("Changed with a bad hash succeeded")
+	}
 }

@@ -27,6 +27,7 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 	fs.SetOutput(a.stderr)
 	var host hostOptions
 	host.addFlags(fs)
+	force := fs.Bool("force", false, "restore files that changed after the session changed them, overwriting those changes")
 	fs.Usage = func() {
 		fmt.Fprintf(a.stderr, "Usage: agent undo [SESSION] [flags]\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -71,7 +72,7 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer tr.Close()
-	actions, err := journal.Restore(ctx, restorer{tr})
+	actions, err := journal.RestoreWith(ctx, restorer{tr}, safety.RestoreOptions{Force: *force})
 	for _, act := range actions {
 		fmt.Fprintf(a.stdout, "%s: %s\n", target, act)
 	}
@@ -136,6 +137,23 @@ type restorer struct{ tr transport.Transport }
 
 func (r restorer) WriteFile(ctx context.Context, path string, rd io.Reader, perm fs.FileMode) (int64, error) {
 	return r.tr.WriteFile(ctx, path, rd, perm)
+}
+
+func (r restorer) ReadFile(ctx context.Context, path string, w io.Writer) (int64, error) {
+	return r.tr.ReadFile(ctx, path, w)
+}
+
+// Chmod sets path's mode, setuid/setgid/sticky included, with `chmod` in
+// octal, quoted for the host's shell.
+func (r restorer) Chmod(ctx context.Context, path string, mode fs.FileMode) error {
+	res, err := r.tr.Run(ctx, transport.Command{Command: fmt.Sprintf("chmod %04o -- %s", safety.UnixMode(mode), tools.Quote(path))})
+	if err != nil {
+		return fmt.Errorf("chmod %s: %w", path, err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("chmod %s: chmod exited %d: %s", path, res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	return nil
 }
 
 // Remove deletes path with `rm -f`, quoted for the host's shell; a file

@@ -1,0 +1,232 @@
+package safety
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// ErrChangedSince marks a file Restore skipped because it changed after
+// the session last changed it (see RestoreOptions.Force).
+var ErrChangedSince = errors.New("changed since the session")
+
+// FileRestorer puts files back on a host; the runner adapts a transport to
+// it (transport.Transport has WriteFile and ReadFile with these
+// signatures). WriteFile replaces path with r's content and perm, returning
+// the bytes written; Remove deletes path and succeeds when it is already
+// gone; ReadFile streams path's current content into w (a missing file
+// wraps fs.ErrNotExist); Chmod sets path's mode, setuid, setgid and sticky
+// bits included (fs.ModeSetuid, fs.ModeSetgid, fs.ModeSticky).
+type FileRestorer interface {
+	WriteFile(ctx context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error)
+	Remove(ctx context.Context, path string) error
+	ReadFile(ctx context.Context, path string, w io.Writer) (int64, error)
+	Chmod(ctx context.Context, path string, mode fs.FileMode) error
+}
+
+// RestoreOptions change what Restore does.
+type RestoreOptions struct {
+	// Force restores files that changed after the session last changed
+	// them, overwriting those later changes.
+	Force bool
+}
+
+// UnixMode returns m's permission, setuid, setgid and sticky bits as Unix
+// mode bits (0o4755 for a setuid 0755 file). Bits 0o7000 given literally
+// are kept too.
+func UnixMode(m fs.FileMode) uint32 {
+	u := uint32(m) & 0o7777
+	if m&fs.ModeSetuid != 0 {
+		u |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= 0o1000
+	}
+	return u
+}
+
+// FileModeOf is the inverse of UnixMode: Unix mode bits as an fs.FileMode
+// with the setuid, setgid and sticky flags Go uses.
+func FileModeOf(u uint32) fs.FileMode {
+	m := fs.FileMode(u & 0o777)
+	if u&0o4000 != 0 {
+		m |= fs.ModeSetuid
+	}
+	if u&0o2000 != 0 {
+		m |= fs.ModeSetgid
+	}
+	if u&0o1000 != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
+
+// Action is what Restore did to one file.
+type Action struct {
+	Path string
+	// Removed: the file did not exist before the session and was removed;
+	// otherwise Bytes were written back.
+	Removed bool
+	Bytes   int64
+}
+
+// String says it in words: "restored /x (12 bytes)" or
+// "removed /y (did not exist before)".
+func (a Action) String() string {
+	if a.Removed {
+		return fmt.Sprintf("removed %s (did not exist before)", a.Path)
+	}
+	return fmt.Sprintf("restored %s (%d bytes)", a.Path, a.Bytes)
+}
+
+// Restore puts every file the session changed on this host back as it was
+// before the session, newest change first, and marks the session restored.
+// A file that fails is reported in the error and the others are still
+// restored; the mark is only written when all succeeded. A restored
+// session returns ErrAlreadyRestored and does nothing. See RestoreWith.
+func (j *Journal) Restore(ctx context.Context, w FileRestorer) ([]Action, error) {
+	return j.RestoreWith(ctx, w, RestoreOptions{})
+}
+
+// RestoreWith is Restore with options. Unless opt.Force, a file whose
+// current content is neither what the session last gave it (see Changed)
+// nor what it had before the session is skipped with an error wrapping
+// ErrChangedSince ("skipped /x: changed since session S (use --force to
+// overwrite)"), and the session is not marked restored, so that a forced
+// undo can follow. A restored file also gets its recorded mode back.
+func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOptions) ([]Action, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.restored {
+		return nil, fmt.Errorf("undo session %s on %s: %w", j.session, j.host, ErrAlreadyRestored)
+	}
+	all, err := readIndex(filepath.Join(j.dir, indexFileName))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("undo session %s: %w", j.session, err)
+	}
+	var recs []indexRecord
+	first := map[string]bool{}
+	lastNew := map[string]string{} // path → the content the session last gave it
+	for _, r := range all {
+		if r.Host != j.host {
+			continue
+		}
+		switch {
+		case r.Restored:
+			return nil, fmt.Errorf("undo session %s on %s: %w", j.session, j.host, ErrAlreadyRestored)
+		case r.Changed:
+			lastNew[r.Path] = r.NewSHA256
+		case !first[r.Path]:
+			first[r.Path] = true
+			recs = append(recs, r)
+		}
+	}
+	var actions []Action
+	var errs []error
+	for _, r := range slices.Backward(recs) {
+		if err := ctx.Err(); err != nil {
+			return actions, errors.Join(append(errs, fmt.Errorf("undo session %s: %w", j.session, err))...)
+		}
+		if want, ok := lastNew[r.Path]; ok && !opt.Force {
+			if err := j.unchanged(ctx, w, r, want); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		a, err := j.restoreOne(ctx, w, r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		actions = append(actions, a)
+	}
+	if len(errs) > 0 {
+		return actions, errors.Join(errs...)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	if err := j.appendIndex(indexRecord{Host: j.host, Time: time.Now().UTC(), Restored: true}); err != nil {
+		return actions, fmt.Errorf("undo session %s: mark restored: %w", j.session, err)
+	}
+	j.restored = true
+	return actions, nil
+}
+
+// unchanged checks that r.Path holds what the session last wrote (want),
+// or already what it had before the session (an undo that stopped half
+// way); anything else, a missing file included, is a later change.
+func (j *Journal) unchanged(ctx context.Context, w FileRestorer, r indexRecord, want string) error {
+	h := sha256.New()
+	_, err := w.ReadFile(ctx, r.Path, h)
+	var got string
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil:
+		if !r.Existed {
+			return nil // already as before the session
+		}
+		got = "missing"
+	case err != nil:
+		return fmt.Errorf("undo: check %s: %w", r.Path, err)
+	default:
+		got = hex.EncodeToString(h.Sum(nil))
+		if got == want || r.Existed && got == r.SHA256 {
+			return nil
+		}
+	}
+	return &ChangedError{Path: r.Path, Session: j.session}
+}
+
+// ChangedError is a file Restore skipped: it changed after the session
+// last changed it. It wraps ErrChangedSince.
+type ChangedError struct {
+	Path, Session string
+}
+
+func (e *ChangedError) Error() string {
+	return fmt.Sprintf("skipped %s: changed since session %s (use --force to overwrite)", e.Path, e.Session)
+}
+
+func (e *ChangedError) Unwrap() error { return ErrChangedSince }
+
+func (j *Journal) restoreOne(ctx context.Context, w FileRestorer, r indexRecord) (Action, error) {
+	if !r.Existed {
+		if err := w.Remove(ctx, r.Path); err != nil {
+			return Action{}, fmt.Errorf("undo: remove %s: %w", r.Path, err)
+		}
+		return Action{Path: r.Path, Removed: true}, nil
+	}
+	blob := filepath.Join(j.dir, strconv.Itoa(r.N)+".bin")
+	content, err := os.ReadFile(blob)
+	if err != nil {
+		return Action{}, fmt.Errorf("undo: restore %s: %w", r.Path, err)
+	}
+	if sum := sha256.Sum256(content); int64(len(content)) != r.Size || hex.EncodeToString(sum[:]) != r.SHA256 {
+		return Action{}, fmt.Errorf("undo: restore %s: saved copy %s is corrupt (size or sha256 differs)", r.Path, blob)
+	}
+	u, _ := strconv.ParseUint(r.Mode, 8, 32) // validated by parseIndex
+	mode := FileModeOf(uint32(u))
+	n, err := w.WriteFile(ctx, r.Path, bytes.NewReader(content), mode)
+	if err != nil {
+		return Action{}, fmt.Errorf("undo: restore %s: %w", r.Path, err)
+	}
+	// WriteFile keeps the mode of the file it replaces, which may have
+	// changed since, and may drop setuid/setgid on a new file.
+	if err := w.Chmod(ctx, r.Path, mode); err != nil {
+		return Action{}, fmt.Errorf("undo: restore %s: mode %04o: %w", r.Path, u, err)
+	}
+	return Action{Path: r.Path, Bytes: n}, nil
+}
