@@ -75,6 +75,19 @@ type Command struct {
 	// CaptureLimit is how many bytes of each stream's head and of its tail
 	// are kept (zero means DefaultCaptureLimit).
 	CaptureLimit int
+	// Stdout and Stderr, when set, also receive each stream in full as the
+	// command prints it (for a terminal or a file); Result still holds the
+	// bounded capture. They are written from other goroutines.
+	Stdout, Stderr io.Writer
+}
+
+// Tee returns w, or w and extra together when extra is set: what a transport
+// writes a stream to.
+func Tee(w io.Writer, extra io.Writer) io.Writer {
+	if extra == nil {
+		return w
+	}
+	return io.MultiWriter(w, extra)
 }
 
 // Result is the outcome of a command that ran.

@@ -27,9 +27,11 @@ func runExec(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer t.Close()
-	res, err := t.Run(ctx, transport.Command{Command: strings.Join(args, " "), Stdin: stdinOrNil(a.stdin)})
-	io.WriteString(a.stdout, res.Stdout)
-	io.WriteString(a.stderr, res.Stderr)
+	res, err := t.Run(ctx, transport.Command{
+		Command: strings.Join(args, " "), Stdin: stdinOrNil(a.stdin),
+		Stdout: a.stdout, Stderr: a.stderr, // streamed in full, as with ssh
+		CaptureLimit: 1, // nothing needs the capture
+	})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return err

@@ -91,7 +91,7 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = waitDelay
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, stdout, stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, transport.Tee(stdout, c.Stdout), transport.Tee(stderr, c.Stderr)
 	if c.Dir != "" {
 		dir, err := t.expand(c.Dir)
 		if err != nil {

@@ -106,8 +106,8 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	nonce := randomHex(8)
 	stdout := transport.NewCapture(cmd.CaptureLimit)
 	stderr := transport.NewCapture(cmd.CaptureLimit)
-	filter := &markerFilter{prefix: []byte(nonce + " "), out: stderr}
-	sess.Stdout, sess.Stderr, sess.Stdin = stdout, filter, cmd.Stdin
+	filter := &markerFilter{prefix: []byte(nonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
+	sess.Stdout, sess.Stderr, sess.Stdin = transport.Tee(stdout, cmd.Stdout), filter, cmd.Stdin
 	start := time.Now()
 	if err := sess.Start(remoteCommand(nonce, cmd.Command, cmd.Dir)); err != nil {
 		if c.alive() && c.ping(closeWait) {

@@ -143,8 +143,8 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 	nonce, pidNonce := randomHex(16), randomHex(8)
 	stdout := transport.NewCapture(cmd.CaptureLimit)
 	stderr := transport.NewCapture(cmd.CaptureLimit)
-	filter := &markerFilter{prefix: []byte(pidNonce + " "), out: stderr}
-	done := w.expect(nonce, stdout, filter)
+	filter := &markerFilter{prefix: []byte(pidNonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
+	done := w.expect(nonce, transport.Tee(stdout, cmd.Stdout), filter)
 	req := "agent_run " + nonce + " " + shellQuote(cmd.Command) + " " + shellQuote(cmd.Dir) + " " + pidNonce + "\n"
 	start := time.Now()
 	if _, err := io.WriteString(w.in, req); err != nil {

@@ -150,6 +150,30 @@ func init() {
 		}
 	})
 
+	add("StreamsInFull", func(t *testing.T, f Fixture) {
+		// The capture is bounded; the Stdout/Stderr writers get everything.
+		var out, errs bytes.Buffer
+		res, err := f.Transport.Run(context.Background(), transport.Command{
+			Command: "seq 1 20000; seq 1 3000 >&2", CaptureLimit: 100, Stdout: &out, Stderr: &errs,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := func(n int) string {
+			var b strings.Builder
+			for i := 1; i <= n; i++ {
+				fmt.Fprintf(&b, "%d\n", i)
+			}
+			return b.String()
+		}
+		if out.String() != want(20000) || errs.String() != want(3000) {
+			t.Errorf("streamed %d/%d bytes, want %d/%d", out.Len(), errs.Len(), len(want(20000)), len(want(3000)))
+		}
+		if len(res.Stdout) > 300 || res.StdoutBytes != int64(out.Len()) {
+			t.Errorf("capture not bounded: %d bytes kept of %d", len(res.Stdout), res.StdoutBytes)
+		}
+	})
+
 	add("LargeOutputBounded", func(t *testing.T, f Fixture) {
 		// 64 MiB of output, captured with 1 KiB head and tail.
 		res, err := f.Transport.Run(context.Background(), transport.Command{
