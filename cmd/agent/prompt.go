@@ -67,9 +67,14 @@ func (terminalPrompter) Passphrase(ctx context.Context, prompt string) ([]byte, 
 		b   []byte
 		err error
 	}
+	fd := int(tty.Fd())
+	saved, err := term.GetState(fd) // ReadPassword turns echo off
+	if err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
 	ch := make(chan answer, 1)
 	go func() {
-		b, err := term.ReadPassword(int(tty.Fd()))
+		b, err := term.ReadPassword(fd)
 		ch <- answer{b, err}
 	}()
 	select {
@@ -77,6 +82,10 @@ func (terminalPrompter) Passphrase(ctx context.Context, prompt string) ([]byte, 
 		fmt.Fprintln(tty)
 		return a.b, a.err
 	case <-ctx.Done():
+		// Ctrl-C while asking: put echo back before agent exits, since the
+		// read that would restore it never returns.
+		term.Restore(fd, saved)
+		fmt.Fprintln(tty)
 		return nil, ctx.Err()
 	}
 }
