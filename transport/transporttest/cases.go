@@ -355,6 +355,19 @@ func init() {
 		waitGone(t, m)
 	})
 
+	add("TimeoutWithStdinKillsProcessGroup", func(t *testing.T, f Fixture) {
+		// A command with stdin takes the SSH session path (not the worker).
+		m := sleeper(t, f)
+		_, err := f.Transport.Run(context.Background(), transport.Command{
+			Command: fmt.Sprintf("cat >/dev/null; %s 1000 & %s 1001", m, m),
+			Stdin:   strings.NewReader("input\n"), Timeout: 500 * time.Millisecond,
+		})
+		if !errors.Is(err, transport.ErrTimeout) {
+			t.Fatalf("err = %v, want ErrTimeout", err)
+		}
+		waitGone(t, m)
+	})
+
 	add("CancelKillsProcessGroup", func(t *testing.T, f Fixture) {
 		m := sleeper(t, f)
 		ctx, cancel := context.WithCancel(context.Background())
