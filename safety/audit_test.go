@@ -41,6 +41,29 @@ func TestRedactString(t *testing.T) {
 		{"echo task-abcdefghijklmnopqrstuvwxyz", "echo task-abcdefghijklmnopqrstuvwxyz"},
 		{"Enter password for user", "Enter password for user"},
 		{"PASSWORD=[REDACTED] cmd", "PASSWORD=[REDACTED] cmd"},
+		// Passwords in command-specific options and operands.
+		{"mysql -uroot -pS3cret app", "mysql -uroot -p[REDACTED] app"},
+		{"sudo /usr/bin/mysqldump -p'a b' db > x", "sudo /usr/bin/mysqldump -p[REDACTED] db > x"},
+		{"mysql --password=x app", "mysql --password=[REDACTED] app"},
+		{"curl -u admin:hunter2 https://x", "curl -u admin:[REDACTED] https://x"},
+		{"curl --user 'admin:hunter2' x", "curl --user 'admin:[REDACTED]' x"},
+		{"curl -s --user=admin:hunter2 x", "curl -s --user=admin:[REDACTED] x"},
+		{"export DB_PASS=x; echo ok", "export DB_PASS=[REDACTED]; echo ok"},
+		{`{"smtp_pass": "x"}`, `{"smtp_pass": [REDACTED]}`},
+		{"PGPASSWORD=x psql -h db", "PGPASSWORD=[REDACTED] psql -h db"},
+		{"sshpass -p x ssh -p 22 h", "sshpass -p [REDACTED] ssh -p 22 h"},
+		{"sshpass -pS3cret scp a h:b", "sshpass -p[REDACTED] scp a h:b"},
+		{"htpasswd -b /etc/nginx/.htpasswd bob s3cret", "htpasswd -b /etc/nginx/.htpasswd bob [REDACTED]"},
+		{"htpasswd -nbB bob s3cret", "htpasswd -nbB bob [REDACTED]"},
+		{"mysql -uroot -p[REDACTED] app", "mysql -uroot -p[REDACTED] app"},
+		// Not secrets.
+		{"ssh -p 22 host; scp -P 22 a host:b", "ssh -p 22 host; scp -P 22 a host:b"},
+		{"sort -u names.txt | uniq -c", "sort -u names.txt | uniq -c"},
+		{"curl -s http://host:8080/a; mysql -p app", "curl -s http://host:8080/a; mysql -p app"},
+		{"docker run -u 1000:1000 img; ps -u root", "docker run -u 1000:1000 img; ps -u root"},
+		{"--- PASS: TestX (0.00s)\nPASS", "--- PASS: TestX (0.00s)\nPASS"},
+		{"bypass=1 compass=north passes=3", "bypass=1 compass=north passes=3"},
+		{"htpasswd -c .htpasswd bob", "htpasswd -c .htpasswd bob"},
 	}
 	for _, tc := range tests {
 		if got := RedactString(tc.in); got != tc.want {
@@ -67,6 +90,8 @@ func TestRedact(t *testing.T) {
 		"args":          []any{"--token", "abc", 3, map[string]any{"apikey": "k"}},
 		"argv":          []string{"x", "AKIAIOSFODNN7EXAMPLE"},
 		"raw":           []byte("Authorization: Bearer q"),
+		"db_pass":       "x",
+		"bypass":        "y",
 	}
 	before := fmt.Sprint(in)
 	got := Redact(in)
@@ -87,6 +112,8 @@ func TestRedact(t *testing.T) {
 		"args":          []any{"--token", "abc", 3, map[string]any{"apikey": Redacted}},
 		"argv":          []string{"x", Redacted},
 		"raw":           "Authorization: Bearer [REDACTED]",
+		"db_pass":       Redacted,
+		"bypass":        "y",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Redact:\n got %#v\nwant %#v", got, want)
@@ -104,6 +131,8 @@ func FuzzRedact(f *testing.F) {
 	f.Add("PASSWORD='", "", "AbC")
 	f.Add("-----BEGIN RSA PRIVATE KEY-----\n", "\n-----END", "zz")
 	f.Add(`{"token": "`, `"}`, "")
+	f.Add("mysql -uroot -p", " db", "curl -u a:")
+	f.Add("sshpass -p ", " ssh h", "htpasswd -nb u ")
 	f.Fuzz(func(t *testing.T, prefix, suffix, tail string) {
 		const secret = "Zq7Kx9Wm2Rt5Yp8Lb3"
 		aws := "AKIA" + "ZQ7KX9WM2RT5YP8L"

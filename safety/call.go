@@ -80,6 +80,93 @@ type scanned struct {
 	rule     Rule
 	opts     []int // indices of option words
 	operands []int // indices of operand words
+	// alts holds, for an abbreviated long option word ("--outp=x"), every
+	// known option it may stand for ("--output=x"): getopt_long accepts any
+	// unambiguous prefix, and the policy's lists are not complete, so the
+	// word is taken as each of them.
+	alts map[int][]string
+}
+
+// forms returns what option word i stands for: its expansions when it is
+// an abbreviated long option, else the word itself.
+func (s scanned) forms(args []arg, i int) []string {
+	if f, ok := s.alts[i]; ok {
+		return f
+	}
+	return []string{args[i].val}
+}
+
+// value is optionValue for option word i taken as each of its forms.
+func (s scanned) value(args []arg, i int, opt string) (arg, int, bool) {
+	for _, f := range s.forms(args, i) {
+		if v, j, ok := optionValueAs(args, i, f, opt); ok {
+			return v, j, true
+		}
+	}
+	return arg{}, i, false
+}
+
+// longOptions lists the long options ("--name", without a value) that the
+// policy knows for a command at the given keys.
+func (p *Policy) longOptions(name string, keys []string) []string {
+	var out []string
+	add := func(opts ...string) {
+		for _, o := range opts {
+			o, _, _ = strings.Cut(o, " ")
+			o, _, _ = strings.Cut(o, "=")
+			if len(o) > 2 && strings.HasPrefix(o, "--") && !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
+	}
+	for _, key := range keys {
+		for k := range p.Flags[key] {
+			add(k)
+		}
+		add(p.ValueOptions[key]...)
+		add(p.WriteOptions[key]...)
+		add(p.ReadOptions[key]...)
+		add(p.QueryFlags[key]...)
+	}
+	add(p.RecursiveReaders[name]...)
+	slices.Sort(out)
+	return out
+}
+
+// expandLong returns the known long options that an abbreviated long
+// option word may stand for, each with the word's "=value" ("--outp=x" →
+// "--output=x"), or nil when the word is not a long option, is exactly a
+// known one, or abbreviates none. Any prefix counts, however short, as it
+// does for getopt_long when it is unambiguous among the program's options.
+func expandLong(v string, known []string) []string {
+	if len(v) < 3 || !strings.HasPrefix(v, "--") {
+		return nil
+	}
+	name, val, hasVal := strings.Cut(v, "=")
+	if len(name) < 3 || slices.Contains(known, name) {
+		return nil
+	}
+	var out []string
+	for _, k := range known {
+		if strings.HasPrefix(k, name) {
+			if hasVal {
+				k += "=" + val
+			}
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// takesValue reports whether an option word, taken as any of its forms,
+// takes the next word as its value.
+func takesValue(forms []string, values []string) bool {
+	for _, f := range forms {
+		if slices.Contains(values, f) {
+			return true
+		}
+	}
+	return false
 }
 
 func isOption(a arg) bool { return a.static && len(a.val) > 1 && a.val[0] == '-' }
@@ -97,7 +184,14 @@ func (c *classifier) scan(name string, args []arg, base Rule) scanned {
 		}
 		if !ended && isOption(a) {
 			s.opts = append(s.opts, i)
-			if slices.Contains(values, a.val) {
+			forms := []string{a.val}
+			if alts := expandLong(a.val, c.p.longOptions(name, s.keys)); alts != nil {
+				if s.alts == nil {
+					s.alts = map[int][]string{}
+				}
+				s.alts[i], forms = alts, alts
+			}
+			if takesValue(forms, values) {
 				i++
 			}
 			continue
@@ -215,10 +309,21 @@ func (c *classifier) flags(s scanned, args []arg) {
 			next = args[i+1].val
 		}
 		for _, key := range s.keys {
-			if m := c.p.Flags[key]; m != nil {
-				if shown, r, ok := matchFlag(m, args[i].val, next); ok && r.Level > Safe {
-					c.add(r.Level, "%s %s: %s", key, shown, r.Reason)
+			m := c.p.Flags[key]
+			if m == nil {
+				continue
+			}
+			best, shown := Rule{}, ""
+			for _, f := range s.forms(args, i) { // the riskiest of an ambiguous abbreviation's options
+				if sh, r, ok := matchFlag(m, f, next); ok && r.Level > best.Level {
+					best, shown = r, sh
+					if f != args[i].val {
+						shown = args[i].val + " (as " + sh + ")"
+					}
 				}
+			}
+			if best.Level > Safe {
+				c.add(best.Level, "%s %s: %s", key, shown, best.Reason)
 			}
 		}
 	}
@@ -228,8 +333,13 @@ func (c *classifier) flags(s scanned, args []arg) {
 // written "-o FILE", "-oFILE", "-xoFILE" or "--output=FILE", and the index
 // of the word holding the value.
 func optionValue(args []arg, i int, opt string) (arg, int, bool) {
+	return optionValueAs(args, i, args[i].val, opt)
+}
+
+// optionValueAs is optionValue with word i read as v (an expansion of an
+// abbreviated long option).
+func optionValueAs(args []arg, i int, v, opt string) (arg, int, bool) {
 	a := args[i]
-	v := a.val
 	switch {
 	case !a.static:
 	case v == opt:
@@ -257,7 +367,7 @@ func (c *classifier) writeOptions(s scanned, args []arg) {
 	for _, i := range s.opts {
 		for _, key := range s.keys {
 			for _, opt := range c.p.WriteOptions[key] {
-				if v, _, ok := optionValue(args, i, opt); ok {
+				if v, _, ok := s.value(args, i, opt); ok {
 					c.write(key+" "+opt, v, wContent)
 				}
 			}
@@ -269,7 +379,7 @@ func (c *classifier) readOptions(s scanned, args []arg) {
 	for _, i := range s.opts {
 		for _, key := range s.keys {
 			for _, opt := range c.p.ReadOptions[key] {
-				if v, _, ok := optionValue(args, i, opt); ok {
+				if v, _, ok := s.value(args, i, opt); ok {
 					c.read(key+" "+opt, v)
 				}
 			}
@@ -291,8 +401,10 @@ func (c *classifier) recursive(name string, s scanned, args []arg) bool {
 		m[f] = Rule{}
 	}
 	for _, i := range s.opts {
-		if _, _, ok := matchFlag(m, args[i].val, ""); ok {
-			return true
+		for _, f := range s.forms(args, i) {
+			if _, _, ok := matchFlag(m, f, ""); ok {
+				return true
+			}
 		}
 	}
 	return false
@@ -319,11 +431,14 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 			}
 		}
 	}
-	for k, i := range s.operands {
-		a := args[i]
-		if slices.Contains(r.values, i) {
-			continue
+	var ops []int // operands that are not option values
+	for _, i := range s.operands {
+		if !slices.Contains(r.values, i) {
+			ops = append(ops, i)
 		}
+	}
+	for k, i := range ops {
+		a := args[i]
 		if !a.static {
 			if !dataOnly {
 				c.add(High, "%s: operand %s is not statically resolvable", s.shown, a.text)
@@ -334,7 +449,7 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 			continue
 		}
 		switch {
-		case r.write == "all", r.write == "last" && k == len(s.operands)-1, r.write == "second" && k == 1:
+		case r.write == "all", r.write == "last" && k == len(ops)-1, r.write == "second" && k == 1:
 			how := 0
 			if r.quiet {
 				how = wQuiet

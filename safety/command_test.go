@@ -319,6 +319,36 @@ EOF`, Medium, ""},
 	{`while read -r line; do echo "$line"; done < file.txt`, Safe, ""},
 	{`[ "$(id -u)" -eq 0 ] && echo root`, Safe, ""},
 	{`du -sh * | sort -h`, Safe, ""},
+
+	// Abbreviated long options count as every option they may stand for.
+	{`sort --outp=/etc/passwd x`, High, "system path"},
+	{`sort --outp=out.txt x`, Medium, ""},
+	{`journalctl --vacuum-t=1s`, High, "deletes logs"},
+	{`date --se='2020-01-01 00:00'`, High, "sets the system clock"},
+	{`curl --outp /etc/x http://x`, High, "system path"},
+	{`curl --outp /tmp/x http://x`, Medium, ""},
+	{`wget --output-docu=/etc/x http://x`, High, "system path"},
+	{`tar --to-comm=sh -xf a.tar`, High, "runs a command"},
+	{`rm --recu dir`, High, "recursive delete"},
+	{`rm --r dir`, High, "recursive delete"},
+	{`git push --forc origin main`, High, "remote history"},
+	{`kill --sig=KILL 1`, High, "forced kill"},
+	{`sed --in-pl s/a/b/ /etc/passwd`, High, "system path"},
+	{`sed --expr='1w /etc/passwd' f`, High, "system path"},
+	{`env --split-s='rm -rf /'`, High, "recursive delete"},
+	{`chmod --ref=x /etc/shadow`, High, "system path"},
+	{`git --git-d=/srv/r reset --hard`, High, "discards"},
+	{`sort --unique --reverse x; date --utc; journalctl --no-pager -u x`, Safe, ""},
+
+	// Options naming files read or written.
+	{`jq -n --rawfile x /etc/shadow '$x'`, High, "sensitive"},
+	{`jq -n --slurpfile x ~/.ssh/id_rsa '$x'`, High, "sensitive"},
+	{`jq -n --rawfile x notes.txt '$x'; jq --arg a b . f.json`, Safe, ""},
+	{`sort --files0-from=/etc/shadow`, High, "sensitive"},
+	{`ss --diag=/tmp/x`, Medium, ""},
+	{`ss -D /etc/passwd`, High, "system path"},
+	{`ss -F /etc/shadow`, High, "sensitive"},
+	{`ss --kil`, High, "closes sockets"},
 }
 
 func TestClassifyCommand(t *testing.T) {

@@ -61,6 +61,7 @@ func (p *Policy) defaultFlags() {
 		"-I", "--info-script", "-F", "--new-volume-script")
 	f["zip"] = flagRules(High, "runs a command", "-TT", "--unzip-command")
 	f["sort"] = flagRules(High, "runs a command", "--compress-program")
+	rules(f["sort"], High, "reads the files a list names, which cannot be checked", "--files0-from")
 	f["rsync"] = flagRules(High, "runs a command", "-e", "--rsh", "--rsync-path")
 	f["hash"] = flagRules(High, "maps a command name to another program", "-p")
 	f["ss"] = flagRules(High, "closes sockets", "-K", "--kill")
@@ -92,10 +93,10 @@ func (p *Policy) defaultOptions() {
 	v["sed"] = []string{"-e", "-f", "-l", "--expression", "--file", "--line-length"}
 	for _, c := range []string{"awk", "gawk", "mawk", "nawk"} {
 		v[c] = []string{"-F", "-v", "-f", "-e", "-i", "-l", "-E", "--field-separator", "--assign", "--file",
-			"--source", "--include", "--load"}
+			"--source", "--include", "--load", "--exec"}
 	}
 	v["sort"] = []string{"-o", "-k", "-t", "-S", "-T", "--output", "--key", "--field-separator",
-		"--buffer-size", "--temporary-directory"}
+		"--buffer-size", "--temporary-directory", "--files0-from", "--compress-program"}
 	v["head"] = []string{"-n", "-c", "--lines", "--bytes"}
 	v["tail"] = []string{"-n", "-c", "-s", "--lines", "--bytes", "--pid", "--sleep-interval"}
 	v["cut"] = []string{"-d", "-f", "-c", "-b", "--delimiter", "--fields", "--characters", "--bytes"}
@@ -124,6 +125,7 @@ func (p *Policy) defaultOptions() {
 		v[d+" run"] = []string{"-v", "-e", "-p", "--name", "-w", "--workdir", "-u", "--user", "--network",
 			"--net", "--entrypoint", "-m", "--memory", "--env-file", "--mount", "-l", "--label", "--restart",
 			"--cpus", "-h", "--hostname", "--add-host", "--dns", "--volume", "--env", "--publish"}
+		v[d+" create"] = v[d+" run"]
 	}
 	v["ip"] = []string{"-f", "-n", "-family", "-netns", "-rc"}
 	v["kill"] = []string{"-s", "-n", "--signal"}
@@ -153,6 +155,7 @@ func (p *Policy) defaultOptions() {
 	v["iptables"] = []string{"-t", "--table"}
 	v["ip6tables"] = v["iptables"]
 	v["read"] = []string{"-p", "-d", "-n", "-N", "-t", "-u", "-i"}
+	v["ss"] = []string{"-D", "--diag", "-F", "--filter"}
 	v["jq"] = []string{"--arg", "--argjson", "-f", "--from-file", "--indent", "--slurpfile", "--rawfile"}
 
 	w := p.WriteOptions
@@ -173,10 +176,13 @@ func (p *Policy) defaultOptions() {
 	w["strace"] = []string{"-o"}
 	w["ltrace"] = []string{"-o"}
 	w["patch"] = []string{"-o", "--output"}
+	w["ss"] = []string{"-D", "--diag"}
 
 	r := p.ReadOptions
 	r["curl"] = []string{"-T", "--upload-file", "-K", "--config"}
 	r["wget"] = []string{"--post-file", "--body-file", "-i", "--input-file"}
+	r["sort"] = []string{"--files0-from"}
+	r["ss"] = []string{"-F", "--filter"}
 	for _, c := range []string{"grep", "egrep", "fgrep", "zgrep"} {
 		r[c] = []string{"-f", "--file"}
 	}

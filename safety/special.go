@@ -20,7 +20,7 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		r.skip = 1
 		for _, i := range s.opts {
 			for _, opt := range []string{"-e", "-f", "--regexp", "--file", "--expression", "--source", "--from-file"} {
-				if _, j, ok := optionValue(args, i, opt); ok {
+				if _, j, ok := s.value(args, i, opt); ok {
 					r.skip = 0
 					r.values = append(r.values, j)
 				}
@@ -55,8 +55,10 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		}
 	case "chmod", "chown", "chgrp":
 		for _, i := range s.opts {
-			if strings.HasPrefix(args[i].val, "--reference") {
-				return r // no mode or owner operand
+			for _, v := range s.forms(args, i) {
+				if strings.HasPrefix(v, "--reference") {
+					return r // no mode or owner operand
+				}
 			}
 		}
 		for i, a := range ops {
@@ -91,10 +93,12 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		r.noPath = name != "printf"
 		c.codeOperands(name, s, args, e)
 		for _, i := range s.opts {
-			if v, _, ok := optionValue(args, i, "-v"); ok && name == "printf" && !v.static {
+			if v, _, ok := s.value(args, i, "-v"); ok && name == "printf" && !v.static {
 				c.add(High, "printf -v %s: variable name is not statically resolvable", v.text)
 			}
 		}
+	case "jq":
+		c.jq(s, args, &r)
 	case "docker", "podman":
 		c.containerMounts(name, s, args)
 	case "cd", "pushd":
@@ -111,6 +115,23 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		}
 	}
 	return r
+}
+
+// jq: --arg, --argjson, --slurpfile and --rawfile take a name and a value
+// (the scan skipped the name); --slurpfile and --rawfile read the value as
+// a file.
+func (c *classifier) jq(s scanned, args []arg, r *role) {
+	for _, i := range s.opts {
+		for _, f := range s.forms(args, i) {
+			if !slices.Contains([]string{"--arg", "--argjson", "--slurpfile", "--rawfile"}, f) || i+2 >= len(args) {
+				continue
+			}
+			r.values = append(r.values, i+2)
+			if f == "--slurpfile" || f == "--rawfile" {
+				c.read("jq "+f, args[i+2])
+			}
+		}
+	}
 }
 
 // codeOperands classifies the code that trap, alias, eval and mapfile -C
@@ -147,7 +168,7 @@ func (c *classifier) codeOperands(name string, s scanned, args []arg, e env) {
 		c.codeArg("eval", arg{val: b.String(), static: true}, e)
 	case "mapfile", "readarray":
 		for _, i := range s.opts {
-			if v, _, ok := optionValue(args, i, "-C"); ok {
+			if v, _, ok := s.value(args, i, "-C"); ok {
 				c.codeArg(name+" -C", v, e)
 			}
 		}
@@ -209,19 +230,19 @@ func (c *classifier) awk(name string, s scanned, args []arg, r *role, e env) {
 	var progs []arg
 	for _, i := range s.opts {
 		for _, opt := range []string{"-e", "--source"} {
-			if v, j, ok := optionValue(args, i, opt); ok {
+			if v, j, ok := s.value(args, i, opt); ok {
 				progs = append(progs, v)
 				r.values = append(r.values, j)
 			}
 		}
 		for _, opt := range awkProgFile {
-			if v, j, ok := optionValue(args, i, opt); ok {
+			if v, j, ok := s.value(args, i, opt); ok {
 				c.programFile(name+" "+opt, v, e)
 				r.skip, r.values = 0, append(r.values, j)
 			}
 		}
 		for _, opt := range awkInplace {
-			if v, j, ok := optionValue(args, i, opt); ok {
+			if v, j, ok := s.value(args, i, opt); ok {
 				r.values = append(r.values, j)
 				if v.static && v.val == "inplace" {
 					r.write = "all"
@@ -264,17 +285,18 @@ func (c *classifier) awk(name string, s scanned, args []arg, r *role, e env) {
 func (c *classifier) sed(s scanned, args []arg, r *role, e env) {
 	var progs []arg
 	for _, i := range s.opts {
-		v := args[i].val
-		if v == "--in-place" || strings.HasPrefix(v, "--in-place=") || sedInPlace(v) {
-			r.write = "all"
+		for _, v := range s.forms(args, i) {
+			if v == "--in-place" || strings.HasPrefix(v, "--in-place=") || sedInPlace(v) {
+				r.write = "all"
+			}
 		}
 		for _, opt := range []string{"-e", "--expression"} {
-			if p, _, ok := optionValue(args, i, opt); ok {
+			if p, _, ok := s.value(args, i, opt); ok {
 				progs = append(progs, p)
 			}
 		}
 		for _, opt := range []string{"-f", "--file"} {
-			if p, _, ok := optionValue(args, i, opt); ok {
+			if p, _, ok := s.value(args, i, opt); ok {
 				c.programFile("sed "+opt, p, e)
 			}
 		}
@@ -336,7 +358,7 @@ func (c *classifier) programFile(who string, a arg, e env) {
 func (c *classifier) containerMounts(name string, s scanned, args []arg) {
 	for _, i := range s.opts {
 		for _, opt := range []string{"-v", "--volume", "--mount"} {
-			v, _, ok := optionValue(args, i, opt)
+			v, _, ok := s.value(args, i, opt)
 			if !ok || !v.static {
 				continue
 			}

@@ -22,10 +22,23 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 	if r, ok := c.p.commandRule(name); ok && r.Level > Safe {
 		c.add(r.Level, "%s: %s", name, r.Reason)
 	}
+	known := c.p.wrapperOptions(name, w)
+	forms := func(i int) []string {
+		if alts := expandLong(args[i].val, known); alts != nil && args[i].static {
+			return alts
+		}
+		return []string{args[i].val}
+	}
 	for i := range args {
+		if !isOption(args[i]) {
+			continue
+		}
 		for _, opt := range w.CodeOptions {
-			if v, _, ok := optionValue(args, i, opt); ok && isOption(args[i]) {
-				c.codeArg(name+" "+opt, v, e)
+			for _, f := range forms(i) {
+				if v, _, ok := optionValueAs(args, i, f, opt); ok {
+					c.codeArg(name+" "+opt, v, e)
+					break
+				}
 			}
 		}
 	}
@@ -49,15 +62,19 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 		if a.val != "-" && !isOption(a) {
 			break
 		}
+		fs := forms(i)
 		for _, opt := range c.p.WriteOptions[name] {
-			if v, _, ok := optionValue(args, i, opt); ok {
-				c.write(name+" "+opt, v, wContent)
+			for _, f := range fs {
+				if v, _, ok := optionValueAs(args, i, f, opt); ok {
+					c.write(name+" "+opt, v, wContent)
+					break
+				}
 			}
 		}
 		if slices.Contains(c.p.QueryFlags[name], a.val) {
 			return // command -v NAME only looks the name up
 		}
-		if slices.Contains(w.ValueOptions, a.val) || slices.Contains(w.CodeOptions, a.val) {
+		if takesValue(fs, w.ValueOptions) || takesValue(fs, w.CodeOptions) {
 			i++
 		}
 	}
@@ -89,6 +106,26 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 	default:
 		c.argv(inner, e)
 	}
+}
+
+// wrapperOptions lists the long options the policy knows for a wrapper.
+func (p *Policy) wrapperOptions(name string, w Wrapper) []string {
+	var all []string
+	for _, l := range [][]string{w.ValueOptions, w.CodeOptions, p.WriteOptions[name], p.QueryFlags[name]} {
+		all = append(all, l...)
+	}
+	return longOnly(all)
+}
+
+// longOnly keeps the long options ("--name") of a list.
+func longOnly(opts []string) []string {
+	var out []string
+	for _, o := range opts {
+		if len(o) > 2 && strings.HasPrefix(o, "--") && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 func isAssignment(v string) bool {
@@ -211,10 +248,16 @@ func (c *classifier) interpreter(name string, inline []string, args []arg, e env
 			c.add(Medium, "%s -m: runs a module", name)
 			return
 		}
+		fs := []string{v}
+		if alts := expandLong(v, longOnly(inline)); alts != nil {
+			fs = alts
+		}
 		for _, opt := range inline {
-			if _, _, ok := optionValue(args, i, opt); ok || v == opt {
-				c.add(High, "%s %s: runs inline code", name, opt)
-				return
+			for _, f := range fs {
+				if _, _, ok := optionValueAs(args, i, f, opt); ok || f == opt {
+					c.add(High, "%s %s: runs inline code", name, opt)
+					return
+				}
 			}
 		}
 	}
