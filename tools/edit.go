@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 )
@@ -11,6 +12,11 @@ type EditError struct{ Msg string }
 
 func (e *EditError) Error() string { return e.Msg }
 
+// MaxEditBytes bounds Edit's result when no smaller limit is given: an
+// edit is built in memory, and a runaway one (a short, frequent pattern
+// replaced by a long text) must fail as a tool error, not exhaust memory.
+const MaxEditBytes = 1 << 30
+
 // Edit replaces pattern in content, the pure heart of edit_file. pattern is
 // a literal string, or a Go regular expression (RE2 syntax) when regex is
 // set; then replacement may use $1, ${name}, and the Python forms \1 and
@@ -18,8 +24,20 @@ func (e *EditError) Error() string { return e.Msg }
 // or more than one is an *EditError ("ambiguous: 3 matches; …"). count N > 0
 // replaces the first N matches (all of them if fewer), count -1 all; zero
 // matches is always an error. It returns the new content and how many
-// replacements it made.
+// replacements it made. The result is bounded to MaxEditBytes (EditLimit).
 func Edit(content, pattern, replacement string, regex bool, count int) (string, int, error) {
+	return EditLimit(content, pattern, replacement, regex, count, MaxEditBytes)
+}
+
+// EditLimit is Edit with the result bounded to maxBytes (the policy's
+// MaxWriteBytes; <= 0 or above MaxEditBytes means MaxEditBytes). The size
+// is computed from the matches before anything is built: a result over the
+// limit is an *EditError ("the edit would make the file N bytes, over the
+// limit M") and costs no memory.
+func EditLimit(content, pattern, replacement string, regex bool, count int, maxBytes int64) (string, int, error) {
+	if maxBytes <= 0 || maxBytes > MaxEditBytes {
+		maxBytes = MaxEditBytes
+	}
 	if pattern == "" {
 		return "", 0, &EditError{"search_pattern is empty"}
 	}
@@ -52,37 +70,55 @@ func Edit(content, pattern, replacement string, regex bool, count int) (string, 
 	if count > 0 && count < len(locs) {
 		locs = locs[:count]
 	}
-	tmpl := replacement
+	tmpl := literalTemplate(replacement)
 	if re != nil {
-		tmpl = pythonGroups(replacement)
+		tmpl = parseTemplate(re, pythonGroups(replacement))
+	}
+	var added, removed int64
+	for _, m := range locs {
+		added = satAdd(added, tmpl.size(m))
+		removed += int64(m[1] - m[0])
+	}
+	size := satAdd(int64(len(content))-removed, added)
+	if size > maxBytes {
+		return "", 0, &EditError{fmt.Sprintf("the edit would make the file %d bytes, over the limit %d", size, maxBytes)}
 	}
 	var b strings.Builder
-	b.Grow(max(len(content)+len(locs)*(len(replacement)-len(pattern)), 0))
+	b.Grow(int(size))
 	last := 0
 	for _, m := range locs {
 		b.WriteString(content[last:m[0]])
-		if re != nil {
-			b.Write(re.ExpandString(nil, tmpl, content, m))
-		} else {
-			b.WriteString(replacement)
-		}
+		tmpl.write(&b, content, m)
 		last = m[1]
 	}
 	b.WriteString(content[last:])
 	return b.String(), len(locs), nil
 }
 
+// satAdd adds two sizes (>= 0), stopping at math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
 // literalMatches returns the non-overlapping occurrences of pattern.
 func literalMatches(s, pattern string) [][]int {
-	var locs [][]int
+	var flat []int // one backing array: a file can hold millions of matches
 	for off := 0; ; {
 		i := strings.Index(s[off:], pattern)
 		if i < 0 {
-			return locs
+			break
 		}
-		locs = append(locs, []int{off + i, off + i + len(pattern)})
+		flat = append(flat, off+i, off+i+len(pattern))
 		off += i + len(pattern)
 	}
+	locs := make([][]int, len(flat)/2)
+	for i := range locs {
+		locs[i] = flat[2*i : 2*i+2 : 2*i+2]
+	}
+	return locs
 }
 
 var pyGroup = regexp.MustCompile(`\\(\d{1,2})|\\g<(\w+)>`)

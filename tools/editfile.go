@@ -77,10 +77,15 @@ func (t *EditFile) edit(ctx context.Context, tr transport.Transport, p EditFileP
 	if err != nil {
 		return Output{}, err
 	}
+	if write {
+		if err := checkExpected(ctx, path, contentSHA(cur)); err != nil {
+			return Output{}, err
+		}
+	}
 	if err := t.c.policy.CheckContent(safety.FileEdit, cur.data); err != nil {
 		return Output{}, fail("%s: %v", path, err)
 	}
-	updated, n, err := Edit(string(cur.data), p.SearchPattern, p.Replacement, p.Regex, p.Count)
+	updated, n, err := EditLimit(string(cur.data), p.SearchPattern, p.Replacement, p.Regex, p.Count, t.c.policy.MaxWriteBytes)
 	if err != nil {
 		return Output{}, fail("%s: %v", path, err)
 	}

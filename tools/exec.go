@@ -50,10 +50,17 @@ func newExecuteCommand(c *config) *ExecuteCommand {
 	}
 }
 
-// CommandLine returns the command as given.
+// CommandLine returns the command as given, preceded by
+// "cd -- <cwd> && " when cwd is set, so that risk classification and the
+// approval prompt see the directory relative paths resolve against (Run
+// itself sets the directory through transport.Command.Dir). A leading "~"
+// or "~/" in cwd stays unquoted, as the shell expands it (quotePath).
 func (t *ExecuteCommand) CommandLine(raw json.RawMessage) (string, error) {
 	p, err := t.params(raw)
-	return p.Command, err
+	if err != nil || p.Cwd == "" {
+		return p.Command, err
+	}
+	return "cd -- " + quotePath(operand(p.Cwd)) + " && " + p.Command, nil
 }
 
 // Run runs the command.

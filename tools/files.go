@@ -99,7 +99,11 @@ func (c *config) readCurrent(ctx context.Context, tr transport.Transport, op saf
 		}
 		return current{}, fileErr(ctx, "read", p, err)
 	}
-	return current{data: buf.Bytes(), existed: true, mode: fi.Mode().Perm()}, nil
+	data := buf.Bytes()
+	if data == nil {
+		data = []byte{} // an empty file: content, not "unknown"
+	}
+	return current{data: data, existed: true, mode: fi.Mode().Perm()}, nil
 }
 
 func (c *config) capFor(op safety.FileOp) int64 {
@@ -135,15 +139,16 @@ func sha(b []byte) string {
 
 // change describes replacing cur at p with data.
 func change(p string, cur current, data []byte) FileChange {
-	fc := FileChange{Path: p, Existed: cur.existed, NewSHA256: sha(data)}
-	if cur.existed {
-		fc.OldSHA256, fc.OldMode = sha(cur.data), cur.mode
-	}
-	return fc
+	return FileChange{Path: p, Existed: cur.existed, OldSHA256: contentSHA(cur), OldMode: cur.mode, NewSHA256: sha(data)}
 }
 
 // commit writes data over p after the undo hook has seen the old content.
+// The hook never gets existed true with nil content: that would record an
+// empty file, and undo would truncate the real one.
 func (c *config) commit(ctx context.Context, tr transport.Transport, fc FileChange, cur current, data []byte) error {
+	if cur.existed && cur.data == nil {
+		return fail("%s: the existing content could not be captured, so the change could not be undone", fc.Path)
+	}
 	if c.beforeChange != nil {
 		if err := c.beforeChange(ctx, tr, fc, cur.data); err != nil {
 			return fmt.Errorf("undo journal for %s: %w", fc.Path, err)

@@ -7,32 +7,6 @@ import (
 	"strings"
 )
 
-// options turns an "options" list into words: each element may hold
-// several words ("-i :8080"); the first word of an element must be an
-// option (start with one of prefixes), later ones may be its values.
-func options(opts []string, prefixes string, forbidden ...string) ([]string, error) {
-	var words []string
-	for _, o := range opts {
-		f := strings.Fields(o)
-		if len(f) == 0 {
-			continue
-		}
-		if !strings.ContainsRune(prefixes, rune(f[0][0])) {
-			return nil, fmt.Errorf("option %q must start with %s", o, strings.Join(strings.Split(prefixes, ""), " or "))
-		}
-		for _, w := range f {
-			for _, bad := range forbidden {
-				if w == bad || (strings.HasPrefix(bad, "-") && !strings.HasPrefix(bad, "--") && !strings.HasPrefix(w, "--") &&
-					strings.HasPrefix(w, "-") && strings.Contains(w[1:], bad[1:])) {
-					return nil, fmt.Errorf("option %q is not allowed: this tool only looks", w)
-				}
-			}
-			words = append(words, Quote(w))
-		}
-	}
-	return words, nil
-}
-
 func checkName(what, v string) error {
 	if strings.HasPrefix(v, "-") {
 		return fmt.Errorf("%s %q must not start with '-'", what, v)
@@ -47,7 +21,7 @@ type PsParams struct {
 	User    string   `json:"user,omitempty" description:"Only processes of this user."`
 	Name    string   `json:"name,omitempty" description:"Only processes whose command line contains this text (case-insensitive)."`
 	Pid     string   `json:"pid,omitempty" description:"Only this process ID (or a comma-separated list)."`
-	Options []string `json:"options,omitempty" description:"Extra ps options, e.g. '-ef' or '-aux'. Default: pid, ppid, user, %cpu, %mem, elapsed time and command line of every process."`
+	Options []string `json:"options,omitempty" description:"Extra read-only ps options, e.g. '-ef', '-aux' or '-o pid,args'. Default: pid, ppid, user, %cpu, %mem, elapsed time and command line of every process."`
 }
 
 func (p *PsParams) check() error {
@@ -63,7 +37,7 @@ func (p *PsParams) check() error {
 const psMarker = "agent_ps_filter"
 
 func buildPs(p PsParams) (string, error) {
-	opts, err := options(p.Options, "-")
+	opts, err := psRules.words(p.Options)
 	if err != nil {
 		return "", err
 	}
@@ -92,7 +66,7 @@ func buildPs(p PsParams) (string, error) {
 
 // SsParams are ss's parameters (first product spec).
 type SsParams struct {
-	Options  []string `json:"options,omitempty" description:"ss options, e.g. -l (listening), -t (TCP), -u (UDP), -n (numeric), -p (processes), -a (all). Default -a -n -p. Used by ss only, not by the lsof/netstat fallback."`
+	Options  []string `json:"options,omitempty" description:"Read-only ss flags, e.g. -l (listening), -t (TCP), -u (UDP), -n (numeric), -p (processes), -a (all), combinable as -tlnp; long forms spelled out in full. Default -a -n -p. Used by ss only, not by the lsof/netstat fallback."`
 	Port     int      `json:"port,omitempty" description:"Only connections with this local or remote port."`
 	Protocol string   `json:"protocol,omitempty" enum:"tcp,udp" description:"Only this protocol: tcp or udp."`
 }
@@ -107,7 +81,7 @@ func (p *SsParams) check() error {
 // buildSs runs ss when the target has it, else lsof -i, else netstat (the
 // spec: ss is missing on macOS and minimal hosts).
 func buildSs(p SsParams) (string, error) {
-	opts, err := options(p.Options, "-", "-K", "--kill", "-D", "--diag")
+	opts, err := ssRules.words(p.Options)
 	if err != nil {
 		return "", err
 	}
@@ -152,7 +126,7 @@ type LsofParams struct {
 	Path    string   `json:"path,omitempty" description:"Processes that have this file open."`
 	Port    int      `json:"port,omitempty" description:"Processes using this port."`
 	User    string   `json:"user,omitempty" description:"Files opened by this user."`
-	Options []string `json:"options,omitempty" description:"Extra lsof options, e.g. '-i' (all network files)."`
+	Options []string `json:"options,omitempty" description:"Extra read-only lsof options, e.g. '-i' (all network files), '-i TCP -s TCP:LISTEN', '+D /dir'."`
 }
 
 func (p *LsofParams) check() error {
@@ -166,7 +140,7 @@ func (p *LsofParams) check() error {
 }
 
 func buildLsof(p LsofParams) (string, error) {
-	opts, err := options(p.Options, "-+")
+	opts, err := lsofRules.words(p.Options)
 	if err != nil {
 		return "", err
 	}

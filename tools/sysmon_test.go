@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,8 @@ func FuzzEditFile(f *testing.F) {
 	f.Add("echo 1\necho 1\n", "echo 1", "echo 2", false, 0)
 	f.Add("a.b.c", `\.`, `$0\0`, true, -1)
 	f.Add("aaa", "a*", "x", true, 2)
+	f.Add("xy", `(?P<a>x)|(?P<a>y)`, `[$a][${a}][$1$$][$2x][${2}x][$01][$9][${a`, true, -1)
+	f.Add("k=v", `(\w)=(?P<val>\w)`, `\g<val>=\1 $é $ ${}`, true, 0)
 	f.Fuzz(func(t *testing.T, content, pattern, repl string, regex bool, count int) {
 		got, n, err := Edit(content, pattern, repl, regex, count)
 		if err != nil {
@@ -89,7 +92,24 @@ func FuzzEditFile(f *testing.F) {
 		if n < 1 || (count == 0 && n != 1) || (count > 0 && n > count) {
 			t.Fatalf("count %d: %d replacements", count, n)
 		}
-		if !regex {
+		if regex {
+			// The template expansion must match regexp's own.
+			re := regexp.MustCompile(pattern)
+			locs := re.FindAllStringSubmatchIndex(content, -1)
+			if count > 0 && count < len(locs) {
+				locs = locs[:count]
+			}
+			var want []byte
+			last := 0
+			for _, m := range locs {
+				want = append(want, content[last:m[0]]...)
+				want = re.ExpandString(want, pythonGroups(repl), content, m)
+				last = m[1]
+			}
+			if want = append(want, content[last:]...); string(want) != got || n != len(locs) {
+				t.Fatalf("regex: got %q, want %q", got, want)
+			}
+		} else {
 			all := strings.Count(content, pattern)
 			if count == -1 && (n != all || got != strings.ReplaceAll(content, pattern, repl)) {
 				t.Fatalf("literal all: n %d of %d", n, all)

@@ -75,8 +75,11 @@ type FileChange struct {
 	Path string `json:"path"`
 	// Existed is false when the tool created the file.
 	Existed bool `json:"existed"`
-	// OldSHA256 and NewSHA256 are hex digests; OldSHA256 is empty when the
-	// file did not exist.
+	// OldSHA256 and NewSHA256 are hex digests; OldSHA256 is AbsentSHA when
+	// the file did not exist. Pass a Preview's OldSHA256 to
+	// WithExpectedContent so that Run applies the change that was approved.
+	// upload_file leaves NewSHA256 empty in its Preview (known only once
+	// the file is streamed).
 	OldSHA256 string `json:"old_sha256,omitempty"`
 	NewSHA256 string `json:"new_sha256"`
 	// OldMode is the previous permission bits (0 when new).

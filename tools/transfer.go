@@ -2,10 +2,13 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +27,7 @@ const (
 type TransferParams struct {
 	LocalPath  string `json:"local_path" description:"Path on the operator's machine (where agent runs); ~ is the operator's home."`
 	RemotePath string `json:"remote_path" description:"Path on the target host; ~ is the home directory there."`
+	Overwrite  bool   `json:"overwrite,omitempty" description:"download_file only: replace local_path when it already exists. Default false: an existing local file is refused (the undo journal cannot restore files on the operator's machine)."`
 }
 
 func (p *TransferParams) check() error {
@@ -66,6 +70,18 @@ func newDownloadFile(c *config) *Transfer {
 
 // Run transfers the file.
 func (t *Transfer) Run(ctx context.Context, tr transport.Transport, raw json.RawMessage) (Output, error) {
+	return t.do(ctx, tr, raw, true)
+}
+
+// Preview checks the transfer as Run would and describes it without
+// copying anything. For upload_file, FilesChanged[0].OldSHA256 is the
+// destination's digest (AbsentSHA when it does not exist), for
+// WithExpectedContent.
+func (t *Transfer) Preview(ctx context.Context, tr transport.Transport, raw json.RawMessage) (Output, error) {
+	return t.do(ctx, tr, raw, false)
+}
+
+func (t *Transfer) do(ctx context.Context, tr transport.Transport, raw json.RawMessage, write bool) (Output, error) {
 	p, err := t.params(raw)
 	if err != nil {
 		return invalid(t.name, err), nil
@@ -76,9 +92,9 @@ func (t *Transfer) Run(ctx context.Context, tr transport.Transport, raw json.Raw
 	}
 	var out Output
 	if t.upload {
-		out, err = t.up(ctx, tr, local, p.RemotePath)
+		out, err = t.up(ctx, tr, local, p.RemotePath, write)
 	} else {
-		out, err = t.down(ctx, tr, local, p.RemotePath)
+		out, err = t.down(ctx, tr, local, p, write)
 	}
 	return finish(t.name, out, err)
 }
@@ -98,7 +114,7 @@ func localPath(p string) (string, error) {
 	return safety.ResolvePath(p, home)
 }
 
-func (t *Transfer) up(ctx context.Context, tr transport.Transport, local, remote string) (Output, error) {
+func (t *Transfer) up(ctx context.Context, tr transport.Transport, local, remote string, write bool) (Output, error) {
 	path, err := t.c.resolve(ctx, tr, safety.FileWrite, remote)
 	if err != nil {
 		return Output{}, err
@@ -112,35 +128,83 @@ func (t *Transfer) up(ctx context.Context, tr transport.Transport, local, remote
 	if err != nil || !fi.Mode().IsRegular() {
 		return Output{}, fail("%s is not a regular file", local)
 	}
+	_, expect := expectedContent(ctx, path)
+	cur, oldSHA, err := t.destination(ctx, tr, path, !write || expect)
+	if err != nil {
+		return Output{}, err
+	}
+	fc := FileChange{Path: path, Existed: cur.existed, OldSHA256: oldSHA, OldMode: cur.mode}
+	if !write {
+		out := TextOutput(fmt.Sprintf("would upload %s to %s (%d bytes)\n", local, path, fi.Size()))
+		out.FilesChanged = []FileChange{fc}
+		return out, nil
+	}
+	if err := checkExpected(ctx, path, oldSHA); err != nil {
+		return Output{}, err
+	}
 	if t.c.beforeChange != nil {
-		// The journal gets the old remote file, when it is small enough to
-		// read; a big one is recorded by its hash only.
-		cur, err := t.c.readCurrent(ctx, tr, safety.FileWrite, path, true)
-		var fl *failure
-		if errors.As(err, &fl) {
-			cur, err = current{existed: true}, nil
-		}
-		if err != nil {
-			return Output{}, err
-		}
-		fc := change(path, cur, nil)
-		fc.NewSHA256 = "" // not known before the stream
 		if err := t.c.beforeChange(ctx, tr, fc, cur.data); err != nil {
 			return Output{}, fmt.Errorf("undo journal for %s: %w", path, err)
 		}
 	}
-	r := &progressReader{r: f, total: fi.Size(), report: t.report(path)}
+	h := sha256.New()
+	r := &progressReader{r: io.TeeReader(f, h), total: fi.Size(), report: t.report(path)}
 	n, err := tr.WriteFile(ctx, path, r, fi.Mode().Perm())
 	if err != nil {
 		return Output{}, fileErr(ctx, "upload to", path, err)
 	}
+	fc.NewSHA256 = hex.EncodeToString(h.Sum(nil))
 	out := TextOutput(fmt.Sprintf("uploaded %s to %s (%d bytes)\n", local, path, n))
-	out.FilesChanged = []FileChange{{Path: path, Existed: true}}
+	out.FilesChanged = []FileChange{fc}
 	return out, nil
 }
 
-func (t *Transfer) down(ctx context.Context, tr transport.Transport, local, remote string) (Output, error) {
-	path, err := t.c.resolve(ctx, tr, safety.FileRead, remote)
+// destination looks at the file an upload replaces. With the undo hook
+// set, its content is read for the journal, and an upload over a file
+// whose content cannot be captured (over MaxWriteBytes, unreadable) is
+// refused: undo would otherwise empty it. Its digest is computed when the
+// content is read or hash is set; else the digest is "" for an existing
+// file.
+func (t *Transfer) destination(ctx context.Context, tr transport.Transport, path string, hash bool) (current, string, error) {
+	fi, err := tr.Stat(ctx, path)
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist) && !infraError(ctx, err):
+		return current{}, AbsentSHA, nil
+	case err != nil:
+		return current{}, "", fileErr(ctx, "stat", path, err)
+	case fi.IsDir():
+		return current{}, "", fail("%s is a directory; give the file's full path", path)
+	case !fi.Mode().IsRegular():
+		return current{}, "", fail("%s exists and is not a regular file", path)
+	}
+	if t.c.beforeChange == nil {
+		cur := current{existed: true, mode: fi.Mode().Perm()}
+		if !hash {
+			return cur, "", nil
+		}
+		sum, err := hashRemote(ctx, tr, path)
+		return cur, sum, err
+	}
+	if limit := t.c.policy.MaxWriteBytes; limit > 0 && fi.Size() > limit {
+		return current{}, "", fail("%s cannot be undone: existing file is %d bytes, over the journal limit of %d bytes; remove it first or raise max_write_bytes",
+			path, fi.Size(), limit)
+	}
+	cur, err := t.c.readCurrent(ctx, tr, safety.FileWrite, path, true)
+	var fl *failure
+	if errors.As(err, &fl) {
+		return current{}, "", fail("%s cannot be undone: the existing file could not be read for the undo journal (%s); remove it first", path, fl.msg)
+	}
+	if err != nil {
+		return current{}, "", err
+	}
+	if cur.existed && cur.data == nil {
+		return current{}, "", fail("%s cannot be undone: the existing content could not be captured", path)
+	}
+	return cur, contentSHA(cur), nil
+}
+
+func (t *Transfer) down(ctx context.Context, tr transport.Transport, local string, p TransferParams, write bool) (Output, error) {
+	path, err := t.c.resolve(ctx, tr, safety.FileRead, p.RemotePath)
 	if err != nil {
 		return Output{}, err
 	}
@@ -153,6 +217,19 @@ func (t *Transfer) down(ctx context.Context, tr transport.Transport, local, remo
 	}
 	if st, err := os.Stat(local); err == nil && st.IsDir() {
 		local = filepath.Join(local, filepath.Base(path))
+	}
+	// The undo journal covers the target only: never replace an operator's
+	// file unless asked to.
+	if st, err := os.Lstat(local); err == nil {
+		if !p.Overwrite {
+			return Output{}, fail("%s already exists on this machine; set overwrite to true to replace it (it cannot be undone) or choose another local_path", local)
+		}
+		if st.IsDir() {
+			return Output{}, fail("%s is a directory", local)
+		}
+	}
+	if !write {
+		return TextOutput(fmt.Sprintf("would download %s to %s (%d bytes)\n", path, local, fi.Size())), nil
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(local), "."+filepath.Base(local)+".agent-*")
 	if err != nil {

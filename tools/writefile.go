@@ -68,6 +68,11 @@ func (t *WriteFile) write(ctx context.Context, tr transport.Transport, p WriteFi
 	if err != nil {
 		return Output{}, err
 	}
+	if write {
+		if err := checkExpected(ctx, path, contentSHA(cur)); err != nil {
+			return Output{}, err
+		}
+	}
 	if err := t.c.policy.CheckContent(safety.FileWrite, cur.data); err != nil {
 		return Output{}, fail("%s: %v", path, err)
 	}
