@@ -1,4 +1,5 @@
-// Package testenv owns the real things tests talk to: an in-process SSH/SFTP
-// server, a launcher for a real OpenSSH sshd, and a fault-injecting TCP proxy,
-// all on loopback with generated keys and temporary files.
+// Package testenv provides the real things tests talk to: an in-process SSH
+// and SFTP server, a launcher for OpenSSH sshd on a loopback port, a TCP
+// proxy that delays or cuts connections, and a scripted OpenAI-compatible
+// Chat Completions server that rejects what real APIs reject.
 package testenv
