@@ -1,0 +1,263 @@
+package llm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Providers Resolve knows. Any other OpenAI-compatible server (vLLM, LM
+// Studio, a proxy) is ProviderGeneric and needs a base URL and a model.
+const (
+	ProviderDeepSeek = "deepseek"
+	ProviderOpenAI   = "openai"
+	ProviderOllama   = "ollama"
+	ProviderGeneric  = "generic"
+)
+
+// Defaults applied by Resolve.
+const (
+	DeepSeekBaseURL = "https://api.deepseek.com/v1"
+	DeepSeekModel   = "deepseek-chat"
+	OpenAIBaseURL   = "https://api.openai.com/v1"
+	OpenAIModel     = "gpt-4o-mini" // cheap, fast, reliable function calling
+	OllamaBaseURL   = "http://localhost:11434/v1"
+	OllamaModel     = "qwen2.5:7b" // small, and good at tool calls
+	DefaultTimeout  = 120 * time.Second
+	DefaultRetries  = 3
+)
+
+// Config is the resolved endpoint. The zero Timeout means DefaultTimeout;
+// MaxRetries is the number of retries after the first attempt (negative: 0).
+type Config struct {
+	BaseURL    string
+	APIKey     string
+	Model      string
+	Provider   string
+	Timeout    time.Duration
+	MaxRetries int
+	// KeySource says where APIKey came from ("DEEPSEEK_API_KEY", "--api-key",
+	// "config file api_key"), or which variable would hold it, for error
+	// messages. Never the key.
+	KeySource string
+}
+
+// String describes c with the key masked; fmt's %v and %+v use it too.
+func (c Config) String() string {
+	return fmt.Sprintf("provider=%s base_url=%s model=%s api_key=%s timeout=%s max_retries=%d",
+		c.Provider, redactURL(c.BaseURL), c.Model, c.Redacted(), c.Timeout, c.MaxRetries)
+}
+
+// GoString keeps %#v from printing the key.
+func (c Config) GoString() string { return "llm.Config{" + c.String() + "}" }
+
+// Redacted is the API key masked for display: "sk-…abcd", "(none)", or "…"
+// when the key is too short to show any of it.
+func (c Config) Redacted() string { return mask(c.APIKey) }
+
+func mask(key string) string {
+	switch {
+	case key == "":
+		return "(none)"
+	case len(key) < 12:
+		return "…"
+	case strings.HasPrefix(key, "sk-"):
+		return "sk-…" + key[len(key)-4:]
+	}
+	return "…" + key[len(key)-4:]
+}
+
+// FileConfig is the "llm:" section of config.yaml. The key belongs in the
+// environment: api_key_env names the variable. A literal api_key is
+// accepted, but the file is then a secret (it ends up in backups, dotfile
+// repositories and screen shares); keep it mode 0600 or use api_key_env.
+type FileConfig struct {
+	BaseURL    string   `yaml:"base_url"`
+	Model      string   `yaml:"model"`
+	Provider   string   `yaml:"provider"`
+	APIKeyEnv  string   `yaml:"api_key_env"`
+	APIKey     string   `yaml:"api_key"`
+	Timeout    Duration `yaml:"timeout"`
+	MaxRetries *int     `yaml:"max_retries"`
+}
+
+// Duration is a YAML duration: "90s", "2m", or a number of seconds.
+type Duration time.Duration
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if secs, err := strconv.ParseFloat(n.Value, 64); err == nil && n.Tag != "!!str" {
+		*d = Duration(secs * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: timeout %q: want a duration like 90s or 2m", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// ParseFileConfig decodes a whole config.yaml and returns its "llm:" section,
+// nil when there is none. Unknown keys inside the section are errors.
+func ParseFileConfig(r io.Reader) (*FileConfig, error) {
+	var f struct {
+		LLM yaml.Node `yaml:"llm"`
+	}
+	if err := yaml.NewDecoder(r).Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if f.LLM.Kind == 0 {
+		return nil, nil
+	}
+	return DecodeFileConfig(&f.LLM)
+}
+
+// DecodeFileConfig decodes the "llm:" section given as a YAML node (what
+// safety.LoadConfigPolicy hands back for sections it does not own).
+func DecodeFileConfig(n *yaml.Node) (*FileConfig, error) {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return nil, fmt.Errorf("config llm: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var fc FileConfig
+	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config llm (line numbers relative to the section): %w", err)
+	}
+	return &fc, nil
+}
+
+// Resolve merges flags, the environment and the config file, in that order
+// of precedence, field by field, then fills the defaults.
+//
+// Environment: AGENT_PROVIDER, AGENT_BASE_URL, AGENT_MODEL, AGENT_API_KEY
+// act like flags below the command line. With neither a provider nor a base
+// URL configured anywhere, DEEPSEEK_API_KEY selects DeepSeek, else
+// OPENAI_API_KEY selects OpenAI (at OPENAI_BASE_URL if set), else the local
+// Ollama is used without a key. The provider's own variable
+// (DEEPSEEK_API_KEY, OPENAI_API_KEY) supplies the key when nothing above it
+// does. flags.MaxRetries 0 means "not set"; negative means no retries.
+func Resolve(flags Config, env func(string) string, file *FileConfig) (Config, error) {
+	if env == nil {
+		env = func(string) string { return "" }
+	}
+	if file == nil {
+		file = &FileConfig{}
+	}
+	c := Config{
+		Provider: strings.ToLower(first(flags.Provider, env("AGENT_PROVIDER"), file.Provider)),
+		BaseURL:  first(flags.BaseURL, env("AGENT_BASE_URL"), file.BaseURL),
+		Model:    first(flags.Model, env("AGENT_MODEL"), file.Model),
+		Timeout:  flags.Timeout,
+	}
+	switch {
+	case c.Provider != "":
+	case c.BaseURL != "":
+		c.Provider = providerOf(c.BaseURL)
+	case env("DEEPSEEK_API_KEY") != "":
+		c.Provider = ProviderDeepSeek
+	case env("OPENAI_API_KEY") != "":
+		c.Provider = ProviderOpenAI
+	case flags.APIKey != "" || env("AGENT_API_KEY") != "":
+		return Config{}, fmt.Errorf("%w: an API key is set (AGENT_API_KEY or --api-key) but no endpoint: set --base-url or AGENT_BASE_URL, or use DEEPSEEK_API_KEY/OPENAI_API_KEY", ErrNoModelConfig)
+	default:
+		c.Provider = ProviderOllama
+	}
+	var keyEnv string // the provider's own variable
+	switch c.Provider {
+	case ProviderDeepSeek:
+		c.BaseURL, c.Model, keyEnv = first(c.BaseURL, DeepSeekBaseURL), first(c.Model, DeepSeekModel), "DEEPSEEK_API_KEY"
+	case ProviderOpenAI:
+		c.BaseURL, c.Model, keyEnv = first(c.BaseURL, env("OPENAI_BASE_URL"), OpenAIBaseURL), first(c.Model, OpenAIModel), "OPENAI_API_KEY"
+	case ProviderOllama:
+		c.BaseURL, c.Model = first(c.BaseURL, OllamaBaseURL), first(c.Model, OllamaModel)
+	default:
+		if c.BaseURL == "" {
+			return Config{}, fmt.Errorf("%w: provider %q needs a base URL (--base-url, AGENT_BASE_URL or llm.base_url)", ErrNoModelConfig, c.Provider)
+		}
+		if c.Model == "" {
+			return Config{}, fmt.Errorf("%w: no model for %s (--model, AGENT_MODEL or llm.model)", ErrNoModelConfig, redactURL(c.BaseURL))
+		}
+	}
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Config{}, fmt.Errorf("%w: base URL %q is not an http(s) URL", ErrNoModelConfig, redactURL(c.BaseURL))
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+
+	switch {
+	case flags.APIKey != "":
+		c.APIKey, c.KeySource = flags.APIKey, first(flags.KeySource, "--api-key")
+	case env("AGENT_API_KEY") != "":
+		c.APIKey, c.KeySource = env("AGENT_API_KEY"), "AGENT_API_KEY"
+	case file.APIKeyEnv != "" && env(file.APIKeyEnv) != "":
+		c.APIKey, c.KeySource = env(file.APIKeyEnv), file.APIKeyEnv
+	case file.APIKey != "":
+		c.APIKey, c.KeySource = file.APIKey, "config file llm.api_key"
+	case keyEnv != "" && env(keyEnv) != "":
+		c.APIKey, c.KeySource = env(keyEnv), keyEnv
+	default: // no key: name the variable that should hold one
+		c.KeySource = first(file.APIKeyEnv, keyEnv, "AGENT_API_KEY")
+	}
+
+	if c.Timeout == 0 {
+		c.Timeout = time.Duration(file.Timeout)
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	switch {
+	case flags.MaxRetries != 0:
+		c.MaxRetries = flags.MaxRetries
+	case file.MaxRetries != nil:
+		c.MaxRetries = *file.MaxRetries
+	default:
+		c.MaxRetries = DefaultRetries
+	}
+	c.MaxRetries = max(c.MaxRetries, 0)
+	return c, nil
+}
+
+// providerOf guesses the provider from a base URL.
+func providerOf(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ProviderGeneric
+	}
+	switch h := u.Hostname(); {
+	case h == "api.deepseek.com":
+		return ProviderDeepSeek
+	case h == "api.openai.com":
+		return ProviderOpenAI
+	case u.Port() == "11434":
+		return ProviderOllama
+	}
+	return ProviderGeneric
+}
+
+func first(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// redactURL drops user:password from a URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	u.User = nil
+	return u.String()
+}
