@@ -197,7 +197,9 @@ var (
 	// ends in it as a word (DB_PASS=x, smtp.pass=x; not bypass=x). Only "="
 	// and quoted JSON keys: "PASS: TestX" in test output is not a secret.
 	passRE    = regexp.MustCompile(`(?i)((?:\b(?:[A-Za-z0-9]+[_.-])*pass(?:phrase)?(?:[_.-][A-Za-z0-9_.-]*)?["']?\s*=|"(?:[A-Za-z0-9]+[_.-])*pass(?:phrase)?"\s*:|(?:^|\s)-{1,2}pass(?:phrase)?\s+)\s*)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s'";&|]+)`)
-	passKeyRE = regexp.MustCompile(`(?i)(?:^|[_.-])pass(?:phrase)?$`)
+	passKeyRE = regexp.MustCompile(`(?i)(?:^|[_.-])pass(?:phrase)?$|[_.-]pwd$`)
+	// pwdRE: NAME_PWD=value (MYSQL_PWD…); a bare PWD= is the working directory.
+	pwdRE = regexp.MustCompile(`(?i)(\b(?:[A-Za-z0-9]+[_.-])+pwd["']?\s*=\s*)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s'";&|]+)`)
 	// "Bearer xyz" anywhere, e.g. in output.
 	bearerRE = regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`)
 	// Well-known key shapes: AWS access key ids, OpenAI/Anthropic-style
@@ -218,6 +220,7 @@ func RedactString(s string) string {
 	s = pemRE.ReplaceAllLiteralString(s, Redacted)
 	s = assignRE.ReplaceAllString(s, "${1}"+Redacted)
 	s = passRE.ReplaceAllString(s, "${1}"+Redacted)
+	s = pwdRE.ReplaceAllString(s, "${1}"+Redacted)
 	s = bearerRE.ReplaceAllString(s, "${1}"+Redacted)
 	s = keyShapeRE.ReplaceAllLiteralString(s, Redacted)
 	s = userinfoRE.ReplaceAllString(s, "${1}"+Redacted+"@")
