@@ -177,6 +177,12 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 			w.broken = true
 		}
 	}
+	if marker == "" { // the worker ended: its last marker may have come with it
+		select {
+		case marker = <-done:
+		default:
+		}
+	}
 	filter.flush()
 	res = transport.Captured(-1, stdout, stderr, time.Since(start))
 	if marker == "" { // the worker died mid-command
