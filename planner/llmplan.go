@@ -1,0 +1,214 @@
+package planner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/autoshell/agent/llm"
+)
+
+// SubmitPlanName is the one tool of the planning request (DESIGN.md, "LLM
+// wire protocol").
+const SubmitPlanName = "submit_plan"
+
+// MaxPhases bounds the phases a model may plan.
+const MaxPhases = 10
+
+// planAttempts is how many submit_plan calls a planning request may take
+// before the planner falls back to one phase holding the whole task.
+const planAttempts = 2
+
+// Chatter is the part of *llm.Client the planner and the step generator
+// use.
+type Chatter interface {
+	Chat(ctx context.Context, req llm.Request) (llm.Response, error)
+}
+
+// SubmitPlanTool is the submit_plan function offered to the model.
+func SubmitPlanTool() llm.Tool {
+	return llm.Tool{
+		Name:        SubmitPlanName,
+		Description: "Submit the plan for the task: the phases, in order, each with a goal and how to know it succeeded.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"task_type":{"type":"string","description":"kind of task, e.g. file_edit, diagnosis, deployment"},` +
+			`"complexity":{"type":"string","enum":["simple","medium","complex"]},` +
+			`"phases":{"type":"array","minItems":1,"maxItems":10,"items":{"type":"object","properties":{` +
+			`"phase":{"type":"integer","description":"1-based position"},` +
+			`"goal":{"type":"string"},` +
+			`"description":{"type":"string"},` +
+			`"success_criteria":{"type":"string","description":"how to know this phase succeeded"}},` +
+			`"required":["phase","goal"]}}},` +
+			`"required":["phases"]}`),
+	}
+}
+
+// LLMPlan is the model's plan for a task.
+type LLMPlan struct {
+	Plan       *Plan
+	TaskType   string
+	Complexity string
+	// Fallback: the model gave no usable plan, and Plan is one phase
+	// holding the whole task.
+	Fallback bool
+	// Problem says what was wrong with the model's plan when Fallback.
+	Problem string
+}
+
+// LLMPlanner turns a task into phases with one submit_plan call.
+type LLMPlanner struct {
+	Chat Chatter
+}
+
+// Plan asks the model for the task's phases. env describes the target
+// host. A plan the model gets wrong (no call, bad arguments, no phases, a
+// phase without a goal, too many phases) is answered with a tool error and
+// asked for again once; after that the task becomes a single phase, so a
+// weak model still gets to work. The error is the client's (the endpoint
+// failed) or ctx's.
+func (p *LLMPlanner) Plan(ctx context.Context, task, env string) (LLMPlan, error) {
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Content: planSystemPrompt(env)},
+		{Role: llm.RoleUser, Content: "Task: " + task},
+	}
+	return p.ask(ctx, task, msgs)
+}
+
+// Replan asks for new phases to replace those after done (the phases that
+// finished), because phase failed for reason. summary is what has been done
+// so far. The new phases are numbered after done.
+func (p *LLMPlanner) Replan(ctx context.Context, task, env string, plan *Plan, failed Phase, reason, summary string) (LLMPlan, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task: %s\n\nThe plan so far:\n", task)
+	for _, ph := range plan.Phases {
+		fmt.Fprintf(&b, "%d. %s\n", ph.Phase, ph.Goal)
+	}
+	fmt.Fprintf(&b, "\nPhase %d (%s) cannot succeed: %s\n\nWhat has been done:\n%s\n", failed.Phase, failed.Goal, reason, summary)
+	b.WriteString("Submit a new plan for the rest of the task, starting from the current state; do not repeat what already succeeded.")
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Content: planSystemPrompt(env)},
+		{Role: llm.RoleUser, Content: b.String()},
+	}
+	return p.ask(ctx, task, msgs)
+}
+
+func (p *LLMPlanner) ask(ctx context.Context, task string, msgs []llm.Message) (LLMPlan, error) {
+	req := llm.Request{Tools: []llm.Tool{SubmitPlanTool()}, ToolChoice: SubmitPlanName}
+	problem := ""
+	for attempt := 1; attempt <= planAttempts; attempt++ {
+		req.Messages = msgs
+		resp, err := p.Chat.Chat(ctx, req)
+		if err != nil {
+			return LLMPlan{}, fmt.Errorf("planning: %w", err)
+		}
+		msgs = append(msgs, llm.AssistantMessage(resp))
+		if len(resp.ToolCalls) == 0 {
+			problem = "the model answered without calling submit_plan"
+			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "Call submit_plan with the phases of the plan."})
+			continue
+		}
+		var plan LLMPlan
+		var planErr error
+		taken := false
+		for _, tc := range resp.ToolCalls {
+			reply := "plan accepted"
+			switch pr, bad := resp.ProblemFor(tc.ID); {
+			case bad:
+				reply = llm.ToolError(pr)
+			case taken:
+				reply = "error: only one submit_plan call is used; this one was ignored"
+			default:
+				taken = true
+				plan, planErr = ParseLLMPlan(tc.Arguments)
+				if planErr != nil {
+					reply = "error: " + planErr.Error() + ". Call submit_plan again with a corrected plan."
+				}
+			}
+			msgs = append(msgs, llm.ToolMessage(tc.ID, reply))
+		}
+		if taken && planErr == nil {
+			return plan, nil
+		}
+		problem = "no submit_plan call"
+		if planErr != nil {
+			problem = planErr.Error()
+		}
+	}
+	return LLMPlan{
+		Plan:     &Plan{Phases: []Phase{{Phase: 1, Goal: task, SuccessCriteria: "the task is done"}}},
+		Fallback: true, Problem: problem,
+	}, nil
+}
+
+// ErrLLMPlan is wrapped by ParseLLMPlan's errors.
+var ErrLLMPlan = errors.New("unusable plan")
+
+// ParseLLMPlan reads and validates submit_plan arguments: at least one and
+// at most MaxPhases phases, each with a goal. Phases are renumbered 1…N in
+// the order given (models miscount); text fields are trimmed.
+func ParseLLMPlan(args json.RawMessage) (LLMPlan, error) {
+	var in struct {
+		TaskType   string `json:"task_type"`
+		Complexity string `json:"complexity"`
+		Phases     []struct {
+			Goal            string `json:"goal"`
+			Description     string `json:"description"`
+			SuccessCriteria any    `json:"success_criteria"`
+		} `json:"phases"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return LLMPlan{}, fmt.Errorf("%w: arguments do not match the schema: %v", ErrLLMPlan, err)
+	}
+	if len(in.Phases) == 0 {
+		return LLMPlan{}, fmt.Errorf("%w: no phases", ErrLLMPlan)
+	}
+	if len(in.Phases) > MaxPhases {
+		return LLMPlan{}, fmt.Errorf("%w: %d phases, at most %d allowed", ErrLLMPlan, len(in.Phases), MaxPhases)
+	}
+	out := LLMPlan{Plan: &Plan{}, TaskType: strings.TrimSpace(in.TaskType), Complexity: strings.TrimSpace(in.Complexity)}
+	for i, ph := range in.Phases {
+		goal := strings.TrimSpace(ph.Goal)
+		if goal == "" {
+			return LLMPlan{}, fmt.Errorf("%w: phase %d has no goal", ErrLLMPlan, i+1)
+		}
+		out.Plan.Phases = append(out.Plan.Phases, Phase{
+			Phase: i + 1, Goal: goal, Description: strings.TrimSpace(ph.Description),
+			SuccessCriteria: criteriaText(ph.SuccessCriteria),
+		})
+	}
+	return out, nil
+}
+
+// criteriaText accepts success criteria as a string or a list of strings
+// (models write both).
+func criteriaText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strings.TrimSpace(v)
+	case []any:
+		var parts []string
+		for _, x := range v {
+			if s, ok := x.(string); ok && strings.TrimSpace(s) != "" {
+				parts = append(parts, strings.TrimSpace(s))
+			}
+		}
+		return strings.Join(parts, "; ")
+	}
+	return ""
+}
+
+func planSystemPrompt(env string) string {
+	return `You are the planner of a command-line agent that runs tools (shell commands, file reads, writes and edits) on a host.
+Break the user's task into a few phases (usually 1-4; simple tasks need one or two). Each phase has a concrete goal,
+a short description and success criteria that the results of its steps can show. Do not write the steps themselves:
+another call chooses them, phase by phase, seeing the results. Call submit_plan exactly once.
+
+Execution environment:
+` + env
+}
+
+// SetPhase sets the phase number the steps RunStep runs next report, for
+// callers that drive phases themselves (the model's adaptive loop).
+func (e *Executor) SetPhase(n int) { e.phase = n }

@@ -1,0 +1,303 @@
+package stepgen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/llm"
+	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/tools"
+	"github.com/autoshell/agent/transport"
+)
+
+// Mode selects the loop.
+type Mode string
+
+// Modes.
+const (
+	// ModeAdaptive plans phases first, then asks for 1–3 steps at a time
+	// per phase with a bounded summary of what has been done.
+	ModeAdaptive Mode = "adaptive"
+	// ModeReAct is one growing conversation with the step tools; a reply
+	// without tool calls is the final answer.
+	ModeReAct Mode = "react"
+)
+
+// ParseMode reads --mode.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case ModeAdaptive, ModeReAct:
+		return m, nil
+	case "":
+		return ModeAdaptive, nil
+	}
+	return "", fmt.Errorf("unknown mode %q (want adaptive or react)", s)
+}
+
+// Defaults of the limits.
+const (
+	DefaultMaxSteps  = 50
+	DefaultMaxRounds = 10 // requests per phase
+)
+
+// Config is what a run needs. LLM and Executor are required.
+type Config struct {
+	LLM      planner.Chatter
+	Executor *planner.Executor
+	Mode     Mode // default ModeAdaptive
+	// Environment describes the target for the model; when empty it is
+	// collected once through Transport (see Environment).
+	Environment string
+	Transport   transport.Transport
+	// MaxSteps bounds the steps run (default DefaultMaxSteps); MaxRounds the
+	// requests per phase in adaptive mode (default DefaultMaxRounds).
+	MaxSteps, MaxRounds int
+	// SummaryBudget is the size of the history summary in bytes (0: the
+	// context package's default).
+	SummaryBudget int
+	// Host and Session name the run in events.
+	Host, Session string
+	// Emit receives this package's events; the Executor emits its own
+	// (step_start, step) through its own config.
+	Emit func(planner.Event)
+}
+
+// Result is how a run ended.
+type Result struct {
+	planner.Summary
+	// Answer is the model's final text: the closing text of the last phase,
+	// or the ReAct final answer.
+	Answer string
+	// Plan is the adaptive plan (nil in ReAct mode).
+	Plan  *planner.Plan
+	Usage llm.Usage
+}
+
+// Run drives task with the model until it is done, a limit stops it, or a
+// Go error (the endpoint failed, the connection was lost, ctx ended) breaks
+// it; in the last two cases the error is returned too. A done event and an
+// llm event are emitted in every case. Failed steps are observations the
+// model sees; denied ones too, and they make the run unsuccessful.
+func Run(ctx context.Context, cfg Config, task string) (Result, error) {
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.MaxRounds <= 0 {
+		cfg.MaxRounds = DefaultMaxRounds
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = ModeAdaptive
+	}
+	r := &runner{cfg: cfg, exec: cfg.Executor, chat: &counter{next: cfg.LLM}, start: time.Now()}
+	r.res.Host, r.res.Session = cfg.Host, cfg.Session
+	for _, f := range cfg.Executor.Registry().Schemas() {
+		raw, err := json.Marshal(f.Parameters)
+		if err != nil {
+			return r.finish(fmt.Errorf("tool %s schema: %w", f.Name, err))
+		}
+		r.tools = append(r.tools, llm.Tool{Name: f.Name, Description: f.Description, Parameters: raw})
+	}
+	if r.cfg.Environment == "" && cfg.Transport != nil {
+		env, err := Environment(ctx, cfg.Transport)
+		if err != nil {
+			return r.finish(err)
+		}
+		r.cfg.Environment = env
+	}
+	var err error
+	switch cfg.Mode {
+	case ModeReAct:
+		err = r.react(ctx, task)
+	default:
+		err = r.adaptive(ctx, task)
+	}
+	return r.finish(err)
+}
+
+type runner struct {
+	cfg   Config
+	exec  *planner.Executor
+	chat  *counter
+	tools []llm.Tool
+	loop  loopDetector
+	start time.Time
+	res   Result
+}
+
+func (r *runner) emit(ev planner.Event) {
+	if r.cfg.Emit != nil {
+		r.cfg.Emit(ev)
+	}
+}
+
+// finish fills the result, emits the llm and done events.
+func (r *runner) finish(err error) (Result, error) {
+	s := &r.res.Summary
+	s.Err, s.Duration = err, time.Since(r.start)
+	s.Success = err == nil && s.Denied == 0
+	r.res.Usage = r.chat.usage()
+	r.emit(&LLMEvent{Event: EventLLM, Calls: r.res.Usage.Calls, PromptTokens: r.res.Usage.Prompt, CompletionTokens: r.res.Usage.Completion})
+	text := s.Text()
+	if err == nil && r.res.Answer != "" {
+		text = oneLine(r.res.Answer, 300) + " (" + text + ")"
+	}
+	if err == nil && s.Denied > 0 {
+		text += "; denied steps needed approval (--approve)"
+	}
+	ev := &planner.DoneEvent{Event: planner.EventDone, Host: s.Host, Session: s.Session, Status: "failed", Summary: text,
+		Steps: s.Steps, OK: s.OK, Errors: s.Errors, Skipped: s.Skipped, Denied: s.Denied}
+	if s.Success {
+		ev.Status = "success"
+	}
+	r.emit(ev)
+	return r.res, err
+}
+
+// thought emits what the model said beside its tool calls.
+func (r *runner) thought(phase int, resp llm.Response) {
+	text := strings.TrimSpace(resp.Reasoning)
+	if c := strings.TrimSpace(resp.Content); c != "" && len(resp.ToolCalls) > 0 {
+		text = strings.TrimSpace(text + "\n" + c)
+	}
+	if text != "" {
+		r.emit(&ThoughtEvent{Event: EventThought, Host: r.cfg.Host, Phase: phase, Text: text})
+	}
+}
+
+// runCalls runs the tool calls of resp in order and returns exactly one
+// tool message per call, in the same order. A problem call (unknown tool,
+// bad arguments, beyond the third) is answered with its tool error and not
+// run. The error stops the run: a limit, or the executor's Go error; the
+// messages are then incomplete and must not be sent.
+func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message, error) {
+	msgs := make([]llm.Message, 0, len(resp.ToolCalls))
+	for _, tc := range resp.ToolCalls {
+		if p, bad := resp.ProblemFor(tc.ID); bad {
+			msgs = append(msgs, llm.ToolMessage(tc.ID, llm.ToolError(p)))
+			continue
+		}
+		st, err := toStep(tc)
+		if err != nil {
+			msgs = append(msgs, llm.ToolMessage(tc.ID, "error: "+err.Error()))
+			continue
+		}
+		if r.res.Steps >= r.cfg.MaxSteps {
+			return nil, fmt.Errorf("%w: %d steps run (--max-steps %d) and the model still wants more", ErrMaxSteps, r.res.Steps, r.cfg.MaxSteps)
+		}
+		resolved, err := r.exec.Vars().ResolveParams(st.Parameters)
+		if err != nil {
+			resolved = st.Parameters
+		}
+		if r.loop.observe(st.Tool, resolved) {
+			return nil, r.loop.err()
+		}
+		res, err := r.exec.RunStep(ctx, st)
+		r.tally(res)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, llm.ToolMessage(tc.ID, res.Observation))
+	}
+	return msgs, nil
+}
+
+func (r *runner) tally(res planner.StepResult) {
+	s := &r.res.Summary
+	if res.Status == "" {
+		return
+	}
+	s.Steps++
+	switch res.Status {
+	case execctx.StatusOK:
+		s.OK++
+	case execctx.StatusError:
+		s.Errors++
+	case execctx.StatusSkipped:
+		s.Skipped++
+	case execctx.StatusDenied:
+		s.Denied++
+	}
+}
+
+// toStep turns a tool call into a step: the step keys description,
+// save_output_as and condition come out of the arguments (check_condition
+// keeps its own condition parameter).
+func toStep(tc llm.ToolCall) (planner.Step, error) {
+	params := map[string]any{}
+	if len(tc.Arguments) > 0 {
+		if err := json.Unmarshal(tc.Arguments, &params); err != nil {
+			return planner.Step{}, fmt.Errorf("the arguments of %s are not a JSON object: %v", tc.Name, err)
+		}
+	}
+	if params == nil {
+		params = map[string]any{}
+	}
+	st := planner.Step{Tool: tc.Name}
+	take := func(key string) (string, error) {
+		v, ok := params[key]
+		if !ok {
+			return "", nil
+		}
+		delete(params, key)
+		switch v := v.(type) {
+		case nil:
+			return "", nil
+		case string:
+			return strings.TrimSpace(v), nil
+		}
+		return "", fmt.Errorf("%s of %s must be a string, not %v", key, tc.Name, v)
+	}
+	var err error
+	if st.Description, err = take("description"); err != nil {
+		return st, err
+	}
+	if st.SaveOutputAs, err = take("save_output_as"); err != nil {
+		return st, err
+	}
+	if st.SaveOutputAs != "" {
+		if err := execctx.ValidateName(st.SaveOutputAs); err != nil {
+			return st, fmt.Errorf("save_output_as of %s: %v", tc.Name, err)
+		}
+	}
+	if tc.Name != tools.CheckConditionName {
+		if st.Condition, err = take("condition"); err != nil {
+			return st, err
+		}
+	}
+	st.Parameters = params
+	return st, nil
+}
+
+// counter counts the model's successful calls and tokens.
+type counter struct {
+	next planner.Chatter
+	mu   sync.Mutex
+	u    llm.Usage
+}
+
+func (c *counter) Chat(ctx context.Context, req llm.Request) (llm.Response, error) {
+	resp, err := c.next.Chat(ctx, req)
+	if err == nil {
+		c.mu.Lock()
+		c.u.Calls++
+		c.u.Prompt += resp.Usage.Prompt
+		c.u.Completion += resp.Usage.Completion
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (c *counter) usage() llm.Usage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.u
+}
+
+func oneLine(s string, n int) string {
+	return clip(strings.Join(strings.Fields(s), " "), n)
+}
