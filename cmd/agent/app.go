@@ -44,6 +44,7 @@ type app struct {
 	stdout, stderr io.Writer
 	host           hostOptions
 	config         string // --config: the config file
+	task           taskOptions
 }
 
 type command struct {
@@ -101,6 +102,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	a.host.addFlags(fs)
 	fs.StringVar(&a.config, "config", "", "read settings from `FILE` (default $XDG_CONFIG_HOME/agent/config.yaml)")
+	a.task.addFlags(fs)
 	fs.Usage = func() { a.usage(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -112,9 +114,18 @@ func (a *app) main(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stdout, "agent", version)
 		return nil
 	}
+	if fs.Changed("command") {
+		if fs.NArg() > 0 {
+			return usagef("-c TASK takes no command or arguments (got %q); quote the task", fs.Args())
+		}
+		if a.task.task == "" {
+			return usagef("-c: the task is empty")
+		}
+		return runTask(ctx, a, a.task)
+	}
 	if fs.NArg() == 0 {
 		a.usage(fs)
-		return usagef("no command given (the LLM task loop, `agent -c TASK`, is not built yet)")
+		return usagef("no command given (agent -c TASK does a task; the REPL is not built yet)")
 	}
 	name, rest := fs.Arg(0), fs.Args()[1:]
 	for _, c := range commands() {
@@ -126,7 +137,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 }
 
 func (a *app) usage(fs *pflag.FlagSet) {
-	fmt.Fprintf(a.stderr, "Usage: agent [flags] COMMAND [args]\n\nCommands:\n")
+	fmt.Fprintf(a.stderr, "Usage: agent [flags] -c TASK\n       agent [flags] COMMAND [args]\n\nCommands:\n")
 	for _, c := range commands() {
 		fmt.Fprintf(a.stderr, "  %-11s %s\n", c.name, c.summary)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/safety"
 )
 
@@ -33,30 +34,44 @@ func (a *app) configPath() (path string, explicit bool, err error) {
 // the defaults; a file named by --config must exist. Any mistake in the file
 // is a usage error (exit 2): nothing runs on a policy that was misread.
 func (a *app) loadPolicy() (safety.Policy, error) {
+	p, _, err := a.loadConfig()
+	return p, err
+}
+
+// loadConfig reads the config file's sections: the safety policy (see
+// loadPolicy) and the "llm:" section (nil when absent). An unknown section
+// is a usage error.
+func (a *app) loadConfig() (safety.Policy, *llm.FileConfig, error) {
 	path, explicit, err := a.configPath()
 	if err != nil {
-		return safety.Policy{}, usageError{err}
+		return safety.Policy{}, nil, usageError{err}
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
-		return safety.DefaultPolicy(), nil
+		return safety.DefaultPolicy(), nil, nil
 	}
 	if err != nil {
-		return safety.Policy{}, usagef("config: %w", err)
+		return safety.Policy{}, nil, usagef("config: %w", err)
 	}
 	defer f.Close()
 	p, other, err := safety.LoadConfigPolicy(f)
 	if err != nil {
-		return safety.Policy{}, usagef("config %s: %w", path, err)
+		return safety.Policy{}, nil, usagef("config %s: %w", path, err)
 	}
 	names := make([]string, 0, len(other))
 	for name := range other {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	for _, name := range names { // sections other packages will own; none yet
+	var lc *llm.FileConfig
+	for _, name := range names {
 		n := other[name]
-		return safety.Policy{}, usagef("config %s:%d: unknown section %q (known: safety)", path, n.Line, name)
+		if name != "llm" {
+			return safety.Policy{}, nil, usagef("config %s:%d: unknown section %q (known: safety, llm)", path, n.Line, name)
+		}
+		if lc, err = llm.DecodeFileConfig(&n); err != nil {
+			return safety.Policy{}, nil, usagef("config %s: %w", path, err)
+		}
 	}
-	return p, nil
+	return p, lc, nil
 }

@@ -20,12 +20,17 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs testdata/script/*.txtar. Each script gets its own
 // in-process SSH test host, reachable as "vub" through $HOME/.ssh/config;
-// $REMOTE_HOME is that host's home directory.
+// $REMOTE_HOME is that host's home directory. Each script also gets a
+// scripted model at $AGENT_BASE_URL: `llm-script FILE` loads its replies,
+// `llm-requests FILE` dumps what it received, and a request it rejected
+// fails the script.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
-		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"sublines": sublines, "jsonlines": jsonlines},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"sublines": sublines, "jsonlines": jsonlines, "llm-script": llmScript, "llm-requests": llmRequests,
+		},
 		Setup: func(env *testscript.Env) error {
 			examples, err := filepath.Abs("../../examples")
 			if err != nil {
@@ -52,7 +57,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("REMOTE_HOME", srv.Home)
 			env.Setenv("REMOTE_USER", srv.User)
 			env.Setenv("REMOTE_PORT", srv.Addr[len("127.0.0.1:"):])
-			return nil
+			return startScriptLLM(env)
 		},
 	})
 }

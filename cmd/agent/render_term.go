@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/stepgen"
 )
 
 // Limits of the terminal view: the full output is in --json and the audit
@@ -25,6 +26,7 @@ type termRenderer struct {
 	dryRun  bool
 	changed int // files changed (steps with a diff that ran)
 	multi   bool
+	llm     *stepgen.LLMEvent // the model's usage, for the summary
 }
 
 func (r *termRenderer) printf(format string, a ...any) { fmt.Fprintf(r.w, format, a...) }
@@ -46,6 +48,13 @@ func (r *termRenderer) event(ev planner.Event) {
 		if ev.DryRun {
 			mode = " — DRY RUN: only safe steps run"
 		}
+		if steps == 0 { // the model's plan: phases with goals, steps to come
+			r.printf("%s on %s: %d %s%s\n", printable(name), printable(ev.Host), len(ev.Phases), pluralize(len(ev.Phases), "phase"), mode)
+			for _, p := range ev.Phases {
+				r.printf("  %d. %s\n", p.Phase, printable(oneLineText(p.Goal, 120)))
+			}
+			break
+		}
 		r.printf("%s on %s: %d %s, %d %s%s\n", printable(name), printable(ev.Host),
 			len(ev.Phases), pluralize(len(ev.Phases), "phase"), steps, pluralize(steps, "step"), mode)
 	case *planner.PhaseEvent:
@@ -54,6 +63,24 @@ func (r *termRenderer) event(ev planner.Event) {
 		}
 	case *planner.StepEvent:
 		r.step(ev)
+	case *stepgen.ThoughtEvent:
+		r.printf("  Thought: %s\n", printable(oneLineText(ev.Text, 200)))
+	case *stepgen.AnswerEvent:
+		lines, more := headLines(printable(ev.Text), termOutputLines)
+		for i, l := range lines {
+			prefix := "    "
+			if i == 0 {
+				prefix = "  → "
+			}
+			r.printf("%s%s\n", prefix, l)
+		}
+		if more > 0 {
+			r.printf("    … %d more lines\n", more)
+		}
+	case *stepgen.ReplanEvent:
+		r.printf("  Phase %d cannot succeed: %s — re-planning\n", ev.Phase, printable(oneLineText(ev.Reason, 160)))
+	case *stepgen.LLMEvent:
+		r.llm = ev
 	}
 }
 
@@ -125,6 +152,10 @@ func (r *termRenderer) finish(sum planner.Summary) {
 		status = "FAILED"
 	}
 	r.printf("\n%s on %s: %s\n", status, printable(sum.Host), printable(sum.Text()))
+	if r.llm != nil {
+		r.printf("LLM: %d %s, %d prompt + %d completion tokens\n", r.llm.Calls, pluralize(r.llm.Calls, "call"),
+			r.llm.PromptTokens, r.llm.CompletionTokens)
+	}
 	if sum.Session != "" {
 		r.printf("session %s", sum.Session)
 		if r.changed > 0 {
