@@ -70,6 +70,13 @@ func runRun(ctx context.Context, a *app, args []string) error {
 		return usageError{err}
 	}
 	mergeHost(&a.host, o.host, fs)
+	// Flags given before "run" (agent --approve medium run …) count too;
+	// those after it win.
+	if o.approve == "" {
+		o.approve = a.task.approve
+	}
+	o.json = o.json || a.task.json
+	o.dryRun = o.dryRun || a.task.dryRun
 	if fs.NArg() != 1 {
 		return usagef("run: want one plan file (agent run PLAN.yaml [--ssh-host HOST] [--var k=v]…)")
 	}
