@@ -92,58 +92,14 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	var prompter safety.Prompter
-	var mode safety.Mode
-	if o.approve != "" {
-		if mode, err = safety.ParseMode(o.approve); err != nil {
-			return usagef("--approve: %v", err)
-		}
-	}
-	if mode != safety.ModeNever || o.approve == "" {
-		if p, closeTTY := newApprovalPrompter(); p != nil {
-			defer closeTTY()
-			prompter = p
-		}
-	}
-	if o.approve == "" {
-		mode = safety.DefaultMode(prompter != nil)
-	}
-
-	tr, err := a.open(ctx)
+	steps, err := a.openSteps(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun})
 	if err != nil {
 		return err
 	}
-	defer tr.Close()
-	host := tr.Host().Name
-	session := safety.NewSessionID()
-	stateDir, err := safety.StateDir()
-	if err != nil {
-		return err
-	}
-	auditPath, err := safety.AuditPath()
-	if err != nil {
-		return err
-	}
-	audit, err := safety.OpenAudit(auditPath)
-	if err != nil {
-		return err
-	}
-	defer audit.Close()
-	journal, err := safety.OpenJournal(stateDir, session, host)
-	if err != nil {
-		return err
-	}
-	journal.MaxBytes = policy.MaxWriteBytes
-
-	r := newRenderer(a, o.json)
-	cfg := planner.ExecutorConfig{
-		Transport: tr, Policy: policy, Approver: safety.NewApprover(mode, prompter),
-		Audit: audit, Journal: journal, Session: session, Host: host,
-		Emit: r.event, DryRun: o.dryRun, Vars: vars,
-	}
-	if progress := progressFunc(a.stderr, o.json); progress != nil {
-		cfg.ToolOptions = append(cfg.ToolOptions, tools.WithProgress(progress))
-	}
+	defer steps.Close()
+	r := steps.render
+	cfg := steps.exec
+	cfg.Vars = vars
 	exec := planner.NewExecutor(cfg)
 	sum, err := exec.RunPlan(ctx, plan)
 	r.finish(sum)

@@ -11,9 +11,7 @@ import (
 
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
-	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/stepgen"
-	"github.com/autoshell/agent/tools"
 )
 
 // taskOptions are the flags of `agent -c TASK`.
@@ -58,58 +56,12 @@ func runTask(ctx context.Context, a *app, o taskOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	var prompter safety.Prompter
-	var amode safety.Mode
-	if o.approve != "" {
-		if amode, err = safety.ParseMode(o.approve); err != nil {
-			return usagef("--approve: %v", err)
-		}
-	}
-	if amode != safety.ModeNever || o.approve == "" {
-		if p, closeTTY := newApprovalPrompter(); p != nil {
-			defer closeTTY()
-			prompter = p
-		}
-	}
-	if o.approve == "" {
-		amode = safety.DefaultMode(prompter != nil)
-	}
-
-	tr, err := a.open(ctx)
+	steps, err := a.openSteps(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun})
 	if err != nil {
 		return err
 	}
-	defer tr.Close()
-	host := tr.Host().Name
-	session := safety.NewSessionID()
-	stateDir, err := safety.StateDir()
-	if err != nil {
-		return err
-	}
-	auditPath, err := safety.AuditPath()
-	if err != nil {
-		return err
-	}
-	audit, err := safety.OpenAudit(auditPath)
-	if err != nil {
-		return err
-	}
-	defer audit.Close()
-	journal, err := safety.OpenJournal(stateDir, session, host)
-	if err != nil {
-		return err
-	}
-	journal.MaxBytes = policy.MaxWriteBytes
-
-	r := newRenderer(a, o.json)
-	ecfg := planner.ExecutorConfig{
-		Transport: tr, Policy: policy, Approver: safety.NewApprover(amode, prompter),
-		Audit: audit, Journal: journal, Session: session, Host: host,
-		Emit: r.event, DryRun: o.dryRun,
-	}
-	if progress := progressFunc(a.stderr, o.json); progress != nil {
-		ecfg.ToolOptions = append(ecfg.ToolOptions, tools.WithProgress(progress))
-	}
+	defer steps.Close()
+	r, tr, host, session, ecfg := steps.render, steps.tr, steps.host, steps.session, steps.exec
 	client := llm.New(cfg, llm.WithRetryHook(func(attempt int, wait time.Duration, err error) {
 		fmt.Fprintf(a.stderr, "agent: model: %v; retrying in %s\n", err, wait.Round(10*time.Millisecond))
 	}))

@@ -319,24 +319,11 @@ func TestBadKnownHostsLines(t *testing.T) {
 	}
 }
 
-func newEd25519Key(t *testing.T) gossh.PublicKey {
-	t.Helper()
-	pub, _, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := gossh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
 // Port 22 is where nearly every production host listens: known_hosts names
 // it without a port, and the check must still find it (a bare "host" given
 // to knownhosts' callback fails).
 func TestHostKeyPort22(t *testing.T) {
-	good, other := newEd25519Key(t), newEd25519Key(t)
+	good, other := newKey(t), newKey(t)
 	for _, port := range []int{0, 22} {
 		kh := knownHostsFile(t, "web.example.com:22", good)
 		if b, _ := os.ReadFile(kh); !strings.HasPrefix(string(b), "web.example.com ssh-ed25519 ") {
@@ -370,7 +357,7 @@ func TestAcceptNewWithoutKnownHostsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := hk.check("h.example:2222", nil, newEd25519Key(t)); err != nil {
+	if err := hk.check("h.example:2222", nil, newKey(t)); err != nil {
 		t.Fatal(err)
 	}
 	if entries, _ := os.ReadDir("."); len(entries) != 0 {
