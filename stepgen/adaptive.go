@@ -32,6 +32,7 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 	for i := 0; i < len(plan.Phases); i++ {
 		ph := plan.Phases[i]
 		r.exec.SetPhase(ph.Phase)
+		r.phaseNow = phaseInfo(ph)
 		r.emit(&planner.PhaseEvent{Event: planner.EventPhase, Host: r.cfg.Host, PhaseInfo: phaseInfo(ph)})
 		text, err := r.phase(ctx, task, plan, ph, closed)
 		if err != nil {

@@ -76,6 +76,17 @@ type Result struct {
 	// Plan is the adaptive plan (nil in ReAct mode).
 	Plan  *planner.Plan
 	Usage llm.Usage
+	// Ran is every step the executor decided on, in order, as the model
+	// wrote it (templates and condition unresolved), with its outcome:
+	// what --save-plan and --plan-once replay.
+	Ran []RanStep
+}
+
+// RanStep is one step of a run and how it ended.
+type RanStep struct {
+	Phase  planner.PhaseInfo // zero in ReAct mode
+	Step   planner.Step
+	Status execctx.Status
 }
 
 // Run drives task with the model until it is done, a limit stops it, or a
@@ -126,7 +137,9 @@ type runner struct {
 	tools []llm.Tool
 	loop  loopDetector
 	start time.Time
-	res   Result
+	// phaseNow is the adaptive phase being run.
+	phaseNow planner.PhaseInfo
+	res      Result
 }
 
 func (r *runner) emit(ev planner.Event) {
@@ -198,6 +211,9 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 		}
 		res, err := r.exec.RunStep(ctx, st)
 		r.tally(res)
+		if res.Status != "" {
+			r.res.Ran = append(r.res.Ran, RanStep{Phase: r.phaseNow, Step: st, Status: res.Status})
+		}
 		if err != nil {
 			return nil, err
 		}

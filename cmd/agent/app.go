@@ -20,6 +20,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1
 	exitUsage       = 2
+	exitSomeHosts   = 3 // batch: some hosts failed
 	exitDenied      = 4 // a step needed approval that could not be given
 	exitInterrupted = 130
 )
@@ -58,6 +59,8 @@ func commands() []command {
 		{name: "exec", args: "[--ssh-host HOST] -- COMMAND…", summary: "run a shell command on the host as you typed it (no LLM, no safety check: it is yours)", run: runExec},
 		{name: "run", args: "PLAN.yaml [--ssh-host HOST] [--var k=v]… [--dry-run] [--json] [--approve MODE]", summary: "run a saved plan's steps on the host, with the safety checks (no LLM)", run: runRun},
 		{name: "undo", args: "[SESSION]", summary: "put back the files a session (default: the newest) changed", run: runUndo},
+		{name: "inventory", args: "list -i FILE [--limit PATTERN] [--json]", summary: "print an inventory's selected hosts with their groups and connection settings", run: runInventory},
+		{name: "config", args: "set-llm | show", summary: "set up the model endpoint, or print the effective configuration (key masked)", run: runConfig},
 		{name: "ssh-config", args: "HOST", summary: "print the SSH settings agent uses for HOST, in the format of `ssh -G`", run: runSSHConfig},
 		{name: "version", summary: "print the version", run: func(_ context.Context, a *app, _ []string) error {
 			fmt.Fprintln(a.stdout, "agent", version)
@@ -124,8 +127,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 		return runTask(ctx, a, a.task)
 	}
 	if fs.NArg() == 0 {
-		a.usage(fs)
-		return usagef("no command given (agent -c TASK does a task; the REPL is not built yet)")
+		return runREPL(ctx, a, a.task)
 	}
 	name, rest := fs.Arg(0), fs.Args()[1:]
 	for _, c := range commands() {

@@ -14,17 +14,33 @@ import (
 	"github.com/autoshell/agent/stepgen"
 )
 
-// taskOptions are the flags of `agent -c TASK`.
+// taskOptions are the flags of `agent -c TASK` (and of the REPL and batch
+// runs, which do tasks the same way).
 type taskOptions struct {
-	task     string
-	mode     string
-	model    string
-	baseURL  string
-	maxSteps int
-	approve  string
-	json     bool
-	dryRun   bool
+	task       string
+	mode       string
+	model      string
+	baseURL    string
+	maxSteps   int
+	approve    string
+	json       bool
+	dryRun     bool
+	savePlan   string // --save-plan FILE: the steps that ran, as a plan file
+	transcript string // --transcript FILE: every message exchanged, JSON lines
+	batch      batchOptions
 }
+
+// batchOptions select hosts from an inventory (batch.go).
+type batchOptions struct {
+	inventory string // -i FILE
+	limit     string // --limit PATTERN
+	forks     int
+	planOnce  bool
+	out       string // --out DIR
+}
+
+// defaultForks is how many hosts a batch run works on at once.
+const defaultForks = 10
 
 func (o *taskOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.task, "command", "c", "", "do `TASK` (plain language) with the model, then exit")
@@ -35,41 +51,117 @@ func (o *taskOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.approve, "approve", "", "`MODE` for risky steps: ask, never, medium or all (default: ask on a terminal, never otherwise)")
 	fs.BoolVar(&o.json, "json", false, "print one JSON event per line on stdout instead of the terminal view")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "run safe steps only; show medium and high ones without running them")
+	fs.StringVar(&o.savePlan, "save-plan", "", "write the steps that ran to `FILE` as a plan for `agent run`")
+	fs.StringVar(&o.transcript, "transcript", "", "append every message exchanged with the model to `FILE` (JSON lines, secrets redacted)")
+	o.batch.addFlags(fs)
+}
+
+func (o *batchOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&o.inventory, "inventory", "i", "", "run on the hosts of the Ansible inventory `FILE` (INI or YAML)")
+	fs.StringVar(&o.limit, "limit", "", "select the inventory's hosts matching `PATTERN` (Ansible's: web:&prod, web:!db, ~regex…)")
+	fs.IntVar(&o.forks, "forks", defaultForks, "work on `N` hosts at once")
+	fs.BoolVar(&o.planOnce, "plan-once", false, "with -i: do the task with the model on the first host, replay its steps on the others")
+	fs.StringVar(&o.out, "out", "", "with -i: write per-host logs and transcripts under `DIR`")
+}
+
+// taskRunner does tasks with the model on one host: what `agent -c`, each
+// REPL line and each host of a batch share. The executor (and so the
+// variables) lives as long as the runner: later tasks see what earlier ones
+// found.
+type taskRunner struct {
+	a      *app
+	o      taskOptions
+	mode   stepgen.Mode
+	client *llm.Client
+	steps  *stepRun
+	exec   *planner.Executor
+	close  []func()
+}
+
+// newTaskRunner checks the options, resolves the model's configuration and
+// connects to the host. The caller must Close it.
+func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, err error) {
+	mode, err := stepgen.ParseMode(o.mode)
+	if err != nil {
+		return nil, usagef("--mode: %v", err)
+	}
+	if o.maxSteps <= 0 {
+		return nil, usagef("--max-steps must be positive")
+	}
+	policy, fileLLM, err := a.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := llm.Resolve(llm.Config{Model: o.model, BaseURL: o.baseURL}, os.Getenv, fileLLM)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	t := &taskRunner{a: a, o: o, mode: mode}
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
+	opts := []llm.Option{llm.WithRetryHook(func(attempt int, wait time.Duration, err error) {
+		fmt.Fprintf(a.stderr, "agent: model: %v; retrying in %s\n", err, wait.Round(10*time.Millisecond))
+	})}
+	topts, closeT, err := transcriptOptions(o.transcript)
+	if err != nil {
+		return nil, err
+	}
+	t.close = append(t.close, closeT)
+	t.client = llm.New(cfg, append(opts, topts...)...)
+	if t.steps, err = a.openSteps(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}); err != nil {
+		return nil, err
+	}
+	t.close = append(t.close, t.steps.Close)
+	t.exec = planner.NewExecutor(t.steps.exec)
+	return t, nil
+}
+
+// Close releases the connection and the files, last opened first.
+func (t *taskRunner) Close() {
+	for i := len(t.close) - 1; i >= 0; i-- {
+		if t.close[i] != nil {
+			t.close[i]()
+		}
+	}
+}
+
+// run does one task and renders its summary.
+func (t *taskRunner) run(ctx context.Context, task string) (stepgen.Result, error) {
+	s := t.steps
+	res, err := stepgen.Run(ctx, stepgen.Config{
+		LLM: t.client, Executor: t.exec, Mode: t.mode, Transport: s.tr,
+		MaxSteps: t.o.maxSteps, Host: s.host, Session: s.session, Emit: s.render.event,
+	}, task)
+	s.render.finish(res.Summary)
+	return res, err
 }
 
 // runTask is `agent -c TASK`: the model drives the task through the tools
 // and the safety machinery on the host (stepgen), the same executor as
-// `agent run`.
+// `agent run`; with -i, on every selected host of an inventory.
 func runTask(ctx context.Context, a *app, o taskOptions) error {
-	mode, err := stepgen.ParseMode(o.mode)
-	if err != nil {
-		return usagef("--mode: %v", err)
+	if o.batch.inventory != "" {
+		return runBatchTask(ctx, a, o)
 	}
-	if o.maxSteps <= 0 {
-		return usagef("--max-steps must be positive")
-	}
-	policy, fileLLM, err := a.loadConfig()
+	t, err := a.newTaskRunner(ctx, o)
 	if err != nil {
 		return err
 	}
-	cfg, err := llm.Resolve(llm.Config{Model: o.model, BaseURL: o.baseURL}, os.Getenv, fileLLM)
-	if err != nil {
-		return usageError{err}
+	defer t.Close()
+	res, err := t.run(ctx, o.task)
+	if o.savePlan != "" {
+		if serr := savePlan(o.savePlan, res); serr != nil && err == nil {
+			err = serr
+		}
 	}
-	steps, err := a.openSteps(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun})
-	if err != nil {
-		return err
-	}
-	defer steps.Close()
-	r, tr, host, session, ecfg := steps.render, steps.tr, steps.host, steps.session, steps.exec
-	client := llm.New(cfg, llm.WithRetryHook(func(attempt int, wait time.Duration, err error) {
-		fmt.Fprintf(a.stderr, "agent: model: %v; retrying in %s\n", err, wait.Round(10*time.Millisecond))
-	}))
-	res, err := stepgen.Run(ctx, stepgen.Config{
-		LLM: client, Executor: planner.NewExecutor(ecfg), Mode: mode, Transport: tr,
-		MaxSteps: o.maxSteps, Host: host, Session: session, Emit: r.event,
-	}, o.task)
-	r.finish(res.Summary)
+	return taskExit(ctx, res, err)
+}
+
+// taskExit maps how a task ended to agent's exit status.
+func taskExit(ctx context.Context, res stepgen.Result, err error) error {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err()

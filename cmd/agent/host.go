@@ -27,7 +27,8 @@ func (o *hostOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.configFile, "ssh-config", "F", "", "read SSH settings from `FILE` instead of ~/.ssh/config and /etc/ssh/ssh_config")
 	fs.StringVarP(&o.user, "user", "l", "", "remote `USER` (overrides the config file)")
 	fs.IntVarP(&o.port, "port", "p", 0, "remote `PORT` (overrides the config file)")
-	fs.StringArrayVarP(&o.identities, "identity", "i", nil, "private key `FILE` to try first (repeatable)")
+	// -i is the inventory (as in Ansible); the key file is --identity only.
+	fs.StringArrayVar(&o.identities, "identity", nil, "private key `FILE` to try first (repeatable; ssh's -i)")
 }
 
 func (o *hostOptions) resolve(alias string) (*sshtr.HostConfig, error) {
