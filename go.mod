@@ -3,7 +3,9 @@ module github.com/autoshell/agent
 go 1.26.8
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/expr-lang/expr v1.17.8
+	github.com/peterh/liner v1.2.3
 	github.com/pkg/sftp v1.13.12
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/sashabaranov/go-openai v1.43.0
