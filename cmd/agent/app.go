@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -46,6 +47,10 @@ type app struct {
 	host           hostOptions
 	config         string // --config: the config file
 	task           taskOptions
+	// onInterrupt, when set, gets each Ctrl-C (SIGINT) first; returning
+	// true means it was handled and agent goes on (the REPL cancels the
+	// running task). Otherwise, and for SIGTERM, everything is cancelled.
+	onInterrupt atomic.Pointer[func() bool]
 }
 
 type command struct {
@@ -71,9 +76,26 @@ func commands() []command {
 
 // Main runs agent with args and returns the process exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case s := <-sigs:
+				// The REPL takes Ctrl-C for the running task only.
+				if h := a.onInterrupt.Load(); s == os.Interrupt && h != nil && (*h)() {
+					continue
+				}
+				cancel()
+			}
+		}
+	}()
 	err := a.main(ctx, args)
 	code := exitCode(ctx, err)
 	if err != nil && !errors.As(err, new(exitError)) && !errors.Is(err, pflag.ErrHelp) {
