@@ -51,10 +51,13 @@ type Client struct {
 	sleep   func(context.Context, time.Duration) error
 	now     func() time.Time
 	onRetry func(attempt int, wait time.Duration, err error)
+	// onExchange is told about every Chat call (transcript.go).
+	onExchange func(Exchange)
 
 	mu    sync.Mutex
 	total Usage
 	ids   int
+	seq   int // Chat calls so far, for the exchange hook
 }
 
 // Option configures a Client.
@@ -118,7 +121,10 @@ func (c *Client) Usage() Usage {
 // up to Config.MaxRetries times with backoff, honouring Retry-After; a
 // timeout (Config.Timeout per attempt) and other statuses are not. The
 // error is an *Error, or ctx's error when ctx ends.
-func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
+func (c *Client) Chat(ctx context.Context, req Request) (resp Response, err error) {
+	if c.onExchange != nil {
+		defer c.observe(req, &resp, &err, time.Now())
+	}
 	known := make(map[string]bool, len(req.Tools))
 	for _, t := range req.Tools {
 		if err := ValidateTool(t); err != nil {

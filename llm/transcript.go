@@ -1,0 +1,75 @@
+package llm
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Exchange is one Chat call, for a transcript: the request as the caller
+// gave it, and the normalized reply or the error. Every string in it has the
+// client's API key replaced by its masked form.
+type Exchange struct {
+	Seq      int // 1, 2, … per client
+	Model    string
+	Request  Request
+	Response Response // zero when Err is set
+	Err      error
+	Duration time.Duration
+}
+
+// WithExchangeHook is told about every Chat call when it ends, successful
+// or not (e.g. to write --transcript). f is called from the goroutine that
+// called Chat.
+func WithExchangeHook(f func(Exchange)) Option {
+	return func(c *Client) { c.onExchange = f }
+}
+
+// observe reports one Chat call to the exchange hook.
+func (c *Client) observe(req Request, resp *Response, err *error, start time.Time) {
+	c.mu.Lock()
+	c.seq++
+	seq := c.seq
+	c.mu.Unlock()
+	x := Exchange{Seq: seq, Model: c.cfg.Model, Duration: time.Since(start),
+		Request: Request{ToolChoice: req.ToolChoice, Tools: req.Tools}}
+	for _, m := range req.Messages {
+		x.Request.Messages = append(x.Request.Messages, c.redactMessage(m))
+	}
+	if *err != nil {
+		x.Err = redactedError{msg: c.redact((*err).Error()), err: *err}
+	} else {
+		r := *resp
+		r.Content, r.Reasoning = c.redact(r.Content), c.redact(r.Reasoning)
+		r.ToolCalls = c.redactCalls(r.ToolCalls)
+		x.Response = r
+	}
+	c.onExchange(x)
+}
+
+func (c *Client) redactMessage(m Message) Message {
+	m.Content, m.Reasoning = c.redact(m.Content), c.redact(m.Reasoning)
+	m.ToolCalls = c.redactCalls(m.ToolCalls)
+	return m
+}
+
+func (c *Client) redactCalls(calls []ToolCall) []ToolCall {
+	if len(calls) == 0 {
+		return calls
+	}
+	out := make([]ToolCall, len(calls))
+	for i, tc := range calls {
+		tc.Arguments = json.RawMessage(c.redact(string(tc.Arguments)))
+		out[i] = tc
+	}
+	return out
+}
+
+// redactedError is an error whose text has the key masked; errors.Is and
+// errors.As still see the original.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }

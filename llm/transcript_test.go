@@ -1,0 +1,62 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/autoshell/agent/testenv"
+)
+
+// TestExchangeHook: every Chat call reaches the hook once, in order, with
+// the request as given and the normalized reply, or the error; the key
+// never appears, even where a message or the server echoed it.
+func TestExchangeHook(t *testing.T) {
+	srv := testenv.StartLLMServer(t,
+		testenv.Calls(testenv.Call("read_file", `{"path":"/etc/`+testKey+`"}`)),
+		testenv.ErrorReply(http.StatusBadRequest, "bad key "+testKey),
+	)
+	var got []Exchange
+	c, _ := newTestClient(t, srv.URL, WithExchangeHook(func(x Exchange) { got = append(got, x) }))
+	req := userReq("my key is " + testKey)
+	resp, err := c.Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := append(req.Messages, AssistantMessage(resp), ToolMessage(resp.ToolCalls[0].ID, "content"))
+	_, err2 := c.Chat(context.Background(), Request{Messages: history, Tools: req.Tools})
+	if err2 == nil {
+		t.Fatal("second call: want the scripted 400")
+	}
+	if len(got) != 2 {
+		t.Fatalf("hook called %d times, want 2", len(got))
+	}
+	if got[0].Seq != 1 || got[1].Seq != 2 || got[0].Model != "gpt-4o-mini" {
+		t.Errorf("seq/model: %d %d %q", got[0].Seq, got[1].Seq, got[0].Model)
+	}
+	if n := len(got[0].Request.Messages); n != 2 || got[0].Request.Messages[1].Content != "my key is sk-…wxyz" {
+		t.Errorf("first request: %d messages, user %q", n, got[0].Request.Messages[1].Content)
+	}
+	if len(got[0].Request.Tools) != 1 || got[0].Response.ToolCalls[0].Name != "read_file" {
+		t.Errorf("first exchange: tools %v, reply %+v", got[0].Request.Tools, got[0].Response)
+	}
+	if len(got[1].Request.Messages) != 4 || got[1].Err == nil {
+		t.Errorf("second exchange: %d messages, err %v", len(got[1].Request.Messages), got[1].Err)
+	}
+	var e *Error
+	if !errors.As(got[1].Err, &e) || e.Status != http.StatusBadRequest {
+		t.Errorf("the hook's error lost its type: %#v", got[1].Err)
+	}
+	// The caller's own slices were not rewritten.
+	if req.Messages[1].Content != "my key is "+testKey {
+		t.Errorf("request modified: %q", req.Messages[1].Content)
+	}
+	noKey(t, fmt.Sprintf("%+v %v", got, got[1].Err))
+	// json.RawMessage prints as bytes above: check the arguments as text.
+	if a := string(got[0].Response.ToolCalls[0].Arguments); a != `{"path":"/etc/sk-…wxyz"}` {
+		t.Errorf("reply arguments: %s", a)
+	}
+	noKey(t, string(got[1].Request.Messages[2].ToolCalls[0].Arguments))
+}
