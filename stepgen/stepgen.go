@@ -3,6 +3,7 @@ package stepgen
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -70,6 +71,8 @@ type Config struct {
 // Result is how a run ended.
 type Result struct {
 	planner.Summary
+	// Task is the task as given.
+	Task string
 	// Answer is the model's final text: the closing text of the last phase,
 	// or the ReAct final answer.
 	Answer string
@@ -105,7 +108,7 @@ func Run(ctx context.Context, cfg Config, task string) (Result, error) {
 		cfg.Mode = ModeAdaptive
 	}
 	r := &runner{cfg: cfg, exec: cfg.Executor, chat: &counter{next: cfg.LLM}, start: time.Now()}
-	r.res.Host, r.res.Session = cfg.Host, cfg.Session
+	r.res.Host, r.res.Session, r.res.Task = cfg.Host, cfg.Session, task
 	for _, f := range cfg.Executor.Registry().Schemas() {
 		raw, err := json.Marshal(f.Parameters)
 		if err != nil {
@@ -316,4 +319,163 @@ func (c *counter) usage() llm.Usage {
 
 func oneLine(s string, n int) string {
 	return clip(strings.Join(strings.Fields(s), " "), n)
+}
+
+// ErrNothingToSave is returned by SavedPlan when no step of the run can be
+// replayed.
+var ErrNothingToSave = errors.New("no step to save")
+
+// SavedPlan returns the steps that ran as a plan that `agent run` replays
+// without the model (what --save-plan writes and --plan-once replays):
+//
+//   - in adaptive mode one phase per phase of the run that kept a step,
+//     with its goal, description and success criteria, numbered by position;
+//     in ReAct mode one phase without a goal (top-level `steps`);
+//   - every step as the model wrote it (templates, condition and
+//     save_output_as unresolved, so the replay decides on the new host);
+//   - ok and skipped steps are kept: a skipped step's condition may well be
+//     true elsewhere;
+//   - denied steps are left out: they did not run, so the run's end state
+//     is the one without them;
+//   - failed steps are left out — a failed step the model then corrected
+//     must not be replayed, since a plan run stops at its first failed step
+//     — unless a kept step uses its result: its save_output_as variable
+//     (it was the latest step to set it) or `last` right after it. Such a
+//     step is kept and listed by FailedKept: where it fails again, the
+//     replay stops there.
+//
+// The plan is checked with planner.Validate (variables resolvable, names
+// and conditions well-formed). A run without a step to keep returns an
+// error wrapping ErrNothingToSave.
+func (r Result) SavedPlan() (*planner.Plan, error) {
+	keep := r.keptSteps()
+	p := &planner.Plan{Name: planName(r.Task)}
+	last := -1 // the phase number of p.Phases[len-1]
+	for i, rs := range r.Ran {
+		if !keep[i] {
+			continue
+		}
+		if len(p.Phases) == 0 || rs.Phase.Phase != last {
+			last = rs.Phase.Phase
+			p.Phases = append(p.Phases, planner.Phase{Goal: rs.Phase.Goal, Description: rs.Phase.Description,
+				SuccessCriteria: rs.Phase.SuccessCriteria})
+		}
+		ph := &p.Phases[len(p.Phases)-1]
+		ph.Steps = append(ph.Steps, copyStep(rs.Step))
+	}
+	if len(p.Phases) == 0 {
+		if len(r.Ran) == 0 {
+			return nil, fmt.Errorf("%w: the run decided on no step", ErrNothingToSave)
+		}
+		return nil, fmt.Errorf("%w: none of the %d steps of the run succeeded or was skipped", ErrNothingToSave, len(r.Ran))
+	}
+	for i := range p.Phases {
+		p.Phases[i].Phase = i + 1
+		if p.Phases[i].Goal == "" && len(p.Phases) > 1 {
+			p.Phases[i].Goal = fmt.Sprintf("phase %d", i+1)
+		}
+	}
+	if err := planner.Validate(p, nil, nil); err != nil {
+		return nil, fmt.Errorf("the steps of the run do not make a valid plan: %w", err)
+	}
+	return p, nil
+}
+
+// FailedKept returns the failed steps SavedPlan keeps because a kept step
+// uses their result.
+func (r Result) FailedKept() []RanStep {
+	var out []RanStep
+	for i, k := range r.keptSteps() {
+		if k && r.Ran[i].Status == execctx.StatusError {
+			out = append(out, r.Ran[i])
+		}
+	}
+	return out
+}
+
+// keptSteps marks the steps of r.Ran that SavedPlan keeps. One backward
+// pass suffices: a step only depends on earlier ones.
+func (r Result) keptSteps() []bool {
+	keep := make([]bool, len(r.Ran))
+	for i, rs := range r.Ran {
+		keep[i] = rs.Status == execctx.StatusOK || rs.Status == execctx.StatusSkipped
+	}
+	for i := len(r.Ran) - 1; i >= 0; i-- {
+		if !keep[i] {
+			continue
+		}
+		for _, name := range stepVars(r.Ran[i].Step) {
+			j := -1
+			if name == execctx.LastVar {
+				j = i - 1
+			} else {
+				for k := i - 1; k >= 0; k-- {
+					if r.Ran[k].Step.SaveOutputAs == name && (r.Ran[k].Status == execctx.StatusOK || r.Ran[k].Status == execctx.StatusError) {
+						j = k
+						break
+					}
+				}
+			}
+			if j >= 0 && r.Ran[j].Status == execctx.StatusError {
+				keep[j] = true
+			}
+		}
+	}
+	return keep
+}
+
+// stepVars lists the variables a step uses: in its parameters' templates,
+// its condition and check_condition's condition parameter. Unparsable ones
+// are left to planner.Validate to report.
+func stepVars(st planner.Step) []string {
+	names, _ := execctx.ParamVars(st.Parameters)
+	conds := []string{st.Condition}
+	if c, ok := st.Parameters["condition"].(string); ok && st.Tool == tools.CheckConditionName {
+		conds = append(conds, c)
+	}
+	for _, c := range conds {
+		if c == "" {
+			continue
+		}
+		if vs, err := execctx.ConditionVars(c); err == nil {
+			names = append(names, vs...)
+		}
+	}
+	return names
+}
+
+// copyStep copies st deeply enough that the plan does not share maps with
+// the result.
+func copyStep(st planner.Step) planner.Step {
+	st.Line = 0
+	if st.Parameters != nil {
+		st.Parameters = copyValue(st.Parameters).(map[string]any)
+	}
+	return st
+}
+
+func copyValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = copyValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = copyValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+// planName is the task on one line, clipped, as the saved plan's name.
+func planName(task string) string {
+	if strings.TrimSpace(task) == "" {
+		return "task"
+	}
+	return oneLine(task, 200)
 }
