@@ -1,0 +1,102 @@
+// Command llmbench is the LLM economy and agent overhead benchmark of
+// issue 4 for make bench: the adaptive-execution spec's three scenarios,
+// each run through the real stepgen loop, executor, safety layer and
+// tools against the scripted model, in adaptive and ReAct mode in the same
+// run, on the local transport and on the in-process SSH server. It prints
+// per scenario the model calls, the prompt tokens (as the scripted server
+// counts them: request bytes / 4, the same rule for both modes), how the
+// request bytes split into tool definitions, system prompts and other
+// messages, and adaptive's share of ReAct's prompt tokens (target ≤ 60%);
+// then the agent's time per step with the model calls taken out (target
+// ≤ 5 ms), best of -runs. It exits 1 when a target is missed.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/autoshell/agent/bench/llmbench/scenarios"
+)
+
+// Targets of issue 4.
+const (
+	maxRatio    = 0.60
+	maxOverhead = 5 * time.Millisecond
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "llmbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	runs := flag.Int("runs", 5, "runs of every scenario per host; the best overhead counts")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	type hostFn func() (scenarios.Host, func() error, error)
+	hosts := []hostFn{
+		scenarios.LocalHost,
+		func() (scenarios.Host, func() error, error) { return scenarios.SSHHost(ctx) },
+	}
+	failed := false
+	for _, open := range hosts {
+		h, closeHost, err := open()
+		if err != nil {
+			return err
+		}
+		var first []scenarios.Pair
+		best := map[string]time.Duration{}
+		for i := 0; i < *runs; i++ {
+			ps, err := scenarios.RunAll(ctx, h)
+			if err != nil {
+				closeHost()
+				return fmt.Errorf("%s: %w", h.Name, err)
+			}
+			if i == 0 {
+				first = ps
+			}
+			t := scenarios.Totals(ps)
+			for _, m := range []scenarios.Measure{t.Adaptive, t.ReAct} {
+				if d, ok := best[string(m.Mode)]; !ok || m.Overhead() < d {
+					best[string(m.Mode)] = m.Overhead()
+				}
+			}
+		}
+		if err := closeHost(); err != nil {
+			return err
+		}
+		fmt.Printf("== %s transport (prompt tokens = request bytes / 4; *_B = request bytes of each part, all calls)\n", h.Name)
+		fmt.Print(scenarios.Table(first))
+		t := scenarios.Totals(first)
+		verdict := "ok"
+		if t.Ratio() > maxRatio {
+			verdict, failed = "MISSED", true
+		}
+		fmt.Printf("adaptive/react prompt tokens: %.1f%% (target ≤ %.0f%%) %s\n", 100*t.Ratio(), 100*maxRatio, verdict)
+		for _, p := range first {
+			if p.Ratio() > maxRatio {
+				fmt.Printf("  %s: %.1f%% is above the target\n", p.Adaptive.Scenario, 100*p.Ratio())
+			}
+		}
+		for _, mode := range []string{"adaptive", "react"} {
+			verdict := "ok"
+			if best[mode] > maxOverhead {
+				verdict, failed = "MISSED", true
+			}
+			fmt.Printf("agent overhead per step, %s, model calls excluded: %.3f ms (best of %d; target ≤ %v) %s\n",
+				mode, float64(best[mode].Microseconds())/1000, *runs, maxOverhead, verdict)
+		}
+		fmt.Println()
+	}
+	if failed {
+		return fmt.Errorf("a target was missed")
+	}
+	return nil
+}

@@ -1,0 +1,433 @@
+// Package scenarios holds the LLM economy benchmark of issue 4: the
+// adaptive-execution spec's three scenarios (conditional script fix, log
+// errors to errors.txt, config flag flip and restart), each scripted for
+// the scripted OpenAI-compatible model twice — once as a ReAct model would
+// answer (one growing conversation, one tool call per turn) and once as an
+// adaptive model would (a submit_plan call, then per-phase requests with
+// 1–3 steps) — doing the same work: the same commands and file changes,
+// and the same end state, checked on the host.
+//
+// Each run goes through the real stepgen loop, planner executor, safety
+// layer, tools and a real transport (local, or the in-process SSH server),
+// and measures what the model was sent: calls and prompt tokens as the
+// scripted server counts them (request body bytes / 4, the same for both
+// modes), the bytes of each part of the requests, and the agent's own time
+// per step with the time spent inside model calls taken out.
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/autoshell/agent/llm"
+	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/stepgen"
+	"github.com/autoshell/agent/testenv"
+	"github.com/autoshell/agent/transport"
+)
+
+// Scenario is one task, its host files, a script per mode and the end
+// state it must leave.
+type Scenario struct {
+	Name string
+	// Task is the operator's task; DIR stands for the scenario directory.
+	Task string
+	// Setup writes the files the task works on under dir (a reset: it may
+	// run again on the same dir).
+	Setup func(dir string) error
+	// Script is what the model answers in mode, with paths under dir.
+	Script func(mode stepgen.Mode, dir string) []testenv.Reply
+	// Check verifies the end state under dir.
+	Check func(dir string) error
+}
+
+// All returns the three scenarios in the spec's order.
+func All() []Scenario { return []Scenario{FixScript(), LogErrors(), FlipFlag()} }
+
+// call builds a scripted tool call: args is JSON text with DIR standing
+// for dir.
+func call(dir, name, args string) testenv.ToolCall {
+	return testenv.Call(name, strings.ReplaceAll(args, "DIR", dir))
+}
+
+func calls(dir string, cs ...[2]string) testenv.Reply {
+	var out []testenv.ToolCall
+	for _, c := range cs {
+		out = append(out, call(dir, c[0], c[1]))
+	}
+	return testenv.Calls(out...)
+}
+
+func plan(phases string) testenv.Reply {
+	return testenv.Calls(testenv.Call(planner.SubmitPlanName, phases))
+}
+
+// FixScript is the spec's first scenario: run the script; if it prints 1,
+// change it to print 2, and check.
+func FixScript() Scenario {
+	return Scenario{
+		Name: "fix-script",
+		Task: "run DIR/test/a.sh; if it prints 1, change it to print 2",
+		Setup: func(dir string) error {
+			if err := os.MkdirAll(filepath.Join(dir, "test"), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "test", "a.sh"), []byte("#!/bin/sh\necho 1\n"), 0o755)
+		},
+		Script: func(mode stepgen.Mode, dir string) []testenv.Reply {
+			run := `{"command":"sh DIR/test/a.sh"}`
+			read := `{"file_path":"DIR/test/a.sh"}`
+			edit := `{"file_path":"DIR/test/a.sh","search_pattern":"echo 1","replacement":"echo 2"}`
+			if mode == stepgen.ModeReAct {
+				return []testenv.Reply{
+					calls(dir, [2]string{"execute_command", run}),
+					calls(dir, [2]string{"read_file", read}),
+					calls(dir, [2]string{"edit_file", edit}),
+					calls(dir, [2]string{"execute_command", run}),
+					testenv.Text("a.sh printed 1, so I changed `echo 1` to `echo 2`; it now prints 2."),
+				}
+			}
+			return []testenv.Reply{
+				plan(`{"task_type":"file_edit","complexity":"simple","phases":[` +
+					`{"phase":1,"goal":"Run the script and record its output","success_criteria":"the output is known"},` +
+					`{"phase":2,"goal":"If it printed 1, change it to print 2 and check","success_criteria":"the script prints 2, or it did not print 1 and is unchanged"}]}`),
+				calls(dir, [2]string{"execute_command", `{"command":"sh DIR/test/a.sh","save_output_as":"script_output","description":"run the script"}`}),
+				testenv.Text("The script printed 1."),
+				calls(dir,
+					[2]string{"read_file", `{"file_path":"DIR/test/a.sh","save_output_as":"script_content","condition":"script_output.strip() == '1'"}`},
+					[2]string{"edit_file", `{"file_path":"DIR/test/a.sh","search_pattern":"echo 1","replacement":"echo 2","condition":"script_output.strip() == '1'"}`},
+					[2]string{"execute_command", `{"command":"sh DIR/test/a.sh","save_output_as":"new_output","description":"run it again"}`}),
+				testenv.Text("a.sh printed 1, so I changed `echo 1` to `echo 2`; it now prints 2."),
+			}
+		},
+		Check: func(dir string) error {
+			out, err := exec.Command("sh", filepath.Join(dir, "test", "a.sh")).Output()
+			if err != nil {
+				return fmt.Errorf("run a.sh: %w", err)
+			}
+			if got := strings.TrimSpace(string(out)); got != "2" {
+				return fmt.Errorf("a.sh prints %q, want 2", got)
+			}
+			return nil
+		},
+	}
+}
+
+const logText = "2024-01-01 10:00:00 INFO start\n2024-01-01 10:00:01 ERROR disk full\n" +
+	"2024-01-01 10:00:02 INFO retry\n2024-01-01 10:00:03 ERROR disk still full\n"
+
+const errorLines = "2024-01-01 10:00:01 ERROR disk full\n2024-01-01 10:00:03 ERROR disk still full\n"
+
+// LogErrors is the spec's second scenario: if the log has ERROR lines,
+// write them to errors.txt.
+func LogErrors() Scenario {
+	return Scenario{
+		Name: "log-errors",
+		Task: "if DIR/app.log has ERROR lines, write them to DIR/errors.txt",
+		Setup: func(dir string) error {
+			if err := os.RemoveAll(filepath.Join(dir, "errors.txt")); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "app.log"), []byte(logText), 0o644)
+		},
+		Script: func(mode stepgen.Mode, dir string) []testenv.Reply {
+			read := `{"file_path":"DIR/app.log"}`
+			grep := `{"command":"grep -F ERROR DIR/app.log"}`
+			if mode == stepgen.ModeReAct {
+				lines, _ := json.Marshal(errorLines)
+				return []testenv.Reply{
+					calls(dir, [2]string{"read_file", read}),
+					calls(dir, [2]string{"execute_command", grep}),
+					calls(dir, [2]string{"write_file", `{"file_path":"DIR/errors.txt","content":` + string(lines) + `}`}),
+					testenv.Text("The log had 2 ERROR lines; they are in errors.txt now."),
+				}
+			}
+			return []testenv.Reply{
+				plan(`{"task_type":"log_analysis","complexity":"simple","phases":[` +
+					`{"phase":1,"goal":"Find the ERROR lines in the log","success_criteria":"the ERROR lines are known"},` +
+					`{"phase":2,"goal":"Write them to errors.txt","success_criteria":"errors.txt holds exactly the ERROR lines"}]}`),
+				calls(dir,
+					[2]string{"read_file", `{"file_path":"DIR/app.log","save_output_as":"log_content","description":"read the log"}`},
+					[2]string{"execute_command", `{"command":"grep -F ERROR DIR/app.log","save_output_as":"error_lines","condition":"'ERROR' in log_content"}`}),
+				testenv.Text("The log has 2 ERROR lines, saved in error_lines."),
+				calls(dir, [2]string{"write_file", `{"file_path":"DIR/errors.txt","content":"{{error_lines}}","condition":"len(error_lines.strip()) > 0"}`}),
+				testenv.Text("The log had 2 ERROR lines; they are in errors.txt now."),
+			}
+		},
+		Check: func(dir string) error {
+			b, err := os.ReadFile(filepath.Join(dir, "errors.txt"))
+			if err != nil {
+				return err
+			}
+			if string(b) != errorLines {
+				return fmt.Errorf("errors.txt = %q, want %q", b, errorLines)
+			}
+			return nil
+		},
+	}
+}
+
+const configText = "name: app\ndebug: false\nport: 8080\n"
+
+// FlipFlag is the spec's third scenario: if the config says debug: false,
+// make it debug: true and restart the service.
+func FlipFlag() Scenario {
+	return Scenario{
+		Name: "flip-flag",
+		Task: "if DIR/app/config.yaml has debug: false, set it to true and restart the app with sh DIR/app/restart.sh",
+		Setup: func(dir string) error {
+			app := filepath.Join(dir, "app")
+			if err := os.MkdirAll(app, 0o755); err != nil {
+				return err
+			}
+			os.Remove(filepath.Join(app, "restarted"))
+			if err := os.WriteFile(filepath.Join(app, "config.yaml"), []byte(configText), 0o644); err != nil {
+				return err
+			}
+			restart := "#!/bin/sh\ndate +%s > \"$(dirname \"$0\")/restarted\"\necho \"app restarted\"\n"
+			return os.WriteFile(filepath.Join(app, "restart.sh"), []byte(restart), 0o755)
+		},
+		Script: func(mode stepgen.Mode, dir string) []testenv.Reply {
+			read := `{"file_path":"DIR/app/config.yaml"}`
+			edit := `{"file_path":"DIR/app/config.yaml","search_pattern":"debug: false","replacement":"debug: true"}`
+			restart := `{"command":"sh DIR/app/restart.sh"}`
+			if mode == stepgen.ModeReAct {
+				return []testenv.Reply{
+					calls(dir, [2]string{"read_file", read}),
+					calls(dir, [2]string{"edit_file", edit}),
+					calls(dir, [2]string{"execute_command", restart}),
+					calls(dir, [2]string{"read_file", read}),
+					testenv.Text("debug was false; it is true now and the app was restarted."),
+				}
+			}
+			return []testenv.Reply{
+				plan(`{"task_type":"config_change","complexity":"simple","phases":[` +
+					`{"phase":1,"goal":"Turn debug on if it is off","success_criteria":"the config says debug: true"},` +
+					`{"phase":2,"goal":"Restart the app and check the config","success_criteria":"the restart succeeded and debug is true"}]}`),
+				calls(dir,
+					[2]string{"read_file", `{"file_path":"DIR/app/config.yaml","save_output_as":"config","description":"read the config"}`},
+					[2]string{"edit_file", `{"file_path":"DIR/app/config.yaml","search_pattern":"debug: false","replacement":"debug: true","condition":"'debug: false' in config.splitlines()"}`}),
+				testenv.Text("debug was false and is now true."),
+				calls(dir,
+					[2]string{"execute_command", `{"command":"sh DIR/app/restart.sh","save_output_as":"restart_output","description":"restart the app"}`},
+					[2]string{"read_file", `{"file_path":"DIR/app/config.yaml","save_output_as":"new_config"}`}),
+				testenv.Text("debug was false; it is true now and the app was restarted."),
+			}
+		},
+		Check: func(dir string) error {
+			b, err := os.ReadFile(filepath.Join(dir, "app", "config.yaml"))
+			if err != nil {
+				return err
+			}
+			if want := strings.Replace(configText, "debug: false", "debug: true", 1); string(b) != want {
+				return fmt.Errorf("config.yaml = %q, want %q", b, want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "app", "restarted")); err != nil {
+				return fmt.Errorf("the app was not restarted: %w", err)
+			}
+			return nil
+		},
+	}
+}
+
+// Measure is one scenario run in one mode.
+type Measure struct {
+	Scenario  string
+	Mode      stepgen.Mode
+	Transport string
+	// Calls and PromptTokens are what the client counted from the server's
+	// usage (the scripted server estimates prompt tokens as request body
+	// bytes / 4).
+	Calls, PromptTokens, CompletionTokens int
+	// Bytes of all request bodies, split: tool definitions, system
+	// messages, every other message, and the rest (keys, model name).
+	BodyBytes, ToolBytes, SystemBytes, MessageBytes int
+	// Steps run; Total is stepgen.Run's wall time and InModel the part of
+	// it spent inside model calls (client and scripted server).
+	Steps          int
+	Total, InModel time.Duration
+}
+
+// Overhead is the agent's time per step without the model calls.
+func (m Measure) Overhead() time.Duration {
+	if m.Steps == 0 {
+		return 0
+	}
+	return (m.Total - m.InModel) / time.Duration(m.Steps)
+}
+
+// Host is a target the scenarios run on: a transport and a directory on it
+// (an absolute path that the benchmark process can read too).
+type Host struct {
+	Name      string
+	Transport transport.Transport
+	Dir       string
+}
+
+// timed is a Chatter that adds up the time spent inside the model calls.
+type timed struct {
+	next planner.Chatter
+	mu   sync.Mutex
+	d    time.Duration
+}
+
+func (c *timed) Chat(ctx context.Context, req llm.Request) (llm.Response, error) {
+	start := time.Now()
+	resp, err := c.next.Chat(ctx, req)
+	c.mu.Lock()
+	c.d += time.Since(start)
+	c.mu.Unlock()
+	return resp, err
+}
+
+// Run runs sc in mode on h against a fresh scripted model and checks the
+// end state. Every request must be accepted by the server and the script
+// used up exactly.
+func Run(ctx context.Context, h Host, sc Scenario, mode stepgen.Mode) (Measure, error) {
+	m := Measure{Scenario: sc.Name, Mode: mode, Transport: h.Name}
+	if err := sc.Setup(h.Dir); err != nil {
+		return m, fmt.Errorf("%s setup: %w", sc.Name, err)
+	}
+	srv, err := testenv.NewLLMServer(sc.Script(mode, h.Dir)...)
+	if err != nil {
+		return m, err
+	}
+	defer srv.Close()
+	ex := planner.NewExecutor(planner.ExecutorConfig{
+		Transport: h.Transport, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil),
+	})
+	chat := &timed{next: llm.New(llm.Config{BaseURL: srv.URL, Model: "gpt-4o-mini", APIKey: "bench", MaxRetries: 0})}
+	task := strings.ReplaceAll(sc.Task, "DIR", h.Dir)
+	start := time.Now()
+	res, err := stepgen.Run(ctx, stepgen.Config{LLM: chat, Executor: ex, Mode: mode, Transport: h.Transport, Host: h.Name}, task)
+	m.Total = time.Since(start)
+	m.InModel = chat.d
+	m.Calls, m.PromptTokens, m.CompletionTokens = res.Usage.Calls, res.Usage.Prompt, res.Usage.Completion
+	m.Steps = res.Steps
+	if rej := srv.Rejections(); len(rej) > 0 {
+		msg := ""
+		if rej[0].Error != nil {
+			msg = rej[0].Error.Message
+		}
+		return m, fmt.Errorf("%s %s: the model server rejected request %d: %s", sc.Name, mode, len(srv.Requests()), msg)
+	}
+	if err != nil {
+		return m, fmt.Errorf("%s %s: %w", sc.Name, mode, err)
+	}
+	if !res.Success || res.Errors > 0 {
+		return m, fmt.Errorf("%s %s: run not clean: %s", sc.Name, mode, res.Summary.Text())
+	}
+	if n := srv.Remaining(); n != 0 {
+		return m, fmt.Errorf("%s %s: %d scripted replies left unused", sc.Name, mode, n)
+	}
+	if err := sc.Check(h.Dir); err != nil {
+		return m, fmt.Errorf("%s %s: end state: %w", sc.Name, mode, err)
+	}
+	for _, r := range srv.Requests() {
+		if err := m.addBody(r.Body); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+// addBody splits a request body into its parts.
+func (m *Measure) addBody(body []byte) error {
+	var req struct {
+		Tools    json.RawMessage   `json:"tools"`
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return fmt.Errorf("request body: %w", err)
+	}
+	m.BodyBytes += len(body)
+	m.ToolBytes += len(req.Tools)
+	for _, raw := range req.Messages {
+		var msg struct {
+			Role string `json:"role"`
+		}
+		json.Unmarshal(raw, &msg)
+		if msg.Role == "system" {
+			m.SystemBytes += len(raw)
+		} else {
+			m.MessageBytes += len(raw)
+		}
+	}
+	return nil
+}
+
+// Pair is one scenario measured in both modes on one host.
+type Pair struct {
+	Adaptive, ReAct Measure
+}
+
+// Ratio is adaptive's prompt tokens over ReAct's.
+func (p Pair) Ratio() float64 {
+	if p.ReAct.PromptTokens == 0 {
+		return 0
+	}
+	return float64(p.Adaptive.PromptTokens) / float64(p.ReAct.PromptTokens)
+}
+
+// RunAll runs every scenario in both modes on h, ReAct first.
+func RunAll(ctx context.Context, h Host) ([]Pair, error) {
+	var out []Pair
+	for _, sc := range All() {
+		var p Pair
+		var err error
+		if p.ReAct, err = Run(ctx, h, sc, stepgen.ModeReAct); err != nil {
+			return out, err
+		}
+		if p.Adaptive, err = Run(ctx, h, sc, stepgen.ModeAdaptive); err != nil {
+			return out, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Totals adds up the pairs.
+func Totals(ps []Pair) Pair {
+	var t Pair
+	for _, p := range ps {
+		for _, x := range []struct{ dst, src *Measure }{{&t.Adaptive, &p.Adaptive}, {&t.ReAct, &p.ReAct}} {
+			x.dst.Scenario, x.dst.Mode, x.dst.Transport = "total", x.src.Mode, x.src.Transport
+			x.dst.Calls += x.src.Calls
+			x.dst.PromptTokens += x.src.PromptTokens
+			x.dst.CompletionTokens += x.src.CompletionTokens
+			x.dst.BodyBytes += x.src.BodyBytes
+			x.dst.ToolBytes += x.src.ToolBytes
+			x.dst.SystemBytes += x.src.SystemBytes
+			x.dst.MessageBytes += x.src.MessageBytes
+			x.dst.Steps += x.src.Steps
+			x.dst.Total += x.src.Total
+			x.dst.InModel += x.src.InModel
+		}
+	}
+	return t
+}
+
+// Table renders pairs as a text table.
+func Table(ps []Pair) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%-10s %-9s %5s %6s %8s %8s %8s %8s %8s %7s\n",
+		"scenario", "mode", "calls", "steps", "prompt", "tools_B", "system_B", "msgs_B", "ms/step", "ratio")
+	row := func(m Measure, ratio string) {
+		fmt.Fprintf(&b, "%-10s %-9s %5d %6d %8d %8d %8d %8d %8.3f %7s\n", m.Scenario, m.Mode, m.Calls, m.Steps,
+			m.PromptTokens, m.ToolBytes, m.SystemBytes, m.MessageBytes, float64(m.Overhead().Microseconds())/1000, ratio)
+	}
+	for _, p := range append(ps, Totals(ps)) {
+		row(p.ReAct, "")
+		row(p.Adaptive, fmt.Sprintf("%.0f%%", 100*p.Ratio()))
+	}
+	return b.String()
+}
