@@ -63,6 +63,7 @@ type scriptReply struct {
 	Status       int      `json:"status"`
 	Message      string   `json:"message"`
 	RetryAfterMS int      `json:"retry_after_ms"`
+	DelayMS      int      `json:"delay_ms"` // wait before answering
 	Quirks       []string `json:"quirks"`
 }
 
@@ -87,7 +88,7 @@ func llmScript(ts *testscript.TestScript, neg bool, args []string) {
 	var out []testenv.Reply
 	for i, r := range in {
 		rep := testenv.Reply{Content: r.Content, Reasoning: r.Reasoning, Status: r.Status, Message: r.Message,
-			RetryAfter: time.Duration(r.RetryAfterMS) * time.Millisecond}
+			RetryAfter: time.Duration(r.RetryAfterMS) * time.Millisecond, Delay: time.Duration(r.DelayMS) * time.Millisecond}
 		for _, tc := range r.ToolCalls {
 			a := string(tc.Arguments)
 			var s string
