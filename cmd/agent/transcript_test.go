@@ -20,10 +20,10 @@ type transcriptLine struct {
 	Event    string `json:"event"`
 	Seq      int    `json:"seq"`
 	Messages []struct {
-		Role       string `json:"role"`
+		Role       string                `json:"role"`
 		ToolCalls  []struct{ ID string } `json:"tool_calls"`
-		ToolCallID string `json:"tool_call_id"`
-		Content    string `json:"content"`
+		ToolCallID string                `json:"tool_call_id"`
+		Content    string                `json:"content"`
 	} `json:"messages"`
 	Tools     []struct{ Name string } `json:"tools"`
 	ToolCalls []struct {
