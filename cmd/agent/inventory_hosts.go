@@ -1,6 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/autoshell/agent/inventory"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
@@ -17,7 +22,91 @@ type inventoryHost struct {
 
 // selectHosts loads the inventory file, selects the hosts matching limit
 // ("" for all) in the inventory's order, and resolves their SSH settings.
-// A bad inventory or pattern is a usageError naming file:line.
+// A bad inventory or pattern is a usageError naming file:line; so is a
+// limit (or an inventory) that selects no host, as in Ansible ("no hosts
+// to target").
 func (a *app) selectHosts(file, limit string) ([]inventoryHost, error) {
-	return nil, usagef("inventory: not built yet")
+	hosts, err := a.inventoryHosts(file, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(hosts) == 0 {
+		if strings.TrimSpace(limit) != "" {
+			return nil, usagef("inventory %s: no hosts match --limit %q", file, limit)
+		}
+		return nil, usagef("inventory %s: no hosts", file)
+	}
+	return hosts, nil
+}
+
+// inventoryHosts is selectHosts without the "no hosts" error.
+func (a *app) inventoryHosts(file, limit string) ([]inventoryHost, error) {
+	if file == "" {
+		return nil, usagef("no inventory: give -i FILE")
+	}
+	inv, err := inventory.Load(file)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	sel, err := inv.Limit(limit)
+	if err != nil {
+		return nil, usagef("--limit %q: %w", limit, err)
+	}
+	out := make([]inventoryHost, 0, len(sel))
+	for _, h := range sel {
+		vars := inv.HostVars(h)
+		cfg, err := a.resolveInventoryHost(h.Name, vars)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, inventoryHost{Name: h.Name, Groups: inv.GroupNames(h), Vars: vars, SSH: cfg})
+	}
+	return out, nil
+}
+
+// resolveInventoryHost gives an inventory host its SSH settings the way
+// Ansible's ssh connection does it: ssh is run with the destination
+// ansible_host (else the inventory name), so ~/.ssh/config's Host
+// patterns match that; ansible_port, ansible_user and
+// ansible_ssh_private_key_file are passed as -o options and beat the
+// files. The older ansible_ssh_host/_port/_user spellings win over the
+// new ones, as in Ansible. --user, --port and --identity apply where the
+// inventory sets nothing (Ansible's -u and --private-key lose to
+// inventory variables too).
+func (a *app) resolveInventoryHost(name string, vars map[string]any) (*sshtr.HostConfig, error) {
+	str := func(keys ...string) string {
+		v := ""
+		for _, k := range keys { // later keys win
+			if x, ok := vars[k]; ok && x != nil {
+				v = fmt.Sprint(x)
+			}
+		}
+		return v
+	}
+	dest := name
+	if h := str("ansible_host", "ansible_ssh_host"); h != "" {
+		dest = h
+	}
+	opts := sshtr.ResolveOptions{
+		ConfigFile: a.host.configFile, User: a.host.user, Port: a.host.port,
+		IdentityFiles: a.host.identities,
+	}
+	if u := str("ansible_user", "ansible_ssh_user"); u != "" {
+		opts.User = u
+	}
+	if p := str("ansible_port", "ansible_ssh_port"); p != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n <= 0 || n > 65535 {
+			return nil, usagef("inventory host %s: bad ansible_port %q", name, p)
+		}
+		opts.Port = n
+	}
+	if k := str("ansible_private_key_file", "ansible_ssh_private_key_file"); k != "" {
+		opts.IdentityFiles = append([]string{k}, a.host.identities...)
+	}
+	cfg, err := sshtr.Resolve(dest, opts)
+	if err != nil {
+		return nil, usagef("inventory host %s: %w", name, err)
+	}
+	return cfg, nil
 }

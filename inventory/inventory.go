@@ -1,0 +1,401 @@
+package inventory
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Inventory is a parsed inventory: hosts and groups in the order Ansible
+// records them. Build one with Load, Parse, ParseINI or ParseYAML.
+type Inventory struct {
+	// File is the name errors and listings use for the source.
+	File string
+
+	hosts    []*Host // in the order first seen (Ansible's inventory.hosts)
+	hostIdx  map[string]*Host
+	groups   []*Group // in the order created (Ansible's inventory.groups)
+	groupIdx map[string]*Group
+}
+
+// Host is one inventory host.
+type Host struct {
+	// Name is the inventory name (inventory_hostname).
+	Name string
+	// Vars are the variables set on the host itself (host line or hosts:
+	// mapping), not its groups'; see Inventory.HostVars for the merged set.
+	Vars map[string]any
+
+	direct []*Group // groups the host was put in directly
+}
+
+// Group is one inventory group. all and ungrouped always exist.
+type Group struct {
+	Name string
+	// Vars are the group's own variables ([g:vars] or vars:).
+	Vars map[string]any
+	// Children and Hosts are the direct members in the order added.
+	Children []*Group
+	Hosts    []*Host
+	Parents  []*Group
+
+	// Priority is ansible_group_priority (default 1): among groups of the
+	// same depth, a higher priority is merged later and wins.
+	Priority int
+	depth    int // longest path from all; set by finish
+}
+
+// Error is a problem in an inventory file. Line is 0 when the problem is
+// not on one line.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.File != "" && e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	case e.File != "":
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	default:
+		return e.Msg
+	}
+}
+
+func newInventory(file string) *Inventory {
+	inv := &Inventory{File: file, hostIdx: map[string]*Host{}, groupIdx: map[string]*Group{}}
+	inv.addGroup("all")
+	inv.addGroup("ungrouped")
+	// Ansible's InventoryData starts with ungrouped as all's first child.
+	_ = inv.addChild(inv.groupIdx["all"], inv.groupIdx["ungrouped"])
+	return inv
+}
+
+// Load reads an inventory file. Files named *.yaml, *.yml or *.json are
+// YAML; *.ini (and any other name that is not a YAML mapping of groups,
+// as Ansible tries YAML before INI) is INI.
+func Load(file string) (*Inventory, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("read inventory: %v", err)}
+	}
+	return Parse(file, data)
+}
+
+// Parse parses data named file, choosing the format as Load does.
+func Parse(file string, data []byte) (*Inventory, error) {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".yaml", ".yml", ".json":
+		return ParseYAML(file, data)
+	case ".ini", ".cfg", ".txt", ".hosts":
+		return ParseINI(file, data)
+	}
+	if looksYAML(data) {
+		if inv, err := ParseYAML(file, data); err == nil {
+			return inv, nil
+		} else if !looksINI(data) {
+			return nil, err
+		}
+	}
+	return ParseINI(file, data)
+}
+
+// looksYAML reports whether the first meaningful line could start a YAML
+// mapping of groups ("all:" or "---").
+func looksYAML(data []byte) bool {
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || l[0] == '#' || l[0] == ';' {
+			continue
+		}
+		return l == "---" || l[0] == '{' || strings.HasSuffix(l, ":") || strings.Contains(l, ": ")
+	}
+	return false
+}
+
+func looksINI(data []byte) bool {
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") {
+			return true
+		}
+	}
+	return false
+}
+
+func (inv *Inventory) addGroup(name string) *Group {
+	if g, ok := inv.groupIdx[name]; ok {
+		return g
+	}
+	g := &Group{Name: name, Vars: map[string]any{}, Priority: 1}
+	inv.groups = append(inv.groups, g)
+	inv.groupIdx[name] = g
+	return g
+}
+
+// addHost adds name to the inventory (if new) and to g. A port given with
+// a new host becomes its ansible_port, as in Ansible.
+func (inv *Inventory) addHost(name string, g *Group, port int) *Host {
+	h, ok := inv.hostIdx[name]
+	if !ok {
+		h = &Host{Name: name, Vars: map[string]any{}}
+		if port > 0 {
+			h.Vars["ansible_port"] = port
+		}
+		inv.hosts = append(inv.hosts, h)
+		inv.hostIdx[name] = h
+	}
+	if g != nil && !containsHost(g.Hosts, h) {
+		g.Hosts = append(g.Hosts, h)
+		h.direct = append(h.direct, g)
+	}
+	return h
+}
+
+func containsHost(hs []*Host, h *Host) bool {
+	for _, x := range hs {
+		if x == h {
+			return true
+		}
+	}
+	return false
+}
+
+func containsGroup(gs []*Group, g *Group) bool {
+	for _, x := range gs {
+		if x == g {
+			return true
+		}
+	}
+	return false
+}
+
+// addChild makes child a child group of parent, refusing loops.
+func (inv *Inventory) addChild(parent, child *Group) error {
+	if parent == child {
+		return fmt.Errorf("group %q cannot be a child of itself", child.Name)
+	}
+	if containsGroup(parent.Children, child) {
+		return nil
+	}
+	if parent.hasAncestor(child) {
+		return fmt.Errorf("adding group %q as child to %q creates a recursive dependency loop", child.Name, parent.Name)
+	}
+	parent.Children = append(parent.Children, child)
+	child.Parents = append(child.Parents, parent)
+	return nil
+}
+
+// hasAncestor reports whether a is g or one of g's ancestors.
+func (g *Group) hasAncestor(a *Group) bool {
+	seen := map[*Group]bool{}
+	var walk func(x *Group) bool
+	walk = func(x *Group) bool {
+		if x == a {
+			return true
+		}
+		if seen[x] {
+			return false
+		}
+		seen[x] = true
+		for _, p := range x.Parents {
+			if walk(p) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(g)
+}
+
+// finish does what Ansible's reconcile_inventory does: groups without a
+// parent become children of all, hosts in no group go to ungrouped, hosts
+// in another group leave ungrouped; then it computes group depths.
+func (inv *Inventory) finish() {
+	all, ungrouped := inv.groupIdx["all"], inv.groupIdx["ungrouped"]
+	for _, g := range inv.groups {
+		if g != all && len(g.Parents) == 0 {
+			_ = inv.addChild(all, g)
+		}
+	}
+	for _, h := range inv.hosts {
+		others := 0
+		for _, g := range inv.hostGroups(h) {
+			if g != all && g != ungrouped {
+				others++
+			}
+		}
+		inUngrouped := containsHost(ungrouped.Hosts, h)
+		switch {
+		case others > 0 && inUngrouped:
+			ungrouped.Hosts = removeHost(ungrouped.Hosts, h)
+			h.direct = removeGroup(h.direct, ungrouped)
+		case others == 0 && !inUngrouped:
+			inv.addHost(h.Name, ungrouped, 0)
+		}
+	}
+	depth := map[*Group]int{}
+	var d func(g *Group) int
+	d = func(g *Group) int {
+		if v, ok := depth[g]; ok {
+			return v
+		}
+		n := 0
+		for _, p := range g.Parents {
+			if v := d(p) + 1; v > n {
+				n = v
+			}
+		}
+		depth[g] = n
+		return n
+	}
+	for _, g := range inv.groups {
+		g.depth = d(g)
+	}
+}
+
+func removeHost(hs []*Host, h *Host) []*Host {
+	out := hs[:0]
+	for _, x := range hs {
+		if x != h {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func removeGroup(gs []*Group, g *Group) []*Group {
+	out := gs[:0]
+	for _, x := range gs {
+		if x != g {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Hosts returns every host in the order Ansible's pattern "all" gives.
+func (inv *Inventory) Hosts() []*Host {
+	return dedupe(inv.groupHosts(inv.groupIdx["all"]))
+}
+
+// Host returns the host named name, or nil.
+func (inv *Inventory) Host(name string) *Host { return inv.hostIdx[name] }
+
+// Group returns the group named name, or nil.
+func (inv *Inventory) Group(name string) *Group { return inv.groupIdx[name] }
+
+// Groups returns every group, all and ungrouped included, in creation order.
+func (inv *Inventory) Groups() []*Group { return append([]*Group(nil), inv.groups...) }
+
+// hostGroups returns every group h is in, directly or through children,
+// all included.
+func (inv *Inventory) hostGroups(h *Host) []*Group {
+	var out []*Group
+	seen := map[*Group]bool{}
+	var walk func(g *Group)
+	walk = func(g *Group) {
+		if seen[g] {
+			return
+		}
+		seen[g] = true
+		out = append(out, g)
+		for _, p := range g.Parents {
+			walk(p)
+		}
+	}
+	for _, g := range h.direct {
+		walk(g)
+	}
+	return out
+}
+
+// GroupNames returns the names of every group h is in, directly or
+// through children, sorted, without all (Ansible's group_names).
+func (inv *Inventory) GroupNames(h *Host) []string {
+	var names []string
+	for _, g := range inv.hostGroups(h) {
+		if g.Name != "all" {
+			names = append(names, g.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// HostVars returns h's merged inventory variables: the vars of all its
+// groups ordered by depth (all first, then parents before children), then
+// ansible_group_priority, then name, each overriding the previous one
+// key by key; then the host's own vars. This is Ansible's order.
+func (inv *Inventory) HostVars(h *Host) map[string]any {
+	gs := inv.hostGroups(h)
+	sort.SliceStable(gs, func(i, j int) bool {
+		a, b := gs[i], gs[j]
+		if a.depth != b.depth {
+			return a.depth < b.depth
+		}
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		return a.Name < b.Name
+	})
+	out := map[string]any{}
+	for _, g := range gs {
+		for k, v := range g.Vars {
+			out[k] = v
+		}
+	}
+	for k, v := range h.Vars {
+		out[k] = v
+	}
+	return out
+}
+
+// groupHosts returns the hosts of g and its descendants, walking the
+// groups breadth first (g, its children, their children…) like Ansible's
+// Group.get_hosts. Duplicates are kept; callers dedupe.
+func (inv *Inventory) groupHosts(g *Group) []*Host {
+	order := []*Group{g}
+	seen := map[*Group]bool{g: true}
+	level := []*Group{g}
+	for len(level) > 0 {
+		var next []*Group
+		for _, x := range level {
+			for _, c := range x.Children {
+				if !seen[c] {
+					seen[c] = true
+					order = append(order, c)
+					next = append(next, c)
+				}
+			}
+		}
+		level = next
+	}
+	var out []*Host
+	hseen := map[*Host]bool{}
+	for _, x := range order {
+		for _, h := range x.Hosts {
+			if !hseen[h] {
+				hseen[h] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+func dedupe(hs []*Host) []*Host {
+	seen := make(map[*Host]bool, len(hs))
+	out := make([]*Host, 0, len(hs))
+	for _, h := range hs {
+		if !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	return out
+}
