@@ -1,8 +1,292 @@
 package main
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
 
-// runBatchTask is `agent -i FILE -c TASK`: the task on every selected host.
-func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
-	return usagef("-i: batch runs are not built yet")
+	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
+	sshtr "github.com/autoshell/agent/transport/ssh"
+)
+
+// A batch run does the same work on every host selected from an
+// inventory, --forks hosts at a time. Each host has its own SSH
+// connection, execution context (inventory_hostname, group_names and the
+// host's inventory variables, then --var) and undo journal; the hosts
+// share one session, one audit log and one approver (an answer applies to
+// every host where the same resolved step comes up). A host that cannot
+// be reached, refuses or changed its key, rejects the login or times out
+// is failed and the others go on. Ctrl-C starts no new host, cancels the
+// running ones and still prints the summary.
+
+// Host statuses in the summary.
+const (
+	hostOK     = "ok"
+	hostFailed = "failed"
+	hostNotRun = "not run"
+)
+
+// hostResult is how the work ended on one host.
+type hostResult struct {
+	Host    string
+	Status  string // hostOK, hostFailed or hostNotRun
+	How     string // plan, adaptive, react, replayed, fallback
+	Steps   int
+	Changed int // files changed
+	// LLMCalls are the model's calls made for this host.
+	LLMCalls int
+	Duration time.Duration
+	Err      string
+}
+
+// batch is one batch run.
+type batch struct {
+	a        *app
+	o        batchOptions
+	flags    stepFlags
+	vars     []string // --var k=v, over the inventory's variables
+	hosts    []inventoryHost
+	policy   safety.Policy
+	approver *safety.Approver
+	audit    *safety.Audit
+	session  string
+	out      *batchOutput
+	sshOpts  sshtr.Options
+	closers  []func()
+}
+
+// openBatch checks the batch flags, selects the hosts and opens what the
+// hosts share. Nothing has run when it fails (usage errors exit 2).
+func (a *app) openBatch(o batchOptions, f stepFlags, vars []string, policy safety.Policy) (_ *batch, err error) {
+	if a.host.sshHost != "" {
+		return nil, usagef("-i and --ssh-host: choose the inventory or one host")
+	}
+	if o.forks < 1 {
+		return nil, usagef("--forks must be at least 1")
+	}
+	if _, err := parseVars(vars); err != nil {
+		return nil, err
+	}
+	hosts, err := a.selectHosts(o.inventory, o.limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(hosts) == 0 {
+		what := "the inventory"
+		if o.limit != "" {
+			what = fmt.Sprintf("--limit %q", o.limit)
+		}
+		return nil, usagef("-i %s: no hosts selected by %s", o.inventory, what)
+	}
+	b := &batch{a: a, o: o, flags: f, vars: vars, hosts: hosts, policy: policy, session: safety.NewSessionID()}
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+	mode, prompter, closeTTY, err := resolveApproval(f.approve)
+	if err != nil {
+		return nil, err
+	}
+	b.closers = append(b.closers, closeTTY)
+	if b.out, err = newBatchOutput(a, o.out, f.json, len(hosts)); err != nil {
+		return nil, err
+	}
+	b.closers = append(b.closers, b.out.Close)
+	if prompter != nil {
+		prompter = &batchPrompter{next: prompter, out: b.out}
+	}
+	b.approver = safety.NewApprover(mode, prompter)
+	auditPath, err := safety.AuditPath()
+	if err != nil {
+		return nil, err
+	}
+	if b.audit, err = safety.OpenAudit(auditPath); err != nil {
+		return nil, err
+	}
+	b.closers = append(b.closers, func() { b.audit.Close() })
+	var hk sshtr.Prompter
+	if p := newTerminalPrompter(); p != nil {
+		hk = &lockedPrompter{next: p, out: b.out}
+	}
+	b.sshOpts = sshtr.Options{Prompter: hk}
+	return b, nil
+}
+
+// Close releases what the hosts shared, last opened first.
+func (b *batch) Close() {
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		b.closers[i]()
+	}
+}
+
+// hostRun is one host's open connection and execution context, for a
+// hostWork.
+type hostRun struct {
+	host  inventoryHost
+	steps *stepRun
+	exec  *planner.Executor
+	sink  *hostSink
+}
+
+// hostWork does the batch's work on one connected host and fills in
+// res (Status, How, Steps, LLMCalls, Err). It returns the error that broke
+// the run, if any.
+type hostWork func(ctx context.Context, h *hostRun, res *hostResult) error
+
+// each runs work on hosts, forks at a time, in order of the list; once
+// ctx ends, hosts not started are not run. results[i] is hosts[i]'s.
+func (b *batch) each(ctx context.Context, hosts []inventoryHost, work hostWork) []hostResult {
+	results := make([]hostResult, len(hosts))
+	sem := make(chan struct{}, b.o.forks)
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			results[i] = b.notRun(h, "interrupted")
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = b.runHost(ctx, h, work)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// notRun records a host that was not started.
+func (b *batch) notRun(h inventoryHost, why string) hostResult {
+	res := hostResult{Host: h.Name, Status: hostNotRun, Err: why}
+	b.out.hostDone(res, &planner.DoneEvent{Event: planner.EventDone, Host: h.Name, Session: b.session,
+		Status: "failed", Summary: "not run: " + why})
+	return res
+}
+
+// runHost connects to h, prepares its execution context and does work.
+func (b *batch) runHost(ctx context.Context, h inventoryHost, work hostWork) (res hostResult) {
+	start := time.Now()
+	res = hostResult{Host: h.Name, Status: hostFailed}
+	sink := b.out.newHostSink(h.Name)
+	defer func() {
+		res.Duration = time.Since(start)
+		res.Changed = sink.changed()
+		var done *planner.DoneEvent
+		if !sink.sawDone() {
+			status := "failed"
+			if res.Status == hostOK {
+				status = "success"
+			}
+			done = &planner.DoneEvent{Event: planner.EventDone, Host: h.Name, Session: b.session,
+				Status: status, Summary: res.Err, Steps: res.Steps}
+		}
+		sink.Close()
+		b.out.hostDone(res, done)
+	}()
+	hr, err := b.connect(ctx, h, sink)
+	if err != nil {
+		res.Err = err.Error()
+		sink.logNote("agent: " + res.Err)
+		if ctx.Err() != nil {
+			res.Status, res.Err = hostNotRun, "interrupted"
+		}
+		return res
+	}
+	defer hr.steps.Close()
+	if err := work(ctx, hr, &res); err != nil {
+		res.Status = hostFailed
+		if res.Err == "" {
+			res.Err = err.Error()
+		}
+		if ctx.Err() != nil {
+			res.Err = "interrupted: " + res.Err
+		}
+	}
+	return res
+}
+
+// connect dials h and opens its steps, with the host's variables set.
+func (b *batch) connect(ctx context.Context, h inventoryHost, sink *hostSink) (*hostRun, error) {
+	if h.SSH == nil {
+		return nil, fmt.Errorf("%s: no SSH settings", h.Name)
+	}
+	opts := b.sshOpts
+	opts.Warn = sink.warn
+	tr, err := sshtr.Dial(ctx, h.SSH, opts)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	steps, err := openStepsOn(stepTarget{
+		tr: tr, host: h.Name, session: b.session, approver: b.approver, render: sink, audit: b.audit,
+	}, b.policy, b.flags.dryRun)
+	if err != nil {
+		return nil, err
+	}
+	vars, err := hostVars(h, b.vars, sink.warn)
+	if err != nil {
+		steps.Close()
+		return nil, err
+	}
+	cfg := steps.exec
+	cfg.Vars = vars
+	return &hostRun{host: h, steps: steps, exec: planner.NewExecutor(cfg), sink: sink}, nil
+}
+
+// hostVars is a host's execution context before the work starts:
+// inventory_hostname, group_names, the host's inventory variables (names
+// that are not valid variable names are left out with a warning), then
+// --var, which wins.
+func hostVars(h inventoryHost, kvs []string, warn func(string)) (*execctx.Context, error) {
+	vars, err := parseVars(kvs)
+	if err != nil {
+		return nil, err
+	}
+	set := func(k string, v any) {
+		if _, ok := vars.Get(k); ok {
+			return // --var wins
+		}
+		if err := vars.Set(k, v); err != nil {
+			warn(fmt.Sprintf("inventory variable %s left out: %v", k, err))
+		}
+	}
+	names := make([]string, 0, len(h.Vars))
+	for k := range h.Vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		set(k, h.Vars[k])
+	}
+	groups := make([]any, len(h.Groups))
+	for i, g := range h.Groups {
+		groups[i] = g
+	}
+	set("inventory_hostname", h.Name)
+	set("group_names", groups)
+	return vars, nil
+}
+
+// finish prints the summary and maps the results to agent's exit
+// status: 0 when every host succeeded, 3 when some failed (or were not
+// run), 130 after Ctrl-C.
+func (b *batch) finish(ctx context.Context, results []hostResult, llmCalls int) error {
+	b.out.summary(results, llmCalls, b.session)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, r := range results {
+		if r.Status != hostOK {
+			return exitError{code: exitSomeHosts}
+		}
+	}
+	return nil
 }

@@ -22,6 +22,7 @@ type runOptions struct {
 	dryRun  bool
 	json    bool
 	approve string
+	batch   batchOptions // -i FILE, --limit, --forks, --out: the plan on every selected host
 }
 
 func (o *runOptions) addFlags(fs *pflag.FlagSet) {
@@ -30,6 +31,27 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "run safe steps only; show medium and high ones (file changes as a diff) without running them")
 	fs.BoolVar(&o.json, "json", false, "print one JSON event per line on stdout instead of the terminal view")
 	fs.StringVar(&o.approve, "approve", "", "`MODE` for risky steps: ask, never, medium or all (default: ask on a terminal, never otherwise)")
+	o.batch.addFlags(fs)
+}
+
+// mergeBatch applies the batch flags given after the command over the
+// global ones, like mergeHost.
+func mergeBatch(dst *batchOptions, src batchOptions, fs *pflag.FlagSet) {
+	if fs.Changed("inventory") {
+		dst.inventory = src.inventory
+	}
+	if fs.Changed("limit") {
+		dst.limit = src.limit
+	}
+	if fs.Changed("forks") {
+		dst.forks = src.forks
+	}
+	if fs.Changed("plan-once") {
+		dst.planOnce = src.planOnce
+	}
+	if fs.Changed("out") {
+		dst.out = src.out
+	}
 }
 
 // mergeHost applies the host flags given after the command over the global
@@ -77,8 +99,14 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	}
 	o.json = o.json || a.task.json
 	o.dryRun = o.dryRun || a.task.dryRun
+	batch := a.task.batch
+	mergeBatch(&batch, o.batch, fs)
+	o.batch = batch
 	if fs.NArg() != 1 {
-		return usagef("run: want one plan file (agent run PLAN.yaml [--ssh-host HOST] [--var k=v]…)")
+		return usagef("run: want one plan file (agent run PLAN.yaml [--ssh-host HOST | -i INVENTORY] [--var k=v]…)")
+	}
+	if o.batch.inventory != "" {
+		return runBatchPlan(ctx, a, o, fs.Arg(0))
 	}
 	vars, err := parseVars(o.vars)
 	if err != nil {

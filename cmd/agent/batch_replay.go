@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/stepgen"
+	"github.com/autoshell/agent/tools"
+)
+
+// With --plan-once the model does the task on the first selected host
+// that can be reached; its steps (stepgen.Result.Ran, as the model wrote
+// them: templates and conditions unresolved) are then replayed on every
+// other host with no model call, conditions and templates evaluated over
+// that host's variables. A host leaves the first host's path, and falls
+// back to the model (the adaptive loop, on the same connection and
+// context, so the model sees what the replay did), when:
+//
+//   - a step ends with another status than on the first host (ok, error,
+//     skipped, denied) — a replayed step failed, or one that failed there
+//     (and the model worked around) succeeds here. One exception: a step
+//     with a condition that ran there and whose condition is false here is
+//     skipped and the replay goes on: the plan itself says what to do then;
+//   - a step skipped there for a false condition has a true one here: it
+//     is not run, since what the model did next assumed it did not;
+//   - a check_condition step gives another answer than there.
+//
+// The model's reading of free-form output cannot be compared; a task whose
+// path depends on it should branch with conditions or check_condition.
+// When the task fails on the first host, the others are not run.
+
+// firstRun is the run of the first host, the one replayed.
+type firstRun struct {
+	host    string
+	res     stepgen.Result
+	history []execctx.StepRecord // the first host's records, one per Ran step
+}
+
+// planOnce runs the task with the model on the first host that can be
+// reached, then replays it on the others.
+func (t *batchTask) planOnce(ctx context.Context) error {
+	b := t.b
+	results := make([]hostResult, len(b.hosts))
+	var first *firstRun
+	i := 0
+	for ; i < len(b.hosts) && first == nil; i++ {
+		if ctx.Err() != nil {
+			break
+		}
+		results[i] = b.runHost(ctx, b.hosts[i], func(ctx context.Context, h *hostRun, res *hostResult) error {
+			r, err := t.run(ctx, h)
+			res.How = "planned"
+			taskResult(res, r)
+			first = &firstRun{host: h.host.Name, res: r, history: h.exec.Vars().History()}
+			return err
+		})
+	}
+	rest := b.hosts[i:]
+	switch {
+	case ctx.Err() != nil:
+		for j, h := range rest {
+			results[i+j] = b.notRun(h, "interrupted")
+		}
+	case first == nil: // no host could be reached
+	case !first.res.Success || first.res.Err != nil:
+		for j, h := range rest {
+			results[i+j] = b.notRun(h, fmt.Sprintf("--plan-once: the task failed on %s", first.host))
+		}
+	default:
+		if t.o.savePlan != "" {
+			if err := savePlan(b.a.stderr, t.o.savePlan, first.res); err != nil {
+				b.out.warn(err.Error())
+			}
+		}
+		copy(results[i:], b.each(ctx, rest, t.replayWork(first)))
+	}
+	return b.finish(ctx, results, sumCalls(results))
+}
+
+// replayWork is the hostWork of the hosts after the first.
+func (t *batchTask) replayWork(first *firstRun) hostWork {
+	return func(ctx context.Context, h *hostRun, res *hostResult) error {
+		res.How = "replayed"
+		sum, why, err := replay(ctx, h, first)
+		res.Steps = sum.Steps
+		ev := &replayEvent{Event: "replay", Host: h.host.Name, From: first.host, Status: "followed", Steps: sum.Steps, Reason: why}
+		if err != nil {
+			sum.Err = err
+			h.sink.event(ev)
+			t.replayDone(h, sum)
+			return err
+		}
+		if why == "" {
+			h.sink.event(ev)
+			sum.Success = true
+			t.replayDone(h, sum)
+			res.Status = hostOK
+			return nil
+		}
+		ev.Status = "diverged"
+		h.sink.event(ev)
+		h.sink.logNote(fmt.Sprintf("\nleft the plan of %s: %s — asking the model", first.host, why))
+		res.How = "fallback"
+		r, err := t.run(ctx, h)
+		taskResult(res, r)
+		return err
+	}
+}
+
+// replayDone emits the done event of a replay that did not fall back.
+func (t *batchTask) replayDone(h *hostRun, sum planner.Summary) {
+	ev := &planner.DoneEvent{Event: planner.EventDone, Host: h.host.Name, Session: h.steps.session, Status: "failed",
+		Summary: "replayed: " + sum.Text(), Steps: sum.Steps, OK: sum.OK, Errors: sum.Errors, Skipped: sum.Skipped, Denied: sum.Denied}
+	if sum.Success {
+		ev.Status = "success"
+	}
+	h.sink.event(ev)
+	h.sink.finish(sum)
+}
+
+// replay runs first's steps on h until they are done or the host leaves
+// the first host's path; why says how it left, "" when it followed. The
+// error is one that broke the run (connection lost, Ctrl-C).
+func replay(ctx context.Context, h *hostRun, first *firstRun) (sum planner.Summary, why string, err error) {
+	sum.Host, sum.Session = h.host.Name, h.steps.session
+	ran := first.res.Ran
+	values := len(first.history) == len(ran)
+	pe := &planner.PlanEvent{Event: planner.EventPlan, Host: h.host.Name, Session: h.steps.session,
+		Plan: "plan of " + first.host, DryRun: h.steps.exec.DryRun}
+	if p := first.res.Plan; p != nil {
+		for _, ph := range p.Phases {
+			pe.Phases = append(pe.Phases, planner.PhaseInfo{Phase: ph.Phase, Goal: ph.Goal, Description: ph.Description,
+				SuccessCriteria: ph.SuccessCriteria})
+		}
+	}
+	for _, rs := range ran {
+		for i := range pe.Phases {
+			if pe.Phases[i].Phase == rs.Phase.Phase {
+				pe.Phases[i].Steps++
+			}
+		}
+	}
+	h.sink.event(pe)
+	phase := 0
+	for i, rs := range ran {
+		st := rs.Step
+		if rs.Phase.Phase != phase && rs.Phase.Phase != 0 {
+			phase = rs.Phase.Phase
+			h.sink.event(&planner.PhaseEvent{Event: planner.EventPhase, Host: h.host.Name, PhaseInfo: rs.Phase})
+		}
+		label := fmt.Sprintf("step %d (%s)", i+1, st.Tool)
+		if rs.Status == execctx.StatusSkipped && st.Condition != "" {
+			if ok, err := h.exec.Vars().Eval(st.Condition); err == nil && ok {
+				return sum, fmt.Sprintf("%s was skipped on %s, but its condition %s is true here", label, first.host, st.Condition), nil
+			}
+		}
+		r, err := h.exec.RunStep(ctx, st)
+		tally(&sum, r.Status)
+		if err != nil {
+			return sum, "", err
+		}
+		switch {
+		case r.Status == rs.Status:
+			if st.Tool == tools.CheckConditionName && r.Status == execctx.StatusOK && values {
+				if there := first.history[i].Value; !reflect.DeepEqual(there, r.Output.Value) {
+					return sum, fmt.Sprintf("%s: %v here, %v on %s", label, r.Output.Value, there, first.host), nil
+				}
+			}
+		case rs.Status == execctx.StatusOK && r.Status == execctx.StatusSkipped && st.Condition != "":
+			// The plan's own branch: not needed on this host.
+		default:
+			return sum, fmt.Sprintf("%s: %s here (%s), %s on %s", label, r.Status, oneLineText(r.Observation, 120), rs.Status, first.host), nil
+		}
+	}
+	return sum, "", nil
+}
+
+// tally counts a step's status into sum.
+func tally(sum *planner.Summary, s execctx.Status) {
+	if s == "" {
+		return
+	}
+	sum.Steps++
+	switch s {
+	case execctx.StatusOK:
+		sum.OK++
+	case execctx.StatusError:
+		sum.Errors++
+	case execctx.StatusSkipped:
+		sum.Skipped++
+	case execctx.StatusDenied:
+		sum.Denied++
+	}
+}
