@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# Fan-out benchmark (issue 5, docs/bench-fanout.md): a 3-step plan over 100
+# inventory hosts with 50 at a time, run by agent, by ansible-playbook -f 50
+# (pipelining on; facts gathered and not) and by parallel-ssh -p 50, all
+# against the same real OpenSSH sshd instances on loopback, in one run. Then
+# agent's peak RSS with 500 hosts selected.
+#
+#   bash bench/fanout/run.sh            # uses bin/agent (make build)
+#   AGENT=/tmp/agent-bench RUNS=5 bash bench/fanout/run.sh
+#
+# Environment: AGENT (binary, default bin/agent), RUNS (timed runs of each
+# tool, default 3; min and median are reported), TOOLS (subset of: agent
+# pssh pssh3 ansible ansible-facts), NSSHD (sshd instances, default 4),
+# MEM=0 skips the 500-host memory run, KEEP=1 keeps the work directory,
+# FANOUT_EXEC=COMMAND runs COMMAND in the set-up instead (see below).
+#
+# Every timed run is checked (bench/fanout/check): each host's file exists
+# with the right content and each tool collected the three outputs of every
+# host; a run that did not do the work on every host fails the benchmark.
+# Quote ratios, not times: the machine is shared and noisy.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$PWD
+here=$repo/bench/fanout
+
+AGENT=${AGENT:-bin/agent}
+RUNS=${RUNS:-3}
+TOOLS=${TOOLS:-agent pssh pssh3 ansible ansible-facts}
+NSSHD=${NSSHD:-4}
+MEM=${MEM:-1}
+FORKS=50
+SSHD=${SSHD:-/usr/sbin/sshd}
+
+need() { command -v "$1" >/dev/null || { echo "fanout: $1 not found ($2)" >&2; exit 1; }; }
+need "$SSHD" "install openssh-server"
+need ssh "install openssh-client"
+need ansible-playbook "install ansible"
+need parallel-ssh "install pssh"
+need /usr/bin/time "install time"
+
+work=$(mktemp -d /tmp/fanout-bench.XXXXXX)
+home=$work/home
+cfg=$home/.ssh/config # OpenSSH takes ~ from passwd, not $HOME: OpenSSH tools get -F
+sshd_pids=()
+cleanup() {
+  set +e
+  # Ansible's ControlPersist masters, then the sshd instances (each leads
+  # its own process group, so its connections go with it).
+  for s in "$home"/.ansible/cp/*; do
+    [ -S "$s" ] && ssh -F "$cfg" -o ControlPath="$s" -O exit h001 2>/dev/null
+  done
+  for p in "${sshd_pids[@]}"; do kill -- "-$p" 2>/dev/null; done
+  for p in "${sshd_pids[@]}"; do wait "$p" 2>/dev/null; done
+  if [ "${KEEP:-0}" = 1 ]; then echo "fanout: kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+go build -o "$work/check" ./bench/fanout/check
+check() { "$work/check" "$@"; }
+kernel=$(uname -r) # every "host" is this machine
+
+# --- keys, sshd instances, operator HOME ---------------------------------
+mkdir -p "$work/sshd" "$home/.ssh" "$work/state" "$work/rtmp"
+chmod 700 "$home/.ssh"
+ssh-keygen -q -t ed25519 -N '' -C fanout-host -f "$work/sshd/host_ed25519"
+ssh-keygen -q -t ed25519 -N '' -C fanout-operator -f "$home/.ssh/id_ed25519"
+cp "$home/.ssh/id_ed25519.pub" "$work/sshd/authorized_keys"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+ports=()
+for i in $(seq 1 "$NSSHD"); do
+  port=$(free_port)
+  # Identical for every tool: no throttling of 50 concurrent connections
+  # (MaxStartups) or of Ansible's multiplexed sessions (MaxSessions);
+  # AcceptEnv lets parallel-ssh's PSSH_HOST through for the file step.
+  cat > "$work/sshd/sshd_config.$i" <<EOF
+ListenAddress 127.0.0.1
+Port $port
+HostKey $work/sshd/host_ed25519
+PidFile $work/sshd/sshd.$i.pid
+AuthorizedKeysFile $work/sshd/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PermitRootLogin prohibit-password
+LogLevel ERROR
+Subsystem sftp internal-sftp
+SetEnv SHLVL=1
+AcceptEnv PSSH_*
+MaxStartups 500
+MaxSessions 500
+EOF
+  setsid "$SSHD" -D -e -f "$work/sshd/sshd_config.$i" 2>>"$work/sshd/sshd.$i.log" &
+  sshd_pids+=($!)
+  ports+=("$port")
+done
+
+# ~/.ssh/config: hNNN → one of the sshd instances, round robin; host-key
+# checking on (known_hosts holds the generated host key for each port).
+write_config() { # write_config N FILE
+  local n=$1 f=$2 i
+  : > "$f"
+  for i in $(seq 1 "$n"); do
+    printf 'Host h%03d\n  HostName 127.0.0.1\n  Port %s\n' "$i" "${ports[$(((i - 1) % NSSHD))]}" >> "$f"
+  done
+  cat >> "$f" <<EOF
+Host *
+  User $(id -un)
+  IdentityFile $home/.ssh/id_ed25519
+  IdentitiesOnly yes
+  UserKnownHostsFile $home/.ssh/known_hosts
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  PasswordAuthentication no
+  KbdInteractiveAuthentication no
+EOF
+}
+write_config 500 "$cfg"
+: > "$home/.ssh/known_hosts"
+for p in "${ports[@]}"; do
+  echo "[127.0.0.1]:$p $(cut -d' ' -f1,2 "$work/sshd/host_ed25519.pub")" >> "$home/.ssh/known_hosts"
+done
+chmod 600 "$cfg" "$home/.ssh/known_hosts"
+export HOME=$home SSH_AUTH_SOCK= XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$home/.config
+
+for i in $(seq 1 "$NSSHD"); do # wait until each instance logs us in
+  h=$(printf 'h%03d' "$i")
+  for try in $(seq 1 100); do
+    ssh -F "$cfg" -o BatchMode=yes "$h" true 2>/dev/null && break
+    [ "$try" = 100 ] && { echo "fanout: sshd $i not ready:" >&2; cat "$work/sshd/sshd.$i.log" >&2; exit 1; }
+    sleep 0.1
+  done
+done
+echo "fanout: $NSSHD sshd on ports ${ports[*]}; 500 aliases h001…h500 in ~/.ssh/config; known_hosts checked"
+
+hosts100=$here/hosts.txt
+grep -E '^h[0-9]+$' "$here/inv500.ini" > "$work/hosts500.txt"
+
+# FANOUT_EXEC=COMMAND runs COMMAND inside this set-up (HOME, sshd, aliases;
+# $FANOUT_CFG is the ssh_config, $FANOUT_WORK a scratch directory) instead
+# of the benchmark: for debugging and smoke tests.
+if [ -n "${FANOUT_EXEC:-}" ]; then
+  FANOUT_CFG=$cfg FANOUT_WORK=$work bash -c "$FANOUT_EXEC"
+  exit
+fi
+
+# --- the tools ---------------------------------------------------------------
+agent_bin=$AGENT
+[[ $agent_bin = /* ]] || agent_bin=$repo/$agent_bin
+have_agent=0
+if [ -x "$agent_bin" ] && "$agent_bin" run --help 2>&1 | grep -q -- '--inventory'; then
+  have_agent=1
+fi
+
+# run_tool TOOL ROOT OUT: one run of TOOL writing its files under ROOT and its
+# outputs under OUT.
+run_tool() {
+  local tool=$1 root=$2 out=$3
+  case $tool in
+  agent)
+    "$agent_bin" run "$here/plan.yaml" -i "$here/inventory.ini" --forks $FORKS --approve medium \
+      --json --var root="$root" > "$out/stdout" 2> "$out/stderr" ;;
+  pssh) # the three commands joined: one connection per host
+    parallel-ssh -h "$hosts100" -p $FORKS -x "-F $cfg" -o "$out/o" -e "$out/e" \
+      "uname -r; df -h /; mkdir -p $root/\$PSSH_HOST && echo \$PSSH_HOST > $root/\$PSSH_HOST/f && cat $root/\$PSSH_HOST/f" \
+      > "$out/stdout" 2> "$out/stderr" ;;
+  pssh3) # three invocations: one command (and connection) per host each
+    parallel-ssh -h "$hosts100" -p $FORKS -x "-F $cfg" -o "$out/o1" -e "$out/e1" "uname -r" > "$out/stdout" 2> "$out/stderr" &&
+      parallel-ssh -h "$hosts100" -p $FORKS -x "-F $cfg" -o "$out/o2" -e "$out/e2" "df -h /" >> "$out/stdout" 2>> "$out/stderr" &&
+      parallel-ssh -h "$hosts100" -p $FORKS -x "-F $cfg" -o "$out/o3" -e "$out/e3" \
+        "mkdir -p $root/\$PSSH_HOST && echo \$PSSH_HOST > $root/\$PSSH_HOST/f && cat $root/\$PSSH_HOST/f" >> "$out/stdout" 2>> "$out/stderr" ;;
+  ansible | ansible-facts)
+    local pb=$here/playbook-nofacts.yml
+    [ "$tool" = ansible-facts ] && pb=$here/playbook-facts.yml
+    (cd "$work" && ANSIBLE_PIPELINING=1 ANSIBLE_SSH_COMMON_ARGS="-F $cfg" ANSIBLE_REMOTE_TMP="$work/rtmp" \
+      ansible-playbook -i "$here/inventory.ini" -f $FORKS -e root="$root" "$pb" > "$out/stdout" 2> "$out/stderr") ;;
+  esac
+}
+
+# verify TOOL ROOT OUT: did that run do the work on every host?
+verify() {
+  local tool=$1 root=$2 out=$3
+  check files -hosts "$hosts100" -root "$root" >/dev/null || return 1
+  case $tool in
+  agent) check agent -hosts "$hosts100" -kernel "$kernel" "$out/stdout" >/dev/null ;;
+  pssh) check pssh -hosts "$hosts100" -kernel "$kernel" "$out/o" >/dev/null ;;
+  pssh3) check pssh3 -hosts "$hosts100" -kernel "$kernel" "$out/o1" "$out/o2" "$out/o3" >/dev/null ;;
+  ansible) check ansible -hosts "$hosts100" -ok 3 "$out/stdout" >/dev/null ;;
+  ansible-facts) check ansible -hosts "$hosts100" -ok 4 "$out/stdout" >/dev/null ;;
+  esac
+}
+
+# stop_masters: Ansible's ControlPersist masters outlive the playbook; every
+# run starts cold, as agent's and pssh's do.
+stop_masters() {
+  local s
+  for s in "$home"/.ansible/cp/*; do
+    [ -S "$s" ] && ssh -F "$cfg" -o ControlPath="$s" -O exit h001 2>/dev/null || true
+  done
+}
+
+now() { date +%s.%N; }
+results=$work/results # tool run wall_s cpu_s
+: > "$results"
+tools=()
+for t in $TOOLS; do
+  if [ "$t" = agent ] && [ $have_agent = 0 ]; then
+    echo "fanout: $agent_bin has no 'agent run -i' yet: agent NOT MEASURED" >&2
+    continue
+  fi
+  tools+=("$t")
+done
+
+# One untimed pass first: Ansible's json callback shows every host's three
+# outputs (the timed runs use the default callback and check PLAY RECAP).
+root=$work/files/json
+mkdir -p "$work/out/json"
+(cd "$work" && ANSIBLE_PIPELINING=1 ANSIBLE_SSH_COMMON_ARGS="-F $cfg" ANSIBLE_REMOTE_TMP="$work/rtmp" \
+  ANSIBLE_STDOUT_CALLBACK=json ansible-playbook -i "$here/inventory.ini" -f $FORKS -e root="$root" \
+  "$here/playbook-nofacts.yml" > "$work/out/json/stdout" 2> "$work/out/json/stderr") ||
+  { echo "fanout: ansible json pass failed:" >&2; tail -20 "$work/out/json/stderr" >&2; exit 1; }
+check ansible-json -hosts "$hosts100" -kernel "$kernel" "$work/out/json/stdout"
+stop_masters
+
+# Timed runs, interleaved so that load from other jobs hits every tool alike.
+for r in $(seq 1 "$RUNS"); do
+  for t in "${tools[@]}"; do
+    root=$work/files/$t.$r out=$work/out/$t.$r
+    mkdir -p "$root" "$out"
+    t0=$(now)
+    rc=0
+    /usr/bin/time -f '%U %S' -o "$out/time" bash -c "$(declare -f run_tool); $(declare -p here hosts100 cfg work FORKS agent_bin); run_tool $t $root $out" || rc=$?
+    t1=$(now)
+    stop_masters
+    if [ $rc != 0 ] || ! verify "$t" "$root" "$out"; then
+      echo "fanout: $t run $r failed (exit $rc) or did not do the work on every host:" >&2
+      verify "$t" "$root" "$out" >&2 || true
+      tail -20 "$out/stderr" >&2
+      exit 1
+    fi
+    cpu=$(tail -1 "$out/time" | awk '{ print $1 + $2 }')
+    wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+    echo "$t $r $wall $cpu" >> "$results"
+    printf '  run %d %-14s %7.2fs wall %7.2fs cpu  (100 hosts checked)\n' "$r" "$t" "$wall" "$cpu"
+    rm -rf "$root"
+  done
+done
+
+# --- summary -----------------------------------------------------------------
+stat() { # stat TOOL COLUMN: "min median" of that column
+  awk -v t="$1" -v c="$2" '$1 == t { print $c }' "$results" | sort -g |
+    awk '{ v[NR] = $1 } END { if (NR == 0) exit; m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f %.3f", v[1], m }'
+}
+echo
+echo "== fan-out: 3 steps × 100 hosts, forks 50, $NSSHD loopback sshd, $RUNS runs each (min / median wall; median cpu)"
+declare -A med
+for t in "${tools[@]}"; do
+  read -r mn md <<< "$(stat "$t" 3)"
+  read -r _ cmd <<< "$(stat "$t" 4)"
+  med[$t]=$md
+  printf '%-14s min %7.3fs  median %7.3fs  cpu %7.3fs\n' "$t" "$mn" "$md" "$cmd"
+done
+if [ -n "${med[agent]:-}" ]; then
+  for t in "${tools[@]}"; do
+    [ "$t" = agent ] && continue
+    awk -v p="${med[$t]}" -v a="${med[agent]}" -v t="$t" \
+      'BEGIN { printf "agent vs %-14s %6.2f× faster (median %s / %s)\n", t, p / a, p, a }'
+  done
+  echo "targets: ≥ 10× faster than ansible, ≥ 1.00× vs pssh (no slower than parallel-ssh)"
+fi
+
+# --- memory: 500 hosts ---------------------------------------------------------
+if [ "$MEM" = 1 ] && [ $have_agent = 1 ]; then
+  root=$work/files/mem out=$work/out/mem
+  mkdir -p "$root" "$out"
+  t0=$(now)
+  /usr/bin/time -v -o "$out/time" "$agent_bin" run "$here/plan.yaml" -i "$here/inv500.ini" --forks $FORKS \
+    --approve medium --json --var root="$root" > "$out/stdout" 2> "$out/stderr" ||
+    { echo "fanout: 500-host run failed" >&2; tail -20 "$out/stderr" >&2; exit 1; }
+  t1=$(now)
+  check files -hosts "$work/hosts500.txt" -root "$root" >/dev/null
+  check agent -hosts "$work/hosts500.txt" -kernel "$kernel" "$out/stdout" >/dev/null
+  rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$out/time")
+  echo
+  echo "== memory: agent run over 500 hosts, forks 50 (all 500 checked)"
+  awk -v k="$rss" -v a="$t0" -v b="$t1" \
+    'BEGIN { printf "peak RSS %d KiB = %.1f MiB in %.2fs  (target < 256 MiB)\n", k, k / 1024, b - a }'
+fi
