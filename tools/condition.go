@@ -17,8 +17,8 @@ const CheckConditionName = "check_condition"
 // accepted because the adaptive-execution spec's examples send it, and
 // ignored: conditions see the saved variables.
 type CheckConditionParams struct {
-	Condition string         `json:"condition" description:"An expression over saved variables, e.g. script_output.strip() == '1'. Evaluates to true or false."`
-	Context   map[string]any `json:"context,omitempty" description:"Ignored: conditions see the variables saved by earlier steps."`
+	Condition string         `json:"condition" description:"Expression over saved variables, e.g. out.strip() == '1'."`
+	Context   map[string]any `json:"context,omitempty" description:"Ignored."`
 }
 
 func (p *CheckConditionParams) check() error {
@@ -40,7 +40,7 @@ type CheckCondition struct {
 // evaluate conditions.
 func NewCheckCondition(eval func(cond string) (bool, error)) *CheckCondition {
 	return &CheckCondition{eval: eval, base: newBase[CheckConditionParams](CheckConditionName,
-		"Evaluate a condition over the variables saved by earlier steps; the output is true or false. Python-style expressions work: x.strip() == '1', 'error' in log, len(x) > 0, flag == True.")}
+		"Evaluate a Python-style condition over saved variables (x.strip() == '1', 'error' in log, len(x) > 0); output true or false.")}
 }
 
 // Run evaluates the condition. Value is the bool result; Stdout "true" or

@@ -15,11 +15,11 @@ const EditFileName = "edit_file"
 
 // EditFileParams are edit_file's parameters.
 type EditFileParams struct {
-	FilePath      string `json:"file_path" description:"Path of the file on the target; ~ is the home directory."`
-	SearchPattern string `json:"search_pattern" description:"Text to find (exactly, including whitespace), or a Go (RE2) regular expression when regex is true."`
-	Replacement   string `json:"replacement" description:"Replacement text. With regex, $1 or \\1 inserts a group."`
-	Regex         bool   `json:"regex,omitempty" description:"Treat search_pattern as a regular expression. Default false."`
-	Count         int    `json:"count,omitempty" description:"How many matches to replace, first ones first; -1 for all. Default: the pattern must match exactly once."`
+	FilePath      string `json:"file_path" description:"File path; ~ is home."`
+	SearchPattern string `json:"search_pattern" description:"Exact text to find, or an RE2 regexp with regex."`
+	Replacement   string `json:"replacement" description:"New text; with regex, $1 is a group."`
+	Regex         bool   `json:"regex,omitempty" description:"search_pattern is a regexp."`
+	Count         int    `json:"count,omitempty" description:"Matches to replace, -1 all. Default: it must match once."`
 }
 
 func (p *EditFileParams) check() error {
@@ -46,7 +46,7 @@ func NewEditFile(policy safety.Policy, opts ...Option) *EditFile {
 
 func newEditFile(c *config) *EditFile {
 	return &EditFile{c: c, base: newBase[EditFileParams](EditFileName,
-		"Search and replace in a text file on the target host. By default search_pattern must occur exactly once; set count to replace several. Reports how many replacements were made.")}
+		"Search and replace in a text file on the target.")}
 }
 
 // Run edits the file.

@@ -16,9 +16,9 @@ const ExecuteCommandName = "execute_command"
 
 // ExecuteCommandParams are execute_command's parameters.
 type ExecuteCommandParams struct {
-	Command string `json:"command" description:"The shell command line, run by the target's /bin/sh -c."`
-	Cwd     string `json:"cwd,omitempty" description:"Working directory; default: the user's home directory (on SSH hosts). ~ is expanded."`
-	Timeout int    `json:"timeout,omitempty" description:"Time limit in seconds; the command is killed when it passes. Default 600."`
+	Command string `json:"command" description:"Shell command line."`
+	Cwd     string `json:"cwd,omitempty" description:"Working directory; default home."`
+	Timeout int    `json:"timeout,omitempty" description:"Seconds; default 600."`
 }
 
 func (p *ExecuteCommandParams) check() error {
@@ -45,7 +45,7 @@ func NewExecuteCommand(opts ...Option) *ExecuteCommand {
 func newExecuteCommand(c *config) *ExecuteCommand {
 	return &ExecuteCommand{
 		base: newBase[ExecuteCommandParams](ExecuteCommandName,
-			"Run a shell command on the target host with /bin/sh -c and return its output (stderr first as [ERROR]:, then stdout, then [exit code N] when it failed)."),
+			"Run a command on the target with /bin/sh -c; returns its output."),
 		timeout: c.commandTimeout,
 	}
 }

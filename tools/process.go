@@ -18,10 +18,10 @@ var pidList = regexp.MustCompile(`^[0-9]+(,[0-9]+)*$`)
 
 // PsParams are ps's parameters (first product spec).
 type PsParams struct {
-	User    string   `json:"user,omitempty" description:"Only processes of this user."`
-	Name    string   `json:"name,omitempty" description:"Only processes whose command line contains this text (case-insensitive)."`
-	Pid     string   `json:"pid,omitempty" description:"Only this process ID (or a comma-separated list)."`
-	Options []string `json:"options,omitempty" description:"Extra read-only ps options, e.g. '-ef', '-aux' or '-o pid,args'. Default: pid, ppid, user, %cpu, %mem, elapsed time and command line of every process."`
+	User    string   `json:"user,omitempty" description:"Only this user's."`
+	Name    string   `json:"name,omitempty" description:"Command line contains this."`
+	Pid     string   `json:"pid,omitempty" description:"PID(s), comma-separated."`
+	Options []string `json:"options,omitempty" description:"Read-only ps options, e.g. -ef."`
 }
 
 func (p *PsParams) check() error {
@@ -66,9 +66,9 @@ func buildPs(p PsParams) (string, error) {
 
 // SsParams are ss's parameters (first product spec).
 type SsParams struct {
-	Options  []string `json:"options,omitempty" description:"Read-only ss flags, e.g. -l (listening), -t (TCP), -u (UDP), -n (numeric), -p (processes), -a (all), combinable as -tlnp; long forms spelled out in full. Default -a -n -p. Used by ss only, not by the lsof/netstat fallback."`
-	Port     int      `json:"port,omitempty" description:"Only connections with this local or remote port."`
-	Protocol string   `json:"protocol,omitempty" enum:"tcp,udp" description:"Only this protocol: tcp or udp."`
+	Options  []string `json:"options,omitempty" description:"Read-only ss flags, e.g. -tlnp; default -anp."`
+	Port     int      `json:"port,omitempty" description:"Only this port."`
+	Protocol string   `json:"protocol,omitempty" enum:"tcp,udp" description:"tcp or udp."`
 }
 
 func (p *SsParams) check() error {
@@ -123,10 +123,10 @@ func buildSs(p SsParams) (string, error) {
 
 // LsofParams are lsof's parameters (first product spec).
 type LsofParams struct {
-	Path    string   `json:"path,omitempty" description:"Processes that have this file open."`
-	Port    int      `json:"port,omitempty" description:"Processes using this port."`
-	User    string   `json:"user,omitempty" description:"Files opened by this user."`
-	Options []string `json:"options,omitempty" description:"Extra read-only lsof options, e.g. '-i' (all network files), '-i TCP -s TCP:LISTEN', '+D /dir'."`
+	Path    string   `json:"path,omitempty" description:"Who has this file open."`
+	Port    int      `json:"port,omitempty" description:"Who uses this port."`
+	User    string   `json:"user,omitempty" description:"This user's files."`
+	Options []string `json:"options,omitempty" description:"Read-only lsof options, e.g. -i."`
 }
 
 func (p *LsofParams) check() error {
@@ -164,15 +164,15 @@ func buildLsof(p LsofParams) (string, error) {
 }
 
 func newPs(c *config) *shellTool[PsParams] {
-	return newShellTool(c, PsName, "List running processes on the target host, optionally filtered by user, name or PID.", buildPs)
+	return newShellTool(c, PsName, "List processes on the target.", buildPs)
 }
 
 func newSs(c *config) *shellTool[SsParams] {
-	return newShellTool(c, SsName, "Show network sockets on the target host, optionally for one port or protocol. Falls back to lsof -i or netstat where ss is missing.", buildSs)
+	return newShellTool(c, SsName, "Show network sockets on the target.", buildSs)
 }
 
 func newLsof(c *config) *shellTool[LsofParams] {
-	return newShellTool(c, LsofName, "List open files on the target host: which processes have a file open, use a port, or what a user has open.", buildLsof)
+	return newShellTool(c, LsofName, "List open files on the target.", buildLsof)
 }
 
 // NewPs returns ps (WithCommandTimeout applies).

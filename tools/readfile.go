@@ -19,10 +19,10 @@ const ReadFileName = "read_file"
 // the spec's tools feed text to an LLM, and "lines 40–80" is what a model
 // can ask for after grep -n; bytes would cut lines and runes.
 type ReadFileParams struct {
-	FilePath string `json:"file_path" description:"Path of the file on the target; ~ is the home directory, relative paths are under it."`
-	Encoding string `json:"encoding,omitempty" description:"Text encoding: utf-8 (default) or latin-1."`
-	Offset   int    `json:"offset,omitempty" description:"First line to return, counting from 1. Default 1."`
-	Limit    int    `json:"limit,omitempty" description:"Maximum number of lines to return. Default: to the end of the file."`
+	FilePath string `json:"file_path" description:"File path; ~ is home."`
+	Encoding string `json:"encoding,omitempty" description:"utf-8 (default) or latin-1."`
+	Offset   int    `json:"offset,omitempty" description:"First line, from 1."`
+	Limit    int    `json:"limit,omitempty" description:"Max lines."`
 }
 
 func (p *ReadFileParams) check() error {
@@ -53,7 +53,7 @@ func NewReadFile(policy safety.Policy, opts ...Option) *ReadFile {
 
 func newReadFile(c *config) *ReadFile {
 	return &ReadFile{c: c, base: newBase[ReadFileParams](ReadFileName,
-		"Read a text file on the target host and return its content. For large files give offset and limit (in lines), or search with grep first.")}
+		"Read a text file on the target.")}
 }
 
 // Run reads the file.

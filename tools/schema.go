@@ -99,7 +99,7 @@ func withStepProperties(s *Schema) *Schema {
 var stepKeys = []string{"description", "save_output_as", "condition"}
 
 var stepProperties = map[string]*Property{
-	"description":    {Type: "string", Description: "Optional: what this step does, in a few words."},
-	"save_output_as": {Type: "string", Description: "Optional: a variable name that receives this step's output."},
-	"condition":      {Type: "string", Description: "Optional: an expression over variables; the step runs only if it is true."},
+	"description":    {Type: "string", Description: "What the step does."},
+	"save_output_as": {Type: "string", Description: "Variable for the output."},
+	"condition":      {Type: "string", Description: "Run only if true."},
 }

@@ -19,10 +19,10 @@ const (
 
 // FindParams are find's parameters (first product spec).
 type FindParams struct {
-	Name     string `json:"name" description:"Name of the file or directory to find; wildcards * and ? work."`
-	Path     string `json:"path,omitempty" description:"Where to start, e.g. '.' or '/home/user/'. Default: the current directory, recursively."`
-	Type     string `json:"type,omitempty" enum:"f,d" description:"f for files, d for directories."`
-	MaxDepth *int   `json:"maxdepth,omitempty" description:"Maximum depth; 1 means the start directory only."`
+	Name     string `json:"name" description:"Name; * and ? work."`
+	Path     string `json:"path,omitempty" description:"Start directory; default ."`
+	Type     string `json:"type,omitempty" enum:"f,d" description:"f file, d directory."`
+	MaxDepth *int   `json:"maxdepth,omitempty" description:"1: start directory only."`
 }
 
 func (p *FindParams) check() error {
@@ -58,11 +58,11 @@ func buildFind(p FindParams) (string, error) {
 
 // GrepParams are grep's parameters (first product spec).
 type GrepParams struct {
-	Pattern    string `json:"pattern" description:"Regular expression (basic grep syntax) or string to search for."`
-	File       string `json:"file" description:"File or directory to search; several as a space-separated list."`
-	Recursive  bool   `json:"recursive,omitempty" description:"Search directories recursively (grep -r)."`
-	IgnoreCase bool   `json:"ignore_case,omitempty" description:"Ignore case (grep -i)."`
-	CountOnly  bool   `json:"count_only,omitempty" description:"Only print the number of matching lines (grep -c)."`
+	Pattern    string `json:"pattern" description:"Basic regexp."`
+	File       string `json:"file" description:"File(s) or directory, space-separated."`
+	Recursive  bool   `json:"recursive,omitempty" description:"-r"`
+	IgnoreCase bool   `json:"ignore_case,omitempty" description:"-i"`
+	CountOnly  bool   `json:"count_only,omitempty" description:"-c"`
 }
 
 func (p *GrepParams) check() error {
@@ -94,8 +94,8 @@ func buildGrep(p GrepParams) (string, error) {
 
 // WgetParams are wget's parameters (first product spec).
 type WgetParams struct {
-	URL        string `json:"url" description:"URL of the file to download (http, https or ftp)."`
-	OutputFile string `json:"output_file,omitempty" description:"Optional: name or path to save the download as."`
+	URL        string `json:"url" description:"http(s) or ftp URL."`
+	OutputFile string `json:"output_file,omitempty" description:"Save as."`
 }
 
 func (p *WgetParams) check() error {
@@ -125,15 +125,15 @@ func buildWget(p WgetParams) (string, error) {
 }
 
 func newFind(c *config) *shellTool[FindParams] {
-	return newShellTool(c, FindName, "Find files or directories by name on the target host. Returns the matching paths. Without path, searches the current directory and below.", buildFind)
+	return newShellTool(c, FindName, "Find files by name on the target.", buildFind)
 }
 
 func newGrep(c *config) *shellTool[GrepParams] {
-	return newShellTool(c, GrepName, "Search files on the target host for lines matching a pattern. Returns the matching lines ([exit code 1] when none match).", buildGrep)
+	return newShellTool(c, GrepName, "Search files on the target for matching lines.", buildGrep)
 }
 
 func newWget(c *config) *shellTool[WgetParams] {
-	return newShellTool(c, WgetName, "Download a file from the internet onto the target host, into the current directory or output_file.", buildWget)
+	return newShellTool(c, WgetName, "Download a URL onto the target.", buildWget)
 }
 
 // NewFind, NewGrep and NewWget return the structured tools (WithCommandTimeout applies).

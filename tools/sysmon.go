@@ -15,7 +15,7 @@ const SysMonitorName = "sys_monitor"
 
 // SysMonitorParams are sys_monitor's parameters.
 type SysMonitorParams struct {
-	Metric string `json:"metric" enum:"cpu,memory,disk,all" description:"Which metric: cpu, memory, disk or all."`
+	Metric string `json:"metric" enum:"cpu,memory,disk,all" description:"Which."`
 }
 
 // SysStats is sys_monitor's result (Output.Value) and, as JSON, its output.
@@ -46,7 +46,7 @@ func NewSysMonitor(opts ...Option) *SysMonitor { return newSysMonitor(newConfig(
 
 func newSysMonitor(c *config) *SysMonitor {
 	return &SysMonitor{interval: c.cpuInterval, base: newBase[SysMonitorParams](SysMonitorName,
-		"Report CPU, memory and/or disk usage of the target host (Linux) as JSON.")}
+		"CPU, memory, disk usage of the target as JSON.")}
 }
 
 // script returns the shell script that prints what metric needs, in

@@ -25,9 +25,9 @@ const (
 
 // TransferParams are upload_file's and download_file's parameters.
 type TransferParams struct {
-	LocalPath  string `json:"local_path" description:"Path on the operator's machine (where agent runs); ~ is the operator's home."`
-	RemotePath string `json:"remote_path" description:"Path on the target host; ~ is the home directory there."`
-	Overwrite  bool   `json:"overwrite,omitempty" description:"download_file only: replace local_path when it already exists. Default false: an existing local file is refused (the undo journal cannot restore files on the operator's machine)."`
+	LocalPath  string `json:"local_path" description:"Path on the operator's machine."`
+	RemotePath string `json:"remote_path" description:"Path on the target."`
+	Overwrite  bool   `json:"overwrite,omitempty" description:"Replace an existing local_path (download)."`
 }
 
 func (p *TransferParams) check() error {
@@ -60,12 +60,12 @@ func NewDownloadFile(policy safety.Policy, opts ...Option) *Transfer {
 
 func newUploadFile(c *config) *Transfer {
 	return &Transfer{c: c, upload: true, base: newBase[TransferParams](UploadFileName,
-		"Copy a file from the operator's machine (local_path) to the target host (remote_path).")}
+		"Copy local_path from the operator's machine to remote_path on the target.")}
 }
 
 func newDownloadFile(c *config) *Transfer {
 	return &Transfer{c: c, base: newBase[TransferParams](DownloadFileName,
-		"Copy a file from the target host (remote_path) to the operator's machine (local_path).")}
+		"Copy remote_path from the target to local_path on the operator's machine.")}
 }
 
 // Run transfers the file.

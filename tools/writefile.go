@@ -14,9 +14,9 @@ const WriteFileName = "write_file"
 
 // WriteFileParams are write_file's parameters.
 type WriteFileParams struct {
-	FilePath string `json:"file_path" description:"Path of the file on the target; ~ is the home directory. The parent directory must exist."`
-	Content  string `json:"content" description:"The text to write."`
-	Mode     string `json:"mode,omitempty" enum:"w,a" description:"w overwrites the file (default), a appends to it. Either creates it when missing."`
+	FilePath string `json:"file_path" description:"File path; its directory must exist."`
+	Content  string `json:"content" description:"Text."`
+	Mode     string `json:"mode,omitempty" enum:"w,a" description:"w overwrite (default), a append."`
 }
 
 // WriteFile writes a text file on the target, atomically.
@@ -33,7 +33,7 @@ func NewWriteFile(policy safety.Policy, opts ...Option) *WriteFile {
 
 func newWriteFile(c *config) *WriteFile {
 	return &WriteFile{c: c, base: newBase[WriteFileParams](WriteFileName,
-		"Write text to a file on the target host, replacing it (mode w) or appending (mode a). The write is atomic: the file is never left half-written.")}
+		"Write a text file on the target (atomically).")}
 }
 
 // Run writes the file.
