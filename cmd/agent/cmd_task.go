@@ -11,6 +11,7 @@ import (
 
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/stepgen"
 )
 
@@ -76,6 +77,11 @@ type taskRunner struct {
 	steps  *stepRun
 	exec   *planner.Executor
 	close  []func()
+	// env is the target's description for the model, collected once for a
+	// REPL session (empty: stepgen collects it per task); earlier tells the
+	// model what the session's earlier tasks did (see sessionNotes).
+	env     string
+	earlier []earlierTask
 }
 
 // newTaskRunner checks the options, resolves the model's configuration and
@@ -115,8 +121,35 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 		return nil, err
 	}
 	t.close = append(t.close, t.steps.Close)
-	t.exec = planner.NewExecutor(t.steps.exec)
+	t.setPrompter(nil)
 	return t, nil
+}
+
+// spinner is the terminal view's spinner, nil without one.
+func (t *taskRunner) spinner() *spinner {
+	if r, ok := t.steps.render.(*termRenderer); ok {
+		return r.spin
+	}
+	return nil
+}
+
+// setPrompter (re)builds the executor. When the approval mode asks a person,
+// questions go to p, or when p is nil to /dev/tty as openSteps set up; either
+// way the spinner stops while the question is on screen. Call it before the
+// first task only: the executor holds the variables.
+func (t *taskRunner) setPrompter(p safety.Prompter) {
+	if ap := t.steps.exec.Approver; ap != nil && ap.Mode() == safety.ModeAsk {
+		if p == nil {
+			var closeTTY func()
+			if p, closeTTY = newApprovalPrompter(); closeTTY != nil {
+				t.close = append(t.close, closeTTY)
+			}
+		}
+		if p != nil {
+			t.steps.exec.Approver = safety.NewApprover(safety.ModeAsk, quietPrompter{next: p, spin: t.spinner()})
+		}
+	}
+	t.exec = planner.NewExecutor(t.steps.exec)
 }
 
 // Close releases the connection and the files, last opened first.
@@ -131,8 +164,16 @@ func (t *taskRunner) Close() {
 // run does one task and renders its summary.
 func (t *taskRunner) run(ctx context.Context, task string) (stepgen.Result, error) {
 	s := t.steps
+	var chat planner.Chatter = t.client
+	if sp := t.spinner(); sp != nil {
+		chat = thinkingChatter{next: t.client, spin: sp}
+	}
+	env := t.env
+	if env != "" {
+		env += t.sessionNotes()
+	}
 	res, err := stepgen.Run(ctx, stepgen.Config{
-		LLM: t.client, Executor: t.exec, Mode: t.mode, Transport: s.tr,
+		LLM: chat, Executor: t.exec, Mode: t.mode, Transport: s.tr, Environment: env,
 		MaxSteps: t.o.maxSteps, Host: s.host, Session: s.session, Emit: s.render.event,
 	}, task)
 	s.render.finish(res.Summary)

@@ -24,7 +24,7 @@ func newRenderer(a *app, asJSON bool) renderer {
 		enc.SetEscapeHTML(false)
 		return &jsonRenderer{enc: enc, stderr: a.stderr}
 	}
-	return &termRenderer{w: a.stdout}
+	return newTermRenderer(a.stdout, a.stderr)
 }
 
 // jsonRenderer prints one JSON object per event on stdout and nothing

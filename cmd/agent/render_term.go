@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/stepgen"
 )
 
@@ -16,20 +22,63 @@ const (
 	termDiffLines   = 40
 )
 
-// termRenderer shows a run for a person: the plan, phase headers, each
-// step's resolved command or file, its status and the head of its output,
-// diffs of file changes, and a final summary with the undo hint.
+// termRenderer shows a run for a person: the plan, phase headers, the
+// model's thoughts, each step's resolved command or file before it runs,
+// its status and the head of its output, diffs of file changes, and a final
+// summary with the model's usage and the undo hint. On a terminal a spinner
+// (spin) shows what it is waiting for and statuses are coloured (color);
+// both are off in the zero value, e.g. for a batch host's log file.
 type termRenderer struct {
 	w       io.Writer
+	spin    *spinner
+	color   bool
 	host    string
 	session string
 	dryRun  bool
 	changed int // files changed (steps with a diff that ran)
 	multi   bool
+	started int               // the step whose header step_start printed
 	llm     *stepgen.LLMEvent // the model's usage, for the summary
 }
 
-func (r *termRenderer) printf(format string, a ...any) { fmt.Fprintf(r.w, format, a...) }
+// newTermRenderer renders on stdout, with a spinner on stderr when that is
+// a terminal, and colours when stdout is a terminal and NO_COLOR is unset.
+func newTermRenderer(stdout, stderr io.Writer) *termRenderer {
+	return &termRenderer{w: stdout, spin: newSpinner(stderr), color: useColor(stdout)}
+}
+
+// useColor follows https://no-color.org: colours only on a terminal, and
+// never when NO_COLOR is set to anything or TERM is dumb.
+func useColor(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || !isTerminal(f) || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	_, set := os.LookupEnv("NO_COLOR")
+	return !set
+}
+
+// SGR codes used by paint.
+const (
+	sgrBold   = "1"
+	sgrDim    = "2"
+	sgrRed    = "31"
+	sgrGreen  = "32"
+	sgrYellow = "33"
+	sgrCyan   = "36"
+)
+
+// paint wraps text in an SGR colour when colours are on.
+func (r *termRenderer) paint(code, text string) string {
+	if !r.color || text == "" {
+		return text
+	}
+	return "\033[" + code + "m" + text + "\033[0m"
+}
+
+func (r *termRenderer) printf(format string, a ...any) {
+	r.spin.hide(func() { fmt.Fprintf(r.w, format, a...) })
+}
 
 func (r *termRenderer) event(ev planner.Event) {
 	switch ev := ev.(type) {
@@ -49,7 +98,7 @@ func (r *termRenderer) event(ev planner.Event) {
 			mode = " — DRY RUN: only safe steps run"
 		}
 		if steps == 0 { // the model's plan: phases with goals, steps to come
-			r.printf("%s on %s: %d %s%s\n", printable(name), printable(ev.Host), len(ev.Phases), pluralize(len(ev.Phases), "phase"), mode)
+			r.printf("%s on %s: %d %s%s\n", r.paint(sgrBold, printable(name)), printable(ev.Host), len(ev.Phases), pluralize(len(ev.Phases), "phase"), mode)
 			for _, p := range ev.Phases {
 				r.printf("  %d. %s\n", p.Phase, printable(oneLineText(p.Goal, 120)))
 			}
@@ -59,12 +108,17 @@ func (r *termRenderer) event(ev planner.Event) {
 			len(ev.Phases), pluralize(len(ev.Phases), "phase"), steps, pluralize(steps, "step"), mode)
 	case *planner.PhaseEvent:
 		if r.multi {
-			r.printf("\nPhase %d: %s\n", ev.Phase, printable(ev.Goal))
+			r.printf("\n%s\n", r.paint(sgrBold, fmt.Sprintf("Phase %d: %s", ev.Phase, printable(ev.Goal))))
 		}
+	case *planner.StepStartEvent:
+		r.header(ev.Step, ev.Tool, ev.Command, ev.Path, ev.Parameters, ev.Description)
+		r.started = ev.Step
+		r.spin.set("Executing…")
 	case *planner.StepEvent:
 		r.step(ev)
+		r.spin.set("Observing…")
 	case *stepgen.ThoughtEvent:
-		r.printf("  Thought: %s\n", printable(oneLineText(ev.Text, 200)))
+		r.printf("  %s %s\n", r.paint(sgrCyan, "Thought:"), r.paint(sgrDim, printable(oneLineText(ev.Text, 200))))
 	case *stepgen.AnswerEvent:
 		lines, more := headLines(printable(ev.Text), termOutputLines)
 		for i, l := range lines {
@@ -84,33 +138,44 @@ func (r *termRenderer) event(ev planner.Event) {
 	}
 }
 
-func (r *termRenderer) step(ev *planner.StepEvent) {
+// header prints a step's first line: its tool and the resolved command or
+// file (before it runs, from step_start), or as written when it never got
+// that far.
+func (r *termRenderer) header(step int, tool, command, path string, params map[string]any, desc string) {
 	what := ""
 	switch {
-	case ev.Command != "":
-		what = ev.Command
-	case ev.Path != "":
-		what = ev.Path
+	case command != "":
+		what = command
+	case path != "":
+		what = path
 	default: // not resolved: skipped or failed before; show it as written
 		for _, k := range []string{"command", "file_path", "condition", "remote_path"} {
-			if v, ok := ev.Parameters[k].(string); ok {
+			if v, ok := params[k].(string); ok {
 				what = v
 				break
 			}
 		}
 	}
-	r.printf("  [%d] %s", ev.Step, ev.Tool)
+	line := fmt.Sprintf("  [%d] %s", step, tool)
 	if what != "" {
-		r.printf(": %s", printable(oneLineText(what, 120)))
+		line += ": " + printable(oneLineText(what, 120))
 	}
-	if ev.Description != "" {
-		r.printf("  # %s", printable(oneLineText(ev.Description, 60)))
+	if desc != "" {
+		line += r.paint(sgrDim, "  # "+printable(oneLineText(desc, 60)))
 	}
-	r.printf("\n")
+	r.printf("%s\n", line)
+}
+
+func (r *termRenderer) step(ev *planner.StepEvent) {
+	if r.started != ev.Step {
+		r.header(ev.Step, ev.Tool, ev.Command, ev.Path, ev.Parameters, ev.Description)
+	}
+	r.started = 0
 	status := map[string]string{"ok": "ok", "error": "FAILED", "skipped": "skipped", "denied": "DENIED"}[ev.Status]
 	if ev.DryRun {
 		status = "not run (dry run)"
 	}
+	status = r.paint(map[string]string{"ok": sgrGreen, "error": sgrRed, "denied": sgrYellow, "skipped": sgrDim}[ev.Status], status)
 	detail := fmt.Sprintf("%d ms", ev.DurationMS)
 	if ev.Status == "ok" || ev.Status == "error" {
 		detail = fmt.Sprintf("exit %d, %s", ev.ExitCode, detail)
@@ -147,9 +212,10 @@ func (r *termRenderer) block(text string, n int, what string) {
 }
 
 func (r *termRenderer) finish(sum planner.Summary) {
-	status := "success"
+	r.spin.set("")
+	status := r.paint(sgrGreen, "success")
 	if !sum.Success {
-		status = "FAILED"
+		status = r.paint(sgrRed, "FAILED")
 	}
 	r.printf("\n%s on %s: %s\n", status, printable(sum.Host), printable(sum.Text()))
 	if r.llm != nil {
@@ -184,4 +250,147 @@ func oneLineText(s string, n int) string {
 		s = string(r[:n]) + "…"
 	}
 	return s
+}
+
+// spinnerFrames are drawn in turn while the agent waits.
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+const spinnerTick = 100 * time.Millisecond
+
+// spinner shows what the agent is waiting for ("Thinking…" during a model
+// call, "Executing…" while a step runs, "Observing…" after it) on one line
+// of a terminal, with the seconds spent. Everything else printed while it
+// runs goes through hide, which erases the line first, so the spinner never
+// mixes with real output. A nil *spinner does nothing: no terminal, no
+// spinner.
+type spinner struct {
+	w      io.Writer
+	mu     sync.Mutex
+	label  string
+	since  time.Time
+	frame  int
+	shown  bool
+	ticker *time.Ticker
+	done   chan struct{}
+}
+
+// newSpinner returns a spinner drawing on w, or nil when w is not a
+// terminal (or TERM is dumb): pipes and log files never get one.
+func newSpinner(w io.Writer) *spinner {
+	f, ok := w.(*os.File)
+	if !ok || !isTerminal(f) || os.Getenv("TERM") == "dumb" {
+		return nil
+	}
+	return &spinner{w: w}
+}
+
+// set shows label ("" stops the spinner and erases its line). The clock
+// restarts when the label changes.
+func (s *spinner) set(label string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if label == s.label {
+		return
+	}
+	s.label, s.since = label, time.Now()
+	if label == "" {
+		s.erase()
+		if s.done != nil {
+			close(s.done)
+			s.ticker.Stop()
+			s.done, s.ticker = nil, nil
+		}
+		return
+	}
+	s.draw()
+	if s.done == nil {
+		s.done, s.ticker = make(chan struct{}), time.NewTicker(spinnerTick)
+		go s.run(s.done, s.ticker.C)
+	}
+}
+
+// current is the label shown, "" when stopped.
+func (s *spinner) current() string {
+	if s == nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.label
+}
+
+func (s *spinner) run(done chan struct{}, tick <-chan time.Time) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick:
+			s.mu.Lock()
+			if s.label != "" {
+				s.frame = (s.frame + 1) % len(spinnerFrames)
+				s.draw()
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// draw writes the spinner line; s.mu is held.
+func (s *spinner) draw() {
+	secs := int(time.Since(s.since).Seconds())
+	text := spinnerFrames[s.frame] + " " + s.label
+	if secs > 0 {
+		text += fmt.Sprintf(" %ds", secs)
+	}
+	fmt.Fprint(s.w, "\r\033[K"+text)
+	s.shown = true
+}
+
+// erase clears the spinner line; s.mu is held.
+func (s *spinner) erase() {
+	if s.shown {
+		fmt.Fprint(s.w, "\r\033[K")
+		s.shown = false
+	}
+}
+
+// hide erases the spinner while f prints; it comes back at the next tick.
+func (s *spinner) hide(f func()) {
+	if s == nil {
+		f()
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.erase()
+	f()
+}
+
+// thinkingChatter shows "Thinking…" while a model call is under way.
+type thinkingChatter struct {
+	next planner.Chatter
+	spin *spinner
+}
+
+func (c thinkingChatter) Chat(ctx context.Context, req llm.Request) (llm.Response, error) {
+	c.spin.set("Thinking…")
+	defer c.spin.set("")
+	return c.next.Chat(ctx, req)
+}
+
+// quietPrompter stops the spinner while a person is asked, and puts it
+// back after.
+type quietPrompter struct {
+	next safety.Prompter
+	spin *spinner
+}
+
+func (p quietPrompter) Approve(ctx context.Context, req safety.Request) (safety.Decision, error) {
+	prev := p.spin.current()
+	p.spin.set("")
+	defer p.spin.set(prev)
+	return p.next.Approve(ctx, req)
 }

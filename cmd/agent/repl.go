@@ -1,8 +1,379 @@
 package main
 
-import "context"
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
 
-// runREPL is agent without a command: the `Agent > ` prompt.
+	"github.com/peterh/liner"
+
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/stepgen"
+)
+
+// replPrompt is the first product spec's prompt.
+const replPrompt = "Agent > "
+
+// Bounds of what the model is told about a REPL session's earlier tasks.
+const (
+	earlierTasks     = 5   // the newest tasks described
+	earlierTextBytes = 300 // per task and answer
+	earlierVars      = 20  // variables listed
+	earlierVarBytes  = 100 // per variable value
+)
+
+// earlierTask is a task done earlier in this REPL session.
+type earlierTask struct {
+	task, status, answer string
+}
+
+// sessionNotes tells the model, after the environment, what the session's
+// earlier tasks did and which variables they left (they are still set: one
+// executor serves the whole session), bounded in size.
+func (t *taskRunner) sessionNotes() string {
+	if len(t.earlier) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\nEarlier tasks in this session (same host; their variables are still set):\n")
+	from := max(0, len(t.earlier)-earlierTasks)
+	if from > 0 {
+		fmt.Fprintf(&b, "(%d older tasks not shown)\n", from)
+	}
+	for i, e := range t.earlier[from:] {
+		fmt.Fprintf(&b, "%d. %s → %s", from+i+1, clipText(e.task, earlierTextBytes), e.status)
+		if e.answer != "" {
+			fmt.Fprintf(&b, ": %s", clipText(e.answer, earlierTextBytes))
+		}
+		b.WriteString("\n")
+	}
+	vars := t.exec.Vars().Vars()
+	names := make([]string, 0, len(vars))
+	for k := range vars {
+		if k != "last" {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	if len(names) > 0 {
+		b.WriteString("Variables (use {{name}} in parameters, or in conditions):\n")
+		for i, k := range names {
+			if i == earlierVars {
+				fmt.Fprintf(&b, "… and %d more\n", len(names)-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s = %q\n", k, clipText(fmt.Sprint(vars[k]), earlierVarBytes))
+		}
+	}
+	return b.String()
+}
+
+// clipText is s on one line, at most n bytes (whole runes), "…" marking a cut.
+func clipText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// replCommand reads one REPL line: what to do with it.
+type replAction int
+
+const (
+	replSkip replAction = iota // empty line
+	replExit                   // exit, quit
+	replTask                   // anything else: a task for the model
+)
+
+// parseREPLLine classifies a line typed at the prompt and returns the task
+// text, trimmed.
+func parseREPLLine(line string) (replAction, string) {
+	task := strings.TrimSpace(line)
+	switch strings.ToLower(task) {
+	case "":
+		return replSkip, ""
+	case "exit", "quit", "exit()", "quit()", ":q":
+		return replExit, ""
+	}
+	return replTask, task
+}
+
+// lineReader is where the REPL's lines come from: liner on a terminal,
+// plain lines from stdin otherwise.
+type lineReader interface {
+	// readLine returns the next line; io.EOF at the end (Ctrl-D),
+	// liner.ErrPromptAborted for Ctrl-C at the prompt, ctx's error when
+	// ctx ends first.
+	readLine(ctx context.Context) (string, error)
+	addHistory(line string)
+	close()
+}
+
+type lineResult struct {
+	line string
+	err  error
+}
+
+// stdinLines reads tasks line by line from a pipe or file, with no prompt
+// (nothing but the tasks' own output reaches stdout).
+type stdinLines struct {
+	r     io.Reader
+	once  sync.Once
+	lines chan lineResult
+}
+
+func (r *stdinLines) readLine(ctx context.Context) (string, error) {
+	r.once.Do(func() {
+		r.lines = make(chan lineResult)
+		go func() {
+			sc := bufio.NewScanner(r.r)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				r.lines <- lineResult{line: sc.Text()}
+			}
+			err := io.EOF
+			if sc.Err() != nil {
+				err = fmt.Errorf("read stdin: %w", sc.Err())
+			}
+			for {
+				r.lines <- lineResult{err: err}
+			}
+		}()
+	})
+	select {
+	case l := <-r.lines:
+		return l.line, l.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+func (r *stdinLines) addHistory(string) {}
+func (r *stdinLines) close()            {}
+
+// termLines is the interactive prompt: line editing and a history kept in
+// $XDG_STATE_HOME/agent/repl_history (mode 0600: tasks may name secrets).
+// Prompts and approvals never overlap: approvals come while a task runs.
+type termLines struct {
+	l        *liner.State
+	history  string
+	warnings io.Writer
+}
+
+func newTermLines(stderr io.Writer) *termLines {
+	r := &termLines{l: liner.NewLiner(), warnings: stderr}
+	r.l.SetCtrlCAborts(true)
+	if dir, err := safety.StateDir(); err == nil {
+		r.history = filepath.Join(dir, "repl_history")
+		if f, err := os.Open(r.history); err == nil {
+			r.l.ReadHistory(f)
+			f.Close()
+		}
+	}
+	return r
+}
+
+// prompt asks with p until an answer, Ctrl-C, Ctrl-D or ctx's end.
+func (r *termLines) prompt(ctx context.Context, p string) (string, error) {
+	ch := make(chan lineResult, 1)
+	go func() {
+		line, err := r.l.Prompt(p)
+		ch <- lineResult{line, err}
+	}()
+	select {
+	case l := <-ch:
+		return l.line, l.err
+	case <-ctx.Done(): // agent is exiting (SIGTERM): close restores the terminal
+		return "", ctx.Err()
+	}
+}
+
+func (r *termLines) readLine(ctx context.Context) (string, error) { return r.prompt(ctx, replPrompt) }
+
+func (r *termLines) addHistory(line string) { r.l.AppendHistory(line) }
+
+func (r *termLines) close() {
+	if r.history != "" {
+		if err := writeHistory(r.l, r.history); err != nil {
+			fmt.Fprintf(r.warnings, "agent: REPL history: %v\n", err)
+		}
+	}
+	r.l.Close()
+}
+
+func writeHistory(l *liner.State, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := l.WriteHistory(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Approve asks for an approval at the REPL's own prompt: liner holds the
+// terminal in raw mode for the whole session, so /dev/tty line reading
+// would not see Enter, and a reader left behind would steal the next
+// task's keystrokes. Ctrl-C here cancels the task.
+func (r *termLines) approver(out io.Writer, cancelTask func()) safety.Prompter {
+	return safety.PrompterFunc(func(ctx context.Context, req safety.Request) (safety.Decision, error) {
+		if err := ctx.Err(); err != nil {
+			return safety.Decision{}, err
+		}
+		fmt.Fprint(out, safety.FormatRequest(req))
+		answer, err := r.prompt(ctx, "Run it? [y/N/a=always] ")
+		switch {
+		case errors.Is(err, liner.ErrPromptAborted):
+			cancelTask()
+			return safety.Decision{}, context.Canceled
+		case errors.Is(err, io.EOF):
+			return safety.Decision{Reason: "denied by user"}, nil
+		case err != nil:
+			return safety.Decision{}, fmt.Errorf("read answer: %w", err)
+		}
+		return decideAnswer(answer), nil
+	})
+}
+
+// decideAnswer reads an answer to "Run it? [y/N/a=always]" as
+// safety.LinePrompter does.
+func decideAnswer(answer string) safety.Decision {
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return safety.Decision{Allowed: true, Reason: "approved by user"}
+	case "a", "always":
+		return safety.Decision{Allowed: true, Always: true, Reason: "approved by user for identical steps in this run"}
+	}
+	return safety.Decision{Reason: "denied by user"}
+}
+
+// interactive says whether the REPL talks to a person: stdin and stdout
+// are terminals liner can drive.
+func (a *app) interactive() bool {
+	in, ok1 := a.stdin.(*os.File)
+	out, ok2 := a.stdout.(*os.File)
+	return ok1 && ok2 && in == os.Stdin && out == os.Stdout && isTerminal(in) && isTerminal(out) && liner.TerminalSupported()
+}
+
+// runREPL is agent without a command: the `Agent > ` prompt. One
+// connection and one executor serve the whole session, so later tasks see
+// the variables earlier ones saved, and the model is told what they did.
+// Ctrl-C cancels the running task (its remote processes are killed, as
+// with -c) and returns to the prompt; at the prompt it clears the line.
+// exit, quit or Ctrl-D leave with status 0. Without a terminal, tasks are
+// read line by line from stdin.
 func runREPL(ctx context.Context, a *app, o taskOptions) error {
-	return usagef("no command given (agent -c TASK does a task; the REPL is not built yet)")
+	if o.batch.inventory != "" {
+		return usagef("-i: the REPL works on one host; give the task with -c to run it across the inventory")
+	}
+	// Connect first: a host-key or passphrase question needs the terminal
+	// in its normal mode, and liner takes it over.
+	t, err := a.newTaskRunner(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	if t.env, err = stepgen.Environment(ctx, t.steps.tr); err != nil {
+		return err
+	}
+	var in lineReader = &stdinLines{r: a.stdin}
+	var term *termLines
+	if a.interactive() {
+		term = newTermLines(a.stderr)
+		in = term
+	}
+	defer in.close()
+	var mu sync.Mutex
+	var cancelTask context.CancelFunc
+	cancelRunning := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if cancelTask != nil {
+			cancelTask()
+			return true
+		}
+		return term != nil // at a terminal's prompt Ctrl-C is a key (liner); a stray SIGINT is ignored
+	}
+	if term != nil {
+		t.setPrompter(term.approver(a.stdout, func() { cancelRunning() }))
+	}
+	a.onInterrupt.Store(&cancelRunning)
+	defer a.onInterrupt.Store(nil)
+	if term != nil {
+		fmt.Fprintf(a.stdout, "agent %s on %s — type a task, or exit to leave. Ctrl-C stops a running task.\n", version, t.steps.host)
+	}
+	for {
+		line, err := in.readLine(ctx)
+		switch {
+		case errors.Is(err, liner.ErrPromptAborted):
+			continue // Ctrl-C at the prompt: the line is dropped
+		case errors.Is(err, io.EOF):
+			if term != nil {
+				fmt.Fprintln(a.stdout)
+			}
+			return nil
+		case err != nil:
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		action, task := parseREPLLine(line)
+		if action == replSkip {
+			continue
+		}
+		if action == replExit {
+			return nil
+		}
+		in.addHistory(task)
+		tctx, cancel := context.WithCancel(ctx)
+		mu.Lock()
+		cancelTask = cancel
+		mu.Unlock()
+		res, err := t.run(tctx, task)
+		mu.Lock()
+		cancelTask = nil
+		mu.Unlock()
+		interrupted := tctx.Err() != nil
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		e := earlierTask{task: task, status: "success", answer: res.Answer}
+		switch {
+		case interrupted:
+			e.status = "interrupted by the user"
+			fmt.Fprintln(a.stderr, "agent: task interrupted")
+		case err != nil:
+			e.status = "failed: " + clipText(err.Error(), earlierTextBytes)
+			fmt.Fprintln(a.stderr, "agent:", err)
+		case !res.Success:
+			e.status = "failed"
+		}
+		t.earlier = append(t.earlier, e)
+	}
 }
