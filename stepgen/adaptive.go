@@ -3,6 +3,7 @@ package stepgen
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/autoshell/agent/llm"
@@ -78,22 +79,27 @@ func phaseInfo(ph planner.Phase) planner.PhaseInfo {
 
 // phase asks for steps until the model answers without a tool call, and
 // returns that text. Each request is bounded: the system prompt holds the
-// summary of everything run so far, and only the last round's tool calls
-// and their replies follow it verbatim.
+// summary of what ran before the last round, and the last round's tool
+// calls and their replies follow it verbatim (so no output is sent twice).
 func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph planner.Phase, closed []string) (string, error) {
 	var exchange []llm.Message // the last round: assistant message and its tool replies
+	offered := r.phaseTools(task, ph)
+	sys := r.phasePrompt(task, plan, ph, closed, offered)
 	for round := 1; ; round++ {
 		if round > r.cfg.MaxRounds {
 			return "", fmt.Errorf("%w: phase %d (%s) still not done after %d requests", ErrMaxRounds, ph.Phase, ph.Goal, r.cfg.MaxRounds)
 		}
 		msgs := []llm.Message{
-			{Role: llm.RoleSystem, Content: r.phasePrompt(task, plan, ph, closed)},
+			{Role: llm.RoleSystem, Content: sys},
 			{Role: llm.RoleUser, Content: phaseInstruction(ph, round)},
 		}
 		msgs = append(msgs, exchange...)
-		resp, err := r.chat.Chat(ctx, llm.Request{Messages: msgs, Tools: r.tools})
+		resp, err := r.chat.Chat(ctx, llm.Request{Messages: msgs, Tools: offered})
 		if err != nil {
 			return "", err
+		}
+		if len(offered) < len(r.tools) && r.acceptUnoffered(&resp) {
+			offered = r.tools // the model reached for another tool: offer them all from now on
 		}
 		r.thought(ph.Phase, resp)
 		if len(resp.ToolCalls) == 0 {
@@ -104,6 +110,7 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 			r.emit(&AnswerEvent{Event: EventAnswer, Host: r.cfg.Host, Phase: ph.Phase, Text: text, Final: ph.Phase == len(plan.Phases)})
 			return text, nil
 		}
+		sys = r.phasePrompt(task, plan, ph, closed, offered) // the history before this round, for the next request
 		replies, err := r.runCalls(ctx, resp)
 		if err != nil {
 			return "", err
@@ -112,10 +119,19 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 	}
 }
 
-func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, closed []string) string {
+func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, closed []string, offered []llm.Tool) string {
 	var b strings.Builder
 	b.WriteString(stepRules)
-	fmt.Fprintf(&b, "\n## Execution environment\n%s\n", r.cfg.Environment)
+	var more []string
+	for _, t := range r.tools {
+		if !slices.ContainsFunc(offered, func(o llm.Tool) bool { return o.Name == t.Name }) {
+			more = append(more, t.Name)
+		}
+	}
+	if len(more) > 0 {
+		fmt.Fprintf(&b, "- More tools, not described here, can be called when needed: %s.\n", strings.Join(more, ", "))
+	}
+	fmt.Fprintf(&b, "\n## Environment\n%s\n", r.cfg.Environment)
 	fmt.Fprintf(&b, "\n## Task\n%s\n", task)
 	b.WriteString("\n## Plan\n")
 	for _, p := range plan.Phases {
@@ -138,32 +154,126 @@ func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, 
 	if ph.SuccessCriteria != "" {
 		fmt.Fprintf(&b, "Success criteria: %s\n", ph.SuccessCriteria)
 	}
-	fmt.Fprintf(&b, "\n## Execution history and variables\n%s", r.exec.Vars().Summary(r.cfg.SummaryBudget))
+	fmt.Fprintf(&b, "\n## History and variables\n%s", r.exec.Vars().Summary(r.cfg.SummaryBudget))
 	return b.String()
 }
 
 func phaseInstruction(ph planner.Phase, round int) string {
 	if round == 1 {
-		return fmt.Sprintf("Work on phase %d: %s. Call 1-3 tools for its next steps. When its success criteria are met, "+
-			"answer without a tool call: a short summary of the result. If it cannot succeed, answer %s followed by why.",
-			ph.Phase, ph.Goal, replanMarker)
+		return fmt.Sprintf("Do phase %d: call 1-3 tools. When its success criteria are met, reply without a tool call: "+
+			"a short summary. If it cannot succeed, reply %s and why.", ph.Phase, replanMarker)
 	}
-	return fmt.Sprintf("Continue phase %d from the results above: call the next 1-3 tools, or answer without a tool call when it is done.", ph.Phase)
+	return fmt.Sprintf("Continue phase %d: call the next 1-3 tools, or reply without a tool call when it is done.", ph.Phase)
 }
 
 // stepRules is the fixed part of the step requests' system prompt (the
 // adaptive-execution spec's step generation prompt, for function calling).
-const stepRules = `You are a command-line agent that completes tasks on a host by calling tools, a few steps at a time.
-Rules:
-- Call 1 to 3 tools per reply; they run in order and you see every result before the next reply.
-- Every tool accepts, beside its own parameters: "description" (what the step does), "save_output_as"
-  (a variable that receives the output: stdout for commands, the content for read_file, true/false for
-  check_condition) and "condition" (run the step only if this expression over variables is true, e.g.
-  "script_output.strip() == '1'"; a false condition skips the step).
-- "{{name}}" inside a parameter is replaced by the variable's value. "last" holds the latest result
-  (last.stdout, last.stderr, last.exit_code, last.success).
-- A failed step is not the end: read the error and correct course. A step denied by the safety policy
-  did not run; do not repeat it unchanged.
-- Do not repeat a step that already succeeded; use the history below.
-- When the current phase is done, answer without calling a tool.
+// It is sent with every step request: keep it short.
+const stepRules = `You are a command-line agent: you complete a task on a host by calling tools, a few steps per reply.
+- Call 1-3 tools per reply; they run in order and you see the results.
+- Every tool also takes "description", "save_output_as" (a variable for the output: stdout, file content,
+  or true/false for check_condition) and "condition" (run only if this expression over variables is true,
+  e.g. "out.strip() == '1'"; else the step is skipped).
+- "{{name}}" in a parameter is replaced by the variable. "last" is the latest result (last.stdout,
+  last.stderr, last.exit_code, last.success).
+- After a failed step, read the error and correct course. Do not repeat a denied step unchanged, nor a
+  step that succeeded (see the history).
 `
+
+// CoreTools are offered in every adaptive step request: the
+// adaptive-execution spec's five core tools. The other tools are offered
+// in a phase whose task or phase text calls for them (toolHints), and all
+// of them once the model calls one that was not offered. Tool definitions
+// are most of a step request's size, and ReAct, which cannot know what
+// the task needs, offers them all every time.
+var CoreTools = []string{"execute_command", "read_file", "write_file", "edit_file", "check_condition"}
+
+// toolHints are words and phrases (lower case, matched at word starts) in
+// the task or the phase that bring a tool beside the core ones into a
+// phase. They are specific on purpose: "find" alone says nothing about the
+// find tool ("find the ERROR lines", "find out why"); a tool the hints
+// miss is still listed by name and runs when called.
+var toolHints = map[string][]string{
+	"find":          {"locate", "find file", "find the file", "find director", "which file", "where is"},
+	"grep":          {"grep", "search", "matching", "lines containing", "occurrence"},
+	"wget":          {"wget", "download", "url", "http"},
+	"ps":            {"process", "pid", "running"},
+	"ss":            {"port", "socket", "listen", "connection", "network"},
+	"lsof":          {"lsof", "open file", "port", "in use"},
+	"sys_monitor":   {"sys_monitor", "cpu", "memory", "ram", "disk", "load", "usage", "resource", "monitor"},
+	"upload_file":   {"upload", "transfer", "local machine", "my machine"},
+	"download_file": {"download", "transfer", "local machine", "my machine"},
+}
+
+// phaseTools returns the tools a phase's requests offer: the core tools
+// and those the task or the phase text calls for (toolHints). Tool names
+// themselves are not hints: find, ps and ss are common words.
+func (r *runner) phaseTools(task string, ph planner.Phase) []llm.Tool {
+	text := " " + strings.ToLower(strings.Join([]string{task, ph.Goal, ph.Description, ph.SuccessCriteria}, " "))
+	wanted := func(name string) bool {
+		if slices.Contains(CoreTools, name) {
+			return true
+		}
+		for _, w := range toolHints[name] {
+			if containsWord(text, w) {
+				return true
+			}
+		}
+		return false
+	}
+	var out []llm.Tool
+	for _, t := range r.tools {
+		if wanted(t.Name) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// containsWord reports whether w occurs in text at the start of a word.
+func containsWord(text, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		if j == 0 || !isWordByte(text[j-1]) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// acceptUnoffered takes back the "unknown tool" problems of calls naming a
+// registered tool this phase did not offer, so that they run like any
+// other call (beyond the third, they are still refused), and reports
+// whether there were any. The tool error of a truly unknown tool names
+// every tool, offered or not.
+func (r *runner) acceptUnoffered(resp *llm.Response) bool {
+	found := false
+	kept := resp.Problems[:0:0]
+	for _, p := range resp.Problems {
+		if p.Kind == llm.ProblemUnknownTool {
+			p.Known = r.exec.Registry().Names()
+			if i := slices.IndexFunc(resp.ToolCalls, func(tc llm.ToolCall) bool { return tc.ID == p.CallID }); i >= 0 {
+				if _, ok := r.exec.Registry().Lookup(resp.ToolCalls[i].Name); ok {
+					found = true
+					if i >= llm.MaxToolCalls {
+						p.Kind = llm.ProblemTooManyCalls
+						p.Name = resp.ToolCalls[i].Name
+						kept = append(kept, p)
+					}
+					continue
+				}
+			}
+		}
+		kept = append(kept, p)
+	}
+	resp.Problems = kept
+	return found
+}

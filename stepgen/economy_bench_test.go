@@ -1,0 +1,132 @@
+package stepgen
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/autoshell/agent/testenv"
+)
+
+// The economy measures of bench/llmbench (issue 4) rest on these
+// behaviours of the adaptive loop; the figures themselves are benchmarks.
+
+// A phase's step requests offer the core tools and list the others by
+// name; ReAct offers every tool.
+func TestAdaptiveOffersCoreTools(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Push(scriptFix(f)...)
+	f.write("a.sh", "#!/bin/sh\necho 1\n")
+	if _, err := f.run(ModeAdaptive, 0, "run a.sh; if it prints 1, change it to print 2", 0); err != nil {
+		t.Fatal(err)
+	}
+	core := slices.Sorted(slices.Values(CoreTools))
+	for i, r := range f.srv.Requests()[1:] {
+		if got := r.Request.ToolNames(); !slices.Equal(got, core) {
+			t.Errorf("step request %d offers %v, want %v", i+1, got, core)
+		}
+		sys := r.Request.Messages[0].Text()
+		if !strings.Contains(sys, "More tools, not described here, can be called when needed: ") || !strings.Contains(sys, "sys_monitor") {
+			t.Errorf("step request %d does not list the other tools:\n%s", i+1, sys)
+		}
+	}
+
+	g := newFixture(t, testenv.Calls(testenv.Call("execute_command", `{"command":"true"}`)), testenv.Text("done"))
+	if _, err := g.run(ModeReAct, 0, "t", 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.srv.Requests()[0].Request.ToolNames(); len(got) != 14 {
+		t.Errorf("react offers %v, want all 14 tools", got)
+	}
+}
+
+// Words of the task or the phase bring the tools they call for.
+func TestAdaptiveHintedTools(t *testing.T) {
+	for _, tc := range []struct {
+		task, goal string
+		want, not  []string
+	}{
+		{"how full is the disk?", "report disk usage", []string{"sys_monitor"}, []string{"ps", "find"}},
+		{"which process listens on port 8080", "find the listener", []string{"ps", "ss", "lsof"}, []string{"sys_monitor", "find"}},
+		{"download https://example.com/x.tgz", "fetch it", []string{"wget", "download_file"}, []string{"grep"}},
+		{"find the ERROR lines in app.log", "find them", nil, []string{"find", "grep", "ps", "ss"}},
+		{"locate nginx.conf and search it for listen", "g", []string{"find", "grep", "ss"}, nil},
+		{"steps to success", "g", nil, []string{"ps", "ss"}}, // tool names inside words are no hints
+	} {
+		f := newFixture(t,
+			testenv.Calls(testenv.Call("submit_plan", `{"phases":[{"phase":1,"goal":"`+tc.goal+`"}]}`)),
+			testenv.Text("nothing to do"))
+		if _, err := f.run(ModeAdaptive, 0, tc.task, 0); err != nil {
+			t.Fatal(err)
+		}
+		got := f.srv.Requests()[1].Request.ToolNames()
+		for _, w := range append(tc.want, CoreTools...) {
+			if !slices.Contains(got, w) {
+				t.Errorf("%q: %s not offered (%v)", tc.task, w, got)
+			}
+		}
+		for _, w := range tc.not {
+			if slices.Contains(got, w) {
+				t.Errorf("%q: %s offered (%v)", tc.task, w, got)
+			}
+		}
+	}
+}
+
+// A registered tool the phase did not offer runs when the model calls it,
+// and from then on every tool is offered; a tool that does not exist is
+// still refused (naming every tool there is), and so is a fourth call.
+func TestAdaptiveUnofferedToolRuns(t *testing.T) {
+	f := newFixture(t)
+	f.write("app.log", "INFO a\nERROR b\n")
+	f.srv.Push(
+		testenv.Calls(testenv.Call("submit_plan", `{"phases":[{"phase":1,"goal":"show the bad lines"}]}`)),
+		testenv.Calls(
+			testenv.Call("grep", f.q(`{"pattern":"ERROR","file":"DIR/app.log"}`)),
+			testenv.Call("run_shell", `{"command":"true"}`),
+			testenv.Call("execute_command", `{"command":"true"}`),
+			testenv.Call("ps", `{}`)),
+		testenv.Text("ERROR b"))
+	res, err := f.run(ModeAdaptive, 0, "show the bad lines of app.log", 0)
+	if err != nil || res.Steps != 2 {
+		t.Fatalf("Run: %v, %+v", err, res.Summary)
+	}
+	got := f.toolReplies(2)
+	if len(got) != 4 || got[0] != "ERROR b\n" || !strings.Contains(got[1], `no tool named "run_shell"`) ||
+		!strings.Contains(got[1], "sys_monitor") || got[2] != "(empty)" || !strings.Contains(got[3], "At most 3") {
+		t.Errorf("tool replies %q", got)
+	}
+	reqs := f.srv.Requests()
+	if n := len(reqs[1].Request.ToolNames()); n != len(CoreTools) {
+		t.Errorf("first step request offers %d tools", n)
+	}
+	if n := len(reqs[2].Request.ToolNames()); n != 14 {
+		t.Errorf("after grep, %d tools offered, want all 14", n)
+	}
+}
+
+// Within a phase, the last round's outputs are sent once: in the tool
+// replies, not again in the history of the system prompt. The next phase
+// sees them in its history.
+func TestAdaptiveOutputSentOnce(t *testing.T) {
+	f := newFixture(t,
+		testenv.Calls(testenv.Call("submit_plan", `{"phases":[{"phase":1,"goal":"a"},{"phase":2,"goal":"b"}]}`)),
+		testenv.Calls(testenv.Call("execute_command", `{"command":"echo marker-7f3a","save_output_as":"m"}`)),
+		testenv.Text("a done"),
+		testenv.Text("b done"))
+	if _, err := f.run(ModeAdaptive, 0, "t", 0); err != nil {
+		t.Fatal(err)
+	}
+	count := func(i int) int { return strings.Count(string(f.srv.Requests()[i].Body), "marker-7f3a") }
+	// request 2 closes phase 1: the command in the assistant's call, its
+	// output in the tool reply, nothing in the system prompt
+	if sys := f.srv.Requests()[2].Request.Messages[0].Text(); strings.Contains(sys, "marker-7f3a") {
+		t.Errorf("phase 1's closing request repeats the output in its system prompt:\n%s", sys)
+	}
+	if n := count(2); n != 2 {
+		t.Errorf("marker sent %d times in the closing request, want 2 (call and reply)", n)
+	}
+	if sys := f.srv.Requests()[3].Request.Messages[0].Text(); !strings.Contains(sys, "marker-7f3a") || !strings.Contains(sys, "m = ") {
+		t.Errorf("phase 2's history lacks phase 1's step and variable:\n%s", sys)
+	}
+}
