@@ -91,11 +91,11 @@ type filePhase struct {
 }
 
 type fileStep struct {
-	Tool         yamlString     `yaml:"tool"`
-	Description  yamlString     `yaml:"description,omitempty"`
-	Parameters   map[string]any `yaml:"parameters,omitempty"`
-	SaveOutputAs yamlString     `yaml:"save_output_as,omitempty"`
-	Condition    yamlString     `yaml:"condition,omitempty"`
+	Tool         yamlString `yaml:"tool"`
+	Description  yamlString `yaml:"description,omitempty"`
+	Parameters   any        `yaml:"parameters,omitempty"` // map[string]any or quotedKeys
+	SaveOutputAs yamlString `yaml:"save_output_as,omitempty"`
+	Condition    yamlString `yaml:"condition,omitempty"`
 }
 
 func fileSteps(steps []Step) ([]fileStep, error) {
@@ -111,9 +111,17 @@ func fileSteps(steps []Step) ([]fileStep, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, _ := params.(map[string]any)
+		var pv any // nil when empty, so that it is left out
+		switch p := params.(type) {
+		case map[string]any:
+			if len(p) > 0 {
+				pv = p
+			}
+		case quotedKeys: // a "<<" key
+			pv = p
+		}
 		out = append(out, fileStep{Tool: yamlString(st.Tool), Description: yamlString(st.Description),
-			Parameters: m, SaveOutputAs: yamlString(st.SaveOutputAs), Condition: yamlString(st.Condition)})
+			Parameters: pv, SaveOutputAs: yamlString(st.SaveOutputAs), Condition: yamlString(st.Condition)})
 	}
 	return out, nil
 }
