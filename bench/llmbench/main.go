@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/autoshell/agent/bench/llmbench/scenarios"
@@ -36,6 +37,7 @@ func main() {
 
 func run() error {
 	runs := flag.Int("runs", 5, "runs of every scenario per host; the best overhead counts")
+	dump := flag.String("dump", "", "write every request body of the first run to `DIR`/<host>-<scenario>-<mode>-<n>.json")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -61,6 +63,10 @@ func run() error {
 			}
 			if i == 0 {
 				first = ps
+				if err := dumpBodies(*dump, h.Name, ps); err != nil {
+					closeHost()
+					return err
+				}
 			}
 			t := scenarios.Totals(ps)
 			for _, m := range []scenarios.Measure{t.Adaptive, t.ReAct} {
@@ -97,6 +103,26 @@ func run() error {
 	}
 	if failed {
 		return fmt.Errorf("a target was missed")
+	}
+	return nil
+}
+
+func dumpBodies(dir, host string, ps []scenarios.Pair) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, p := range ps {
+		for _, m := range []scenarios.Measure{p.ReAct, p.Adaptive} {
+			for i, b := range m.Bodies {
+				name := fmt.Sprintf("%s-%s-%s-%d.json", host, m.Scenario, m.Mode, i+1)
+				if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -1,0 +1,79 @@
+package scenarios
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"sync"
+	"time"
+
+	"github.com/autoshell/agent/tools"
+	"github.com/autoshell/agent/transport"
+)
+
+// timedTransport adds up the time spent inside the transport: the work
+// on the host (commands, file reads and writes), which the agent's own
+// overhead is told apart from.
+type timedTransport struct {
+	next transport.Transport
+	mu   sync.Mutex
+	d    time.Duration
+}
+
+func (t *timedTransport) add(start time.Time) {
+	d := time.Since(start)
+	t.mu.Lock()
+	t.d += d
+	t.mu.Unlock()
+}
+
+func (t *timedTransport) spent() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.d
+}
+
+func (t *timedTransport) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
+	defer t.add(time.Now())
+	return t.next.Run(ctx, cmd)
+}
+
+func (t *timedTransport) ReadFile(ctx context.Context, path string, w io.Writer) (int64, error) {
+	defer t.add(time.Now())
+	return t.next.ReadFile(ctx, path, w)
+}
+
+func (t *timedTransport) WriteFile(ctx context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error) {
+	defer t.add(time.Now())
+	return t.next.WriteFile(ctx, path, r, perm)
+}
+
+func (t *timedTransport) Stat(ctx context.Context, path string) (fs.FileInfo, error) {
+	defer t.add(time.Now())
+	return t.next.Stat(ctx, path)
+}
+
+func (t *timedTransport) Host() transport.HostInfo { return t.next.Host() }
+
+func (t *timedTransport) Close() error { return t.next.Close() }
+
+// timedHomeTransport is a timedTransport whose transport knows its home
+// directory (tools.HomeDirer, as the SSH transport does).
+type timedHomeTransport struct {
+	*timedTransport
+	hd tools.HomeDirer
+}
+
+func (t timedHomeTransport) HomeDir(ctx context.Context) (string, error) {
+	defer t.add(time.Now())
+	return t.hd.HomeDir(ctx)
+}
+
+// timeTransport wraps tr, keeping its optional capabilities.
+func timeTransport(tr transport.Transport) (transport.Transport, *timedTransport) {
+	t := &timedTransport{next: tr}
+	if hd, ok := tr.(tools.HomeDirer); ok {
+		return timedHomeTransport{t, hd}, t
+	}
+	return t, t
+}
