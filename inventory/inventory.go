@@ -76,8 +76,8 @@ func newInventory(file string) *Inventory {
 }
 
 // Load reads an inventory file. Files named *.yaml, *.yml or *.json are
-// YAML; *.ini (and any other name that is not a YAML mapping of groups,
-// as Ansible tries YAML before INI) is INI.
+// YAML, *.ini INI; a file with another name is YAML if it is a YAML
+// mapping and INI otherwise (Ansible too tries its yaml plugin first).
 func Load(file string) (*Inventory, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -91,40 +91,14 @@ func Parse(file string, data []byte) (*Inventory, error) {
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".yaml", ".yml", ".json":
 		return ParseYAML(file, data)
-	case ".ini", ".cfg", ".txt", ".hosts":
+	case ".ini":
 		return ParseINI(file, data)
 	}
-	if looksYAML(data) {
-		if inv, err := ParseYAML(file, data); err == nil {
-			return inv, nil
-		} else if !looksINI(data) {
-			return nil, err
-		}
+	inv, mapping, err := parseYAML(file, data)
+	if mapping {
+		return inv, err
 	}
 	return ParseINI(file, data)
-}
-
-// looksYAML reports whether the first meaningful line could start a YAML
-// mapping of groups ("all:" or "---").
-func looksYAML(data []byte) bool {
-	for _, l := range strings.Split(string(data), "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" || l[0] == '#' || l[0] == ';' {
-			continue
-		}
-		return l == "---" || l[0] == '{' || strings.HasSuffix(l, ":") || strings.Contains(l, ": ")
-	}
-	return false
-}
-
-func looksINI(data []byte) bool {
-	for _, l := range strings.Split(string(data), "\n") {
-		l = strings.TrimSpace(l)
-		if strings.HasPrefix(l, "[") {
-			return true
-		}
-	}
-	return false
 }
 
 func (inv *Inventory) addGroup(name string) *Group {

@@ -66,6 +66,21 @@ func pyLiteral(s string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.tok.kind == tOp && p.tok.text == "," { // a bare tuple: 1, 2
+		items := []any{v}
+		for p.tok.kind == tOp && p.tok.text == "," {
+			p.next()
+			if p.tok.kind == tEOF {
+				break
+			}
+			e, err := p.expr(0)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, e)
+		}
+		v = items
+	}
 	if p.tok.kind != tEOF {
 		return nil, fmt.Errorf("unexpected %q", p.tok.text)
 	}

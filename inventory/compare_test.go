@@ -1,0 +1,303 @@
+package inventory
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// needAnsible returns the path of an Ansible command, skipping the test
+// when it is missing, and failing it when CI=true (CI installs Debian's
+// ansible package).
+func needAnsible(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is missing and CI=true: install Debian's ansible package", name)
+		}
+		t.Skipf("%s is missing (install Debian's ansible package)", name)
+	}
+	return p
+}
+
+// ansiblePython is the interpreter Ansible runs on (its script's #! line),
+// which can import the ansible package.
+func ansiblePython(t *testing.T, script string) string {
+	t.Helper()
+	b, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	fields := strings.Fields(strings.TrimPrefix(first, "#!"))
+	if len(fields) == 0 {
+		t.Fatalf("%s has no #! line", script)
+	}
+	if filepath.Base(fields[0]) == "env" && len(fields) > 1 {
+		return fields[1]
+	}
+	return fields[0]
+}
+
+// ansibleEnv keeps Ansible from reading the operator's configuration and
+// makes unparsable inventories errors rather than warnings.
+func ansibleEnv(t *testing.T) []string {
+	home := t.TempDir()
+	return append(os.Environ(),
+		"HOME="+home,
+		"ANSIBLE_CONFIG="+filepath.Join(home, "none.cfg"),
+		"ANSIBLE_INVENTORY_UNPARSED_FAILED=true",
+		"ANSIBLE_LOCAL_TEMP="+filepath.Join(home, "tmp"),
+		"ANSIBLE_NOCOLOR=1",
+		"ANSIBLE_INVENTORY_ENABLED=host_list,yaml,ini",
+	)
+}
+
+// listJSON is what `ansible-inventory --list` prints for inv: every group
+// reachable from all with its direct hosts and children (all without
+// hosts, empty groups left out), and each host's merged vars.
+func listJSON(inv *Inventory) map[string]any {
+	out := map[string]any{}
+	hostvars := map[string]any{}
+	seen := map[*Group]bool{}
+	var walk func(g *Group)
+	walk = func(g *Group) {
+		entry := map[string]any{}
+		if g.Name != "all" && len(g.Hosts) > 0 {
+			var hs []any
+			for _, h := range g.Hosts {
+				hs = append(hs, h.Name)
+			}
+			entry["hosts"] = hs
+		}
+		if len(g.Children) > 0 {
+			var cs []any
+			for _, c := range g.Children {
+				cs = append(cs, c.Name)
+			}
+			entry["children"] = cs
+		}
+		if len(entry) > 0 {
+			out[g.Name] = entry
+		}
+		for _, c := range g.Children {
+			if !seen[c] {
+				seen[c] = true
+				walk(c)
+			}
+		}
+	}
+	walk(inv.Group("all"))
+	for _, h := range inv.Hosts() {
+		hostvars[h.Name] = inv.HostVars(h)
+	}
+	out["_meta"] = map[string]any{"hostvars": hostvars}
+	// Round-trip through JSON so both sides hold the same Go types.
+	b, err := json.Marshal(out)
+	if err != nil {
+		panic(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// comparePatterns are tried on every compared inventory, each against
+// Ansible's InventoryManager: get_hosts(PATTERN), which `ansible PATTERN
+// --list-hosts` prints, and get_hosts("all") under subset(PATTERN), which
+// is --limit (hosts and their order).
+var comparePatterns = map[string][]string{
+	"basic.ini":      {"all", "web", "db", "prod", "ungrouped", "web:db", "web,db", "web:&db", "web:!db", "*.example.com", "web*", "web[0]", "web[-1]", "web[1:]", "web[0:1]", "~web[12]", "~(web|db)2", "!web", "&db:web", "prod:!web3.example.com:&web", "mail.example.com", "db[0]:web[2]", "nomatch", "web:nomatch"},
+	"ranges.ini":     {"all", "web[0:4]", "web[3]", "web[-2]", "db", "web0?.example.com", "~www(9|10)", "odd:letters", "addr", "10.0.0.*", "web:&*.example.com", "db-[a:c].internal", "db-a.internal,db-X"},
+	"precedence.ini": {"all", "parent", "grand:!gamma", "alpha:beta", "alpha:&beta", "h*", "beta[1]"},
+	"pending.ini":    {"all", "top", "mid", "top:!leaf", "ungrouped"},
+	"values.ini":     {"all", "g", "h[1-2]", "~h[3-5]"},
+	"connection.ini": {"all", "servers[2:4]"},
+	"basic.yml":      {"all", "web:db", "prod:!db", "ungrouped", "empty", "*"},
+	"types.yaml":     {"all", "tagged", "t*"},
+	"nested.yml":     {"all", "europe", "paris:nyc", "europe:&databases", "all:!usa", "webs"},
+	"hosts_yaml":     {"all", "web"},
+	"hosts_ini":      {"all", "ungrouped", "web:db"},
+	"big.ini":        {"all", "web[10:19]", "eu:!web[0:9]", "web:&eu", "cache[-1]", "~db0[1-3]$", "web0[0-4]*"},
+}
+
+// TestCompareAnsible parses the inventories in testdata/compare with
+// this package and with Debian's Ansible and compares the groups (direct
+// hosts and children, in order), every host's merged variables, and the
+// hosts (in order) that host patterns select.
+func TestCompareAnsible(t *testing.T) {
+	invBin := needAnsible(t, "ansible-inventory")
+	python := ansiblePython(t, invBin)
+	env := ansibleEnv(t)
+	files, err := filepath.Glob("testdata/compare/*")
+	if err != nil || len(files) < 8 {
+		t.Fatalf("want at least 8 inventories in testdata/compare, got %d (%v)", len(files), err)
+	}
+	sem := make(chan struct{}, 2) // the machine is shared: two ansible at a time
+	run := func(args ...string) ([]byte, []byte, error) {
+		sem <- struct{}{}
+		defer func() { <-sem }()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = env
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.Bytes(), stderr.Bytes(), err
+	}
+	for _, file := range files {
+		file := file
+		name := filepath.Base(file)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			inv, err := Load(file)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			stdout, stderr, err := run(invBin, "-i", file, "--list")
+			if err != nil {
+				t.Fatalf("ansible-inventory --list: %v\n%s", err, stderr)
+			}
+			var want map[string]any
+			if err := json.Unmarshal(stdout, &want); err != nil {
+				t.Fatalf("ansible-inventory output: %v\n%s", err, stdout)
+			}
+			got := listJSON(inv)
+			compareList(t, got, want)
+
+			patterns := comparePatterns[name]
+			if len(patterns) == 0 {
+				t.Fatalf("no patterns listed for %s in comparePatterns", name)
+			}
+			args := append([]string{python, "testdata/ansible_patterns.py", file}, patterns...)
+			stdout, stderr, err = run(args...)
+			if err != nil {
+				t.Fatalf("ansible_patterns.py: %v\n%s", err, stderr)
+			}
+			var results map[string]struct {
+				Select, Limit []string
+				Error         string
+			}
+			if err := json.Unmarshal(stdout, &results); err != nil {
+				t.Fatalf("ansible_patterns.py output: %v\n%s", err, stdout)
+			}
+			for _, pat := range patterns {
+				want := results[pat]
+				sel, selErr := inv.Select(pat)
+				lim, limErr := inv.Limit(pat)
+				switch {
+				case want.Error != "" && (selErr == nil || limErr == nil):
+					t.Errorf("pattern %q: Ansible refuses it (%s) but Select gave %v, %v", pat, want.Error, names(sel), selErr)
+				case want.Error == "" && (selErr != nil || limErr != nil):
+					t.Errorf("pattern %q: Select: %v, Limit: %v; Ansible selects %v", pat, selErr, limErr, want.Select)
+				case want.Error == "":
+					if !reflect.DeepEqual(names(sel), want.Select) {
+						t.Errorf("Select(%q):\n got %v\nwant %v", pat, names(sel), want.Select)
+					}
+					if !reflect.DeepEqual(names(lim), want.Limit) {
+						t.Errorf("Limit(%q):\n got %v\nwant %v", pat, names(lim), want.Limit)
+					}
+				}
+			}
+		})
+	}
+}
+
+func names(hs []*Host) []string {
+	out := []string{}
+	for _, h := range hs {
+		out = append(out, h.Name)
+	}
+	return out
+}
+
+// parseListHosts reads `ansible … --list-hosts`: "  hosts (N):" then one
+// indented name per line.
+func parseListHosts(out []byte) []string {
+	hosts := []string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "    ") {
+			hosts = append(hosts, strings.TrimSpace(l))
+		}
+	}
+	return hosts
+}
+
+func compareList(t *testing.T, got, want map[string]any) {
+	t.Helper()
+	gm, _ := got["_meta"].(map[string]any)
+	wm, _ := want["_meta"].(map[string]any)
+	ghv, _ := gm["hostvars"].(map[string]any)
+	whv, _ := wm["hostvars"].(map[string]any)
+	// Ansible leaves hosts without variables out of hostvars.
+	for h, v := range ghv {
+		if m, ok := v.(map[string]any); ok && len(m) == 0 {
+			if _, inWant := whv[h]; !inWant {
+				delete(ghv, h)
+			}
+		}
+	}
+	for _, v := range whv {
+		unwrapUnsafe(v)
+	}
+	if !reflect.DeepEqual(keys(ghv), keys(whv)) {
+		t.Errorf("hosts with vars:\n got %v\nwant %v", keys(ghv), keys(whv))
+	}
+	for _, h := range keys(whv) {
+		if !reflect.DeepEqual(ghv[h], whv[h]) {
+			t.Errorf("vars of %s:\n got %s\nwant %s", h, jsonString(ghv[h]), jsonString(whv[h]))
+		}
+	}
+	delete(got, "_meta")
+	delete(want, "_meta")
+	if !reflect.DeepEqual(keys(got), keys(want)) {
+		t.Errorf("groups:\n got %v\nwant %v", keys(got), keys(want))
+	}
+	for _, g := range keys(want) {
+		if !reflect.DeepEqual(got[g], want[g]) {
+			t.Errorf("group %s:\n got %s\nwant %s", g, jsonString(got[g]), jsonString(want[g]))
+		}
+	}
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// unwrapUnsafe replaces the {"__ansible_unsafe": s} that ansible-inventory
+// prints for !unsafe values by s: an unsafe string is a plain string to
+// us (we never template inventory values).
+func unwrapUnsafe(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if s, ok := x["__ansible_unsafe"]; ok && len(x) == 1 {
+			return s
+		}
+		for k, e := range x {
+			x[k] = unwrapUnsafe(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = unwrapUnsafe(e)
+		}
+	}
+	return v
+}
