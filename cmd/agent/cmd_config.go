@@ -346,6 +346,10 @@ func updateLLMSection(doc []byte, set [][2]string, drop string) ([]byte, error) 
 		if err := yaml.Unmarshal(doc, &root); err != nil {
 			return nil, err
 		}
+		var check map[string]any // what a node tree lets through: duplicate keys
+		if err := yaml.Unmarshal(doc, &check); err != nil {
+			return nil, err
+		}
 	}
 	if root.Kind == 0 {
 		root = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
