@@ -207,8 +207,11 @@ func (b *batch) runHost(ctx context.Context, h inventoryHost, work hostWork) (re
 		if res.Err == "" {
 			res.Err = err.Error()
 		}
-		if ctx.Err() != nil {
-			res.Err = "interrupted: " + res.Err
+	}
+	if ctx.Err() != nil && res.Status != hostOK {
+		res.Status, res.Err = hostFailed, "interrupted"
+		if res.Steps > 0 {
+			res.Err = fmt.Sprintf("interrupted at step %d", res.Steps)
 		}
 	}
 	return res
@@ -280,8 +283,9 @@ func hostVars(h inventoryHost, kvs []string, warn func(string)) (*execctx.Contex
 // run), 130 after Ctrl-C.
 func (b *batch) finish(ctx context.Context, results []hostResult, llmCalls int) error {
 	b.out.summary(results, llmCalls, b.session)
-	if err := ctx.Err(); err != nil {
-		return err
+	if ctx.Err() != nil {
+		fmt.Fprintln(b.a.stderr, "agent: interrupted")
+		return exitError{code: exitInterrupted}
 	}
 	for _, r := range results {
 		if r.Status != hostOK {
