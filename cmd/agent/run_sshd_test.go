@@ -7,8 +7,77 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/autoshell/agent/testenv"
 )
+
+// TestTaskScriptsOverSSHD runs the task_*_ssh.txtar scripts (the model
+// driving tasks on "vub": the spec's three scenarios in both modes,
+// --save-plan and replay, re-planning, Ctrl-C mid-step) against a real
+// OpenSSH sshd instead of the in-process server. Each script gets its own
+// sshd whose sessions have HOME set to a scratch directory ($REMOTE_HOME,
+// removed afterwards), so that "~" on the host is that directory and the
+// tester's real home is left alone; otherwise the environment is
+// TestScripts'. Skipped without sshd, failed when CI=true.
+func TestTaskScriptsOverSSHD(t *testing.T) {
+	if _, err := testenv.SSHDPath(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("real sshd test cannot run with CI=true: %v", err)
+		}
+		t.Skipf("skipping real sshd test: %v", err)
+	}
+	files, err := filepath.Glob("testdata/script/task_*_ssh.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no task_*_ssh scripts: %v", err)
+	}
+	testscript.Run(t, testscript.Params{
+		Files:               files,
+		RequireExplicitExec: true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"sublines": sublines, "jsonlines": jsonlines, "llm-script": llmScript, "llm-requests": llmRequests,
+		},
+		Setup: setupSSHDScript,
+	})
+}
+
+// setupSSHDScript starts the script's sshd with its scratch home and sets
+// the environment TestScripts' setup sets.
+func setupSSHDScript(env *testscript.Env) error {
+	remoteHome, err := os.MkdirTemp("", "agent-sshd-home-")
+	if err != nil {
+		return err
+	}
+	env.Defer(func() { os.RemoveAll(remoteHome) })
+	// sshd applies SetEnv after it sets HOME from the password database.
+	d, err := testenv.NewSSHD(testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + remoteHome + "\n"})
+	if err != nil {
+		return err
+	}
+	env.Defer(func() {
+		if err := d.Close(); err != nil {
+			env.T().Log("close sshd: " + err.Error())
+		}
+	})
+	home := filepath.Join(env.WorkDir, "home")
+	if err := d.WriteOperatorHome(home, "vub"); err != nil {
+		return err
+	}
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		return err
+	}
+	env.Setenv("EXAMPLES", examples)
+	env.Setenv("HOME", home)
+	env.Setenv("SSH_AUTH_SOCK", "")
+	env.Setenv("CI", "true")
+	env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "state"))
+	env.Setenv("REMOTE_HOME", remoteHome)
+	env.Setenv("REMOTE_USER", d.User)
+	env.Setenv("REMOTE_PORT", d.Addr[strings.LastIndex(d.Addr, ":")+1:])
+	return startScriptLLM(env)
+}
 
 // TestRunExampleOverSSHD runs the fix-script example against a real OpenSSH
 // sshd, in a scratch directory of the real home, then undoes it.
