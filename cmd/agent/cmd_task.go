@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -101,6 +102,9 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 	cfg, err := llm.Resolve(llm.Config{Model: o.model, BaseURL: o.baseURL}, os.Getenv, fileLLM)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if err := checkDefaultModel(ctx, o, fileLLM, cfg); err != nil {
+		return nil, err
 	}
 	t := &taskRunner{a: a, o: o, mode: mode}
 	defer func() {
@@ -216,4 +220,31 @@ func taskExit(ctx context.Context, res stepgen.Result, err error) error {
 		return exitError{code: exitDenied}
 	}
 	return exitError{code: exitFailed}
+}
+
+// checkDefaultModel is the OpsAI spec's first-run behaviour: with no model
+// configured anywhere agent tries the local Ollama default, and when that
+// does not answer (or lacks the model) it says at once, before connecting
+// to the host, how to install Ollama or configure a provider, instead of
+// retrying. It is a configuration error (exit 2): nothing ran.
+func checkDefaultModel(ctx context.Context, o taskOptions, file *llm.FileConfig, cfg llm.Config) error {
+	flags := llm.Config{Model: o.model, BaseURL: o.baseURL}
+	if !strings.HasPrefix(configSources(flags, os.Getenv, file, cfg).provider, "default") {
+		return nil
+	}
+	err := llm.New(cfg).Probe(ctx)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, llm.ErrUnreachable):
+		return usagef("cannot connect to the default LLM endpoint (Ollama at %s).\n\n"+
+			"Please either:\n"+
+			"  1. Install Ollama: curl -fsSL https://ollama.com/install.sh | sh\n"+
+			"     then: ollama pull %s\n"+
+			"  2. Configure a provider: agent config set-llm\n"+
+			"     (or set DEEPSEEK_API_KEY, or OPENAI_API_KEY, in the environment)", cfg.BaseURL, cfg.Model)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return usageError{err}
 }
