@@ -274,3 +274,59 @@ func closedPort(t *testing.T) int {
 	ln.Close()
 	return port
 }
+
+// TestBatchAuthFailureAndTimeout: a host that rejects the operator's key
+// and one that accepts TCP but never speaks SSH (ConnectTimeout) fail; the
+// others are done.
+func TestBatchAuthFailureAndTimeout(t *testing.T) {
+	f := newBatchFixture(t)
+	other := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: batchSSHDConfig})
+	f.addKnownHosts(other.KnownHosts) // the right key: only the login fails
+	silent, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no 127.0.0.2 on this machine: %v", err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never a banner
+		}
+	}()
+	f.prependConfig("Host 127.0.0.2\n  ConnectTimeout 2\n")
+	inv := f.inventory(fmt.Sprintf("\n[bad]\nlocked ansible_host=127.0.0.1 ansible_port=%d\nsilent ansible_host=127.0.0.2 ansible_port=%d\n",
+		other.Port, silent.Addr().(*net.TCPAddr).Port))
+	plan := f.writeFile("greet.yaml", greetPlan)
+	out, errOut, code := f.agent("run", plan, "-i", inv, "--approve", f.approve, "--limit", "web:bad")
+	if code != exitSomeHosts {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitSomeHosts, out, errOut)
+	}
+	if row := tableRow(t, out, "locked"); !strings.Contains(row, "FAILED") || !strings.Contains(row, "authentication failed") {
+		t.Errorf("row %q", row)
+	}
+	if row := tableRow(t, out, "silent"); !strings.Contains(row, "FAILED") || !strings.Contains(row, "connect") {
+		t.Errorf("row %q", row)
+	}
+	for _, name := range batchHostNames()[:12] {
+		f.checkGreeted(name)
+	}
+	if !strings.Contains(out, "14 hosts: 12 ok, 2 failed, 0 not run") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
+
+// prependConfig puts block before the "Host *" block of the operator's
+// ssh_config (the first value of a keyword wins).
+func (f *batchFixture) prependConfig(block string) {
+	f.t.Helper()
+	b, err := os.ReadFile(f.sshConfig)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(f.sshConfig, append([]byte(block), b...), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
