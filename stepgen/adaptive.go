@@ -129,7 +129,7 @@ func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, 
 		}
 	}
 	if len(more) > 0 {
-		fmt.Fprintf(&b, "- More tools, not described here, can be called when needed: %s.\n", strings.Join(more, ", "))
+		fmt.Fprintf(&b, "More tools, not described here, can be called too: %s.\n", strings.Join(more, ", "))
 	}
 	fmt.Fprintf(&b, "\n## Environment\n%s\n", r.cfg.Environment)
 	fmt.Fprintf(&b, "\n## Task\n%s\n", task)
@@ -160,24 +160,20 @@ func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, 
 
 func phaseInstruction(ph planner.Phase, round int) string {
 	if round == 1 {
-		return fmt.Sprintf("Do phase %d: call 1-3 tools. When its success criteria are met, reply without a tool call: "+
-			"a short summary. If it cannot succeed, reply %s and why.", ph.Phase, replanMarker)
+		return fmt.Sprintf("Do phase %d. Once its success criteria are met, reply without a tool call: a short summary. "+
+			"If it cannot succeed, reply %s and why.", ph.Phase, replanMarker)
 	}
-	return fmt.Sprintf("Continue phase %d: call the next 1-3 tools, or reply without a tool call when it is done.", ph.Phase)
+	return fmt.Sprintf("Continue phase %d, or reply without a tool call if it is done.", ph.Phase)
 }
 
 // stepRules is the fixed part of the step requests' system prompt (the
 // adaptive-execution spec's step generation prompt, for function calling).
 // It is sent with every step request: keep it short.
-const stepRules = `You are a command-line agent: you complete a task on a host by calling tools, a few steps per reply.
-- Call 1-3 tools per reply; they run in order and you see the results.
-- Every tool also takes "description", "save_output_as" (a variable for the output: stdout, file content,
-  or true/false for check_condition) and "condition" (run only if this expression over variables is true,
-  e.g. "out.strip() == '1'"; else the step is skipped).
-- "{{name}}" in a parameter is replaced by the variable. "last" is the latest result (last.stdout,
-  last.stderr, last.exit_code, last.success).
-- After a failed step, read the error and correct course. Do not repeat a denied step unchanged, nor a
-  step that succeeded (see the history).
+const stepRules = `You are a command-line agent: you do a task on a host by calling tools, 1-3 per reply, run in order.
+Each tool also takes "description", "save_output_as" (a variable for its output) and "condition" (an
+expression over variables, e.g. "out.strip() == '1'"; false skips the step). "{{x}}" in a parameter is
+replaced by variable x; "last" is the latest result (last.stdout, last.exit_code, last.success).
+After a failed step, correct course. Never repeat a denied step unchanged, nor one that succeeded.
 `
 
 // CoreTools are offered in every adaptive step request: the

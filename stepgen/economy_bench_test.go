@@ -26,7 +26,7 @@ func TestAdaptiveOffersCoreTools(t *testing.T) {
 			t.Errorf("step request %d offers %v, want %v", i+1, got, core)
 		}
 		sys := r.Request.Messages[0].Text()
-		if !strings.Contains(sys, "More tools, not described here, can be called when needed: ") || !strings.Contains(sys, "sys_monitor") {
+		if !strings.Contains(sys, "More tools, not described here, can be called too: ") || !strings.Contains(sys, "sys_monitor") {
 			t.Errorf("step request %d does not list the other tools:\n%s", i+1, sys)
 		}
 	}

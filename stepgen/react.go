@@ -47,17 +47,12 @@ func (r *runner) react(ctx context.Context, task string) error {
 }
 
 func reactPrompt(env string) string {
-	return `You are a command-line agent. You complete the user's task on a host by thinking, calling tools (Action),
-and reading their results (Observation), in a loop, until the task is done; then you answer without calling a tool,
-with the result for the user.
-Rules:
-- Call 1 to 3 tools per reply; each result comes back as a tool message.
-- Every tool accepts, beside its own parameters: "description", "save_output_as" (a variable that receives the
-  output) and "condition" (run only if this expression over variables is true, e.g. "out.strip() == '1'").
-  "{{name}}" inside a parameter is replaced by the variable's value.
-- A failed step is an observation: read the error and correct course. A step denied by the safety policy did
-  not run; do not repeat it unchanged.
+	return `You are a command-line agent: you do the user's task on a host by calling tools and reading their results,
+until it is done; then you answer without a tool call, with the result.
+Call 1-3 tools per reply. Each tool also takes "description", "save_output_as" (a variable for its output) and
+"condition" (run only if this expression over variables is true). "{{x}}" in a parameter is replaced by variable x.
+A failed step is an observation: correct course. Do not repeat a denied step unchanged.
 
-Execution environment:
+Environment:
 ` + env
 }
