@@ -57,6 +57,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("REMOTE_HOME", srv.Home)
 			env.Setenv("REMOTE_USER", srv.User)
 			env.Setenv("REMOTE_PORT", srv.Addr[len("127.0.0.1:"):])
+			// task_*_ssh scripts reach their host with --ssh-host=$SSH_HOST and
+			// see it named $TARGET (TestTaskScriptsLocal: "" and "local").
+			env.Setenv("SSH_HOST", "vub")
+			env.Setenv("TARGET", "vub")
 			return startScriptLLM(env)
 		},
 	})
