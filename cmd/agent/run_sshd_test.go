@@ -76,7 +76,47 @@ func setupSSHDScript(env *testscript.Env) error {
 	env.Setenv("REMOTE_HOME", remoteHome)
 	env.Setenv("REMOTE_USER", d.User)
 	env.Setenv("REMOTE_PORT", d.Addr[strings.LastIndex(d.Addr, ":")+1:])
+	env.Setenv("SSH_HOST", "vub")
+	env.Setenv("TARGET", "vub")
 	return startScriptLLM(env)
+}
+
+// localTaskScripts are the task scripts that run on this machine too: the
+// spec's three scenarios in both modes, re-planning and Ctrl-C mid-step.
+// (task_saveplan_ssh replays on an SSH host and this machine: it needs both.)
+var localTaskScripts = []string{"task_adaptive_ssh", "task_react_ssh", "task_logerrors_ssh", "task_flipflag_ssh",
+	"task_replan_ssh", "task_interrupt_ssh"}
+
+// TestTaskScriptsLocal runs localTaskScripts without SSH: --ssh-host= (empty)
+// selects this machine, named "local", and $REMOTE_HOME is the operator's
+// HOME, which "~" means here.
+func TestTaskScriptsLocal(t *testing.T) {
+	var files []string
+	for _, name := range localTaskScripts {
+		files = append(files, filepath.Join("testdata/script", name+".txtar"))
+	}
+	testscript.Run(t, testscript.Params{
+		Files:               files,
+		RequireExplicitExec: true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"sublines": sublines, "jsonlines": jsonlines, "llm-script": llmScript, "llm-requests": llmRequests,
+		},
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, "home")
+			if err := os.MkdirAll(home, 0o755); err != nil {
+				return err
+			}
+			env.Setenv("HOME", home)
+			env.Setenv("SSH_AUTH_SOCK", "")
+			env.Setenv("CI", "true")
+			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "state"))
+			env.Setenv("REMOTE_HOME", home)
+			env.Setenv("SSH_HOST", "")
+			env.Setenv("TARGET", "local")
+			return startScriptLLM(env)
+		},
+	})
 }
 
 // TestRunExampleOverSSHD runs the fix-script example against a real OpenSSH
