@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,7 +82,11 @@ func newInventory(file string) *Inventory {
 func Load(file string) (*Inventory, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, &Error{File: file, Msg: fmt.Sprintf("read inventory: %v", err)}
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the inventory: %v", err)}
 	}
 	return Parse(file, data)
 }

@@ -1,8 +1,149 @@
 package main
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+)
+
+// inventoryOptions are `agent inventory list`'s flags. -i, --limit and
+// --json may also come before "inventory" (they are global flags too);
+// the ones after it win.
+type inventoryOptions struct {
+	host      hostOptions
+	inventory string
+	limit     string
+	json      bool
+}
 
 // runInventory is `agent inventory list -i FILE [--limit PAT] [--json]`.
 func runInventory(ctx context.Context, a *app, args []string) error {
-	return usagef("inventory: not built yet")
+	if len(args) == 0 || args[0] != "list" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintln(a.stderr, "Usage: agent inventory list -i FILE [--limit PATTERN] [--json]")
+			return pflag.ErrHelp
+		}
+		return usagef("inventory: want the sub-command list (agent inventory list -i FILE [--limit PATTERN] [--json])")
+	}
+	fs := pflag.NewFlagSet("inventory list", pflag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	var o inventoryOptions
+	o.host.addFlags(fs)
+	fs.StringVarP(&o.inventory, "inventory", "i", "", "the Ansible inventory `FILE` (INI or YAML)")
+	fs.StringVar(&o.limit, "limit", "", "list only the hosts matching `PATTERN` (Ansible's: web:&prod, web:!db, ~regex…)")
+	fs.BoolVar(&o.json, "json", false, "print a JSON array (sorted by name) instead of a table")
+	fs.Usage = func() {
+		fmt.Fprintf(a.stderr, "Usage: agent inventory list -i FILE [--limit PATTERN] [--json]\n\n"+
+			"Print the selected hosts with their groups and effective SSH settings\n"+
+			"(inventory variables first, then ~/.ssh/config).\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("inventory list takes no arguments (got %q)", fs.Args())
+	}
+	mergeHost(&a.host, o.host, fs)
+	if !fs.Changed("inventory") {
+		o.inventory = a.task.batch.inventory
+	}
+	if !fs.Changed("limit") {
+		o.limit = a.task.batch.limit
+	}
+	o.json = o.json || a.task.json
+	if o.inventory == "" {
+		return usagef("inventory list: give the inventory with -i FILE")
+	}
+	hosts, err := a.inventoryHosts(o.inventory, o.limit)
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(hosts, func(i, j int) bool { return hosts[i].Name < hosts[j].Name })
+	if o.json {
+		return writeInventoryJSON(a, hosts)
+	}
+	if len(hosts) == 0 {
+		fmt.Fprintln(a.stderr, "agent: no hosts selected")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tHOST\tPORT\tUSER\tGROUPS")
+	for _, h := range hosts {
+		groups := strings.Join(h.Groups, ",")
+		if groups == "" {
+			groups = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", h.Name, h.SSH.HostName, h.SSH.Port, h.SSH.User, groups)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write listing: %w", err)
+	}
+	return nil
+}
+
+// inventoryEntry is one element of `agent inventory list --json`
+// (DESIGN.md "Inventory listing").
+type inventoryEntry struct {
+	Name   string         `json:"name"`
+	Groups []string       `json:"groups"`
+	Host   string         `json:"host"`
+	Port   int            `json:"port"`
+	User   string         `json:"user"`
+	Vars   map[string]any `json:"vars"`
+}
+
+func writeInventoryJSON(a *app, hosts []inventoryHost) error {
+	out := make([]inventoryEntry, 0, len(hosts))
+	for _, h := range hosts {
+		e := inventoryEntry{Name: h.Name, Groups: h.Groups, Host: h.SSH.HostName, Port: h.SSH.Port, User: h.SSH.User, Vars: h.Vars}
+		if e.Groups == nil {
+			e.Groups = []string{}
+		}
+		if e.Vars == nil {
+			e.Vars = map[string]any{}
+		}
+		e.Vars = jsonSafe(e.Vars).(map[string]any)
+		out = append(out, e)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return fmt.Errorf("inventory list: %w", err)
+	}
+	_, err = fmt.Fprintf(a.stdout, "%s\n", b)
+	return err
+}
+
+// jsonSafe replaces the floats JSON cannot hold (YAML's .inf and .nan) by
+// the strings Python would print for them.
+func jsonSafe(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return strconv.FormatFloat(x, 'g', -1, 64)
+		}
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonSafe(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonSafe(e)
+		}
+		return out
+	}
+	return v
 }
