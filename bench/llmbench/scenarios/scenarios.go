@@ -254,9 +254,10 @@ type Measure struct {
 	// Steps run; Total is stepgen.Run's wall time and InModel the part of
 	// it spent inside model calls (client and scripted server).
 	// OnHost is the part spent inside the transport: the commands and
-	// file transfers themselves, the environment probe included.
-	Steps                  int
-	Total, InModel, OnHost time.Duration
+	// file transfers themselves, and Probe, the environment probe (one
+	// command before the first request).
+	Steps                         int
+	Total, InModel, OnHost, Probe time.Duration
 	// Bodies are the request bodies sent, in order.
 	Bodies [][]byte
 	// Work is every step that ran (status ok), in order, as the tool and
@@ -271,6 +272,14 @@ func (m Measure) Overhead() time.Duration {
 		return 0
 	}
 	return (m.Total - m.InModel) / time.Duration(m.Steps)
+}
+
+// ProbePerStep is the environment probe's share of Overhead.
+func (m Measure) ProbePerStep() time.Duration {
+	if m.Steps == 0 {
+		return 0
+	}
+	return m.Probe / time.Duration(m.Steps)
 }
 
 // Machinery is Overhead without the time inside the transport: the
@@ -336,7 +345,7 @@ func Run(ctx context.Context, h Host, sc Scenario, mode stepgen.Mode) (Measure, 
 	res, err := stepgen.Run(ctx, stepgen.Config{LLM: chat, Executor: ex, Mode: mode, Transport: tr, Host: h.Name}, task)
 	m.Total = time.Since(start)
 	m.InModel = chat.d
-	m.OnHost = onHost.spent()
+	m.OnHost, m.Probe = onHost.spent()
 	m.Calls, m.PromptTokens, m.CompletionTokens = res.Usage.Calls, res.Usage.Prompt, res.Usage.Completion
 	m.Steps = res.Steps
 	if rej := srv.Rejections(); len(rej) > 0 {
@@ -439,6 +448,7 @@ func Totals(ps []Pair) Pair {
 			x.dst.Total += x.src.Total
 			x.dst.InModel += x.src.InModel
 			x.dst.OnHost += x.src.OnHost
+			x.dst.Probe += x.src.Probe
 		}
 	}
 	return t

@@ -18,6 +18,9 @@ type timedTransport struct {
 	next transport.Transport
 	mu   sync.Mutex
 	d    time.Duration
+	// first is the first command's time: stepgen.Run's environment probe.
+	first time.Duration
+	runs  int
 }
 
 func (t *timedTransport) add(start time.Time) {
@@ -27,15 +30,26 @@ func (t *timedTransport) add(start time.Time) {
 	t.mu.Unlock()
 }
 
-func (t *timedTransport) spent() time.Duration {
+// spent returns the time inside the transport, and of it the first
+// command's.
+func (t *timedTransport) spent() (all, first time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.d
+	return t.d, t.first
 }
 
 func (t *timedTransport) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
-	defer t.add(time.Now())
-	return t.next.Run(ctx, cmd)
+	start := time.Now()
+	res, err := t.next.Run(ctx, cmd)
+	d := time.Since(start)
+	t.mu.Lock()
+	t.d += d
+	if t.runs == 0 {
+		t.first = d
+	}
+	t.runs++
+	t.mu.Unlock()
+	return res, err
 }
 
 func (t *timedTransport) ReadFile(ctx context.Context, path string, w io.Writer) (int64, error) {
