@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/autoshell/agent/testenv"
+)
+
+// ttySession is agent running on a real pseudo-terminal: stdin, stdout,
+// stderr and /dev/tty are the pty, as for a person at a terminal.
+type ttySession struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	pty  *os.File
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan error
+	read chan struct{} // closed when the pty reader ends
+}
+
+// ttyEnv is a clean operator environment for agent on a terminal: its own
+// home, state and config, the scripted model, no CI (so a person may be
+// asked), and NO_COLOR unless color is wanted.
+func ttyEnv(t *testing.T, srv *testenv.LLMServer, extra ...string) (env []string, home string) {
+	home = t.TempDir()
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "CI", "HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "AGENT_BASE_URL", "AGENT_MODEL", "AGENT_API_KEY",
+			"NO_COLOR", "TERM", "DEEPSEEK_API_KEY", "OPENAI_API_KEY":
+		default:
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
+		"AGENT_BASE_URL="+srv.URL, "AGENT_MODEL=gpt-4o-mini", "TERM=xterm", "GORACE=atexit_sleep_ms=0")
+	return append(env, extra...), home
+}
+
+func startTTY(t *testing.T, env []string, args ...string) *ttySession {
+	t.Helper()
+	return startTTYWith(t, env, nil, args...)
+}
+
+// startTTYWith is startTTY with stdout going to w instead (nil: the pty).
+func startTTYWith(t *testing.T, env []string, stdout io.Writer, args ...string) *ttySession {
+	t.Helper()
+	bin, err := exec.LookPath("agent") // testscript.Main put this test binary there as agent
+	if err != nil {
+		t.Fatalf("agent is not in PATH: %v", err)
+	}
+	s := &ttySession{t: t, cmd: exec.Command(bin, args...), done: make(chan error, 1), read: make(chan struct{})}
+	s.cmd.Env = env
+	s.cmd.Dir = t.TempDir()
+	s.cmd.Stdout = stdout
+	if s.pty, err = pty.StartWithSize(s.cmd, &pty.Winsize{Rows: 50, Cols: 160}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(s.read)
+		buf := make([]byte, 4096)
+		for {
+			n, err := s.pty.Read(buf)
+			s.mu.Lock()
+			s.out.Write(buf[:n])
+			s.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() { s.done <- s.cmd.Wait() }()
+	t.Cleanup(func() {
+		s.cmd.Process.Kill()
+		s.pty.Close()
+		if t.Failed() {
+			t.Logf("terminal output:\n%q", s.output())
+		}
+	})
+	return s
+}
+
+func (s *ttySession) output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.String()
+}
+
+// waitFor waits until the output after offset from matches re and returns
+// the offset just past the match.
+func (s *ttySession) waitFor(from int, re string) int {
+	s.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		out := s.output()
+		if loc := rx.FindStringIndex(out[min(from, len(out)):]); loc != nil {
+			return from + loc[1]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.t.Fatalf("no %q on the terminal after offset %d", re, from)
+	return 0
+}
+
+func (s *ttySession) send(text string) {
+	s.t.Helper()
+	if _, err := s.pty.Write([]byte(text)); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// exit waits for agent to end and returns its status.
+func (s *ttySession) exit() int {
+	s.t.Helper()
+	select {
+	case err := <-s.done:
+		<-s.read
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		return 0
+	case <-time.After(20 * time.Second):
+		s.t.Fatal("agent did not exit")
+		return -1
+	}
+}
+
+var spinnerGlyph = regexp.MustCompile(`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]`)
+
+// TestREPLTerminal drives the REPL on a real terminal: the prompt, Ctrl-C
+// clearing a line at the prompt, Ctrl-C cancelling a running `sleep` (and
+// killing it) with the REPL still there, the approval prompt answered at
+// the REPL's own prompt (spinner stopped first), the next task seeing the
+// variable saved before, exit, and the history file.
+func TestREPLTerminal(t *testing.T) {
+	srv := testenv.StartLLMServer(t,
+		testenv.Calls(
+			testenv.ToolCall{Name: "execute_command", Arguments: `{"command":"echo tty-hello","save_output_as":"greeting"}`},
+			testenv.ToolCall{Name: "execute_command", Arguments: `{"command":"sleep 37"}`}),
+		testenv.Calls(testenv.ToolCall{Name: "write_file", Arguments: `{"file_path":"~/note.txt","content":"{{greeting}}"}`}),
+		testenv.Text("Written."),
+	)
+	env, home := ttyEnv(t, srv, "NO_COLOR=1")
+	s := startTTY(t, env, "--mode", "react")
+	at := s.waitFor(0, `Agent > `)
+
+	// Ctrl-C at the prompt drops the line; the prompt comes back.
+	s.send("half a line")
+	at = s.waitFor(at, `half a line`)
+	s.send("\x03")
+	at = s.waitFor(at, `Agent > `)
+
+	// Ctrl-C while the sleep runs cancels the task, and the sleep is gone.
+	s.send("sleep for a while\r")
+	at = s.waitFor(at, `\[2\] execute_command: sleep 37`)
+	at = s.waitFor(at, `Executing…`)
+	s.send("\x03")
+	at = s.waitFor(at, `task interrupted`)
+	at = s.waitFor(at, `Agent > `)
+	if out, err := exec.Command("pgrep", "-fx", "sleep 37").Output(); err == nil {
+		t.Errorf("sleep 37 still runs after Ctrl-C: pid %s", out)
+	}
+
+	// A write asks for approval at the REPL's prompt; y runs it.
+	s.send("write the greeting\r")
+	at = s.waitFor(at, `MEDIUM risk: write_file`)
+	at = s.waitFor(at, `Run it\? \[y/N/a=always\] `)
+	time.Sleep(3 * spinnerTick) // a spinner left running would draw now
+	if rest := s.output()[at:]; spinnerGlyph.MatchString(rest) {
+		t.Errorf("the spinner runs while the approval question is on screen: %q", rest)
+	}
+	s.send("y\r")
+	at = s.waitFor(at, `→ Written\.`)
+	at = s.waitFor(at, `Agent > `)
+	if b, err := os.ReadFile(filepath.Join(home, "note.txt")); err != nil || string(b) != "tty-hello\n" {
+		t.Errorf("note.txt: %q %v", b, err)
+	}
+
+	s.send("exit\r")
+	if code := s.exit(); code != 0 {
+		t.Errorf("exit status %d, want 0", code)
+	}
+	out := s.output()
+	if strings.Contains(out, "\x1b[3") { // NO_COLOR: no SGR colours (the spinner's erase codes are not colours)
+		t.Errorf("colours despite NO_COLOR: %q", out)
+	}
+	for _, want := range []string{`Thinking…`, `Observing…`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the spinner never said %s", want)
+		}
+	}
+	hist, err := os.ReadFile(filepath.Join(home, "state", "agent", "repl_history"))
+	if err != nil || !strings.Contains(string(hist), "sleep for a while\nwrite the greeting\n") || strings.Contains(string(hist), "half a line") {
+		t.Errorf("history: %q %v", hist, err)
+	}
+	if fi, err := os.Stat(filepath.Join(home, "state", "agent", "repl_history")); err == nil && fi.Mode().Perm() != 0o600 {
+		t.Errorf("history mode %v", fi.Mode())
+	}
+	srv.CheckNoRejections(t)
+}
+
+// TestApprovalPromptTerminal is agent -c on a real terminal with the
+// default approval mode (ask): the [y/N] question on /dev/tty shows the
+// resolved step; y runs it, n (and Enter) refuses it with exit 4.
+func TestApprovalPromptTerminal(t *testing.T) {
+	for _, tc := range []struct {
+		answer string
+		code   int
+		want   string
+	}{{"y\n", 0, "changed\n"}, {"n\n", 4, "original\n"}, {"\n", 4, "original\n"}} {
+		t.Run(strings.TrimSpace(tc.answer+"-"), func(t *testing.T) {
+			srv := testenv.StartLLMServer(t,
+				testenv.Calls(testenv.ToolCall{Name: "write_file", Arguments: `{"file_path":"~/data.txt","content":"changed\n"}`}),
+				testenv.Text("Done."),
+			)
+			env, home := ttyEnv(t, srv)
+			if err := os.WriteFile(filepath.Join(home, "data.txt"), []byte("original\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := startTTY(t, env, "--mode", "react", "-c", "change data.txt")
+			at := s.waitFor(0, `MEDIUM risk: write_file on local`)
+			at = s.waitFor(at, `file: .*data\.txt`)
+			at = s.waitFor(at, `Run it\? \[y/N/a=always\] `)
+			time.Sleep(3 * spinnerTick)
+			if rest := s.output()[at:]; spinnerGlyph.MatchString(rest) {
+				t.Errorf("the spinner runs while the question is on screen: %q", rest)
+			}
+			s.send(tc.answer)
+			if code := s.exit(); code != tc.code {
+				t.Errorf("exit status %d, want %d", code, tc.code)
+			}
+			if b, _ := os.ReadFile(filepath.Join(home, "data.txt")); string(b) != tc.want {
+				t.Errorf("data.txt = %q, want %q", b, tc.want)
+			}
+			out := s.output()
+			if tc.code == 0 && !strings.Contains(out, "\x1b[32msuccess") {
+				t.Errorf("no green success on a colour terminal: %q", out)
+			}
+			if !strings.Contains(out, "LLM: 2 calls") {
+				t.Errorf("no LLM usage in the summary: %q", out)
+			}
+		})
+	}
+}
+
+
+// TestJSONOnTerminal: with --json and stdout redirected, stdout holds JSON
+// lines only, and the terminal on stderr gets no spinner.
+func TestJSONOnTerminal(t *testing.T) {
+	srv := testenv.StartLLMServer(t,
+		testenv.Calls(testenv.ToolCall{Name: "execute_command", Arguments: `{"command":"echo json-hello"}`}),
+		testenv.Text("Done."),
+	)
+	env, _ := ttyEnv(t, srv)
+	var stdout syncBuffer
+	s := startTTYWith(t, env, &stdout, "--mode", "react", "--json", "-c", "say hello")
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit status %d\nstdout: %s", code, stdout.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["event"] == nil {
+			t.Errorf("not a JSON event line: %q (%v)", l, err)
+		}
+	}
+	if !strings.Contains(stdout.String(), `"output":"json-hello\n"`) {
+		t.Errorf("the step's output is not in the JSON:\n%s", stdout.String())
+	}
+	if out := s.output(); spinnerGlyph.MatchString(out) || strings.Contains(out, "Thinking") {
+		t.Errorf("spinner on the terminal with --json: %q", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the writer goroutine exec starts.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
