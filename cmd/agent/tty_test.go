@@ -260,7 +260,6 @@ func TestApprovalPromptTerminal(t *testing.T) {
 	}
 }
 
-
 // TestJSONOnTerminal: with --json and stdout redirected, stdout holds JSON
 // lines only, and the terminal on stderr gets no spinner.
 func TestJSONOnTerminal(t *testing.T) {
