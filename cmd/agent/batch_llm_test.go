@@ -204,6 +204,19 @@ func TestBatchPlanOnceFallback(t *testing.T) {
 		if !strings.Contains(string(b), "success on "+name) {
 			t.Errorf("%s.log:\n%s", name, b)
 		}
+		// The model's messages: 5 calls for the first host, 2 for the
+		// fallback, none for the replays.
+		calls := map[string]int{"web01": 5, "web02": 2}[name]
+		tr, err := os.ReadFile(filepath.Join(outDir, name+".transcript.jsonl"))
+		if calls == 0 {
+			if err == nil && len(tr) > 0 {
+				t.Errorf("%s: a transcript without model calls:\n%s", name, tr)
+			}
+			continue
+		}
+		if n := strings.Count(string(tr), `"event":"request"`); err != nil || n != calls {
+			t.Errorf("%s.transcript.jsonl: %d requests (%v), want %d", name, n, err, calls)
+		}
 	}
 }
 
