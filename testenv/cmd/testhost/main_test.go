@@ -111,3 +111,45 @@ func buildBins(t *testing.T) string {
 	}
 	return bin
 }
+
+// examples/demo-saved.yaml is what `--save-plan` writes for the demo task:
+// the same command with the same scripted model writes it byte for byte,
+// and `agent run` replays it on a fresh host (a new testhost) with the same
+// end state.
+func TestDemoSavedPlanExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds agent")
+	}
+	bin := buildBins(t)
+	example, err := filepath.Abs("../../../examples/demo-saved.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(t.TempDir(), "saved.yaml")
+	testhost := func(script string) string {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(bin, "testhost"), "--", "sh", "-c", script)
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "SAVED="+saved, "EXAMPLE="+example)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out)
+		}
+		return string(out)
+	}
+	testhost(`agent --ssh-host vub -c "执行用户目录下的test目录下 a.sh,如果输出为1那修改脚本让它输出为2" --approve medium --save-plan "$SAVED"`)
+	got, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("--save-plan wrote:\n%s\nexamples/demo-saved.yaml holds:\n%s", got, want)
+	}
+	out := testhost(`agent run "$EXAMPLE" --ssh-host vub --approve medium && echo "prints: $(agent --ssh-host vub exec -- 'sh ~/test/a.sh')"`)
+	if !strings.Contains(out, "success on vub: 6 steps: 6 ok") || !strings.Contains(out, "prints: 2\n") {
+		t.Errorf("replay on a fresh host:\n%s", out)
+	}
+}
