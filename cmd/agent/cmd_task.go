@@ -113,7 +113,9 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 		}
 	}()
 	opts := []llm.Option{llm.WithRetryHook(func(attempt int, wait time.Duration, err error) {
-		fmt.Fprintf(a.stderr, "agent: model: %v; retrying in %s\n", err, wait.Round(10*time.Millisecond))
+		t.spinner().hide(func() {
+			fmt.Fprintf(a.stderr, "agent: model: %v; retrying in %s\n", err, wait.Round(10*time.Millisecond))
+		})
 	})}
 	topts, closeT, err := transcriptOptions(o.transcript)
 	if err != nil {
@@ -131,6 +133,9 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 
 // spinner is the terminal view's spinner, nil without one.
 func (t *taskRunner) spinner() *spinner {
+	if t.steps == nil {
+		return nil
+	}
 	if r, ok := t.steps.render.(*termRenderer); ok {
 		return r.spin
 	}

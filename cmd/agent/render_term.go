@@ -113,7 +113,11 @@ func (r *termRenderer) event(ev planner.Event) {
 	case *planner.StepStartEvent:
 		r.header(ev.Step, ev.Tool, ev.Command, ev.Path, ev.Parameters, ev.Description)
 		r.started = ev.Step
-		r.spin.set("Executing…")
+		if ev.Tool == "upload_file" || ev.Tool == "download_file" {
+			r.spin.set("") // a large transfer draws its own progress bar
+		} else {
+			r.spin.set("Executing…")
+		}
 	case *planner.StepEvent:
 		r.step(ev)
 		r.spin.set("Observing…")

@@ -129,11 +129,14 @@ type lineResult struct {
 }
 
 // stdinLines reads tasks line by line from a pipe or file, with no prompt
-// (nothing but the tasks' own output reaches stdout).
+// (nothing but the tasks' own output reaches stdout) — or, when stdin is a
+// terminal but stdout is not (agent | tee log), with the prompt on prompt
+// (stderr) and the approvals read from the same lines.
 type stdinLines struct {
-	r     io.Reader
-	once  sync.Once
-	lines chan lineResult
+	r      io.Reader
+	prompt io.Writer // nil: no prompt
+	once   sync.Once
+	lines  chan lineResult
 }
 
 func (r *stdinLines) readLine(ctx context.Context) (string, error) {
@@ -154,6 +157,13 @@ func (r *stdinLines) readLine(ctx context.Context) (string, error) {
 			}
 		}()
 	})
+	if r.prompt != nil {
+		fmt.Fprint(r.prompt, replPrompt)
+	}
+	return r.next(ctx)
+}
+
+func (r *stdinLines) next(ctx context.Context) (string, error) {
 	select {
 	case l := <-r.lines:
 		return l.line, l.err
@@ -161,6 +171,23 @@ func (r *stdinLines) readLine(ctx context.Context) (string, error) {
 		return "", ctx.Err()
 	}
 }
+
+// approver asks on r.prompt and reads the answer as the next line, so no
+// second reader of the terminal is left to steal the next task's line.
+func (r *stdinLines) approver() safety.Prompter {
+	return safety.PrompterFunc(func(ctx context.Context, req safety.Request) (safety.Decision, error) {
+		fmt.Fprint(r.prompt, safety.FormatRequest(req)+"Run it? [y/N/a=always] ")
+		answer, err := r.next(ctx)
+		switch {
+		case errors.Is(err, io.EOF):
+			return safety.Decision{Reason: "denied by user"}, nil
+		case err != nil:
+			return safety.Decision{}, err
+		}
+		return decideAnswer(answer), nil
+	})
+}
+
 func (r *stdinLines) addHistory(string) {}
 func (r *stdinLines) close()            {}
 
@@ -300,11 +327,20 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 	if t.env, err = stepgen.Environment(ctx, t.steps.tr); err != nil {
 		return err
 	}
-	var in lineReader = &stdinLines{r: a.stdin}
+	lines := &stdinLines{r: a.stdin}
+	var in lineReader = lines
 	var term *termLines
-	if a.interactive() {
+	ttyIn := false
+	if f, ok := a.stdin.(*os.File); ok && isTerminal(f) {
+		ttyIn = true
+	}
+	switch {
+	case a.interactive():
 		term = newTermLines(a.stderr)
 		in = term
+	case ttyIn:
+		lines.prompt = a.stderr
+		t.setPrompter(lines.approver())
 	}
 	defer in.close()
 	var mu sync.Mutex
@@ -316,7 +352,13 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 			cancelTask()
 			return true
 		}
-		return term != nil // at a terminal's prompt Ctrl-C is a key (liner); a stray SIGINT is ignored
+		// At liner's prompt Ctrl-C is a key, so this is a stray SIGINT:
+		// ignored. At a plain terminal's prompt the terminal has dropped
+		// the line: prompt again. Reading a pipe or file: stop.
+		if ttyIn && term == nil {
+			fmt.Fprint(a.stderr, "\n"+replPrompt)
+		}
+		return ttyIn
 	}
 	if term != nil {
 		t.setPrompter(term.approver(a.stdout, func() { cancelRunning() }))

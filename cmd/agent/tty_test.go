@@ -305,3 +305,62 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// TestREPLTerminalCtrlCAtApproval: Ctrl-C at the REPL's approval question
+// cancels the task (nothing written) and returns to the prompt.
+func TestREPLTerminalCtrlCAtApproval(t *testing.T) {
+	srv := testenv.StartLLMServer(t,
+		testenv.Calls(testenv.ToolCall{Name: "write_file", Arguments: `{"file_path":"~/note.txt","content":"x"}`}),
+	)
+	env, home := ttyEnv(t, srv, "NO_COLOR=1")
+	s := startTTY(t, env, "--mode", "react")
+	at := s.waitFor(0, `Agent > `)
+	s.send("write a note\r")
+	at = s.waitFor(at, `Run it\? \[y/N/a=always\] `)
+	s.send("\x03")
+	at = s.waitFor(at, `task interrupted`)
+	s.waitFor(at, `Agent > `)
+	s.send("\x04") // Ctrl-D leaves
+	if code := s.exit(); code != 0 {
+		t.Errorf("exit status %d, want 0", code)
+	}
+	if _, err := os.Stat(filepath.Join(home, "note.txt")); err == nil {
+		t.Error("note.txt was written")
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d model requests, want 1 (none after the interrupt)", n)
+	}
+}
+
+// TestREPLTerminalInputOnly: stdin is a terminal but stdout is redirected
+// (agent | tee log): the prompt goes to stderr, tasks and the approval's
+// answer are read from the same terminal lines, and stdout gets the task
+// output only.
+func TestREPLTerminalInputOnly(t *testing.T) {
+	srv := testenv.StartLLMServer(t,
+		testenv.Calls(testenv.ToolCall{Name: "write_file", Arguments: `{"file_path":"~/note.txt","content":"x"}`}),
+		testenv.Text("Written."),
+		testenv.Text("Second."),
+	)
+	env, home := ttyEnv(t, srv, "NO_COLOR=1")
+	var stdout syncBuffer
+	s := startTTYWith(t, env, &stdout, "--mode", "react")
+	at := s.waitFor(0, `Agent > `)
+	s.send("write a note\n")
+	at = s.waitFor(at, `Run it\? \[y/N/a=always\] `)
+	s.send("y\n")
+	at = s.waitFor(at, `Agent > `)
+	s.send("second task\n")
+	s.waitFor(at, `Agent > `)
+	s.send("exit\n")
+	if code := s.exit(); code != 0 {
+		t.Errorf("exit status %d, want 0", code)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "note.txt")); err != nil || string(b) != "x" {
+		t.Errorf("note.txt: %q %v", b, err)
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "→ Written.") || !strings.Contains(out, "→ Second.") || strings.Contains(out, "Agent >") || strings.Contains(out, "Run it?") {
+		t.Errorf("stdout:\n%s", out)
+	}
+}
