@@ -104,7 +104,8 @@ loop:
 	if asked["execute_command"] != 1 || asked["write_file"] != 12 {
 		t.Errorf("asked %v, want execute_command once and write_file for each of the 12 hosts; screen:\n%s", asked, text)
 	}
-	if !strings.Contains(text, "applies to every host") || !strings.Contains(text, "hosts") {
+	// the note on the question, and the progress bar over hosts on stderr
+	if !strings.Contains(text, "applies to every host") || !regexp.MustCompile(`hosts +\d+% \|.*\(\d+/12\)`).MatchString(text) {
 		t.Errorf("screen:\n%s", text)
 	}
 	if _, err := os.Stat(filepath.Join(f.dir, "shared-flag")); err != nil {
