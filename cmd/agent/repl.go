@@ -377,6 +377,7 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 			if term != nil {
 				fmt.Fprintln(a.stdout)
 			}
+			replBye(a, t, term != nil)
 			return nil
 		case err != nil:
 			return err
@@ -389,6 +390,7 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 			continue
 		}
 		if action == replExit {
+			replBye(a, t, term != nil)
 			return nil
 		}
 		in.addHistory(task)
@@ -418,4 +420,14 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 		}
 		t.earlier = append(t.earlier, e)
 	}
+}
+
+// replBye closes an interactive session with what it cost.
+func replBye(a *app, t *taskRunner, interactive bool) {
+	if !interactive || len(t.earlier) == 0 {
+		return
+	}
+	u := t.client.Usage()
+	fmt.Fprintf(a.stdout, "%d %s this session; LLM: %d %s, %d prompt + %d completion tokens\n",
+		len(t.earlier), pluralize(len(t.earlier), "task"), u.Calls, pluralize(u.Calls, "call"), u.Prompt, u.Completion)
 }

@@ -198,6 +198,9 @@ func TestREPLTerminal(t *testing.T) {
 		t.Errorf("exit status %d, want 0", code)
 	}
 	out := s.output()
+	if !regexp.MustCompile(`2 tasks this session; LLM: 3 calls, \d+ prompt \+ \d+ completion tokens`).MatchString(out) {
+		t.Errorf("no session total at exit")
+	}
 	if strings.Contains(out, "\x1b[3") { // NO_COLOR: no SGR colours (the spinner's erase codes are not colours)
 		t.Errorf("colours despite NO_COLOR: %q", out)
 	}
