@@ -317,6 +317,11 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 	if o.batch.inventory != "" {
 		return usagef("-i: the REPL works on one host; give the task with -c to run it across the inventory")
 	}
+	if o.savePlan != "" {
+		// A REPL task may use variables an earlier task saved: its steps
+		// alone would not replay.
+		return usagef("--save-plan works with -c TASK, not in the REPL")
+	}
 	// Connect first: a host-key or passphrase question needs the terminal
 	// in its normal mode, and liner takes it over.
 	t, err := a.newTaskRunner(ctx, o)
