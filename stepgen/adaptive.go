@@ -190,15 +190,15 @@ var CoreTools = []string{"execute_command", "read_file", "write_file", "edit_fil
 // find tool ("find the ERROR lines", "find out why"); a tool the hints
 // miss is still listed by name and runs when called.
 var toolHints = map[string][]string{
-	"find":          {"locate", "find file", "find the file", "find director", "which file", "where is"},
-	"grep":          {"grep", "search", "matching", "lines containing", "occurrence"},
-	"wget":          {"wget", "download", "url", "http"},
-	"ps":            {"process", "pid", "running"},
-	"ss":            {"port", "socket", "listen", "connection", "network"},
-	"lsof":          {"lsof", "open file", "port", "in use"},
-	"sys_monitor":   {"sys_monitor", "cpu", "memory", "ram", "disk", "load", "usage", "resource", "monitor"},
-	"upload_file":   {"upload", "transfer", "local machine", "my machine"},
-	"download_file": {"download", "transfer", "local machine", "my machine"},
+	"find":          {"locate", "find file", "find the file", "find director", "which file", "where is", "查找文件", "找文件", "哪个文件"},
+	"grep":          {"grep", "search", "matching", "lines containing", "occurrence", "搜索", "匹配"},
+	"wget":          {"wget", "download", "url", "http", "下载", "网址"},
+	"ps":            {"process", "pid", "running", "进程"},
+	"ss":            {"port", "socket", "listen", "connection", "network", "端口", "监听", "连接", "网络"},
+	"lsof":          {"lsof", "open file", "port", "in use", "端口", "占用"},
+	"sys_monitor":   {"sys_monitor", "cpu", "memory", "ram", "disk", "load", "usage", "resource", "monitor", "内存", "磁盘", "负载", "使用率", "资源", "监控"},
+	"upload_file":   {"upload", "transfer", "local machine", "my machine", "上传", "传输", "本地"},
+	"download_file": {"download", "transfer", "local machine", "my machine", "下载", "传输", "本地"},
 }
 
 // phaseTools returns the tools a phase's requests offer: the core tools
@@ -226,8 +226,12 @@ func (r *runner) phaseTools(task string, ph planner.Phase) []llm.Tool {
 	return out
 }
 
-// containsWord reports whether w occurs in text at the start of a word.
+// containsWord reports whether w occurs in text at the start of a word;
+// a w in a script without spaces between words (Chinese) anywhere.
 func containsWord(text, w string) bool {
+	if w != "" && w[0] >= 0x80 {
+		return strings.Contains(text, w)
+	}
 	for i := 0; ; {
 		j := strings.Index(text[i:], w)
 		if j < 0 {

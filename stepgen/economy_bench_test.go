@@ -52,6 +52,8 @@ func TestAdaptiveHintedTools(t *testing.T) {
 		{"find the ERROR lines in app.log", "find them", nil, []string{"find", "grep", "ps", "ss"}},
 		{"locate nginx.conf and search it for listen", "g", []string{"find", "grep", "ss"}, nil},
 		{"steps to success", "g", nil, []string{"ps", "ss"}}, // tool names inside words are no hints
+		{"查看8080端口被哪个进程占用", "检查磁盘使用率", []string{"ss", "lsof", "ps", "sys_monitor"}, []string{"wget"}},
+		{"执行用户目录下的test目录下 a.sh,如果输出为1那修改脚本让它输出为2", "执行脚本", nil, []string{"find", "grep", "ps", "ss", "lsof", "sys_monitor", "wget", "upload_file", "download_file"}},
 	} {
 		f := newFixture(t,
 			testenv.Calls(testenv.Call("submit_plan", `{"phases":[{"phase":1,"goal":"`+tc.goal+`"}]}`)),
