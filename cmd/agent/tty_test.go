@@ -367,3 +367,38 @@ func TestREPLTerminalInputOnly(t *testing.T) {
 		t.Errorf("stdout:\n%s", out)
 	}
 }
+
+// TestSetLLMTerminal answers `agent config set-llm` at a real terminal: the
+// pasted key is not echoed, it is stored in the file, which is mode 0600,
+// and the connection was tested with it.
+func TestSetLLMTerminal(t *testing.T) {
+	const key = "sk-typed-at-terminal-0123456789wxyz"
+	srv := testenv.StartLLMServer(t).RequireKey(key)
+	env, home := ttyEnv(t, srv)
+	s := startTTY(t, env, "config", "set-llm")
+	at := s.waitFor(0, `Choice \[1\]: `)
+	s.send("4\n")
+	at = s.waitFor(at, `Base URL: `)
+	s.send(srv.URL + "\n")
+	at = s.waitFor(at, `Model: `)
+	s.send("tty-model\n")
+	at = s.waitFor(at, `API key \(input hidden`)
+	at = s.waitFor(at, `environment variable\): `)
+	s.send(key + "\n")
+	at = s.waitFor(at, `Testing connection to .*… OK`)
+	s.waitFor(at, `✓ Configuration saved to `)
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit status %d", code)
+	}
+	if strings.Contains(s.output(), "typed-at-terminal") {
+		t.Errorf("the key was echoed: %q", s.output())
+	}
+	path := filepath.Join(home, "config", "agent", "config.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), "api_key: "+key) || !strings.Contains(string(b), "model: tty-model") {
+		t.Errorf("config: %q %v", b, err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("config mode: %v %v", fi.Mode(), err)
+	}
+}
