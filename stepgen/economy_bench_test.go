@@ -132,3 +132,16 @@ func TestAdaptiveOutputSentOnce(t *testing.T) {
 		t.Errorf("phase 2's history lacks phase 1's step and variable:\n%s", sys)
 	}
 }
+
+// containsWord takes any text (the task is the operator's, the phase the
+// model's): never a panic, and a hit is always a real occurrence.
+func FuzzContainsWord(f *testing.F) {
+	for _, s := range [][2]string{{"which process listens", "process"}, {"8080端口", "端口"}, {"", ""}, {"report", "port"}, {"\xff\xfe", "\xff"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, text, w string) {
+		if containsWord(text, w) && !strings.Contains(text, w) {
+			t.Fatalf("containsWord(%q, %q) without an occurrence", text, w)
+		}
+	})
+}
