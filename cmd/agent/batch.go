@@ -34,7 +34,7 @@ const (
 type hostResult struct {
 	Host    string
 	Status  string // hostOK, hostFailed or hostNotRun
-	How     string // plan, adaptive, react, replayed, fallback
+	How     string // plan, adaptive, react, planned, replayed, fallback; "" when not connected
 	Steps   int
 	Changed int // files changed
 	// LLMCalls are the model's calls made for this host.

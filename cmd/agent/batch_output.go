@@ -174,11 +174,12 @@ func (o *batchOutput) hostDone(res hostResult, done *planner.DoneEvent) {
 func hostLine(r hostResult) string {
 	status := map[string]string{hostOK: "ok", hostFailed: "FAILED", hostNotRun: "not run"}[r.Status]
 	s := fmt.Sprintf("%-7s %s", status, printable(r.Host))
-	if r.Status != hostNotRun {
-		s += fmt.Sprintf("  %d %s, %d changed", r.Steps, pluralize(r.Steps, "step"), r.Changed)
-		if r.How != "" {
-			s += ", " + r.How
-		}
+	switch {
+	case r.Status == hostNotRun:
+	case r.How == "": // not connected
+		s += "  " + fmtDuration(r.Duration)
+	default:
+		s += fmt.Sprintf("  %d %s, %d changed, %s", r.Steps, pluralize(r.Steps, "step"), r.Changed, r.How)
 		if r.LLMCalls > 0 {
 			s += fmt.Sprintf(", %d LLM %s", r.LLMCalls, pluralize(r.LLMCalls, "call"))
 		}
