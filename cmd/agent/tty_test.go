@@ -309,15 +309,23 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// TestREPLTerminalCtrlCAtApproval: Ctrl-C at the REPL's approval question
-// cancels the task (nothing written) and returns to the prompt.
+// TestREPLTerminalCtrlCAtApproval: Ctrl-C while the model thinks, and at
+// the REPL's approval question, cancels the task (nothing written) and
+// returns to the prompt.
 func TestREPLTerminalCtrlCAtApproval(t *testing.T) {
-	srv := testenv.StartLLMServer(t,
+	slow := testenv.Text("too late")
+	slow.Delay = time.Minute
+	srv := testenv.StartLLMServer(t, slow,
 		testenv.Calls(testenv.ToolCall{Name: "write_file", Arguments: `{"file_path":"~/note.txt","content":"x"}`}),
 	)
 	env, home := ttyEnv(t, srv, "NO_COLOR=1")
 	s := startTTY(t, env, "--mode", "react")
 	at := s.waitFor(0, `Agent > `)
+	s.send("think long\r")
+	at = s.waitFor(at, `Thinking…`)
+	s.send("\x03")
+	at = s.waitFor(at, `task interrupted`)
+	at = s.waitFor(at, `Agent > `)
 	s.send("write a note\r")
 	at = s.waitFor(at, `Run it\? \[y/N/a=always\] `)
 	s.send("\x03")
@@ -330,8 +338,8 @@ func TestREPLTerminalCtrlCAtApproval(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "note.txt")); err == nil {
 		t.Error("note.txt was written")
 	}
-	if n := len(srv.Requests()); n != 1 {
-		t.Errorf("%d model requests, want 1 (none after the interrupt)", n)
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d model requests, want 2 (none after an interrupt)", n)
 	}
 }
 
