@@ -202,7 +202,18 @@ stop_masters() {
 }
 
 now() { date +%s.%N; }
-results=$work/results # tool run wall_s cpu_s
+# sshd_cpu: seconds of CPU the sshd instances' finished children used (their
+# connections and the commands those ran: the work a tool causes on the
+# hosts), from cutime+cstime of each sshd, which reaps them.
+tck=$(getconf CLK_TCK)
+sshd_cpu() {
+  local p sum=0
+  for p in "${sshd_pids[@]}"; do
+    sum=$((sum + $(awk '{ print $16 + $17 }' "/proc/$p/stat")))
+  done
+  awk -v s="$sum" -v t="$tck" 'BEGIN { printf "%.2f", s / t }'
+}
+results=$work/results # tool run wall_s cpu_s server_cpu_s
 : > "$results"
 tools=()
 for t in $TOOLS; do
@@ -215,7 +226,8 @@ done
 
 # One untimed pass first: Ansible's json callback shows every host's three
 # outputs (the timed runs use the default callback and check PLAY RECAP).
-root=$work/files/json
+if [[ " ${tools[*]} " = *" ansible"* ]]; then
+  root=$work/files/json
 mkdir -p "$work/out/json"
 (cd "$work" && ANSIBLE_PIPELINING=1 ANSIBLE_SSH_COMMON_ARGS="-F $cfg" ANSIBLE_REMOTE_TMP="$work/rtmp" \
   ANSIBLE_STDOUT_CALLBACK=json ansible-playbook -i "$here/inventory.ini" -f $FORKS -e root="$root" \
@@ -223,12 +235,14 @@ mkdir -p "$work/out/json"
   { echo "fanout: ansible json pass failed:" >&2; tail -20 "$work/out/json/stderr" >&2; exit 1; }
 check ansible-json -hosts "$hosts100" -kernel "$kernel" "$work/out/json/stdout"
 stop_masters
+fi
 
 # Timed runs, interleaved so that load from other jobs hits every tool alike.
 for r in $(seq 1 "$RUNS"); do
   for t in "${tools[@]}"; do
     root=$work/files/$t.$r out=$work/out/$t.$r
     mkdir -p "$root" "$out"
+    s0=$(sshd_cpu)
     t0=$(now)
     rc=0
     /usr/bin/time -f '%U %S' -o "$out/time" bash -c "$(declare -f run_tool); $(declare -p here hosts100 cfg work FORKS agent_bin); run_tool $t $root $out" || rc=$?
@@ -240,10 +254,12 @@ for r in $(seq 1 "$RUNS"); do
       tail -20 "$out/stderr" >&2
       exit 1
     fi
+    sleep 0.5 # let sshd reap the last connections
+    srv=$(awk -v a="$s0" -v b="$(sshd_cpu)" 'BEGIN { printf "%.2f", b - a }')
     cpu=$(tail -1 "$out/time" | awk '{ print $1 + $2 }')
     wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-    echo "$t $r $wall $cpu" >> "$results"
-    printf '  run %d %-14s %7.2fs wall %7.2fs cpu  (100 hosts checked)\n' "$r" "$t" "$wall" "$cpu"
+    echo "$t $r $wall $cpu $srv" >> "$results"
+    printf '  run %d %-14s %7.2fs wall %7.2fs cpu  %7.2fs sshd cpu  (100 hosts checked)\n' "$r" "$t" "$wall" "$cpu" "$srv"
     rm -rf "$root"
   done
 done
@@ -254,13 +270,15 @@ stat() { # stat TOOL COLUMN: "min median" of that column
     awk '{ v[NR] = $1 } END { if (NR == 0) exit; m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f %.3f", v[1], m }'
 }
 echo
-echo "== fan-out: 3 steps × 100 hosts, forks 50, $NSSHD loopback sshd, $RUNS runs each (min / median wall; median cpu)"
+echo "== fan-out: 3 steps × 100 hosts, forks 50, $NSSHD loopback sshd, $RUNS runs each"
+echo "   (min / median wall; median CPU of the tool and its children, and of sshd and what it ran)"
 declare -A med
 for t in "${tools[@]}"; do
   read -r mn md <<< "$(stat "$t" 3)"
   read -r _ cmd <<< "$(stat "$t" 4)"
+  read -r _ smd <<< "$(stat "$t" 5)"
   med[$t]=$md
-  printf '%-14s min %7.3fs  median %7.3fs  cpu %7.3fs\n' "$t" "$mn" "$md" "$cmd"
+  printf '%-14s min %7.3fs  median %7.3fs  cpu %7.3fs  sshd cpu %7.3fs\n' "$t" "$mn" "$md" "$cmd" "$smd"
 done
 if [ -n "${med[agent]:-}" ]; then
   for t in "${tools[@]}"; do
