@@ -420,6 +420,8 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 		case err != nil:
 			e.status = "failed: " + clipText(err.Error(), earlierTextBytes)
 			fmt.Fprintln(a.stderr, "agent:", err)
+		case res.Denied > 0:
+			e.status = fmt.Sprintf("failed: %d %s denied by the safety policy or the user", res.Denied, pluralize(res.Denied, "step"))
 		case !res.Success:
 			e.status = "failed"
 		}
