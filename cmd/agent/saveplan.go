@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,10 @@ func savePlan(w io.Writer, path string, res stepgen.Result) error {
 	data, err := planner.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("--save-plan %s: %w", path, err)
+	}
+	// what agent run will read: never write a file it refuses
+	if _, err := planner.Parse(bytes.NewReader(data), path); err != nil {
+		return fmt.Errorf("--save-plan: the plan would not read back: %w", err)
 	}
 	if err := writeAtomic(path, data); err != nil {
 		return fmt.Errorf("--save-plan: %w", err)
