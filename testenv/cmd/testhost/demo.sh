@@ -38,6 +38,9 @@ step agent --ssh-host "$host" exec -- 'cat ~/test/a.sh; sh ~/test/a.sh'
 # unattended (without a terminal the default is --approve never: only safe steps
 # run), so --approve medium lets medium steps run; high-risk ones (sudo, rm -r,
 # system paths, other hosts, opaque code) would still be refused.
+echo
+echo "--approve medium: running the script and editing it are medium-risk steps; the demo runs"
+echo "unattended, so they run without asking. High-risk steps would still be refused."
 step agent --ssh-host "$host" -c "$task" --approve medium
 
 show agent --ssh-host "$host" exec -- 'sh ~/test/a.sh'
