@@ -38,6 +38,9 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 		return usageError{err}
 	}
 	mergeHost(&a.host, host, fs)
+	if a.task.batch.inventory != "" {
+		return usagef("undo works on one host: agent undo SESSION --ssh-host HOST (a batch's summary names each host's session)")
+	}
 	if fs.NArg() > 1 {
 		return usagef("undo: at most one session id")
 	}
