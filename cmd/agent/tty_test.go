@@ -313,8 +313,11 @@ func (b *syncBuffer) String() string {
 // the REPL's approval question, cancels the task (nothing written) and
 // returns to the prompt.
 func TestREPLTerminalCtrlCAtApproval(t *testing.T) {
-	slow := testenv.Text("too late")
-	slow.Delay = time.Minute
+	asked := make(chan struct{}) // the server holds the slow request
+	slow := testenv.Respond(func(*testenv.ChatRequest) testenv.Reply {
+		close(asked)
+		return testenv.Reply{Content: "too late", Delay: time.Minute}
+	})
 	srv := testenv.StartLLMServer(t, slow,
 		testenv.Calls(testenv.ToolCall{Name: "write_file", Arguments: `{"file_path":"~/note.txt","content":"x"}`}),
 	)
@@ -323,6 +326,11 @@ func TestREPLTerminalCtrlCAtApproval(t *testing.T) {
 	at := s.waitFor(0, `Agent > `)
 	s.send("think long\r")
 	at = s.waitFor(at, `Thinking…`)
+	select {
+	case <-asked:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the model was never asked")
+	}
 	s.send("\x03")
 	at = s.waitFor(at, `task interrupted`)
 	at = s.waitFor(at, `Agent > `)
