@@ -86,6 +86,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		for {
 			select {
 			case <-ctx.Done():
+				// A second Ctrl-C while agent cleans up (killing remote
+				// processes, printing a batch summary) quits at once.
+				signal.Stop(sigs)
 				return
 			case s := <-sigs:
 				// The REPL takes Ctrl-C for the running task only.
