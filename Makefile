@@ -21,11 +21,13 @@ lint:
 	$(GO) vet $(PKGS)
 
 # Go benchmarks, then agent against OpenSSH on the same sshd, then the
-# per-step overhead of `agent run` against a shell loop (docs/bench.md).
+# per-step overhead of `agent run` against a shell loop, then the LLM economy
+# of adaptive vs ReAct with the scripted model (docs/bench.md).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	bash bench/run.sh
 	$(GO) run ./bench/runbench -agent bin/agent
+	$(GO) run ./bench/llmbench
 
 # The main job on its embedded default: a real run against an in-process SSH
 # test host (no LLM is reachable here; see README).
