@@ -370,7 +370,8 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 	}
 	a.onInterrupt.Store(&cancelRunning)
 	defer a.onInterrupt.Store(nil)
-	if term != nil {
+	chatty := term != nil && !o.json // --json: only the prompt joins the JSON on stdout
+	if chatty {
 		fmt.Fprintf(a.stdout, "agent %s on %s — type a task, or exit to leave. Ctrl-C stops a running task.\n", version, t.steps.host)
 	}
 	for {
@@ -382,7 +383,7 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 			if term != nil {
 				fmt.Fprintln(a.stdout)
 			}
-			replBye(a, t, term != nil)
+			replBye(a, t, chatty)
 			return nil
 		case err != nil:
 			return err
@@ -395,7 +396,7 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 			continue
 		}
 		if action == replExit {
-			replBye(a, t, term != nil)
+			replBye(a, t, chatty)
 			return nil
 		}
 		in.addHistory(task)
