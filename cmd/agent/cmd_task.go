@@ -127,6 +127,9 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 		return nil, err
 	}
 	t.close = append(t.close, t.steps.Close)
+	if r, ok := t.steps.render.(*termRenderer); ok {
+		r.spin = newSpinner(a.stderr) // nil unless stderr is a terminal
+	}
 	t.setPrompter(nil)
 	return t, nil
 }

@@ -24,7 +24,7 @@ func newRenderer(a *app, asJSON bool) renderer {
 		enc.SetEscapeHTML(false)
 		return &jsonRenderer{enc: enc, stderr: a.stderr}
 	}
-	return newTermRenderer(a.stdout, a.stderr)
+	return newTermRenderer(a.stdout)
 }
 
 // jsonRenderer prints one JSON object per event on stdout and nothing

@@ -41,10 +41,11 @@ type termRenderer struct {
 	llm     *stepgen.LLMEvent // the model's usage, for the summary
 }
 
-// newTermRenderer renders on stdout, with a spinner on stderr when that is
-// a terminal, and colours when stdout is a terminal and NO_COLOR is unset.
-func newTermRenderer(stdout, stderr io.Writer) *termRenderer {
-	return &termRenderer{w: stdout, spin: newSpinner(stderr), color: useColor(stdout)}
+// newTermRenderer renders on stdout, with colours when stdout is a
+// terminal and NO_COLOR is unset. The spinner is added by whoever also
+// stops it around approval questions (taskRunner: quietPrompter).
+func newTermRenderer(stdout io.Writer) *termRenderer {
+	return &termRenderer{w: stdout, color: useColor(stdout)}
 }
 
 // useColor follows https://no-color.org: colours only on a terminal, and
