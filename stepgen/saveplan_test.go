@@ -109,6 +109,11 @@ func TestSavedPlanErrors(t *testing.T) {
 	if _, err := res.SavedPlan(); !errors.Is(err, ErrNothingToSave) || !strings.Contains(err.Error(), "none of the 2 steps") {
 		t.Errorf("only failures: %v", err)
 	}
+	// a dry run: the model chose steps without seeing the previewed ones run
+	res = Result{Ran: []RanStep{ran(1, "g", execctx.StatusOK, cmd("ls", "", "")), {Step: cmd("rm x", "", ""), Status: execctx.StatusSkipped, DryRun: true}}}
+	if _, err := res.SavedPlan(); !errors.Is(err, ErrDryRunPlan) || !strings.Contains(err.Error(), "1 of its 2 steps were only previewed") {
+		t.Errorf("dry run: %v", err)
+	}
 	// a variable from before the task (an earlier REPL task) is not in the
 	// plan: Validate says so.
 	res = Result{Ran: []RanStep{ran(1, "g", execctx.StatusOK, cmd("echo {{earlier}}", "", ""))}}

@@ -90,6 +90,8 @@ type RanStep struct {
 	Phase  planner.PhaseInfo // zero in ReAct mode
 	Step   planner.Step
 	Status execctx.Status
+	// DryRun: the step was skipped only because of --dry-run.
+	DryRun bool
 }
 
 // Run drives task with the model until it is done, a limit stops it, or a
@@ -215,7 +217,7 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 		res, err := r.exec.RunStep(ctx, st)
 		r.tally(res)
 		if res.Status != "" {
-			r.res.Ran = append(r.res.Ran, RanStep{Phase: r.phaseNow, Step: st, Status: res.Status})
+			r.res.Ran = append(r.res.Ran, RanStep{Phase: r.phaseNow, Step: st, Status: res.Status, DryRun: res.DryRun})
 		}
 		if err != nil {
 			return nil, err
@@ -321,9 +323,14 @@ func oneLine(s string, n int) string {
 	return clip(strings.Join(strings.Fields(s), " "), n)
 }
 
-// ErrNothingToSave is returned by SavedPlan when no step of the run can be
-// replayed.
-var ErrNothingToSave = errors.New("no step to save")
+// Errors of SavedPlan.
+var (
+	// ErrNothingToSave: no step of the run can be replayed.
+	ErrNothingToSave = errors.New("no step to save")
+	// ErrDryRunPlan: the run was a dry run, so the model chose its later
+	// steps without seeing the earlier ones run.
+	ErrDryRunPlan = errors.New("a dry run cannot be saved as a plan")
+)
 
 // SavedPlan returns the steps that ran as a plan that `agent run` replays
 // without the model (what --save-plan writes and --plan-once replays):
@@ -346,8 +353,19 @@ var ErrNothingToSave = errors.New("no step to save")
 //
 // The plan is checked with planner.Validate (variables resolvable, names
 // and conditions well-formed). A run without a step to keep returns an
-// error wrapping ErrNothingToSave.
+// error wrapping ErrNothingToSave; a dry run (a step skipped only because
+// of it) one wrapping ErrDryRunPlan — the model may have tried alternatives
+// to steps it saw skipped, which a replay would all run.
 func (r Result) SavedPlan() (*planner.Plan, error) {
+	dry := 0
+	for _, rs := range r.Ran {
+		if rs.DryRun {
+			dry++
+		}
+	}
+	if dry > 0 {
+		return nil, fmt.Errorf("%w: %d of its %d steps were only previewed; run the task without --dry-run to save it", ErrDryRunPlan, dry, len(r.Ran))
+	}
 	keep := r.keptSteps()
 	p := &planner.Plan{Name: planName(r.Task)}
 	last := -1 // the phase number of p.Phases[len-1]
