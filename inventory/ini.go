@@ -166,7 +166,7 @@ func parseHostLine(inv *Inventory, group, line string) error {
 	if len(tokens) == 0 {
 		return nil // only a comment after all
 	}
-	names, port, err := iniHostPattern(tokens[0])
+	names, port, err := iniHostPattern(inv, tokens[0])
 	if err != nil {
 		return err
 	}
@@ -196,8 +196,8 @@ func parseHostLine(inv *Inventory, group, line string) error {
 }
 
 // iniHostPattern is the INI plugin's _expand_hostpattern with its checks.
-func iniHostPattern(pattern string) ([]string, int, error) {
-	names, port, err := expandHostPattern(pattern)
+func iniHostPattern(inv *Inventory, pattern string) ([]string, int, error) {
+	names, port, err := inv.expand(pattern)
 	if err != nil {
 		return nil, 0, fmt.Errorf("host %q: %v", pattern, err)
 	}

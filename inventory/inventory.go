@@ -19,6 +19,24 @@ type Inventory struct {
 	hostIdx  map[string]*Host
 	groups   []*Group // in the order created (Ansible's inventory.groups)
 	groupIdx map[string]*Group
+	expanded int // host names produced by ranges so far (bounded)
+}
+
+// maxExpanded bounds the host entries (after range expansion) one
+// inventory may hold, so a few short lines cannot exhaust the machine.
+const maxExpanded = 1_000_000
+
+// expand is expandHostPattern within the inventory's budget.
+func (inv *Inventory) expand(pattern string) ([]string, int, error) {
+	names, port, err := expandHostPattern(pattern)
+	if err != nil {
+		return nil, 0, err
+	}
+	inv.expanded += len(names)
+	if inv.expanded > maxExpanded {
+		return nil, 0, fmt.Errorf("the inventory lists more than %d hosts", maxExpanded)
+	}
+	return names, port, nil
 }
 
 // Host is one inventory host.
@@ -45,7 +63,8 @@ type Group struct {
 	// Priority is ansible_group_priority (default 1): among groups of the
 	// same depth, a higher priority is merged later and wins.
 	Priority int
-	depth    int // longest path from all; set by finish
+	depth    int            // longest path from all; set by finish
+	members  map[*Host]bool // Hosts as a set
 }
 
 // Error is a problem in an inventory file. Line is 0 when the problem is
@@ -110,7 +129,7 @@ func (inv *Inventory) addGroup(name string) *Group {
 	if g, ok := inv.groupIdx[name]; ok {
 		return g
 	}
-	g := &Group{Name: name, Vars: map[string]any{}, Priority: 1}
+	g := &Group{Name: name, Vars: map[string]any{}, Priority: 1, members: map[*Host]bool{}}
 	inv.groups = append(inv.groups, g)
 	inv.groupIdx[name] = g
 	return g
@@ -128,20 +147,12 @@ func (inv *Inventory) addHost(name string, g *Group, port int) *Host {
 		inv.hosts = append(inv.hosts, h)
 		inv.hostIdx[name] = h
 	}
-	if g != nil && !containsHost(g.Hosts, h) {
+	if g != nil && !g.members[h] {
 		g.Hosts = append(g.Hosts, h)
+		g.members[h] = true
 		h.direct = append(h.direct, g)
 	}
 	return h
-}
-
-func containsHost(hs []*Host, h *Host) bool {
-	for _, x := range hs {
-		if x == h {
-			return true
-		}
-	}
-	return false
 }
 
 func containsGroup(gs []*Group, g *Group) bool {
@@ -201,6 +212,7 @@ func (inv *Inventory) finish() {
 			_ = inv.addChild(all, g)
 		}
 	}
+	leave := map[*Host]bool{}
 	for _, h := range inv.hosts {
 		others := 0
 		for _, g := range inv.hostGroups(h) {
@@ -208,14 +220,24 @@ func (inv *Inventory) finish() {
 				others++
 			}
 		}
-		inUngrouped := containsHost(ungrouped.Hosts, h)
 		switch {
-		case others > 0 && inUngrouped:
-			ungrouped.Hosts = removeHost(ungrouped.Hosts, h)
+		case others > 0 && ungrouped.members[h]:
+			leave[h] = true
 			h.direct = removeGroup(h.direct, ungrouped)
-		case others == 0 && !inUngrouped:
+		case others == 0 && !ungrouped.members[h]:
 			inv.addHost(h.Name, ungrouped, 0)
 		}
+	}
+	if len(leave) > 0 {
+		kept := ungrouped.Hosts[:0]
+		for _, h := range ungrouped.Hosts {
+			if leave[h] {
+				delete(ungrouped.members, h)
+			} else {
+				kept = append(kept, h)
+			}
+		}
+		ungrouped.Hosts = kept
 	}
 	depth := map[*Group]int{}
 	var d func(g *Group) int
@@ -235,16 +257,6 @@ func (inv *Inventory) finish() {
 	for _, g := range inv.groups {
 		g.depth = d(g)
 	}
-}
-
-func removeHost(hs []*Host, h *Host) []*Host {
-	out := hs[:0]
-	for _, x := range hs {
-		if x != h {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func removeGroup(gs []*Group, g *Group) []*Group {

@@ -462,6 +462,7 @@ func (p *pyParser) expr(depth int) (any, error) {
 		case "{":
 			p.next()
 			m := map[string]any{}
+			keyOf := map[string]string{} // Python's key equality: True == 1 == 1.0
 			for !(p.tok.kind == tOp && p.tok.text == "}") {
 				k, err := p.expr(depth + 1)
 				if err != nil {
@@ -477,6 +478,12 @@ func (p *pyParser) expr(depth int) (any, error) {
 				ks, err := pyKey(k)
 				if err != nil {
 					return nil, err
+				}
+				id := pyKeyIdentity(k, ks)
+				if first, ok := keyOf[id]; ok {
+					ks = first // the first key object stays, its value is replaced
+				} else {
+					keyOf[id] = ks
 				}
 				m[ks] = v
 				if p.tok.kind == tOp && p.tok.text == "," {
@@ -552,4 +559,28 @@ func pyKey(k any) (string, error) {
 		return strconv.FormatFloat(x, 'g', -1, 64), nil
 	}
 	return "", fmt.Errorf("unhashable dict key")
+}
+
+// pyKeyIdentity groups dict keys Python considers equal: True, 1 and 1.0
+// are one key, so are False, 0 and 0.0.
+func pyKeyIdentity(k any, ks string) string {
+	switch x := k.(type) {
+	case bool:
+		if x {
+			return "n:1"
+		}
+		return "n:0"
+	case int:
+		return "n:" + strconv.Itoa(x)
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return "n:" + strconv.Itoa(int(x))
+		}
+		return "n:" + ks
+	case json.Number:
+		return "n:" + string(x)
+	case string:
+		return "s:" + x
+	}
+	return "o:" + ks
 }

@@ -70,6 +70,20 @@ func (p *yamlParser) parse(root *yaml.Node) (*Inventory, error) {
 type yamlParser struct {
 	inv  *Inventory
 	file string
+	// work counts nodes visited: aliases may repeat a subtree many times
+	// ("billion laughs"), so the walk is bounded.
+	work int
+}
+
+// maxYAMLWork bounds the nodes one inventory may expand to.
+const maxYAMLWork = 1_000_000
+
+func (p *yamlParser) spend(n *yaml.Node, k int) error {
+	p.work += k
+	if p.work > maxYAMLWork {
+		return p.fail(n, "inventory expands to too many YAML nodes (aliases?)")
+	}
+	return nil
 }
 
 type yamlPair struct {
@@ -107,6 +121,9 @@ func resolveAlias(n *yaml.Node) *yaml.Node {
 // pairs returns a mapping's entries with merge keys (<<) applied and
 // duplicate keys refused.
 func (p *yamlParser) pairs(m *yaml.Node) ([]yamlPair, error) {
+	if err := p.spend(m, 1+len(m.Content)/2); err != nil {
+		return nil, err
+	}
 	var out []yamlPair
 	seen := map[string]*yaml.Node{}
 	var merged []yamlPair
@@ -251,7 +268,7 @@ func (p *yamlParser) host(g *Group, it yamlPair) error {
 	if !ok {
 		return p.fail(it.keyNode, "host %s must be a string; enclose numbers in quotes", it.keyNode.Value)
 	}
-	names, port, err := expandHostPattern(pattern)
+	names, port, err := p.inv.expand(pattern)
 	if err != nil {
 		return p.fail(it.keyNode, "host %q: %v", pattern, err)
 	}
@@ -333,6 +350,9 @@ func (p *yamlParser) value(n *yaml.Node, depth int) (any, error) {
 	n = resolveAlias(n)
 	if depth > 200 {
 		return nil, p.fail(n, "value nested too deeply")
+	}
+	if err := p.spend(n, 1); err != nil {
+		return nil, err
 	}
 	switch n.Kind {
 	case yaml.ScalarNode:
