@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -263,6 +264,11 @@ func (s Summary) Text() string {
 	counts := fmt.Sprintf("%d %s: %d ok, %d skipped, %d failed, %d denied", s.Steps, plural(s.Steps, "step"),
 		s.OK, s.Skipped, s.Errors, s.Denied)
 	switch {
+	case errors.Is(s.Err, context.Canceled):
+		if where, ok := strings.CutSuffix(s.Err.Error(), ": "+context.Canceled.Error()); ok {
+			return fmt.Sprintf("interrupted: %s (%s)", where, counts)
+		}
+		return fmt.Sprintf("interrupted (%s)", counts)
 	case s.Err != nil:
 		return fmt.Sprintf("stopped: %v (%s)", s.Err, counts)
 	case s.Failed != nil:
