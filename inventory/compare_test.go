@@ -130,83 +130,136 @@ var comparePatterns = map[string][]string{
 	"big.ini":        {"all", "web[10:19]", "eu:!web[0:9]", "web:&eu", "cache[-1]", "~db0[1-3]$", "web0[0-4]*"},
 }
 
+// ansibleRunner runs Ansible's commands, two at a time (the machine is
+// shared), without the operator's configuration.
+type ansibleRunner struct {
+	invBin, python string
+	env            []string
+	sem            chan struct{}
+}
+
+func newAnsibleRunner(t *testing.T) *ansibleRunner {
+	invBin := needAnsible(t, "ansible-inventory")
+	return &ansibleRunner{invBin: invBin, python: ansiblePython(t, invBin), env: ansibleEnv(t), sem: make(chan struct{}, 2)}
+}
+
+func (r *ansibleRunner) run(extraEnv []string, args ...string) ([]byte, []byte, error) {
+	r.sem <- struct{}{}
+	defer func() { <-r.sem }()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(append([]string(nil), r.env...), extraEnv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.Bytes(), stderr.Bytes(), err
+}
+
+type patternResult struct {
+	Select, Limit []string
+	Error         string
+}
+
+// patterns runs testdata/ansible_patterns.py on file with Python's hash
+// seed set to seed.
+func (r *ansibleRunner) patterns(t *testing.T, file, seed string, patterns []string) map[string]patternResult {
+	t.Helper()
+	args := append([]string{r.python, "testdata/ansible_patterns.py", file}, patterns...)
+	stdout, stderr, err := r.run([]string{"PYTHONHASHSEED=" + seed}, args...)
+	if err != nil {
+		t.Fatalf("ansible_patterns.py: %v\n%s", err, stderr)
+	}
+	var results map[string]patternResult
+	if err := json.Unmarshal(stdout, &results); err != nil {
+		t.Fatalf("ansible_patterns.py output: %v\n%s", err, stdout)
+	}
+	return results
+}
+
+// compare checks file against Ansible: ansible-inventory --list for the
+// groups and vars, Ansible's InventoryManager for the patterns. When
+// seeds has more than one entry the patterns are evaluated under each
+// Python hash seed: Ansible walks grandchild groups in set order, so the
+// host order of deep hierarchies changes with the seed; where it does,
+// only the set of hosts is compared.
+func (r *ansibleRunner) compare(t *testing.T, file string, patterns []string, seeds ...string) {
+	inv, err := Load(file)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	stdout, stderr, err := r.run(nil, r.invBin, "-i", file, "--list")
+	if err != nil {
+		t.Fatalf("ansible-inventory --list: %v\n%s", err, stderr)
+	}
+	var want map[string]any
+	if err := json.Unmarshal(stdout, &want); err != nil {
+		t.Fatalf("ansible-inventory output: %v\n%s", err, stdout)
+	}
+	compareList(t, listJSON(inv), want)
+
+	if len(seeds) == 0 {
+		seeds = []string{"random"}
+	}
+	runs := make([]map[string]patternResult, len(seeds))
+	for i, seed := range seeds {
+		runs[i] = r.patterns(t, file, seed, patterns)
+	}
+	for _, pat := range patterns {
+		want := runs[0][pat]
+		ordered := true
+		for _, other := range runs[1:] {
+			o := other[pat]
+			if !reflect.DeepEqual(o.Select, want.Select) || !reflect.DeepEqual(o.Limit, want.Limit) {
+				ordered = false
+			}
+		}
+		sel, selErr := inv.Select(pat)
+		lim, limErr := inv.Limit(pat)
+		switch {
+		case want.Error != "" && (selErr == nil || limErr == nil):
+			t.Errorf("pattern %q: Ansible refuses it (%s) but Select gave %v, %v", pat, want.Error, names(sel), selErr)
+		case want.Error == "" && (selErr != nil || limErr != nil):
+			t.Errorf("pattern %q: Select: %v, Limit: %v; Ansible selects %v", pat, selErr, limErr, want.Select)
+		case want.Error == "":
+			gs, gl, ws, wl := names(sel), names(lim), want.Select, want.Limit
+			if !ordered {
+				gs, gl, ws, wl = sorted(gs), sorted(gl), sorted(ws), sorted(wl)
+			}
+			if !reflect.DeepEqual(gs, ws) {
+				t.Errorf("Select(%q):\n got %v\nwant %v", pat, gs, ws)
+			}
+			if !reflect.DeepEqual(gl, wl) {
+				t.Errorf("Limit(%q):\n got %v\nwant %v", pat, gl, wl)
+			}
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string{}, s...)
+	sort.Strings(out)
+	return out
+}
+
 // TestCompareAnsible parses the inventories in testdata/compare with
 // this package and with Debian's Ansible and compares the groups (direct
 // hosts and children, in order), every host's merged variables, and the
 // hosts (in order) that host patterns select.
 func TestCompareAnsible(t *testing.T) {
-	invBin := needAnsible(t, "ansible-inventory")
-	python := ansiblePython(t, invBin)
-	env := ansibleEnv(t)
+	r := newAnsibleRunner(t)
 	files, err := filepath.Glob("testdata/compare/*")
 	if err != nil || len(files) < 8 {
 		t.Fatalf("want at least 8 inventories in testdata/compare, got %d (%v)", len(files), err)
-	}
-	sem := make(chan struct{}, 2) // the machine is shared: two ansible at a time
-	run := func(args ...string) ([]byte, []byte, error) {
-		sem <- struct{}{}
-		defer func() { <-sem }()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Env = env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		return stdout.Bytes(), stderr.Bytes(), err
 	}
 	for _, file := range files {
 		file := file
 		name := filepath.Base(file)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			inv, err := Load(file)
-			if err != nil {
-				t.Fatalf("Load: %v", err)
-			}
-			stdout, stderr, err := run(invBin, "-i", file, "--list")
-			if err != nil {
-				t.Fatalf("ansible-inventory --list: %v\n%s", err, stderr)
-			}
-			var want map[string]any
-			if err := json.Unmarshal(stdout, &want); err != nil {
-				t.Fatalf("ansible-inventory output: %v\n%s", err, stdout)
-			}
-			got := listJSON(inv)
-			compareList(t, got, want)
-
 			patterns := comparePatterns[name]
 			if len(patterns) == 0 {
 				t.Fatalf("no patterns listed for %s in comparePatterns", name)
 			}
-			args := append([]string{python, "testdata/ansible_patterns.py", file}, patterns...)
-			stdout, stderr, err = run(args...)
-			if err != nil {
-				t.Fatalf("ansible_patterns.py: %v\n%s", err, stderr)
-			}
-			var results map[string]struct {
-				Select, Limit []string
-				Error         string
-			}
-			if err := json.Unmarshal(stdout, &results); err != nil {
-				t.Fatalf("ansible_patterns.py output: %v\n%s", err, stdout)
-			}
-			for _, pat := range patterns {
-				want := results[pat]
-				sel, selErr := inv.Select(pat)
-				lim, limErr := inv.Limit(pat)
-				switch {
-				case want.Error != "" && (selErr == nil || limErr == nil):
-					t.Errorf("pattern %q: Ansible refuses it (%s) but Select gave %v, %v", pat, want.Error, names(sel), selErr)
-				case want.Error == "" && (selErr != nil || limErr != nil):
-					t.Errorf("pattern %q: Select: %v, Limit: %v; Ansible selects %v", pat, selErr, limErr, want.Select)
-				case want.Error == "":
-					if !reflect.DeepEqual(names(sel), want.Select) {
-						t.Errorf("Select(%q):\n got %v\nwant %v", pat, names(sel), want.Select)
-					}
-					if !reflect.DeepEqual(names(lim), want.Limit) {
-						t.Errorf("Limit(%q):\n got %v\nwant %v", pat, names(lim), want.Limit)
-					}
-				}
-			}
+			r.compare(t, file, patterns)
 		})
 	}
 }
