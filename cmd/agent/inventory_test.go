@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -101,4 +106,158 @@ func writeInvFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestInventoryListAgreesWithAnsible runs `agent inventory list --json`
+// and `ansible-inventory --list` on the inventory package's comparison
+// inventories and checks that they agree on the hosts, each host's groups
+// (directly or through children, without all) and its variables, the
+// connection variables included. It is skipped without ansible-inventory
+// and fails when CI=true and it is missing.
+func TestInventoryListAgreesWithAnsible(t *testing.T) {
+	bin, err := exec.LookPath("ansible-inventory")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("ansible-inventory is missing and CI=true: install Debian's ansible package")
+		}
+		t.Skip("ansible-inventory is missing (install Debian's ansible package)")
+	}
+	files, err := filepath.Glob("../../inventory/testdata/compare/*")
+	if err != nil || len(files) < 8 {
+		t.Fatalf("want the inventory package's comparison inventories, got %d", len(files))
+	}
+	home := t.TempDir()
+	sshConfig := filepath.Join(home, "ssh_config")
+	writeInvFile(t, sshConfig, "")
+	for _, file := range files {
+		cmd := exec.Command(bin, "-i", file, "--list")
+		cmd.Env = append(os.Environ(), "HOME="+home, "ANSIBLE_CONFIG="+filepath.Join(home, "none.cfg"),
+			"ANSIBLE_INVENTORY_UNPARSED_FAILED=true", "ANSIBLE_LOCAL_TEMP="+filepath.Join(home, "tmp"))
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: ansible-inventory: %v", file, err)
+		}
+		want := ansibleListing(t, out)
+
+		var stdout, stderr bytes.Buffer
+		if code := Main([]string{"-F", sshConfig, "inventory", "list", "-i", file, "--json"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("%s: agent inventory list exit %d: %s", file, code, stderr.String())
+		}
+		var got []inventoryEntry
+		if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+			t.Fatalf("%s: agent's JSON: %v", file, err)
+		}
+		if !sort.SliceIsSorted(got, func(i, j int) bool { return got[i].Name < got[j].Name }) {
+			t.Errorf("%s: the listing is not sorted by name", file)
+		}
+		var gotNames []string
+		for _, e := range got {
+			gotNames = append(gotNames, e.Name)
+			w, ok := want[e.Name]
+			if !ok {
+				continue
+			}
+			if !reflect.DeepEqual(e.Groups, w.groups) {
+				t.Errorf("%s: %s groups = %v, Ansible %v", file, e.Name, e.Groups, w.groups)
+			}
+			// Compare through JSON, as both sides print it.
+			var gv map[string]any
+			b, _ := json.Marshal(e.Vars)
+			_ = json.Unmarshal(b, &gv)
+			if !reflect.DeepEqual(gv, w.vars) {
+				t.Errorf("%s: %s vars = %s, Ansible %v", file, e.Name, b, w.vars)
+			}
+			if h, ok := w.vars["ansible_host"].(string); ok && e.Host != h && w.vars["ansible_ssh_host"] == nil {
+				t.Errorf("%s: %s host = %s, want ansible_host %s", file, e.Name, e.Host, h)
+			}
+			if p, ok := w.vars["ansible_port"].(float64); ok && e.Port != int(p) && w.vars["ansible_ssh_port"] == nil {
+				t.Errorf("%s: %s port = %d, want ansible_port %v", file, e.Name, e.Port, p)
+			}
+			if u, ok := w.vars["ansible_user"].(string); ok && e.User != u && w.vars["ansible_ssh_user"] == nil {
+				t.Errorf("%s: %s user = %s, want ansible_user %s", file, e.Name, e.User, u)
+			}
+		}
+		var wantNames []string
+		for n := range want {
+			wantNames = append(wantNames, n)
+		}
+		sort.Strings(wantNames)
+		if !reflect.DeepEqual(gotNames, wantNames) {
+			t.Errorf("%s: hosts\n got %v\nwant %v", file, gotNames, wantNames)
+		}
+	}
+}
+
+type ansibleHost struct {
+	groups []string
+	vars   map[string]any
+}
+
+// ansibleListing reads `ansible-inventory --list`: every host with the
+// groups that reach it through hosts and children (without all), and its
+// vars (!unsafe values unwrapped).
+func ansibleListing(t *testing.T, out []byte) map[string]ansibleHost {
+	t.Helper()
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(out, &raw); err != nil {
+		t.Fatalf("ansible-inventory output: %v", err)
+	}
+	type group struct{ Hosts, Children []string }
+	groups := map[string]group{}
+	var meta struct {
+		Hostvars map[string]map[string]any `json:"hostvars"`
+	}
+	for name, msg := range raw {
+		if name == "_meta" {
+			if err := json.Unmarshal(msg, &meta); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var g group
+		if err := json.Unmarshal(msg, &g); err != nil {
+			t.Fatal(err)
+		}
+		groups[name] = g
+	}
+	res := map[string]ansibleHost{}
+	var walk func(name string, path []string)
+	walk = func(name string, path []string) {
+		g := groups[name]
+		if name != "all" {
+			path = append(path, name)
+		}
+		for _, h := range g.Hosts {
+			e := res[h]
+			e.groups = append(e.groups, path...)
+			res[h] = e
+		}
+		for _, c := range g.Children {
+			walk(c, append([]string(nil), path...))
+		}
+	}
+	walk("all", nil)
+	for h, e := range res {
+		set := map[string]bool{}
+		var gs []string
+		for _, g := range e.groups {
+			if !set[g] {
+				set[g] = true
+				gs = append(gs, g)
+			}
+		}
+		sort.Strings(gs)
+		e.groups = gs
+		e.vars = meta.Hostvars[h]
+		if e.vars == nil {
+			e.vars = map[string]any{}
+		}
+		for k, v := range e.vars {
+			if m, ok := v.(map[string]any); ok && len(m) == 1 && m["__ansible_unsafe"] != nil {
+				e.vars[k] = m["__ansible_unsafe"]
+			}
+		}
+		res[h] = e
+	}
+	return res
 }
