@@ -127,6 +127,7 @@ var comparePatterns = map[string][]string{
 	"nested.yml":     {"all", "europe", "paris:nyc", "europe:&databases", "all:!usa", "webs"},
 	"hosts_yaml":     {"all", "web"},
 	"hosts_ini":      {"all", "ungrouped", "web:db"},
+	"hosts.ini":      {"all", "prod:!db2"},
 	"big.ini":        {"all", "web[10:19]", "eu:!web[0:9]", "web:&eu", "cache[-1]", "~db0[1-3]$", "web0[0-4]*"},
 }
 
@@ -250,6 +251,7 @@ func TestCompareAnsible(t *testing.T) {
 	if err != nil || len(files) < 8 {
 		t.Fatalf("want at least 8 inventories in testdata/compare, got %d (%v)", len(files), err)
 	}
+	files = append(files, "testdata/vardirs/hosts.ini") // with group_vars/ and host_vars/
 	for _, file := range files {
 		file := file
 		name := filepath.Base(file)

@@ -20,6 +20,11 @@ type Inventory struct {
 	groups   []*Group // in the order created (Ansible's inventory.groups)
 	groupIdx map[string]*Group
 	expanded int // host names produced by ranges so far (bounded)
+
+	// groupFileVars and hostFileVars come from group_vars/ and host_vars/
+	// beside the inventory file (Load only).
+	groupFileVars map[*Group]map[string]any
+	hostFileVars  map[*Host]map[string]any
 }
 
 // maxExpanded bounds the host entries (after range expansion) one
@@ -98,6 +103,8 @@ func newInventory(file string) *Inventory {
 // Load reads an inventory file. Files named *.yaml, *.yml or *.json are
 // YAML, *.ini INI; a file with another name is YAML if it is a YAML
 // mapping and INI otherwise (Ansible too tries its yaml plugin first).
+// The group_vars/ and host_vars/ directories beside the file are read
+// too, as Ansible reads them.
 func Load(file string) (*Inventory, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -107,7 +114,14 @@ func Load(file string) (*Inventory, error) {
 		}
 		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the inventory: %v", err)}
 	}
-	return Parse(file, data)
+	inv, err := Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := inv.loadVarsDirs(filepath.Dir(file)); err != nil {
+		return nil, err
+	}
+	return inv, nil
 }
 
 // Parse parses data named file, choosing the format as Load does.
@@ -321,7 +335,9 @@ func (inv *Inventory) GroupNames(h *Host) []string {
 // HostVars returns h's merged inventory variables: the vars of all its
 // groups ordered by depth (all first, then parents before children), then
 // ansible_group_priority, then name, each overriding the previous one
-// key by key; then the host's own vars. This is Ansible's order.
+// key by key; then the same groups' group_vars/ files in the same order;
+// then the host's own vars; then its host_vars/ files. This is Ansible's
+// order (VARIABLE_PRECEDENCE's default).
 func (inv *Inventory) HostVars(h *Host) map[string]any {
 	gs := inv.hostGroups(h)
 	sort.SliceStable(gs, func(i, j int) bool {
@@ -340,7 +356,15 @@ func (inv *Inventory) HostVars(h *Host) map[string]any {
 			out[k] = v
 		}
 	}
+	for _, g := range gs {
+		for k, v := range inv.groupFileVars[g] {
+			out[k] = v
+		}
+	}
 	for k, v := range h.Vars {
+		out[k] = v
+	}
+	for k, v := range inv.hostFileVars[h] {
 		out[k] = v
 	}
 	return out

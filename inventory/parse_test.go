@@ -453,3 +453,56 @@ func TestParseTestdata(t *testing.T) {
 		t.Errorf("groups = %v, want all and ungrouped first", names)
 	}
 }
+
+// TestVarsDirs checks group_vars/ and host_vars/ beside the inventory:
+// which files count, and where they stand in the precedence.
+func TestVarsDirs(t *testing.T) {
+	inv, err := Load("testdata/vardirs/hosts.ini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"web1": `{"ansible_host":"192.0.2.1","ansible_user":"ops","from_inventory":"overridden_by_file","http_port":8080,"level":"host_file","list":[1,"two"],"only_all_file":true}`,
+		"web2": `{"ansible_user":"ops","from_inventory":"overridden_by_file","http_port":8080,"inline":"host_file_wins","level":"web_file","list":[1,"two"],"only_all_file":true}`,
+		"db1":  `{"ansible_port":2201,"ansible_user":"ops","from_inventory":"overridden_by_file","level":"host_json","nested":true,"noext":1,"only_all_file":true,"port":5433}`,
+		"db2":  `{"ansible_user":"ops","from_inventory":"overridden_by_file","level":"db_dir_01","nested":true,"noext":1,"only_all_file":true,"port":5433}`,
+	}
+	for name, w := range want {
+		b, _ := json.Marshal(inv.HostVars(inv.Host(name)))
+		if string(b) != w {
+			t.Errorf("%s vars:\n got %s\nwant %s", name, b, w)
+		}
+	}
+	// Parse alone reads no directories.
+	data, _ := os.ReadFile("testdata/vardirs/hosts.ini")
+	inv, err = Parse("testdata/vardirs/hosts.ini", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := inv.HostVars(inv.Host("web1")); v["level"] != "prod_inventory" {
+		t.Errorf("Parse: web1 level = %v, want prod_inventory", v["level"])
+	}
+
+	// A bad vars file is an error naming it.
+	dir := t.TempDir()
+	for _, tt := range []struct{ file, content, want string }{
+		{"group_vars/web.yml", "- a\n- b\n", "group_vars/web.yml:1: a vars file must hold a mapping"},
+		{"host_vars/w1", "a: 1\na: 2\n", "host_vars/w1:2: duplicate key"},
+		{"group_vars/all/x.yaml", "a: [\n", "group_vars/all/x.yaml:1: YAML: "},
+	} {
+		sub := filepath.Join(dir, strings.ReplaceAll(tt.file, "/", "_"))
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(sub, tt.file)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, "hosts.ini"), []byte("[web]\nw1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, tt.file), []byte(tt.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(filepath.Join(sub, "hosts.ini"))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want …%s…", tt.file, err, tt.want)
+		}
+	}
+}

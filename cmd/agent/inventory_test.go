@@ -126,6 +126,7 @@ func TestInventoryListAgreesWithAnsible(t *testing.T) {
 	if err != nil || len(files) < 8 {
 		t.Fatalf("want the inventory package's comparison inventories, got %d", len(files))
 	}
+	files = append(files, "../../inventory/testdata/vardirs/hosts.ini")
 	home := t.TempDir()
 	sshConfig := filepath.Join(home, "ssh_config")
 	writeInvFile(t, sshConfig, "")
