@@ -4,6 +4,7 @@
 //
 //	check files   -hosts FILE -root DIR
 //	check agent   -hosts FILE -kernel K -root DIR OUTPUT.jsonl
+//	check agent-log -hosts FILE -kernel K OUTDIR          (agent run --out OUTDIR)
 //	check pssh    -hosts FILE -kernel K OUTDIR            (the three commands joined)
 //	check pssh3   -hosts FILE -kernel K OUTDIR1 OUTDIR2 OUTDIR3
 //	check ansible -hosts FILE -ok N STDOUT                (default callback's PLAY RECAP)
@@ -21,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -38,7 +40,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: check files|agent|pssh|pssh3|ansible|ansible-json [flags] [ARG…]")
+		return errors.New("usage: check files|agent|agent-log|pssh|pssh3|ansible|ansible-json [flags] [ARG…]")
 	}
 	mode := args[0]
 	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
@@ -59,6 +61,8 @@ func run(args []string) error {
 		bad, err = checkFiles(hosts, *root)
 	case "agent":
 		bad, err = checkAgent(hosts, *kernel, one(fs))
+	case "agent-log":
+		bad, err = checkAgentLog(hosts, *kernel, one(fs))
 	case "pssh":
 		bad, err = checkPSSH(hosts, *kernel, one(fs))
 	case "pssh3":
@@ -185,6 +189,15 @@ func checkAgent(hosts []string, kernel, file string) (map[string]string, error) 
 		return nil, err
 	}
 	defer f.Close()
+	bad, err := agentEvents(hosts, kernel, f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return bad, nil
+}
+
+// agentEvents checks the JSON event lines read from r.
+func agentEvents(hosts []string, kernel string, r io.Reader) (map[string]string, error) {
 	type event struct {
 		Event  string `json:"event"`
 		Host   string `json:"host"`
@@ -194,7 +207,7 @@ func checkAgent(hosts []string, kernel, file string) (map[string]string, error) 
 	}
 	steps := map[string][]event{}
 	done := map[string]string{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
@@ -203,7 +216,7 @@ func checkAgent(hosts []string, kernel, file string) (map[string]string, error) 
 		}
 		var e event
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("%s: bad JSON line %.80q: %w", file, line, err)
+			return nil, fmt.Errorf("bad JSON line %.80q: %w", line, err)
 		}
 		switch e.Event {
 		case "step":
@@ -240,6 +253,46 @@ func checkAgent(hosts []string, kernel, file string) (map[string]string, error) 
 	return bad, nil
 }
 
+// checkAgentLog reads the per-host logs of `agent run --out DIR`: each
+// step's output lines are shown after "│ ", and the host's last line says
+// "success on HOST:".
+func checkAgentLog(hosts []string, kernel, dir string) (map[string]string, error) {
+	if dir == "" {
+		return nil, errors.New("want the --out directory")
+	}
+	bad := map[string]string{}
+	for _, h := range hosts {
+		b, err := os.ReadFile(filepath.Join(dir, h+".log"))
+		if err != nil {
+			bad[h] = err.Error()
+			continue
+		}
+		if why := agentLogCheck(h, kernel, b); why != "" {
+			bad[h] = why
+		}
+	}
+	return bad, nil
+}
+
+// agentLogCheck checks one host's log; "" when it is right.
+func agentLogCheck(host, kernel string, b []byte) string {
+	var shown []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if _, out, ok := strings.Cut(l, "│ "); ok {
+			shown = append(shown, out)
+		}
+	}
+	switch {
+	case kernel == "":
+		return "no -kernel given"
+	case len(shown) < 3 || shown[0] != kernel || !strings.HasPrefix(shown[1], "Filesystem") || shown[len(shown)-1] != host:
+		return fmt.Sprintf("outputs shown %q", shown)
+	case !strings.Contains(string(b), "\nsuccess on "+host+":"):
+		return "no success line"
+	}
+	return ""
+}
+
 // checkPSSH reads parallel-ssh -o OUTDIR files of the joined command:
 // uname's line, df's lines, the file's line.
 func checkPSSH(hosts []string, kernel, dir string) (map[string]string, error) {
@@ -250,21 +303,24 @@ func checkPSSH(hosts []string, kernel, dir string) (map[string]string, error) {
 			bad[h] = err.Error()
 			continue
 		}
-		lines := strings.SplitAfter(string(b), "\n")
-		if len(lines) < 4 {
-			bad[h] = fmt.Sprintf("output %q", b)
-			continue
-		}
-		last := len(lines) - 1
-		if lines[last] == "" {
-			last--
-		}
-		df := strings.Join(lines[1:last], "")
-		if why := outputs(h, kernel, lines[0], df, lines[last]); why != "" {
+		if why := psshJoined(h, kernel, b); why != "" {
 			bad[h] = why
 		}
 	}
 	return bad, nil
+}
+
+// psshJoined checks one host's output of the joined command.
+func psshJoined(host, kernel string, b []byte) string {
+	lines := strings.SplitAfter(string(b), "\n")
+	if len(lines) < 4 {
+		return fmt.Sprintf("output %q", b)
+	}
+	last := len(lines) - 1
+	if lines[last] == "" {
+		last--
+	}
+	return outputs(host, kernel, lines[0], strings.Join(lines[1:last], ""), lines[last])
 }
 
 // checkPSSH3 reads the output directories of three parallel-ssh runs.
@@ -299,9 +355,18 @@ func checkRecap(hosts []string, ok int, file string) (map[string]string, error) 
 	if err != nil {
 		return nil, err
 	}
+	bad, err := recapCheck(hosts, ok, b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return bad, nil
+}
+
+// recapCheck checks the PLAY RECAP in ansible-playbook's output b.
+func recapCheck(hosts []string, ok int, b []byte) (map[string]string, error) {
 	_, recap, found := strings.Cut(string(b), "PLAY RECAP")
 	if !found {
-		return nil, fmt.Errorf("%s: no PLAY RECAP", file)
+		return nil, errors.New("no PLAY RECAP")
 	}
 	got := map[string][]int{}
 	for _, l := range strings.Split(recap, "\n") {
@@ -336,6 +401,15 @@ func checkAnsibleJSON(hosts []string, kernel, file string) (map[string]string, e
 	if err != nil {
 		return nil, err
 	}
+	bad, err := ansibleJSON(hosts, kernel, b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return bad, nil
+}
+
+// ansibleJSON checks the json callback's output b.
+func ansibleJSON(hosts []string, kernel string, b []byte) (map[string]string, error) {
 	var doc struct {
 		Plays []struct {
 			Tasks []struct {
@@ -350,10 +424,10 @@ func checkAnsibleJSON(hosts []string, kernel, file string) (map[string]string, e
 		b = b[i:] // warnings may come first
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, err
 	}
 	if len(doc.Plays) != 1 || len(doc.Plays[0].Tasks) < 3 {
-		return nil, fmt.Errorf("%s: want one play with at least three tasks", file)
+		return nil, errors.New("want one play with at least three tasks")
 	}
 	tasks := doc.Plays[0].Tasks[len(doc.Plays[0].Tasks)-3:]
 	bad := map[string]string{}

@@ -67,6 +67,38 @@ func TestAgent(t *testing.T) {
 	}
 }
 
+func agentLog(host, k string) string {
+	return "fanout on " + host + ": 1 phase, 3 steps\n  [1] execute_command: uname -r\n      ok (exit 0, 2 ms)\n      │ " + k +
+		"\n  [2] execute_command: df -h /\n      ok\n      │ Filesystem  Size\n      │ /dev/x 1G\n" +
+		"  [3] execute_command: mkdir …\n      ok\n      │ " + host + "\n\nsuccess on " + host + ": 3 steps: 3 ok\nsession x\n"
+}
+
+func TestAgentLog(t *testing.T) {
+	dir := t.TempDir()
+	hosts := hostsFile(t, dir, "h1", "h2")
+	out := filepath.Join(dir, "out")
+	write(t, out, "h1.log", agentLog("h1", kernel))
+	write(t, out, "h2.log", agentLog("h2", kernel))
+	if err := run([]string{"agent-log", "-hosts", hosts, "-kernel", kernel, out}); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"wrong kernel": agentLog("h2", "5.0"),
+		"wrong host":   agentLog("h1", kernel),
+		"failed":       strings.Replace(agentLog("h2", kernel), "success on", "failed on", 1),
+		"truncated":    agentLog("h2", kernel)[:60],
+	} {
+		write(t, out, "h2.log", content)
+		if err := run([]string{"agent-log", "-hosts", hosts, "-kernel", kernel, out}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	os.Remove(filepath.Join(out, "h2.log"))
+	if err := run([]string{"agent-log", "-hosts", hosts, "-kernel", kernel, out}); err == nil {
+		t.Error("missing log: no error")
+	}
+}
+
 func TestFiles(t *testing.T) {
 	dir := t.TempDir()
 	hosts := hostsFile(t, dir, "h1", "h2")
@@ -198,19 +230,14 @@ func FuzzOutputs(f *testing.F) {
 	f.Add(strings.Replace(strings.Replace(recap, "%s", "3", 1), "%s", "0", 1))
 	f.Add(`{"plays":[{"tasks":[{"hosts":{"h1":{"stdout":"x"}}}]}]}`)
 	f.Add(kernel + "\nFilesystem\nh1\n")
+	f.Add(agentLog("h1", kernel))
+	hosts := []string{"h1", "h2"}
 	f.Fuzz(func(t *testing.T, out string) {
-		dir := t.TempDir()
-		hosts := hostsFile(t, dir, "h1")
-		p := write(t, dir, "out", out)
-		o := filepath.Join(dir, "o")
-		write(t, o, "h1", out)
-		for _, args := range [][]string{
-			{"agent", "-hosts", hosts, "-kernel", kernel, p},
-			{"ansible", "-hosts", hosts, p},
-			{"ansible-json", "-hosts", hosts, "-kernel", kernel, p},
-			{"pssh", "-hosts", hosts, "-kernel", kernel, o},
-		} {
-			run(args) //nolint:errcheck // only panics matter here
-		}
+		b := []byte(out)
+		agentEvents(hosts, kernel, strings.NewReader(out)) //nolint:errcheck // only panics matter
+		recapCheck(hosts, 3, b)                            //nolint:errcheck
+		ansibleJSON(hosts, kernel, b)                      //nolint:errcheck
+		psshJoined("h1", kernel, b)
+		agentLogCheck("h1", kernel, b)
 	})
 }
