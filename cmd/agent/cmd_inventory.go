@@ -37,6 +37,7 @@ func runInventory(ctx context.Context, a *app, args []string) error {
 	fs.SetOutput(a.stderr)
 	var o inventoryOptions
 	o.host.addFlags(fs)
+	_ = fs.MarkHidden("ssh-host") // the inventory names the hosts
 	fs.StringVarP(&o.inventory, "inventory", "i", "", "the Ansible inventory `FILE` (INI or YAML)")
 	fs.StringVar(&o.limit, "limit", "", "list only the hosts matching `PATTERN` (Ansible's: web:&prod, web:!db, ~regex…)")
 	fs.BoolVar(&o.json, "json", false, "print a JSON array (sorted by name) instead of a table")

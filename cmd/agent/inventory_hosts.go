@@ -18,6 +18,10 @@ type inventoryHost struct {
 	Groups []string       // every group, directly or through children, sorted, without all
 	Vars   map[string]any // the host's merged inventory variables
 	SSH    *sshtr.HostConfig
+	// Connection is ansible_connection ("" when unset, else e.g. "ssh" or
+	// "local"): what Ansible would use to reach the host. SSH is resolved
+	// whatever it says.
+	Connection string
 }
 
 // selectHosts loads the inventory file, selects the hosts matching limit
@@ -59,7 +63,11 @@ func (a *app) inventoryHosts(file, limit string) ([]inventoryHost, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, inventoryHost{Name: h.Name, Groups: inv.GroupNames(h), Vars: vars, SSH: cfg})
+		conn := ""
+		if c, ok := vars["ansible_connection"]; ok && c != nil {
+			conn = fmt.Sprint(c)
+		}
+		out = append(out, inventoryHost{Name: h.Name, Groups: inv.GroupNames(h), Vars: vars, SSH: cfg, Connection: conn})
 	}
 	return out, nil
 }

@@ -38,7 +38,7 @@ web01
 web02 ansible_host=10.9.9.9
 web03 ansible_host=10.0.0.3 ansible_port=2203 ansible_user=deploy ansible_ssh_private_key_file=/keys/web03
 [db]
-db1 ansible_ssh_host=10.0.0.9 ansible_host=10.0.0.8 ansible_ssh_user=old ansible_user=new
+db1 ansible_ssh_host=10.0.0.9 ansible_host=10.0.0.8 ansible_ssh_user=old ansible_user=new ansible_connection=local
 [web:vars]
 role=frontend
 `)
@@ -71,6 +71,9 @@ role=frontend
 	}
 	if k := hosts[2].SSH.IdentityFiles; len(k) == 0 || k[0] != "/keys/web03" {
 		t.Errorf("web03 identity files = %v, want /keys/web03 first", k)
+	}
+	if hosts[3].Connection != "local" || hosts[0].Connection != "" {
+		t.Errorf("connections = %q, %q; want local for db1, none for web01", hosts[3].Connection, hosts[0].Connection)
 	}
 	if hosts[0].Vars["role"] != "frontend" {
 		t.Errorf("web01 vars = %v, want role=frontend", hosts[0].Vars)
