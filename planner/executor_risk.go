@@ -12,6 +12,7 @@ import (
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
+	"github.com/autoshell/agent/transport/local"
 )
 
 // classification is the risk of a resolved step and what it acts on.
@@ -165,22 +166,43 @@ func (e *Executor) classifyLocal(op safety.FileOp, p string) (string, safety.Ass
 	return abs, a, nil
 }
 
-// localRealPath follows the symbolic links of p on this machine; for a
-// missing file, those of its directory.
+// localRealPath follows the symbolic links of p on this machine as
+// `readlink -f` does: for a missing file, those of its directory; for a
+// link to a missing file, where it leads (a write creates that file).
+// When p cannot be resolved it is returned as is.
 func localRealPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
+	if r, err := local.RealPath(p); err == nil {
 		return r
-	}
-	if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-		return filepath.Join(d, filepath.Base(p))
 	}
 	return p
 }
 
-// realPath asks the target where file really is, with `readlink -f`
-// (GNU and busybox; for a missing file it still resolves the directory).
-// When that fails, file is returned as is; the error is only a done ctx.
+// realPather is an optional capability of a transport: where a path
+// really is on the host, every symbolic link followed, without running a
+// command (transport/local and transport/ssh have it). It must resolve as
+// `readlink -f` does: the last name may be missing (its directory is still
+// resolved), and so may the target of a link at the end.
+type realPather interface {
+	RealPath(ctx context.Context, path string) (string, error)
+}
+
+// realPath asks the target where file really is: through the transport's
+// RealPath where it has one, else with `readlink -f` (GNU and busybox; for
+// a missing file it still resolves the directory), a process on the host
+// for every file step. When that fails, file is returned as is (the file
+// tool will fail the same way: a directory on the way is missing); the
+// error is only a done ctx.
 func (e *Executor) realPath(ctx context.Context, file string) (string, error) {
+	if rp, ok := e.cfg.Transport.(realPather); ok {
+		real, err := rp.RealPath(ctx, file)
+		if cerr := ctx.Err(); cerr != nil {
+			return "", cerr
+		}
+		if err != nil || !cleanAbs(real) {
+			return file, nil
+		}
+		return real, nil
+	}
 	res, err := e.cfg.Transport.Run(ctx, transport.Command{Command: "readlink -f -- " + tools.Quote(file)})
 	if cerr := ctx.Err(); cerr != nil {
 		return "", cerr
@@ -189,10 +211,15 @@ func (e *Executor) realPath(ctx context.Context, file string) (string, error) {
 		return file, nil
 	}
 	real := trimNewline(res.Stdout)
-	if real == "" || !path.IsAbs(real) || path.Clean(real) != real || strings.ContainsAny(real, "\x00\n") {
+	if !cleanAbs(real) {
 		return file, nil
 	}
 	return real, nil
+}
+
+// cleanAbs reports whether p is a clean absolute path on one line.
+func cleanAbs(p string) bool {
+	return p != "" && path.IsAbs(p) && path.Clean(p) == p && !strings.ContainsAny(p, "\x00\n")
 }
 
 // worse merges two assessments: the higher level, both reasons.
