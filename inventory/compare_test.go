@@ -128,6 +128,7 @@ var comparePatterns = map[string][]string{
 	"hosts_yaml":     {"all", "web"},
 	"hosts_ini":      {"all", "ungrouped", "web:db"},
 	"hosts.ini":      {"all", "prod:!db2"},
+	"numbers.json":   {"all", "db", "web[0]"},
 	"big.ini":        {"all", "web[10:19]", "eu:!web[0:9]", "web:&eu", "cache[-1]", "~db0[1-3]$", "web0[0-4]*"},
 }
 

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -152,7 +153,7 @@ func readVarsFile(file string) (map[string]any, error) {
 		}
 		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read vars file: %v", err)}
 	}
-	p := &yamlParser{inv: newInventory(file), file: file}
+	p := &yamlParser{inv: newInventory(file), file: file, json: json.Valid(data)}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, p.yamlError(err)

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -29,7 +30,7 @@ func ParseYAML(file string, data []byte) (*Inventory, error) {
 // parseYAML is ParseYAML that also says whether data was a YAML mapping
 // at all (if not, a file of unknown type is read as INI).
 func parseYAML(file string, data []byte) (inv *Inventory, mapping bool, err error) {
-	p := &yamlParser{inv: newInventory(file), file: file}
+	p := &yamlParser{inv: newInventory(file), file: file, json: json.Valid(data)}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, false, p.yamlError(err)
@@ -73,6 +74,9 @@ type yamlParser struct {
 	// work counts nodes visited: aliases may repeat a subtree many times
 	// ("billion laughs"), so the walk is bounded.
 	work int
+	// json is set when the whole file is JSON: Ansible's loader tries
+	// json.loads before YAML, so numbers are JSON's (1e5 is a float).
+	json bool
 }
 
 // maxYAMLWork bounds the nodes one inventory may expand to.
@@ -411,6 +415,21 @@ func (p *yamlParser) scalar(n *yaml.Node) (any, error) {
 		tag = n.Tag
 	case n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0:
 		tag = "!!str"
+	case p.json:
+		switch v := n.Value; {
+		case v == "null":
+			tag = "!!null"
+		case v == "true" || v == "false":
+			tag = "!!bool"
+		case strings.ContainsAny(v, ".eE"):
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil && !math.IsInf(f, 0) {
+				return nil, p.fail(n, "invalid number %q", v)
+			}
+			return f, nil
+		default:
+			return pyIntValue(v, 10)
+		}
 	default:
 		switch v := n.Value; {
 		case reY11Null.MatchString(v):
