@@ -128,7 +128,14 @@ func Load(file string) (*Inventory, error) {
 func Parse(file string, data []byte) (*Inventory, error) {
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".yaml", ".yml", ".json":
-		return ParseYAML(file, data)
+		inv, mapping, err := parseYAML(file, data)
+		if err != nil && !mapping {
+			// Not YAML at all: Ansible's ini plugin gets its turn.
+			if inv, ierr := ParseINI(file, data); ierr == nil {
+				return inv, nil
+			}
+		}
+		return inv, err
 	case ".ini":
 		return ParseINI(file, data)
 	}

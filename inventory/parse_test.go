@@ -323,6 +323,7 @@ func TestLoadFormat(t *testing.T) {
 		{"hosts", "g:\n  hosts:\n    y2:\n", "y2"},
 		{"hosts2", "[g]\ni2 x=1\n", "i2"},
 		{"hosts3", "i3:2222\n", "i3"},
+		{"ini.yml", "[g]\ni4\n", "i4"}, // Ansible's ini plugin reads what its yaml plugin cannot
 	} {
 		path := filepath.Join(dir, tt.file)
 		if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
@@ -390,7 +391,6 @@ func TestBadInventories(t *testing.T) {
 		{"a.yml", "a:\n  children:\n    b:\n      children:\n        a:\n", 3, `adding group "b" as child to "a" creates a recursive dependency loop`},
 		{"a.yml", "plugin: aws_ec2\n", 1, "inventory plugin configuration"},
 		{"a.yml", "- a\n- b\n", 1, "invalid structure"},
-		{"a.yml", "", 0, "empty YAML inventory"},
 		{"a.yml", "web:\n  hosts:\n    web[1:]:\n", 3, "must specify an end value"},
 		{"a.yml", laughs, 1, "too many YAML nodes"},
 		{"a.ini", strings.Repeat("web[1:99999]\n", 11), 11, "more than 1000000 hosts"},
@@ -408,6 +408,21 @@ func TestBadInventories(t *testing.T) {
 		if tt.line > 0 && !strings.HasPrefix(err.Error(), fmt.Sprintf("%s:%d: ", tt.file, tt.line)) {
 			t.Errorf("%s %q: error %q does not start with file:line", tt.file, tt.in, err)
 		}
+	}
+}
+
+// TestEmpty: an empty file is an empty inventory, as in Ansible (whose
+// ini plugin accepts what its yaml plugin calls empty); ParseYAML alone
+// refuses it.
+func TestEmpty(t *testing.T) {
+	for _, f := range []string{"a.yml", "a.ini", "hosts"} {
+		inv, err := Parse(f, []byte("\n# nothing\n"))
+		if err != nil || len(inv.Hosts()) != 0 {
+			t.Errorf("Parse(%s, empty) = %v, %v; want no hosts", f, inv, err)
+		}
+	}
+	if _, err := ParseYAML("a.yml", nil); err == nil || !strings.Contains(err.Error(), "empty YAML inventory") {
+		t.Errorf("ParseYAML(empty) err = %v", err)
 	}
 }
 
