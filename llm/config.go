@@ -47,6 +47,10 @@ type Config struct {
 	// "config file api_key"), or which variable would hold it, for error
 	// messages. Never the key.
 	KeySource string
+	// KeyWithheld, when not empty, says why a configured key is not sent:
+	// a config-file key or a provider's variable is only sent to its own
+	// endpoint. Never the key.
+	KeyWithheld string
 }
 
 // String describes c with the key masked; fmt's %v and %+v use it too.
@@ -146,6 +150,13 @@ func DecodeFileConfig(n *yaml.Node) (*FileConfig, error) {
 // Ollama is used without a key. The provider's own variable
 // (DEEPSEEK_API_KEY, OPENAI_API_KEY) supplies the key when nothing above it
 // does. flags.MaxRetries 0 means "not set"; negative means no retries.
+//
+// Which key goes where: --api-key and AGENT_API_KEY go to the effective
+// endpoint, whatever it is. The config file's key (api_key_env or api_key)
+// goes only to the file's endpoint (its base_url, or its provider's default),
+// and DEEPSEEK_API_KEY / OPENAI_API_KEY only to their provider's host (or
+// OPENAI_BASE_URL). So `--base-url http://elsewhere` never receives the
+// stored key; Config.KeyWithheld says why none is sent.
 func Resolve(flags Config, env func(string) string, file *FileConfig) (Config, error) {
 	if env == nil {
 		env = func(string) string { return "" }
@@ -193,19 +204,64 @@ func Resolve(flags Config, env func(string) string, file *FileConfig) (Config, e
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 
+	// Keys: --api-key and AGENT_API_KEY are meant for whatever endpoint is
+	// in effect. A key from the config file belongs to the file's endpoint,
+	// and a provider's own variable to that provider's host: each is sent
+	// only there, never to a base URL given elsewhere (a flag, AGENT_BASE_URL).
+	fileBase := file.BaseURL
+	if fileBase == "" {
+		switch strings.ToLower(file.Provider) {
+		case ProviderDeepSeek:
+			fileBase = DeepSeekBaseURL
+		case ProviderOpenAI:
+			fileBase = first(env("OPENAI_BASE_URL"), OpenAIBaseURL)
+		}
+	}
+	fileKeyOK := fileBase != "" && sameOrigin(fileBase, c.BaseURL)
+	keyEnvOK := false
+	switch keyEnv {
+	case "DEEPSEEK_API_KEY":
+		keyEnvOK = sameOrigin(c.BaseURL, DeepSeekBaseURL)
+	case "OPENAI_API_KEY":
+		keyEnvOK = sameOrigin(c.BaseURL, OpenAIBaseURL) || env("OPENAI_BASE_URL") != "" && sameOrigin(c.BaseURL, env("OPENAI_BASE_URL"))
+	}
+	withheld := func(what, owner string) string {
+		return fmt.Sprintf("%s is for %s, not sent to %s; set AGENT_API_KEY for this endpoint", what, redactURL(owner), redactURL(c.BaseURL))
+	}
 	switch {
 	case flags.APIKey != "":
 		c.APIKey, c.KeySource = flags.APIKey, first(flags.KeySource, "--api-key")
 	case env("AGENT_API_KEY") != "":
 		c.APIKey, c.KeySource = env("AGENT_API_KEY"), "AGENT_API_KEY"
-	case file.APIKeyEnv != "" && env(file.APIKeyEnv) != "":
+	case fileKeyOK && file.APIKeyEnv != "" && env(file.APIKeyEnv) != "":
 		c.APIKey, c.KeySource = env(file.APIKeyEnv), file.APIKeyEnv
-	case file.APIKey != "":
+	case fileKeyOK && file.APIKey != "":
 		c.APIKey, c.KeySource = file.APIKey, "config file llm.api_key"
-	case keyEnv != "" && env(keyEnv) != "":
+	case keyEnvOK && env(keyEnv) != "":
 		c.APIKey, c.KeySource = env(keyEnv), keyEnv
 	default: // no key: name the variable that should hold one
-		c.KeySource = first(file.APIKeyEnv, keyEnv, "AGENT_API_KEY")
+		switch {
+		case fileKeyOK || keyEnvOK && file.APIKeyEnv == "":
+			c.KeySource = first(file.APIKeyEnv, keyEnv, "AGENT_API_KEY")
+		case keyEnvOK:
+			c.KeySource = keyEnv
+		default:
+			c.KeySource = "AGENT_API_KEY"
+		}
+		switch {
+		case !fileKeyOK && (file.APIKey != "" || file.APIKeyEnv != "" && env(file.APIKeyEnv) != ""):
+			owner := fileBase
+			if owner == "" {
+				owner = "no endpoint named in the file"
+			}
+			c.KeyWithheld = withheld("the config file's key", owner)
+		case !keyEnvOK && keyEnv != "" && env(keyEnv) != "":
+			owner := DeepSeekBaseURL
+			if keyEnv == "OPENAI_API_KEY" {
+				owner = first(env("OPENAI_BASE_URL"), OpenAIBaseURL)
+			}
+			c.KeyWithheld = withheld(keyEnv, owner)
+		}
 	}
 
 	if c.Timeout == 0 {
@@ -224,6 +280,25 @@ func Resolve(flags Config, env func(string) string, file *FileConfig) (Config, e
 	}
 	c.MaxRetries = max(c.MaxRetries, 0)
 	return c, nil
+}
+
+// sameOrigin reports whether two URLs name the same scheme, host and port.
+func sameOrigin(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	if err1 != nil || err2 != nil || ua.Host == "" {
+		return false
+	}
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub)
 }
 
 // providerOf guesses the provider from a base URL.

@@ -139,3 +139,51 @@ func TestConfigNeverPrintsKey(t *testing.T) {
 		}
 	}
 }
+
+// A key is sent only where it belongs: the config file's key to the file's
+// endpoint, a provider's variable to that provider's host; AGENT_API_KEY
+// and --api-key to whatever endpoint is in effect.
+func TestResolveKeyStaysWithItsEndpoint(t *testing.T) {
+	deepseekFile := &FileConfig{Provider: "deepseek", APIKey: "sk-file-key-0123456789"}
+	tests := []struct {
+		name         string
+		flags        Config
+		env          []string
+		file         *FileConfig
+		wantKey      string
+		wantWithheld bool
+	}{
+		{name: "file key, file endpoint", file: deepseekFile, wantKey: "sk-file-key-0123456789"},
+		{name: "file key, flag base url elsewhere", file: deepseekFile, flags: Config{BaseURL: "http://127.0.0.1:18777/v1", Model: "qwen"}, wantWithheld: true},
+		{name: "file key, AGENT_BASE_URL elsewhere", file: deepseekFile, env: []string{"AGENT_BASE_URL", "http://127.0.0.1:18777/v1", "AGENT_MODEL", "m"}, wantWithheld: true},
+		{name: "file key, other provider flag", file: deepseekFile, flags: Config{Provider: "openai"}, wantWithheld: true},
+		{name: "file key env, flag base url elsewhere", file: &FileConfig{Provider: "deepseek", APIKeyEnv: "DEEPSEEK_API_KEY"},
+			env: []string{"DEEPSEEK_API_KEY", "sk-d"}, flags: Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m"}, wantWithheld: true},
+		{name: "file key, same endpoint given by flag", file: &FileConfig{BaseURL: "http://gpu:8000/v1", Model: "m", APIKey: "k-file"},
+			flags: Config{BaseURL: "http://gpu:8000/v1/"}, wantKey: "k-file"},
+		{name: "file key, no endpoint in file", file: &FileConfig{APIKeyEnv: "MY_KEY"}, env: []string{"MY_KEY", "k", "AGENT_BASE_URL", "http://x:1/v1", "AGENT_MODEL", "m"}, wantWithheld: true},
+		{name: "deepseek var, deepseek provider at a proxy", flags: Config{Provider: "deepseek", BaseURL: "http://proxy:9/v1"}, env: []string{"DEEPSEEK_API_KEY", "sk-d"}, wantWithheld: true},
+		{name: "openai var, openai host", flags: Config{BaseURL: "https://api.openai.com/v1"}, env: []string{"OPENAI_API_KEY", "sk-o"}, wantKey: "sk-o"},
+		{name: "AGENT_API_KEY goes anywhere", file: deepseekFile, flags: Config{BaseURL: "http://127.0.0.1:18777/v1", Model: "m"}, env: []string{"AGENT_API_KEY", "k-agent"}, wantKey: "k-agent"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Resolve(tt.flags, envOf(tt.env...), tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.APIKey != tt.wantKey {
+				t.Errorf("APIKey = %q, want %q", got.APIKey, tt.wantKey)
+			}
+			if (got.KeyWithheld != "") != tt.wantWithheld {
+				t.Errorf("KeyWithheld = %q, want withheld=%v", got.KeyWithheld, tt.wantWithheld)
+			}
+			if tt.wantWithheld && (strings.HasPrefix(got.KeySource, "config file") || !strings.Contains(got.KeyWithheld, "AGENT_API_KEY")) {
+				t.Errorf("KeySource = %q, KeyWithheld = %q: want a variable meant for this endpoint", got.KeySource, got.KeyWithheld)
+			}
+			if strings.Contains(got.KeyWithheld, "sk-") || strings.Contains(got.KeyWithheld, "k-file") {
+				t.Errorf("KeyWithheld shows the key: %q", got.KeyWithheld)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -300,14 +301,16 @@ func writeLLMSection(path string, s setLLM) error {
 		}
 	}
 	set := [][2]string{{"provider", s.provider.name}, {"base_url", s.baseURL}, {"model", s.model}}
-	drop := "api_key"
+	// The old key never carries over to the new endpoint: a key stored for
+	// DeepSeek must not follow a switch to Ollama.
+	drop := []string{"api_key", "api_key_env"}
 	if s.key != "" {
-		set, drop = append(set, [2]string{"api_key", s.key}), "api_key_env"
+		set, drop = append(set, [2]string{"api_key", s.key}), []string{"api_key_env"}
 		mode = 0o600
 	} else if s.keyEnv != "" {
-		set = append(set, [2]string{"api_key_env", s.keyEnv})
+		set, drop = append(set, [2]string{"api_key_env", s.keyEnv}), []string{"api_key"}
 	}
-	out, err := updateLLMSection(old, set, drop)
+	out, err := updateLLMSection(old, set, drop...)
 	if err != nil {
 		return usagef("config %s: %w", path, err)
 	}
@@ -340,7 +343,7 @@ func writeLLMSection(path string, s setLLM) error {
 // into its "llm:" mapping (created when missing) and the key drop removed;
 // the other sections, keys and comments are kept. doc must be empty or a
 // mapping.
-func updateLLMSection(doc []byte, set [][2]string, drop string) ([]byte, error) {
+func updateLLMSection(doc []byte, set [][2]string, drop ...string) ([]byte, error) {
 	var root yaml.Node
 	if len(bytes.TrimSpace(doc)) > 0 {
 		if err := yaml.Unmarshal(doc, &root); err != nil {
@@ -388,7 +391,7 @@ func updateLLMSection(doc []byte, set [][2]string, drop string) ([]byte, error) 
 		}
 	}
 	for i := 0; i+1 < len(sec.Content); {
-		if sec.Content[i].Value == drop {
+		if slices.Contains(drop, sec.Content[i].Value) {
 			sec.Content = append(sec.Content[:i], sec.Content[i+2:]...)
 			continue
 		}
@@ -481,6 +484,8 @@ func configSources(flags llm.Config, env func(string) string, file *llm.FileConf
 	s.model = pick("default for "+cfg.Provider,
 		[2]string{flags.Model, "--model"}, [2]string{env("AGENT_MODEL"), "AGENT_MODEL"}, [2]string{file.Model, "config file"})
 	switch {
+	case cfg.APIKey == "" && cfg.KeyWithheld != "":
+		s.key = "none sent: " + cfg.KeyWithheld
 	case cfg.APIKey == "":
 		s.key = "not set; would be read from " + cfg.KeySource
 	case cfg.KeySource == "config file llm.api_key":
