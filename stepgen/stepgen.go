@@ -92,6 +92,9 @@ type RanStep struct {
 	Status execctx.Status
 	// DryRun: the step was skipped only because of --dry-run.
 	DryRun bool
+	// Answer is a check_condition step's result (true or false) when it
+	// ran; nil otherwise. The context's history does not keep it.
+	Answer any
 }
 
 // Run drives task with the model until it is done, a limit stops it, or a
@@ -217,7 +220,11 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 		res, err := r.exec.RunStep(ctx, st)
 		r.tally(res)
 		if res.Status != "" {
-			r.res.Ran = append(r.res.Ran, RanStep{Phase: r.phaseNow, Step: st, Status: res.Status, DryRun: res.DryRun})
+			rs := RanStep{Phase: r.phaseNow, Step: st, Status: res.Status, DryRun: res.DryRun}
+			if st.Tool == tools.CheckConditionName && res.Status == execctx.StatusOK {
+				rs.Answer = res.Output.Value
+			}
+			r.res.Ran = append(r.res.Ran, rs)
 		}
 		if err != nil {
 			return nil, err
