@@ -96,6 +96,7 @@ type fileStep struct {
 	Parameters   any        `yaml:"parameters,omitempty"` // map[string]any or quotedKeys
 	SaveOutputAs yamlString `yaml:"save_output_as,omitempty"`
 	Condition    yamlString `yaml:"condition,omitempty"`
+	IgnoreErrors bool       `yaml:"ignore_errors,omitempty"`
 }
 
 func fileSteps(steps []Step) ([]fileStep, error) {
@@ -121,7 +122,8 @@ func fileSteps(steps []Step) ([]fileStep, error) {
 			pv = p
 		}
 		out = append(out, fileStep{Tool: yamlString(st.Tool), Description: yamlString(st.Description),
-			Parameters: pv, SaveOutputAs: yamlString(st.SaveOutputAs), Condition: yamlString(st.Condition)})
+			Parameters: pv, SaveOutputAs: yamlString(st.SaveOutputAs), Condition: yamlString(st.Condition),
+			IgnoreErrors: st.IgnoreErrors})
 	}
 	return out, nil
 }

@@ -26,7 +26,7 @@ const (
 var (
 	planKeys  = []string{"name", "vars", "steps", "phases"}
 	phaseKeys = []string{"phase", "goal", "description", "success_criteria", "steps"}
-	stepKeys  = []string{"tool", "description", "parameters", "save_output_as", "condition"}
+	stepKeys  = []string{"tool", "description", "parameters", "save_output_as", "condition", "ignore_errors"}
 )
 
 // ParseFile reads the plan file at path; see Parse.
@@ -245,6 +245,13 @@ func (p *parser) step(n *yaml.Node) Step {
 	st.Description = p.str(f["description"], "description")
 	st.SaveOutputAs = p.str(f["save_output_as"], "save_output_as")
 	st.Condition = p.str(f["condition"], "condition")
+	if in := f["ignore_errors"]; in != nil && !isNull(in) {
+		if in.Kind != yaml.ScalarNode || in.ShortTag() != "!!bool" {
+			p.errorf(in, "`ignore_errors` must be true or false, not %s", kindOf(in))
+		} else {
+			st.IgnoreErrors = in.Value == "true" || in.Value == "True" || in.Value == "TRUE"
+		}
+	}
 	if pn := f["parameters"]; pn != nil && !isNull(pn) {
 		if pn.Kind != yaml.MappingNode {
 			p.errorf(pn, "`parameters` must be a mapping, not %s", kindOf(pn))

@@ -8,6 +8,10 @@ type Step struct {
 	Parameters   map[string]any `json:"parameters,omitempty" yaml:"parameters,omitempty"`
 	SaveOutputAs string         `json:"save_output_as,omitempty" yaml:"save_output_as,omitempty"`
 	Condition    string         `json:"condition,omitempty" yaml:"condition,omitempty"`
+	// IgnoreErrors (Ansible's ignore_errors): when the step fails, its
+	// status error and observation are recorded and the run goes on
+	// instead of stopping there. A denied step still stops the run.
+	IgnoreErrors bool `json:"ignore_errors,omitempty" yaml:"ignore_errors,omitempty"`
 	// Line is the step's line in its plan file; 0 if it is not from a file.
 	Line int `json:"-" yaml:"-"`
 }
