@@ -247,10 +247,12 @@ func (e *Executor) emit(ev Event) {
 type Summary struct {
 	Host    string
 	Session string
-	// Success: every step ran ok or was skipped.
+	// Success: every step ran ok or was skipped (or failed with ignore_errors).
 	Success                     bool
 	Steps                       int // steps that ended, whatever their status
 	OK, Errors, Skipped, Denied int
+	// Ignored counts the failed steps (in Errors too) marked ignore_errors.
+	Ignored int
 	// Failed is the step that stopped the plan (status error or denied),
 	// nil when none did.
 	Failed *StepResult
@@ -263,6 +265,9 @@ type Summary struct {
 func (s Summary) Text() string {
 	counts := fmt.Sprintf("%d %s: %d ok, %d skipped, %d failed, %d denied", s.Steps, plural(s.Steps, "step"),
 		s.OK, s.Skipped, s.Errors, s.Denied)
+	if s.Ignored > 0 {
+		counts += fmt.Sprintf(", %d failure%s ignored", s.Ignored, map[bool]string{true: "", false: "s"}[s.Ignored == 1])
+	}
 	switch {
 	case errors.Is(s.Err, context.Canceled):
 		if where, ok := strings.CutSuffix(s.Err.Error(), ": "+context.Canceled.Error()); ok {
@@ -292,7 +297,9 @@ func plural(n int, word string) string {
 
 // RunPlan runs every step of p, phase by phase, and stops at the first
 // step that fails (status error) or is denied: later steps were written
-// assuming it succeeded. A skipped step (false condition, or --dry-run)
+// assuming it succeeded — except a failed step marked ignore_errors, after
+// which the run goes on (its failure is counted, and the run can still
+// succeed). A skipped step (false condition, or --dry-run)
 // does not stop the plan. The plan's vars are set first unless Vars
 // already holds them (--var wins). p should have passed Validate.
 //
@@ -335,6 +342,10 @@ func (e *Executor) RunPlan(ctx context.Context, p *Plan) (Summary, error) {
 			}
 			if err != nil {
 				return e.done(sum, start, err)
+			}
+			if res.Status == execctx.StatusError && st.IgnoreErrors {
+				sum.Ignored++
+				continue
 			}
 			if res.Status == execctx.StatusError || res.Status == execctx.StatusDenied {
 				r := res
