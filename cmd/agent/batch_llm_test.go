@@ -272,3 +272,51 @@ func TestBatchTaskAdaptive(t *testing.T) {
 		t.Errorf("summary:\n%s", out)
 	}
 }
+
+// TestBatchPlanOnceCheckCondition: a check_condition step that answers the
+// same on every host keeps them on the first host's path: the model is
+// asked as often as for one host (the answer comes from the first host's
+// run, not from its history, which keeps none).
+func TestBatchPlanOnceCheckCondition(t *testing.T) {
+	f := newBatchFixture(t)
+	script := "{{dir}}/{{inventory_hostname}}.sh"
+	replies := []testenv.Reply{
+		testenv.Calls(testenv.Call("submit_plan", args(map[string]any{"task_type": "file_edit", "complexity": "simple",
+			"phases": []map[string]any{{"phase": 1, "goal": "make the script print 2 if it prints 1"}}}))),
+		testenv.Calls(testenv.Call("execute_command", args(map[string]any{"command": "sh " + script, "save_output_as": "script_output"}))),
+		testenv.Calls(testenv.Call("check_condition", args(map[string]any{"condition": "script_output.strip() == '1'",
+			"save_output_as": "prints_one"}))),
+		testenv.Calls(testenv.Call("edit_file", args(map[string]any{"file_path": script, "search_pattern": "echo 1",
+			"replacement": "echo 2", "condition": "prints_one"}))),
+		testenv.Text("The script now prints 2."),
+	}
+	srv := startBatchLLM(t, replies...)
+	names := []string{"web01", "web02", "web03", "web04", "web05"}
+	f.writeScripts(names)
+	inv := f.inventory("")
+	out, errOut, code := f.agent("-i", inv, "--limit", strings.Join(names, ":"), "--plan-once", "--json",
+		"--approve", f.approve, "-c", fixTask)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if n := len(srv.Requests()); n != len(replies) {
+		t.Errorf("%d LLM requests, want %d (as for one host)", n, len(replies))
+	}
+	replays := 0
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if ev["event"] == "replay" {
+			replays++
+			if ev["status"] != "followed" {
+				t.Errorf("replay: %s", line)
+			}
+		}
+	}
+	if replays != len(names)-1 {
+		t.Errorf("%d replay events, want %d", replays, len(names)-1)
+	}
+	f.checkScripts(names)
+}

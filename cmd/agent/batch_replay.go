@@ -34,9 +34,8 @@ import (
 
 // firstRun is the run of the first host, the one replayed.
 type firstRun struct {
-	host    string
-	res     stepgen.Result
-	history []execctx.StepRecord // the first host's records, one per Ran step
+	host string
+	res  stepgen.Result
 }
 
 // planOnce runs the task with the model on the first host that can be
@@ -54,7 +53,7 @@ func (t *batchTask) planOnce(ctx context.Context) error {
 			r, err := t.run(ctx, h)
 			res.How = "planned"
 			taskResult(res, r)
-			first = &firstRun{host: h.host.Name, res: r, history: h.exec.Vars().History()}
+			first = &firstRun{host: h.host.Name, res: r}
 			return err
 		})
 	}
@@ -127,7 +126,6 @@ func (t *batchTask) replayDone(h *hostRun, sum planner.Summary) {
 func replay(ctx context.Context, h *hostRun, first *firstRun) (sum planner.Summary, why string, err error) {
 	sum.Host, sum.Session = h.host.Name, h.steps.session
 	ran := first.res.Ran
-	values := len(first.history) == len(ran)
 	pe := &planner.PlanEvent{Event: planner.EventPlan, Host: h.host.Name, Session: h.steps.session,
 		Plan: "plan of " + first.host, DryRun: h.steps.exec.DryRun}
 	if p := first.res.Plan; p != nil {
@@ -164,8 +162,8 @@ func replay(ctx context.Context, h *hostRun, first *firstRun) (sum planner.Summa
 		}
 		switch {
 		case r.Status == rs.Status:
-			if st.Tool == tools.CheckConditionName && r.Status == execctx.StatusOK && values {
-				if there := first.history[i].Value; !reflect.DeepEqual(there, r.Output.Value) {
+			if st.Tool == tools.CheckConditionName && r.Status == execctx.StatusOK {
+				if there := rs.Answer; !reflect.DeepEqual(there, r.Output.Value) {
 					return sum, fmt.Sprintf("%s: %v here, %v on %s", label, r.Output.Value, there, first.host), nil
 				}
 			}

@@ -17,6 +17,11 @@ import (
 
 // replayHost opens a hostRun on this machine for replay tests.
 func replayHost(t *testing.T) *hostRun {
+	return replayHostVars(t, "here", nil)
+}
+
+// replayHostVars opens a hostRun named name on this machine, with vars.
+func replayHostVars(t *testing.T, name string, vars map[string]any) *hostRun {
 	t.Helper()
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
@@ -28,14 +33,41 @@ func replayHost(t *testing.T) *hostRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := out.newHostSink("here")
-	steps, err := openStepsOn(stepTarget{tr: tr, host: "here", approver: safety.NewApprover(safety.ModeAll, nil), render: sink},
+	sink := out.newHostSink(name)
+	steps, err := openStepsOn(stepTarget{tr: tr, host: name, approver: safety.NewApprover(safety.ModeAll, nil), render: sink},
 		safety.DefaultPolicy(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(steps.Close)
-	return &hostRun{host: inventoryHost{Name: "here"}, steps: steps, exec: planner.NewExecutor(steps.exec), sink: sink}
+	cfg := steps.exec
+	cfg.Vars = execctx.New()
+	for k, v := range vars {
+		if err := cfg.Vars.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &hostRun{host: inventoryHost{Name: name}, steps: steps, exec: planner.NewExecutor(cfg), sink: sink}
+}
+
+// runFirst runs steps on h as the model's loop would and returns them as
+// the first host's run, each with its status and check_condition answer
+// recorded as stepgen.Run records them.
+func runFirst(t *testing.T, h *hostRun, steps []planner.Step) *firstRun {
+	t.Helper()
+	first := &firstRun{host: "first"}
+	for _, st := range steps {
+		r, err := h.exec.RunStep(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := stepgen.RanStep{Step: st, Status: r.Status}
+		if st.Tool == "check_condition" && r.Status == execctx.StatusOK {
+			rs.Answer = r.Output.Value
+		}
+		first.res.Ran = append(first.res.Ran, rs)
+	}
+	return first
 }
 
 func cmdStep(command, save, cond string) planner.Step {
@@ -43,62 +75,65 @@ func cmdStep(command, save, cond string) planner.Step {
 }
 
 // TestReplayDivergence checks when a host follows the first host's path
-// and when it leaves it.
+// and when it leaves it. Both hosts run the steps for real; they differ in
+// the variable n (1 on the first host).
 func TestReplayDivergence(t *testing.T) {
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "mark")
-	type ran struct {
-		st     planner.Step
-		status execctx.Status
-		value  any // the first host's check_condition answer
+	check := func(cond string) planner.Step {
+		return planner.Step{Tool: "check_condition", Parameters: map[string]any{"condition": cond}}
 	}
-	ok, failed, skipped := execctx.StatusOK, execctx.StatusError, execctx.StatusSkipped
 	tests := []struct {
 		name  string
-		ran   []ran
+		steps []planner.Step
+		n     string // this host's n
 		why   string // "" when the host follows
-		steps int    // steps run here
+		ran   int    // steps run here
 	}{
-		{"same statuses, failures included", []ran{
-			{cmdStep("echo hi", "x", ""), ok, nil},
-			{cmdStep("false", "", ""), failed, nil},
-			{cmdStep("echo no", "", "x.strip() == 'zzz'"), skipped, nil},
-		}, "", 3},
-		{"a step that ran there is skipped by its condition here", []ran{
-			{cmdStep("echo hi", "x", ""), ok, nil},
-			{cmdStep("echo yes", "", "x.strip() == 'bye'"), ok, nil},
-			{cmdStep("echo after", "", ""), ok, nil},
-		}, "", 3},
-		{"a step skipped there would run here", []ran{
-			{cmdStep("echo hi", "x", ""), ok, nil},
-			{cmdStep("touch "+mark, "", "x.strip() == 'hi'"), skipped, nil},
-		}, "step 2 (execute_command) was skipped on first, but its condition x.strip() == 'hi' is true here", 1},
-		{"a step fails here", []ran{
-			{cmdStep("echo hi", "", ""), ok, nil},
-			{cmdStep("exit 3", "", ""), ok, nil},
-			{cmdStep("echo never", "", ""), ok, nil},
-		}, "step 2 (execute_command): error here ([exit code 3]), ok on first", 2},
-		{"a step succeeds here that failed there", []ran{
-			{cmdStep("true", "", ""), failed, nil},
-		}, "step 1 (execute_command): ok here", 1},
-		{"check_condition answers otherwise", []ran{
-			{cmdStep("echo 2", "v", ""), ok, nil},
-			{planner.Step{Tool: "check_condition", Parameters: map[string]any{"condition": "v.strip() == '1'"}}, ok, true},
-			{cmdStep("echo never", "", ""), ok, nil},
-		}, "step 2 (check_condition): false here, true on first", 2},
-		{"check_condition answers the same", []ran{
-			{cmdStep("echo 1", "v", ""), ok, nil},
-			{planner.Step{Tool: "check_condition", Parameters: map[string]any{"condition": "v.strip() == '1'"}}, ok, true},
-		}, "", 2},
+		{"same statuses, failures included", []planner.Step{
+			cmdStep("echo hi", "x", ""),
+			cmdStep("false", "", ""),
+			cmdStep("echo no", "", "x.strip() == 'zzz'"),
+		}, "1", "", 3},
+		{"a step that ran there is skipped by its condition here", []planner.Step{
+			cmdStep("echo {{n}}", "x", ""),
+			cmdStep("echo yes", "", "x.strip() == '1'"),
+			cmdStep("echo after", "", ""),
+		}, "2", "", 3},
+		{"a step skipped there would run here", []planner.Step{
+			cmdStep("echo {{n}}", "x", ""),
+			cmdStep("touch "+mark, "", "x.strip() == '2'"),
+		}, "2", "step 2 (execute_command) was skipped on first, but its condition x.strip() == '2' is true here", 1},
+		{"a step fails here", []planner.Step{
+			cmdStep("echo hi", "", ""),
+			cmdStep("test {{n}} = 1", "", ""),
+			cmdStep("echo never", "", ""),
+		}, "2", "step 2 (execute_command): error here ([exit code 1]), ok on first", 2},
+		{"a step succeeds here that failed there", []planner.Step{
+			cmdStep("test {{n}} = 2", "", ""),
+		}, "2", "step 1 (execute_command): ok here", 1},
+		{"check_condition answers otherwise", []planner.Step{
+			cmdStep("echo {{n}}", "v", ""),
+			check("v.strip() == '1'"),
+			cmdStep("echo never", "", ""),
+		}, "2", "step 2 (check_condition): false here, true on first", 2},
+		{"check_condition answers the same (true)", []planner.Step{
+			cmdStep("echo {{n}}", "v", ""),
+			check("v.strip() == '1'"),
+			cmdStep("echo after", "", ""),
+		}, "1", "", 3},
+		{"check_condition answers the same (false)", []planner.Step{
+			cmdStep("echo {{n}}", "v", ""),
+			check("v.strip() == '7'"),
+		}, "1", "", 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := replayHost(t)
-			first := &firstRun{host: "first"}
-			for _, r := range tc.ran {
-				first.res.Ran = append(first.res.Ran, stepgen.RanStep{Step: r.st, Status: r.status})
-				first.history = append(first.history, execctx.StepRecord{Tool: r.st.Tool, Status: r.status, Value: r.value})
+			first := runFirst(t, replayHostVars(t, "first", map[string]any{"n": "1"}), tc.steps)
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatalf("the first host ran the step it should skip")
 			}
+			h := replayHostVars(t, "here", map[string]any{"n": tc.n})
 			sum, why, err := replay(context.Background(), h, first)
 			if err != nil {
 				t.Fatal(err)
@@ -106,8 +141,8 @@ func TestReplayDivergence(t *testing.T) {
 			if tc.why == "" && why != "" || tc.why != "" && !strings.Contains(why, tc.why) {
 				t.Errorf("why = %q, want %q", why, tc.why)
 			}
-			if sum.Steps != tc.steps {
-				t.Errorf("%d steps run, want %d", sum.Steps, tc.steps)
+			if sum.Steps != tc.ran {
+				t.Errorf("%d steps run, want %d", sum.Steps, tc.ran)
 			}
 			if _, err := os.Stat(mark); err == nil {
 				t.Errorf("a step skipped on the first host ran here")
