@@ -91,6 +91,12 @@ func TestSavedPlanKeepsFailedDependencies(t *testing.T) {
 	if len(p.Phases) != 1 || p.Phases[0].Goal != "" {
 		t.Errorf("react plan phases %+v", p.Phases)
 	}
+	// the kept failed steps go on failing on replay without stopping it
+	for i, want := range []bool{true, false, true, false, false} {
+		if got := p.Steps()[i].IgnoreErrors; got != want {
+			t.Errorf("step %d ignore_errors = %v, want %v", i+1, got, want)
+		}
+	}
 	kept := res.FailedKept()
 	if len(kept) != 2 || kept[0].Step.Parameters["command"] != "grep ERROR app.log" {
 		t.Errorf("failed kept %+v", kept)

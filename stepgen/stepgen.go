@@ -355,8 +355,9 @@ var (
 //     must not be replayed, since a plan run stops at its first failed step
 //     — unless a kept step uses its result: its save_output_as variable
 //     (it was the latest step to set it) or `last` right after it. Such a
-//     step is kept and listed by FailedKept: where it fails again, the
-//     replay stops there.
+//     step is kept with ignore_errors: true and listed by FailedKept:
+//     where it fails again (grep finding nothing), the replay records the
+//     failure and goes on, as the run did.
 //
 // The plan is checked with planner.Validate (variables resolvable, names
 // and conditions well-formed). A run without a step to keep returns an
@@ -386,7 +387,13 @@ func (r Result) SavedPlan() (*planner.Plan, error) {
 				SuccessCriteria: rs.Phase.SuccessCriteria})
 		}
 		ph := &p.Phases[len(p.Phases)-1]
-		ph.Steps = append(ph.Steps, copyStep(rs.Step))
+		st := copyStep(rs.Step)
+		if rs.Status == execctx.StatusError {
+			// kept for its result: a replay where it fails again records
+			// the failure and goes on, as this run did
+			st.IgnoreErrors = true
+		}
+		ph.Steps = append(ph.Steps, st)
 	}
 	if len(p.Phases) == 0 {
 		if len(r.Ran) == 0 {

@@ -44,7 +44,7 @@ func savePlan(w io.Writer, path string, res stepgen.Result) error {
 		return fmt.Errorf("--save-plan: %w", err)
 	}
 	for _, rs := range res.FailedKept() {
-		fmt.Fprintf(w, "agent: --save-plan: kept the failed step %q (%s) that a later step uses; a replay stops there if it fails again\n",
+		fmt.Fprintf(w, "agent: --save-plan: kept the failed step %q (%s) that a later step uses, with ignore_errors: true (a replay goes on if it fails again)\n",
 			stepLabel(rs.Step), rs.Step.Tool)
 	}
 	fmt.Fprintf(w, "agent: plan saved to %s (%d steps); replay it with: agent run %s\n", path, len(p.Steps()), path)
