@@ -68,6 +68,7 @@ type Context struct {
 	history []StepRecord
 	files   []FileAccess
 	fileSet map[FileAccess]bool
+	exposed map[string]Exposure // see SetExposure; nil: every variable shown
 }
 
 // New returns an empty Context.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -33,7 +34,7 @@ func (c *Context) Summary(budget int) string {
 	vars := c.varsBlock(budget / 4)
 	files := c.filesBlock(budget / 8)
 	steps := c.stepsBlock(budget - len(vars) - len(files))
-	out := steps + vars + files
+	out := c.scrub(steps + vars + files)
 	if len(out) > budget {
 		out = clipHead(out, budget)
 	}
@@ -129,10 +130,72 @@ func oneLine(num int, r StepRecord) string {
 	return clipHead(line, oneLineMax) + "\n"
 }
 
+// Exposure is how a variable shows in the Summary the model reads.
+type Exposure uint8
+
+const (
+	// ExposeValue shows `name = value` (the default).
+	ExposeValue Exposure = iota
+	// ExposeName shows `name = [REDACTED]`: the model knows the variable
+	// and can use it in templates without seeing its value.
+	ExposeName
+	// ExposeNone leaves the variable out of the summary.
+	ExposeNone
+)
+
+// Redacted stands for a value the model is not shown.
+const Redacted = "[REDACTED]"
+
+// minScrub is the shortest value of a variable not shown that Summary
+// also replaces inside step records (shorter ones would hit ordinary
+// text).
+const minScrub = 4
+
+// SetExposure says how variable name shows in Summary; the variable keeps
+// its value for templating and conditions. Wherever the string value of a
+// variable not shown (ExposeName, ExposeNone; minScrub bytes or more)
+// appears in the summary — a resolved parameter, a step's output — it is
+// replaced by Redacted. The marking holds for the name whatever value it
+// gets later.
+func (c *Context) SetExposure(name string, e Exposure) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.exposed == nil {
+		c.exposed = map[string]Exposure{}
+	}
+	c.exposed[name] = e
+}
+
+// hiddenValues are the string values of the variables not shown, longest
+// first, each also as it appears inside JSON text.
+func (c *Context) hiddenValues() []string {
+	var vals []string
+	for name, e := range c.exposed {
+		s, ok := c.vars[name].(string)
+		if e == ExposeValue || !ok || len(s) < minScrub {
+			continue
+		}
+		vals = append(vals, s)
+		if j := jsonText(s); len(j) > 2 && j[1:len(j)-1] != s {
+			vals = append(vals, j[1:len(j)-1])
+		}
+	}
+	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+	return vals
+}
+
+// scrub replaces the values of variables not shown in s.
+func (c *Context) scrub(s string) string {
+	for _, v := range c.hiddenValues() {
+		s = strings.ReplaceAll(s, v, Redacted)
+	}
+	return s
+}
+
 func (c *Context) varsBlock(budget int) string {
 	names := make([]string, 0, len(c.vars))
 	for _, k := range sortedKeys(c.vars) {
-		if k != LastVar {
+		if k != LastVar && c.exposed[k] != ExposeNone {
 			names = append(names, k)
 		}
 	}
@@ -143,7 +206,11 @@ func (c *Context) varsBlock(budget int) string {
 	}
 	const reserve = 24 // for "  … N more"
 	for i, k := range names {
-		line := clipHead("  "+k+" = "+jsonText(c.vars[k]), varLineMax) + "\n"
+		val := jsonText(c.vars[k])
+		if c.exposed[k] == ExposeName {
+			val = Redacted
+		}
+		line := clipHead("  "+k+" = "+val, varLineMax) + "\n"
 		if b.Len()+len(line)+reserve > budget {
 			fmt.Fprintf(&b, "  … %d more\n", len(names)-i)
 			break

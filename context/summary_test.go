@@ -80,3 +80,43 @@ func TestSummaryBounded(t *testing.T) {
 		t.Errorf("Summary lacks the recent steps:\n%s", got)
 	}
 }
+
+// TestSummaryExposure: a variable marked ExposeName shows as [REDACTED], one
+// marked ExposeNone not at all; both keep their values for templating, and
+// their values are replaced wherever a step record holds them.
+func TestSummaryExposure(t *testing.T) {
+	c := New()
+	for k, v := range map[string]any{"db_password": "S3cret\"PW", "ansible_become_password": "BecomeSecret99",
+		"short_token": "abc", "role": "web"} {
+		if err := c.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.SetExposure("db_password", ExposeName)
+	c.SetExposure("short_token", ExposeName)
+	c.SetExposure("ansible_become_password", ExposeNone)
+	cmd, err := c.Render("mysql -p{{db_password}}; echo {{ansible_become_password}} | sudo -S true; echo abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd != `mysql -pS3cret"PW; echo BecomeSecret99 | sudo -S true; echo abc` {
+		t.Fatalf("templating: %q", cmd)
+	}
+	_ = c.Record(StepRecord{Tool: "execute_command", Params: map[string]any{"command": cmd}, Status: StatusOK,
+		Stdout: "BecomeSecret99\n", Output: "BecomeSecret99\n"})
+	got := c.Summary(0)
+	for _, s := range []string{"S3cret", "BecomeSecret99", "ansible_become_password"} {
+		if strings.Contains(got, s) {
+			t.Errorf("summary holds %q:\n%s", s, got)
+		}
+	}
+	for _, s := range []string{"  db_password = [REDACTED]\n", "  short_token = [REDACTED]\n", `  role = "web"`,
+		`"command":"mysql -p[REDACTED]; echo [REDACTED] | sudo -S true; echo abc"`, "output: [REDACTED]"} {
+		if !strings.Contains(got, s) {
+			t.Errorf("summary lacks %q:\n%s", s, got)
+		}
+	}
+	if ok, err := c.Eval("db_password.startswith('S3')"); err != nil || !ok {
+		t.Errorf("condition over a redacted variable: %v %v", ok, err)
+	}
+}
