@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -275,8 +276,52 @@ func hostVars(h inventoryHost, kvs []string, warn func(string)) (*execctx.Contex
 	}
 	set("inventory_hostname", h.Name)
 	set("group_names", groups)
+	markSecretVars(vars)
 	return vars, nil
 }
+
+// markSecretVars keeps secrets among vars from the model: Ansible's
+// connection and privilege passwords (hiddenVar) are left out of what it
+// is shown, other secret-named variables (safety.SecretKey) show as
+// [REDACTED]. Both still work in templates.
+func markSecretVars(vars *execctx.Context) {
+	for k := range vars.Vars() {
+		switch {
+		case hiddenVar(k):
+			vars.SetExposure(k, execctx.ExposeNone)
+		case safety.SecretKey(k):
+			vars.SetExposure(k, execctx.ExposeName)
+		}
+	}
+}
+
+// hiddenVar reports whether an inventory variable is a connection or
+// privilege secret the model has no use for: ansible_password,
+// ansible_ssh_pass, ansible_become_pass(word), any *_pass or *_password,
+// and Ansible Vault's vault_* variables.
+func hiddenVar(name string) bool {
+	n := strings.ToLower(name)
+	return strings.HasSuffix(n, "_pass") || strings.HasSuffix(n, "_password") || strings.HasPrefix(n, "vault_") ||
+		n == "ansible_password" || n == "ansible_ssh_pass" || n == "ansible_become_pass"
+}
+
+// secretValues are the string values of vars' secret-named variables
+// (hiddenVar or safety.SecretKey), minSecretValue bytes or longer, for
+// output that must not show them.
+func secretValues(vars map[string]any) []string {
+	var out []string
+	for k, v := range vars {
+		if s, ok := v.(string); ok && len(s) >= minSecretValue && (hiddenVar(k) || safety.SecretKey(k)) {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// minSecretValue is the shortest secret value replaced in output (shorter
+// ones would hit ordinary text).
+const minSecretValue = 4
 
 // finish prints the summary and maps the results to agent's exit
 // status: 0 when every host succeeded, 3 when some failed (or were not
