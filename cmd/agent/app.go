@@ -101,7 +101,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}()
 	err := a.main(ctx, args)
 	code := exitCode(ctx, err)
-	if err != nil && !errors.As(err, new(exitError)) && !errors.Is(err, pflag.ErrHelp) {
+	switch {
+	case err == nil || errors.As(err, new(exitError)) || errors.Is(err, pflag.ErrHelp):
+	case code == exitInterrupted: // not "context canceled"
+		fmt.Fprintln(stderr, "agent: interrupted")
+	default:
 		fmt.Fprintln(stderr, "agent:", err)
 	}
 	return code
@@ -164,7 +168,10 @@ func (a *app) main(ctx context.Context, args []string) error {
 }
 
 func (a *app) usage(fs *pflag.FlagSet) {
-	fmt.Fprintf(a.stderr, "Usage: agent [flags] -c TASK\n       agent [flags] COMMAND [args]\n\nCommands:\n")
+	fmt.Fprintf(a.stderr, "Usage: agent [flags] -c TASK\n       agent [flags] COMMAND [args]\n       agent [flags]   (REPL: the Agent > prompt)\n\n"+
+		"REPL: at a terminal, Ctrl-C stops the running task and exit, quit or Ctrl-D leave with\n"+
+		"status 0. Tasks read from a pipe or file run as a script: Ctrl-C ends it (130), and the\n"+
+		"status is 1 when a task failed, else 4 when a step needed approval, else 0.\n\nCommands:\n")
 	for _, c := range commands() {
 		fmt.Fprintf(a.stderr, "  %-11s %s\n", c.name, c.summary)
 	}

@@ -311,8 +311,12 @@ func (a *app) interactive() bool {
 // the variables earlier ones saved, and the model is told what they did.
 // Ctrl-C cancels the running task (its remote processes are killed, as
 // with -c) and returns to the prompt; at the prompt it clears the line.
-// exit, quit or Ctrl-D leave with status 0. Without a terminal, tasks are
-// read line by line from stdin.
+// exit, quit or Ctrl-D leave with status 0.
+//
+// Without a terminal on stdin, tasks are read line by line from it, as a
+// script: SIGINT cancels the running task and ends the session (130), and
+// at the end the status is the worst task's — 1 when a task failed, else
+// 4 when one needed an approval that could not be given, else 0.
 func runREPL(ctx context.Context, a *app, o taskOptions) error {
 	if o.batch.inventory != "" {
 		return usagef("-i: the REPL works on one host; give the task with -c to run it across the inventory")
@@ -355,7 +359,9 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 		defer mu.Unlock()
 		if cancelTask != nil {
 			cancelTask()
-			return true
+			// A person at a terminal gets the prompt back; a script read
+			// from a pipe or file stops (Main cancels the session: 130).
+			return ttyIn
 		}
 		// At liner's prompt Ctrl-C is a key, so this is a stray SIGINT:
 		// ignored. At a plain terminal's prompt the terminal has dropped
@@ -372,7 +378,15 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 	defer a.onInterrupt.Store(nil)
 	chatty := term != nil && !o.json // --json: only the prompt joins the JSON on stdout
 	if chatty {
-		fmt.Fprintf(a.stdout, "agent %s on %s — type a task, or exit to leave. Ctrl-C stops a running task.\n", version, t.steps.host)
+		fmt.Fprintf(a.stdout, "agent %s on %s — type a task, or exit (status 0) to leave. Ctrl-C stops a running task.\n", version, t.steps.host)
+	}
+	worst := 0 // the exit status of the worst task, for a script on stdin
+	end := func() error {
+		replBye(a, t, chatty)
+		if ttyIn || worst == 0 {
+			return nil
+		}
+		return exitError{code: worst}
 	}
 	for {
 		line, err := in.readLine(ctx)
@@ -383,8 +397,7 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 			if term != nil {
 				fmt.Fprintln(a.stdout)
 			}
-			replBye(a, t, chatty)
-			return nil
+			return end()
 		case err != nil:
 			return err
 		}
@@ -396,8 +409,7 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 			continue
 		}
 		if action == replExit {
-			replBye(a, t, chatty)
-			return nil
+			return end()
 		}
 		in.addHistory(task)
 		tctx, cancel := context.WithCancel(ctx)
@@ -427,6 +439,15 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 			e.status = "failed"
 		}
 		t.earlier = append(t.earlier, e)
+		switch {
+		case interrupted || e.status == "success":
+		case err == nil && res.Denied > 0:
+			if worst == 0 {
+				worst = exitDenied
+			}
+		default:
+			worst = exitFailed
+		}
 	}
 }
 
