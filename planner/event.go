@@ -83,6 +83,9 @@ type StepEvent struct {
 	Diff       string   `json:"diff,omitempty"`     // file change (done, or would be in a dry run)
 	DryRun     bool     `json:"dry_run,omitempty"`  // not run: --dry-run
 	SavedAs    string   `json:"saved_as,omitempty"`
+	// Interrupted: the run was cancelled (Ctrl-C) while the step ran; its
+	// exit code means nothing.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // DoneEvent ends a plan on a host.

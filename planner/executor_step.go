@@ -284,6 +284,7 @@ func (e *Executor) finish(ctx context.Context, st Step, r StepResult, start time
 	if r.ran && rec.SaveAs != "" {
 		ev.SavedAs = st.SaveOutputAs
 	}
+	ev.Interrupted = runErr != nil && errors.Is(runErr, context.Canceled)
 	e.emit(ev)
 	return r, errors.Join(errs...)
 }
