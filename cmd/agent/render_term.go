@@ -180,9 +180,12 @@ func (r *termRenderer) step(ev *planner.StepEvent) {
 	if ev.DryRun {
 		status = "not run (dry run)"
 	}
+	if ev.Interrupted {
+		status = "interrupted"
+	}
 	status = r.paint(map[string]string{"ok": sgrGreen, "error": sgrRed, "denied": sgrYellow, "skipped": sgrDim}[ev.Status], status)
 	detail := fmt.Sprintf("%d ms", ev.DurationMS)
-	if ev.Status == "ok" || ev.Status == "error" {
+	if (ev.Status == "ok" || ev.Status == "error") && !ev.Interrupted {
 		detail = fmt.Sprintf("exit %d, %s", ev.ExitCode, detail)
 	}
 	if ev.Risk != "" && ev.Risk != "safe" {
