@@ -177,8 +177,9 @@ func (b *batch) notRun(h inventoryHost, why string) hostResult {
 func (b *batch) runHost(ctx context.Context, h inventoryHost, work hostWork) (res hostResult) {
 	start := time.Now()
 	res = hostResult{Host: h.Name, Status: hostFailed}
-	sink := b.out.newHostSink(h.Name)
+	sink := b.out.newHostSink(h.Name, b.secretValues(h))
 	defer func() {
+		res.Err = sink.redact.String(res.Err)
 		res.Duration = time.Since(start)
 		res.Changed = sink.changed()
 		var done *planner.DoneEvent
@@ -311,12 +312,34 @@ func hiddenVar(name string) bool {
 func secretValues(vars map[string]any) []string {
 	var out []string
 	for k, v := range vars {
-		if s, ok := v.(string); ok && len(s) >= minSecretValue && (hiddenVar(k) || safety.SecretKey(k)) {
+		var s string
+		switch v := v.(type) {
+		case string:
+			s = v
+		case int, int64, float64: // password=12345678 in INI is a number
+			s = fmt.Sprint(v)
+		}
+		if len(s) >= minSecretValue && (hiddenVar(k) || safety.SecretKey(k)) {
 			out = append(out, s)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
+}
+
+// secretValues are the values of h's secret-named variables, --var
+// included.
+func (b *batch) secretValues(h inventoryHost) []string {
+	vars := make(map[string]any, len(h.Vars)+len(b.vars))
+	for k, v := range h.Vars {
+		vars[k] = v
+	}
+	for _, kv := range b.vars {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	return secretValues(vars)
 }
 
 // minSecretValue is the shortest secret value replaced in output (shorter

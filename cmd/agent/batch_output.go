@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -14,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/stepgen"
 )
 
@@ -260,20 +263,25 @@ func (o *batchOutput) summary(results []hostResult, llmCalls int, session string
 }
 
 // hostSink is the renderer of one host: it counts what the summary needs,
-// writes the host's log under --out and passes events on for --json.
+// writes the host's log under --out and passes events on for --json. What
+// it writes goes through its redactor: the log line by line, events field
+// by field.
 type hostSink struct {
-	o    *batchOutput
-	host string
-	log  renderer  // the terminal view, into the host's log file
-	file io.Closer // the log file, nil without --out
+	o      *batchOutput
+	host   string
+	redact redactor
+	log    renderer  // the terminal view, into the host's log file
+	file   io.Closer // the log (a redactingWriter on the file), nil without --out
 
 	mu    sync.Mutex
 	paths map[string]bool // files changed
 	done  bool
 }
 
-func (o *batchOutput) newHostSink(host string) *hostSink {
-	s := &hostSink{o: o, host: host, log: nopRenderer{}, paths: map[string]bool{}}
+// newHostSink returns host's sink; secrets are the values of its
+// secret-named variables, never written out.
+func (o *batchOutput) newHostSink(host string, secrets []string) *hostSink {
+	s := &hostSink{o: o, host: host, redact: redactor{secrets: secrets}, log: nopRenderer{}, paths: map[string]bool{}}
 	if o.dir == "" {
 		return s
 	}
@@ -282,7 +290,8 @@ func (o *batchOutput) newHostSink(host string) *hostSink {
 		o.warn(fmt.Sprintf("%s: no log: %v", host, err))
 		return s
 	}
-	s.file, s.log = f, &termRenderer{w: f}
+	w := &redactingWriter{w: f, redact: s.redact.String}
+	s.file, s.log = w, &termRenderer{w: w}
 	return s
 }
 
@@ -298,7 +307,9 @@ func (s *hostSink) event(ev planner.Event) {
 	}
 	s.log.event(ev)
 	s.mu.Unlock()
-	s.o.json(s.host, ev)
+	if s.o.enc != nil {
+		s.o.json(s.host, s.redact.event(ev))
+	}
 }
 
 func (s *hostSink) finish(sum planner.Summary) {
@@ -315,7 +326,7 @@ func (s *hostSink) warn(msg string) {
 		fmt.Fprintf(s.file.(io.Writer), "agent: %s\n", msg)
 		return
 	}
-	s.o.warn(s.host + ": " + msg)
+	s.o.warn(s.host + ": " + s.redact.String(msg))
 }
 
 func (s *hostSink) changed() int {
@@ -349,6 +360,123 @@ func (s *hostSink) logNote(msg string) {
 	if s.file != nil {
 		fmt.Fprintf(s.file.(io.Writer), "%s\n", msg)
 	}
+}
+
+// redactor removes secrets from what a batch writes: safety.RedactString's
+// patterns, and the literal values of the host's secret-named variables.
+type redactor struct {
+	secrets []string // longest first
+}
+
+// String returns s with its secrets replaced.
+func (r redactor) String(s string) string {
+	s = safety.RedactString(s)
+	for _, v := range r.secrets {
+		s = strings.ReplaceAll(s, v, safety.Redacted)
+	}
+	return s
+}
+
+// event returns a copy of ev with every string in it (fields, parameters,
+// lists; the event's name aside) through String; parameters whose names
+// say secret are replaced whole (safety.Redact).
+func (r redactor) event(ev planner.Event) planner.Event {
+	v := reflect.ValueOf(ev)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return ev
+	}
+	cp := reflect.New(v.Elem().Type())
+	cp.Elem().Set(v.Elem())
+	r.fields(cp.Elem())
+	out, ok := cp.Interface().(planner.Event)
+	if !ok {
+		return ev
+	}
+	return out
+}
+
+func (r redactor) fields(v reflect.Value) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f, sf := v.Field(i), t.Field(i)
+		if !sf.IsExported() || sf.Name == "Event" {
+			continue
+		}
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(r.String(f.String()))
+		case reflect.Struct:
+			r.fields(f)
+		case reflect.Slice:
+			if ss, ok := f.Interface().([]string); ok && ss != nil {
+				out := make([]string, len(ss))
+				for j, x := range ss {
+					out[j] = r.String(x)
+				}
+				f.Set(reflect.ValueOf(out))
+			}
+		case reflect.Map:
+			if m, ok := f.Interface().(map[string]any); ok && m != nil {
+				f.Set(reflect.ValueOf(r.value(safety.Redact(m))))
+			}
+		}
+	}
+}
+
+// value passes the strings of a parameter value through String.
+func (r redactor) value(v any) any {
+	switch v := v.(type) {
+	case string:
+		return r.String(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = r.value(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = r.value(x)
+		}
+		return out
+	}
+	return v
+}
+
+// redactingWriter writes whole lines through redact, so a secret is seen
+// whole however the writes split it; Close writes the rest and closes the
+// file.
+type redactingWriter struct {
+	w      io.WriteCloser
+	redact func(string) string
+	buf    []byte
+}
+
+func (w *redactingWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	i := bytes.LastIndexByte(w.buf, '\n')
+	if i < 0 {
+		return len(p), nil
+	}
+	_, err := io.WriteString(w.w, w.redact(string(w.buf[:i+1])))
+	w.buf = append(w.buf[:0], w.buf[i+1:]...)
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w *redactingWriter) Close() error {
+	var err error
+	if len(w.buf) > 0 {
+		_, err = io.WriteString(w.w, w.redact(string(w.buf)))
+		w.buf = nil
+	}
+	if cerr := w.w.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 type nopRenderer struct{}

@@ -33,7 +33,7 @@ func replayHostVars(t *testing.T, name string, vars map[string]any) *hostRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := out.newHostSink(name)
+	sink := out.newHostSink(name, nil)
 	steps, err := openStepsOn(stepTarget{tr: tr, host: name, approver: safety.NewApprover(safety.ModeAll, nil), render: sink},
 		safety.DefaultPolicy(), false)
 	if err != nil {
