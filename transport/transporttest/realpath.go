@@ -123,3 +123,35 @@ func init() {
 		}
 	})
 }
+
+// HomeDirer is the optional capability of a transport to say what "~" is
+// without running a command (tools.HomeDirer).
+type HomeDirer interface {
+	HomeDir(ctx context.Context) (string, error)
+}
+
+func init() {
+	add("HomeDirIsHomeOfFilesAndCommands", func(t *testing.T, f Fixture) {
+		hd, ok := f.Transport.(HomeDirer)
+		if !ok {
+			t.Skip("the transport has no HomeDir")
+		}
+		got, err := hd.HomeDir(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != f.Home {
+			t.Errorf("HomeDir = %q, want %q", got, f.Home)
+		}
+		if sh := run(t, f.Transport, `printf '%s' "$HOME"`).Stdout; sh != got {
+			t.Errorf("HomeDir = %q, but commands see HOME=%q", got, sh)
+		}
+		// "~/x" of the file methods is HomeDir's x.
+		name := path.Base(f.Dir) + ".home"
+		write(t, f.Transport, "~/"+name, []byte("h"), 0o600)
+		defer run(t, f.Transport, "rm -f -- "+path.Join(got, name))
+		if b := read(t, f.Transport, path.Join(got, name)); string(b) != "h" {
+			t.Errorf("~/%s is not %s/%s: read %q", name, got, name, b)
+		}
+	})
+}
