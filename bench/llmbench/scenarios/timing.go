@@ -83,11 +83,47 @@ func (t timedHomeTransport) HomeDir(ctx context.Context) (string, error) {
 	return t.hd.HomeDir(ctx)
 }
 
+// realPather is the planner's optional capability (transport/local and
+// transport/ssh have it): where a file really is, without a command.
+type realPather interface {
+	RealPath(ctx context.Context, p string) (string, error)
+}
+
+// timedPathTransport is a timedTransport whose transport resolves paths
+// itself, as the planner's safety check asks it to (transport/ssh).
+type timedPathTransport struct {
+	*timedTransport
+	rp realPather
+}
+
+func (t timedPathTransport) RealPath(ctx context.Context, p string) (string, error) {
+	defer t.add(time.Now())
+	return t.rp.RealPath(ctx, p)
+}
+
+// timedFullTransport has both capabilities (transport/local).
+type timedFullTransport struct {
+	timedHomeTransport
+	rp realPather
+}
+
+func (t timedFullTransport) RealPath(ctx context.Context, p string) (string, error) {
+	defer t.add(time.Now())
+	return t.rp.RealPath(ctx, p)
+}
+
 // timeTransport wraps tr, keeping its optional capabilities.
 func timeTransport(tr transport.Transport) (transport.Transport, *timedTransport) {
 	t := &timedTransport{next: tr}
-	if hd, ok := tr.(tools.HomeDirer); ok {
+	hd, isHD := tr.(tools.HomeDirer)
+	rp, isRP := tr.(realPather)
+	switch {
+	case isHD && isRP:
+		return timedFullTransport{timedHomeTransport{t, hd}, rp}, t
+	case isHD:
 		return timedHomeTransport{t, hd}, t
+	case isRP:
+		return timedPathTransport{t, rp}, t
 	}
 	return t, t
 }
