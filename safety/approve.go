@@ -2,6 +2,8 @@ package safety
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -277,15 +279,23 @@ func needsApproval(r Assessment) string {
 
 // StepKey identifies a resolved step for "always" answers: the tool, its
 // resolved parameters (as canonical JSON: map keys sorted), the resolved
-// command and path. ok is false when the parameters cannot be encoded;
-// such a step is never remembered.
+// command and path, and a hash of the change previewed (Diff): the same
+// edit_file parameters that change a file otherwise are another step. ok
+// is false when the parameters cannot be encoded; such a step is never
+// remembered.
 func StepKey(req Request) (key string, ok bool) {
+	diff := ""
+	if req.Diff != "" {
+		sum := sha256.Sum256([]byte(req.Diff))
+		diff = hex.EncodeToString(sum[:])
+	}
 	b, err := json.Marshal(struct {
 		Tool    string         `json:"t"`
 		Params  map[string]any `json:"p"`
 		Command string         `json:"c"`
 		Path    string         `json:"f"`
-	}{req.Tool, req.Params, req.Command, req.Path})
+		Diff    string         `json:"d,omitempty"`
+	}{req.Tool, req.Params, req.Command, req.Path, diff})
 	if err != nil {
 		return "", false
 	}

@@ -252,4 +252,39 @@ func TestStepKey(t *testing.T) {
 	if _, ok := StepKey(Request{Params: map[string]any{"f": func() {}}}); ok {
 		t.Error("unencodable params keyed")
 	}
+	// The same edit_file parameters changing the file otherwise are
+	// another step.
+	edit := Request{Tool: "edit_file", Params: map[string]any{"file_path": "/srv/app.conf", "search_pattern": "^listen .*$",
+		"replacement": "listen 8080", "regex": true}, Path: "/srv/app.conf", Diff: "-listen 80\n+listen 8080\n"}
+	other := edit
+	other.Diff = "-listen 80\n+listen 8080\n-listen 443 ssl\n+listen 8080\n"
+	ke, _ := StepKey(edit)
+	ko, _ := StepKey(other)
+	if ke == ko {
+		t.Errorf("different diffs, one key: %s", ke)
+	}
+	if same, _ := StepKey(edit); same != ke {
+		t.Errorf("one diff, two keys: %s %s", same, ke)
+	}
+}
+
+// TestApproverAlwaysNotForAnotherDiff: an "always" answer for an edit does
+// not approve the same parameters making another change.
+func TestApproverAlwaysNotForAnotherDiff(t *testing.T) {
+	asked := 0
+	a := NewApprover(ModeAsk, PrompterFunc(func(ctx context.Context, r Request) (Decision, error) {
+		asked++
+		return Decision{Allowed: true, Always: true}, nil
+	}))
+	req := Request{Tool: "edit_file", Params: map[string]any{"file_path": "/srv/a"}, Path: "/srv/a",
+		Risk: Assessment{Level: Medium}, Diff: "-a\n+b\n"}
+	for _, diff := range []string{"-a\n+b\n", "-a\n+b\n", "-x\n+b\n"} {
+		req.Diff = diff
+		if d, err := a.Decide(context.Background(), req); err != nil || !d.Allowed {
+			t.Fatalf("%v %v", d, err)
+		}
+	}
+	if asked != 2 {
+		t.Errorf("asked %d times, want 2 (once per diff)", asked)
+	}
 }
