@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -47,6 +48,9 @@ type app struct {
 	host           hostOptions
 	config         string // --config: the config file
 	task           taskOptions
+	// batchFlags are the batch flags given before the command (--limit,
+	// --forks, --plan-once, --out), for batchWithoutInventory.
+	batchFlags []string
 	// onInterrupt, when set, gets each Ctrl-C (SIGINT) first; returning
 	// true means it was handled and agent goes on (the REPL cancels the
 	// running task). Otherwise, and for SIGTERM, everything is cancelled.
@@ -146,6 +150,12 @@ func (a *app) main(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stdout, "agent", version)
 		return nil
 	}
+	a.batchFlags = changedBatchFlags(fs)
+	if fs.Changed("command") || fs.NArg() == 0 {
+		if err := batchWithoutInventory(a.task.batch, a.batchFlags); err != nil {
+			return err
+		}
+	}
 	if fs.Changed("command") {
 		if fs.NArg() > 0 {
 			return usagef("-c TASK takes no command or arguments (got %q); quote the task", fs.Args())
@@ -165,6 +175,27 @@ func (a *app) main(ctx context.Context, args []string) error {
 		}
 	}
 	return usagef("unknown command %q (see agent --help)", name)
+}
+
+// changedBatchFlags lists the batch flags given in fs.
+func changedBatchFlags(fs *pflag.FlagSet) []string {
+	var out []string
+	for _, name := range []string{"limit", "forks", "plan-once", "out"} {
+		if fs.Lookup(name) != nil && fs.Changed(name) {
+			out = append(out, "--"+name)
+		}
+	}
+	return out
+}
+
+// batchWithoutInventory refuses batch flags without -i: they would be
+// silently ignored, and `agent --limit web -c "restart nginx"` would run
+// on this machine.
+func batchWithoutInventory(b batchOptions, given []string) error {
+	if b.inventory != "" || len(given) == 0 {
+		return nil
+	}
+	return usagef("%s: batch flags need -i INVENTORY; without it the run would be on one host, ignoring them", strings.Join(given, ", "))
 }
 
 func (a *app) usage(fs *pflag.FlagSet) {
