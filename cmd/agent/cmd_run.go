@@ -102,6 +102,9 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	batch := a.task.batch
 	mergeBatch(&batch, o.batch, fs)
 	o.batch = batch
+	if err := batchWithoutInventory(o.batch, append(a.batchFlags, changedBatchFlags(fs)...)); err != nil {
+		return err
+	}
 	if fs.NArg() != 1 {
 		return usagef("run: want one plan file (agent run PLAN.yaml [--ssh-host HOST | -i INVENTORY] [--var k=v]…)")
 	}
