@@ -99,7 +99,13 @@ func (a *app) openBatch(o batchOptions, f stepFlags, vars []string, policy safet
 	}
 	b.closers = append(b.closers, b.out.Close)
 	if prompter != nil {
-		prompter = &batchPrompter{next: prompter, out: b.out}
+		users := make(map[string]string, len(hosts))
+		for _, h := range hosts {
+			if h.SSH != nil {
+				users[h.Name] = h.SSH.User
+			}
+		}
+		prompter = &batchPrompter{next: prompter, out: b.out, users: users}
 	}
 	b.approver = safety.NewApprover(mode, prompter)
 	auditPath, err := safety.AuditPath()

@@ -2,18 +2,22 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/autoshell/agent/safety"
 )
 
 // approvalPlan has one step that resolves the same on every host and one
@@ -132,4 +136,61 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestBatchApprovalKey: a batch answer covers another host only for the
+// same change: the same edit_file parameters with another diff are asked
+// again, and so is a command (it runs in the login's home) on a host
+// whose SSH user differs; the same step for the same user is not.
+func TestBatchApprovalKey(t *testing.T) {
+	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	out, err := newBatchOutput(a, "", false, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	p := &batchPrompter{next: safety.PrompterFunc(func(ctx context.Context, r safety.Request) (safety.Decision, error) {
+		asked = append(asked, r.Host)
+		return safety.Decision{Allowed: true}, nil
+	}), out: out, users: map[string]string{"web01": "deploy", "web02": "deploy", "web03": "deploy", "db01": "root"}}
+	ap := safety.NewApprover(safety.ModeAsk, p)
+	decide := func(r safety.Request) {
+		t.Helper()
+		if d, err := ap.Decide(context.Background(), r); err != nil || !d.Allowed {
+			t.Fatalf("%s: %+v %v", r.Host, d, err)
+		}
+	}
+	params := map[string]any{"file_path": "/srv/app.conf", "search_pattern": "^listen .*$", "replacement": "listen 8080", "regex": true}
+	edit := safety.Request{Host: "web01", Tool: "edit_file", Params: params, Path: "/srv/app.conf",
+		Risk: safety.Assessment{Level: safety.Medium}, Diff: "-listen 80\n+listen 8080\n"}
+	decide(edit)
+	edit.Host = "web02" // the same change: web01's answer
+	decide(edit)
+	edit.Host, edit.Diff = "web03", "-listen 80\n+listen 8080\n-listen 443 ssl\n+listen 8080\n"
+	decide(edit)
+	if want := []string{"web01", "web03"}; !slices.Equal(asked, want) {
+		t.Errorf("edit: asked on %v, want %v", asked, want)
+	}
+
+	asked = nil
+	cmd := safety.Request{Tool: "execute_command", Params: map[string]any{"command": "rm -r ~/cache"}, Command: "rm -r ~/cache",
+		Risk: safety.Assessment{Level: safety.Medium}}
+	for _, h := range []string{"web01", "web02", "db01", "web03"} {
+		cmd.Host = h
+		decide(cmd)
+	}
+	if want := []string{"web01", "db01"}; !slices.Equal(asked, want) {
+		t.Errorf("command: asked on %v, want %v (once per user)", asked, want)
+	}
+
+	asked = nil
+	abs := safety.Request{Tool: "write_file", Params: map[string]any{"file_path": "/srv/x", "content": "x"}, Path: "/srv/x",
+		Risk: safety.Assessment{Level: safety.Medium}, Diff: "+x\n"}
+	for _, h := range []string{"web01", "db01"} {
+		abs.Host = h
+		decide(abs)
+	}
+	if want := []string{"web01"}; !slices.Equal(asked, want) {
+		t.Errorf("absolute file: asked on %v, want %v", asked, want)
+	}
 }
