@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
@@ -220,6 +221,9 @@ func taskExit(ctx context.Context, res stepgen.Result, err error) error {
 		return ctx.Err()
 	case errors.Is(err, llm.ErrNoModelConfig):
 		return usageError{err}
+	case (errors.Is(err, llm.ErrAuth) || errors.Is(err, llm.ErrNotFound)) && !anyStepRan(res):
+		// a rejected key or an unknown model is a configuration error
+		return usageError{err}
 	case err != nil:
 		return err
 	case res.Success:
@@ -228,6 +232,16 @@ func taskExit(ctx context.Context, res stepgen.Result, err error) error {
 		return exitError{code: exitDenied}
 	}
 	return exitError{code: exitFailed}
+}
+
+// anyStepRan says whether a step of res was carried out (ok or failed).
+func anyStepRan(res stepgen.Result) bool {
+	for _, rs := range res.Ran {
+		if rs.Status == execctx.StatusOK || rs.Status == execctx.StatusError {
+			return true
+		}
+	}
+	return false
 }
 
 // checkDefaultModel is the OpsAI spec's first-run behaviour: with no model
