@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/testenv"
 )
 
 // approvalPlan has one step that resolves the same on every host and one
@@ -192,5 +194,86 @@ func TestBatchApprovalKey(t *testing.T) {
 	}
 	if want := []string{"web01"}; !slices.Equal(asked, want) {
 		t.Errorf("absolute file: asked on %v, want %v", asked, want)
+	}
+}
+
+// askPlan needs approval on every host.
+const askPlan = `name: ask
+phases:
+  - phase: 1
+    goal: x
+    steps:
+      - tool: execute_command
+        parameters:
+          command: "touch {{dir}}/{{inventory_hostname}}.flag"
+`
+
+// TestBatchQuestionDoesNotBlockDials: while the operator takes their time
+// over one host's question, another host's connection goes on: its
+// handshake warns (accept-new adds its key to known_hosts) and that
+// warning is printed after the answer instead of holding the handshake
+// until ConnectTimeout fails the host.
+func TestBatchQuestionDoesNotBlockDials(t *testing.T) {
+	f := newBatchFixture(t)
+	t.Setenv("CI", "") // a person can answer
+	p := testenv.StartProxy(t, f.sshd.Addr)
+	p.SetDelay(100 * time.Millisecond) // slowb's handshake is still going when web01 asks
+	f.prependConfig("Host localhost\n  StrictHostKeyChecking accept-new\n  ConnectTimeout 4\n")
+	plan := f.writeFile("ask.yaml", askPlan)
+	inv := f.inventory(fmt.Sprintf("\n[slow]\nslowb ansible_host=localhost ansible_port=%d\n", p.Port))
+	cmd := exec.Command(agentBinary(t), "-F", f.sshConfig, "run", plan, "-i", inv, "--limit", "web01:slowb", "--forks", "2")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go io.Copy(lockedWriter{&mu, &screen}, tty)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	question := regexp.MustCompile(`(?s)risk: \w+ on (\w+)\r?\n.*?Run it\? \[y/N/a=always\] `)
+	seen := 0
+	var first time.Time
+	var exitErr error
+	deadline := time.After(60 * time.Second)
+loop:
+	for {
+		select {
+		case exitErr = <-exited:
+			break loop
+		case <-deadline:
+			cmd.Process.Kill()
+			mu.Lock()
+			t.Fatalf("agent did not finish; screen:\n%s", screen.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		mu.Lock()
+		text := screen.String()
+		mu.Unlock()
+		qs := question.FindAllStringSubmatch(text, -1)
+		if len(qs) > seen && first.IsZero() {
+			first = time.Now()
+		}
+		// The first question waits longer than slowb's ConnectTimeout.
+		if len(qs) > seen && time.Since(first) > 6*time.Second || seen > 0 && len(qs) > seen {
+			io.WriteString(tty, "y\n")
+			seen++
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	text := screen.String()
+	mu.Unlock()
+	if exitErr != nil {
+		t.Errorf("exit: %v; screen:\n%s", exitErr, text)
+	}
+	if seen != 2 || !strings.Contains(text, "2 hosts: 2 ok, 0 failed") {
+		t.Errorf("%d questions answered; screen:\n%s", seen, text)
+	}
+	for _, h := range []string{"web01", "slowb"} {
+		if _, err := os.Stat(filepath.Join(f.dir, h+".flag")); err != nil {
+			t.Error(err)
+		}
 	}
 }

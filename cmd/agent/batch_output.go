@@ -32,11 +32,30 @@ type batchOutput struct {
 	total  int
 	start0 time.Time
 
+	// ask is held while a question is on the terminal (pause): one at a
+	// time.
+	ask sync.Mutex
+
 	mu   sync.Mutex // the streams, the bar and the counters
 	enc  *json.Encoder
 	bar  *progressbar.ProgressBar
 	done int
 	errw bool // a JSON write failed (reported once)
+	// paused: a question is on the terminal; output waits in held until
+	// it is answered. Nothing that writes waits for the person: a host's
+	// connection warns from inside its SSH handshake.
+	paused bool
+	held   []func()
+}
+
+// write runs fn, which writes to the streams, now, or once the question on
+// the terminal is answered. o.mu must be held.
+func (o *batchOutput) write(fn func()) {
+	if o.paused {
+		o.held = append(o.held, fn)
+		return
+	}
+	fn()
 }
 
 func newBatchOutput(a *app, dir string, asJSON bool, total int) (*batchOutput, error) {
@@ -85,19 +104,44 @@ func (o *batchOutput) Close() {
 
 // pause runs fn (a question on the terminal) with the bar cleared and
 // nothing else printed meanwhile.
+// The other hosts go on meanwhile; what they print is held back and
+// printed after fn.
 func (o *batchOutput) pause(fn func()) {
+	o.ask.Lock()
+	defer o.ask.Unlock()
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.bar != nil {
 		o.bar.Clear()
-		defer o.bar.RenderBlank()
 	}
+	o.paused = true
+	o.mu.Unlock()
+	defer func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.paused = false
+		for _, w := range o.held {
+			w()
+		}
+		o.held = nil
+		if o.bar != nil {
+			o.bar.RenderBlank()
+		}
+	}()
 	fn()
 }
 
-// warn prints a message for the person on stderr.
+// warn prints a message for the person on stderr (once any question on
+// the terminal is answered).
 func (o *batchOutput) warn(msg string) {
-	o.pause(func() { fmt.Fprintln(o.a.stderr, "agent:", msg) })
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.write(func() {
+		if o.bar != nil {
+			o.bar.Clear()
+			defer o.bar.RenderBlank()
+		}
+		fmt.Fprintln(o.a.stderr, "agent:", msg)
+	})
 }
 
 // hostEvent is an event with its host: the llm event has none of its own.
@@ -143,7 +187,7 @@ func (o *batchOutput) json(host string, ev planner.Event) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.encode(v)
+	o.write(func() { o.encode(v) })
 }
 
 func (o *batchOutput) encode(v any) {
@@ -161,16 +205,18 @@ func (o *batchOutput) hostDone(res hostResult, done *planner.DoneEvent) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.done++
-	if o.enc == nil {
-		if o.bar != nil {
-			o.bar.Clear()
+	o.write(func() {
+		o.done++
+		if o.enc == nil {
+			if o.bar != nil {
+				o.bar.Clear()
+			}
+			fmt.Fprintf(o.a.stdout, "[%*d/%d] %s\n", len(fmt.Sprint(o.total)), o.done, o.total, hostLine(res))
 		}
-		fmt.Fprintf(o.a.stdout, "[%*d/%d] %s\n", len(fmt.Sprint(o.total)), o.done, o.total, hostLine(res))
-	}
-	if o.bar != nil {
-		o.bar.Add(1)
-	}
+		if o.bar != nil {
+			o.bar.Add(1)
+		}
+	})
 }
 
 // hostLine is the line shown when a host finishes.
@@ -208,6 +254,10 @@ func fmtDuration(d time.Duration) string {
 func (o *batchOutput) summary(results []hostResult, llmCalls int, session string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	for _, w := range o.held { // no question is pending once every host is done
+		w()
+	}
+	o.held, o.paused = nil, false
 	if o.bar != nil {
 		o.bar.Clear()
 		o.bar = nil
