@@ -21,11 +21,13 @@ lint:
 	$(GO) vet $(PKGS)
 
 # Go benchmarks, then agent against OpenSSH on the same sshd, then the
-# per-step overhead of `agent run` against a shell loop, then the LLM economy
+# per-step overhead of `agent run` against a shell loop, a plan on 100 inventory
+# hosts against Ansible and parallel-ssh (RUNS=1 for a short run), the LLM economy
 # of adaptive vs ReAct with the scripted model (docs/bench.md).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	bash bench/run.sh
+	bash bench/fanout/run.sh
 	$(GO) run ./bench/runbench -agent bin/agent
 	$(GO) run ./bench/llmbench
 
