@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fan-out benchmark (issue 5, docs/bench-fanout.md): a 3-step plan over 100
+# Fan-out benchmark (issue 5, docs/bench.md): a 3-step plan over 100
 # inventory hosts with 50 at a time, run by agent, by ansible-playbook -f 50
 # (pipelining on; facts gathered and not) and by parallel-ssh -p 50, all
 # against the same real OpenSSH sshd instances on loopback, in one run. Then
