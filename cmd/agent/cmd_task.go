@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -79,6 +80,7 @@ type taskRunner struct {
 	steps  *stepRun
 	exec   *planner.Executor
 	close  []func()
+	always *taskAlways // per-task "always" answers; nil when nobody is asked
 	// env is the target's description for the model, collected once for a
 	// REPL session (empty: stepgen collects it per task); earlier tells the
 	// model what the session's earlier tasks did (see sessionNotes).
@@ -159,10 +161,55 @@ func (t *taskRunner) setPrompter(p safety.Prompter) {
 			}
 		}
 		if p != nil {
-			t.steps.exec.Approver = safety.NewApprover(safety.ModeAsk, quietPrompter{next: p, spin: t.spinner()})
+			t.always = &taskAlways{next: quietPrompter{next: p, spin: t.spinner()}}
+			t.steps.exec.Approver = safety.NewApprover(safety.ModeAsk, t.always)
 		}
 	}
 	t.exec = planner.NewExecutor(t.steps.exec)
+}
+
+// taskAlways remembers "a=always" answers for one task only (the
+// Approver would remember them for its lifetime, which in the REPL is the
+// whole session): an identical request (tool and resolved parameters, as
+// safety.StepKey) is approved again until reset, which the REPL calls between tasks.
+type taskAlways struct {
+	next safety.Prompter
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (p *taskAlways) Approve(ctx context.Context, req safety.Request) (safety.Decision, error) {
+	key, keyed := safety.StepKey(req)
+	if !keyed {
+		return p.next.Approve(ctx, req)
+	}
+	p.mu.Lock()
+	seen := p.seen[key]
+	p.mu.Unlock()
+	if seen {
+		return safety.Decision{Allowed: true, By: safety.ByUser, Reason: "approved by user earlier in this task (always)"}, nil
+	}
+	d, err := p.next.Approve(ctx, req)
+	if err == nil && d.Allowed && d.Always {
+		p.mu.Lock()
+		if p.seen == nil {
+			p.seen = map[string]bool{}
+		}
+		p.seen[key] = true
+		p.mu.Unlock()
+	}
+	d.Always = false // remembered here, per task, not by the Approver
+	return d, err
+}
+
+// reset forgets the "always" answers: a new task asks again.
+func (p *taskAlways) reset() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.seen = nil
+	p.mu.Unlock()
 }
 
 // Close releases the connection and the files, last opened first.

@@ -293,7 +293,7 @@ func decideAnswer(answer string) safety.Decision {
 	case "y", "yes":
 		return safety.Decision{Allowed: true, Reason: "approved by user"}
 	case "a", "always":
-		return safety.Decision{Allowed: true, Always: true, Reason: "approved by user for identical steps in this run"}
+		return safety.Decision{Allowed: true, Always: true, Reason: "approved by user for identical steps in this task"}
 	}
 	return safety.Decision{Reason: "denied by user"}
 }
@@ -412,6 +412,7 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 			return end()
 		}
 		in.addHistory(task)
+		t.always.reset() // "a=always" holds for one task
 		tctx, cancel := context.WithCancel(ctx)
 		mu.Lock()
 		cancelTask = cancel

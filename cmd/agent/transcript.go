@@ -21,13 +21,26 @@ import (
 // line; both carry the call's "seq". Secrets are redacted the way the audit
 // log redacts them (safety.RedactString, safety.Redact on tool arguments),
 // and the llm client masks its API key before anything reaches this file.
-// The file is created with mode 0600: it holds command output.
+// The file is created with mode 0600: it holds command output; an existing
+// file readable by others is chmod-ed to 0600 first.
 func transcriptOptions(path string) ([]llm.Option, func(), error) {
 	if path == "" {
 		return nil, func() {}, nil
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
+		return nil, nil, usagef("--transcript: %w", err)
+	}
+	// An existing file others can read is made private before anything
+	// is appended; one that cannot be is refused.
+	fi, err := f.Stat()
+	if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+		if err = f.Chmod(0o600); err != nil {
+			err = fmt.Errorf("%s is readable by others (mode %04o) and cannot be made private: %w", path, fi.Mode().Perm(), err)
+		}
+	}
+	if err != nil {
+		f.Close()
 		return nil, nil, usagef("--transcript: %w", err)
 	}
 	t := &transcript{f: f, path: path}

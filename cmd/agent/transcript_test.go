@@ -167,3 +167,27 @@ func FuzzTranscriptArguments(f *testing.F) {
 		}
 	})
 }
+
+// An existing transcript readable by others is made 0600 before anything
+// is appended to it.
+func TestTranscriptExistingFileMadePrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(path, []byte("{\"event\":\"old\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, closeT, err := transcriptOptions(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT()
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode after opening: %v %v, want 0600", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), "{\"event\":\"old\"}\n") {
+		t.Errorf("old content lost: %q", b)
+	}
+}
