@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autoshell/agent/testenv"
 )
@@ -319,4 +321,23 @@ func TestBatchPlanOnceCheckCondition(t *testing.T) {
 		t.Errorf("%d replay events, want %d", replays, len(names)-1)
 	}
 	f.checkScripts(names)
+}
+
+// TestBatchModelRetryNamesHost: a retried model call says which host's
+// work it was for.
+func TestBatchModelRetryNamesHost(t *testing.T) {
+	f := newBatchFixture(t)
+	srv := startBatchLLM(t, append([]testenv.Reply{testenv.RateLimited(10 * time.Millisecond)}, fixScript()...)...)
+	f.writeScripts([]string{"web02"})
+	inv := f.inventory("")
+	out, errOut, code := f.agent("-i", inv, "--limit", "web02", "--approve", f.approve, "-c", fixTask)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if n := len(srv.Requests()); n != 6 {
+		t.Errorf("%d requests, want 5 and the retry", n)
+	}
+	if !regexp.MustCompile(`(?m)^agent: web02: model: .*retrying in `).MatchString(errOut) {
+		t.Errorf("stderr:\n%s", errOut)
+	}
 }

@@ -94,9 +94,6 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 	}
 	defer b.Close()
 	t := &batchTask{b: b, o: o, mode: mode, cfg: cfg}
-	if o.batch.out == "" {
-		t.shared = t.newClient(nil)
-	}
 	b.out.start()
 	if !o.batch.planOnce {
 		results := b.each(ctx, b.hosts, t.adaptive)
@@ -111,14 +108,13 @@ type batchTask struct {
 	o    taskOptions
 	mode stepgen.Mode
 	cfg  llm.Config
-	// shared is the client all hosts use when there are no per-host
-	// transcripts (--out).
-	shared *llm.Client
 }
 
-func (t *batchTask) newClient(extra []llm.Option) *llm.Client {
+// newClient returns a client for host's work: its retry warnings name the
+// host. The clients share the default HTTP transport and its connections.
+func (t *batchTask) newClient(host string, extra []llm.Option) *llm.Client {
 	opts := []llm.Option{llm.WithRetryHook(func(attempt int, wait time.Duration, err error) {
-		t.b.out.warn(fmt.Sprintf("model: %v; retrying in %s", err, wait.Round(10*time.Millisecond)))
+		t.b.out.warn(fmt.Sprintf("%s: model: %v; retrying in %s", printable(host), err, wait.Round(10*time.Millisecond)))
 	})}
 	return llm.New(t.cfg, append(opts, extra...)...)
 }
@@ -126,16 +122,16 @@ func (t *batchTask) newClient(extra []llm.Option) *llm.Client {
 // client returns the client for host h and a func that closes its
 // transcript: with --out, each host has its own transcript file.
 func (t *batchTask) client(h *hostRun) (*llm.Client, func()) {
-	if t.shared != nil {
-		return t.shared, func() {}
+	if t.b.o.out == "" {
+		return t.newClient(h.host.Name, nil), func() {}
 	}
 	path := filepath.Join(t.b.o.out, safeFileName(h.host.Name)+".transcript.jsonl")
 	opts, closeT, err := transcriptOptions(path)
 	if err != nil {
 		h.sink.warn(fmt.Sprintf("no transcript: %v", err))
-		return t.newClient(nil), func() {}
+		return t.newClient(h.host.Name, nil), func() {}
 	}
-	return t.newClient(opts), closeT
+	return t.newClient(h.host.Name, opts), closeT
 }
 
 // run does the task with the model on h.
