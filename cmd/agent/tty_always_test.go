@@ -1,8 +1,11 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autoshell/agent/testenv"
 )
@@ -37,5 +40,32 @@ func TestREPLAlwaysPerTask(t *testing.T) {
 	s.send("exit\r")
 	if code := s.exit(); code != 0 {
 		t.Errorf("exit status %d, want 0", code)
+	}
+}
+
+// TestNoSpinnerStdoutRedirected: stderr is a terminal but stdout goes to a
+// file: no spinner (its redraws would garble the terminal), and the file
+// holds the plain view.
+func TestNoSpinnerStdoutRedirected(t *testing.T) {
+	srv := testenv.StartLLMServer(t,
+		testenv.Reply{ToolCalls: []testenv.ToolCall{{Name: "execute_command", Arguments: `{"command":"sleep 0.3; echo redirected-hello"}`}}, Delay: 300 * time.Millisecond},
+		testenv.Reply{Content: "Done.", Delay: 300 * time.Millisecond},
+	)
+	env, _ := ttyEnv(t, srv, "NO_COLOR=1")
+	f, err := os.Create(filepath.Join(t.TempDir(), "out.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := startTTYWith(t, env, f, "--mode", "react", "-c", "say hello")
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit status %d", code)
+	}
+	if out := s.output(); spinnerGlyph.MatchString(out) || strings.Contains(out, "Thinking") || strings.Contains(out, "Executing") {
+		t.Errorf("spinner on the terminal with stdout redirected: %q", out)
+	}
+	b, err := os.ReadFile(f.Name())
+	if err != nil || !strings.Contains(string(b), "redirected-hello") || strings.Contains(string(b), "\r") {
+		t.Errorf("stdout file: %q %v", b, err)
 	}
 }
