@@ -152,7 +152,12 @@ func runSetLLM(ctx context.Context, a *app, args []string) error {
 			}
 		}
 		if *keyStdin {
-			line, err := in.ReadString('\n')
+			// At a terminal the key is read without echo, as the
+			// questions read it; from a pipe, the first line.
+			if f, ok := a.stdin.(*os.File); ok && isTerminal(f) {
+				fmt.Fprint(a.stdout, "API key (input hidden): ")
+			}
+			line, err := readSecret(a, in)
 			if s.key = strings.TrimSpace(line); s.key == "" {
 				return usagef("--key-stdin: no key on stdin (%v)", err)
 			}

@@ -69,3 +69,25 @@ func TestNoSpinnerStdoutRedirected(t *testing.T) {
 		t.Errorf("stdout file: %q %v", b, err)
 	}
 }
+
+// TestSetLLMKeyStdinTerminal: --key-stdin with stdin a terminal reads the
+// key without echo.
+func TestSetLLMKeyStdinTerminal(t *testing.T) {
+	const key = "sk-key-stdin-at-terminal-0123456789"
+	srv := testenv.StartLLMServer(t)
+	env, home := ttyEnv(t, srv)
+	s := startTTY(t, env, "config", "set-llm", "--provider", "generic", "--base-url", srv.URL, "--model", "m", "--key-stdin", "--no-test")
+	at := s.waitFor(0, `API key \(input hidden\): `)
+	s.send(key + "\n")
+	s.waitFor(at, `✓ Configuration saved to `)
+	if code := s.exit(); code != 0 {
+		t.Fatalf("exit status %d", code)
+	}
+	if strings.Contains(s.output(), "stdin-at-terminal") {
+		t.Errorf("the key was echoed: %q", s.output())
+	}
+	b, err := os.ReadFile(filepath.Join(home, "config", "agent", "config.yaml"))
+	if err != nil || !strings.Contains(string(b), "api_key: "+key) {
+		t.Errorf("config: %q %v", b, err)
+	}
+}
