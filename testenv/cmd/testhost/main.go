@@ -111,7 +111,16 @@ func run() (int, error) {
 		"TESTHOST_ADDR="+host.Addr,
 		"TESTHOST_REMOTE_HOME="+host.Home,
 	)
-	signal.Ignore(os.Interrupt, syscall.SIGTERM) // the child decides; we clean up after it
+	// The child decides what Ctrl-C and SIGTERM do; testhost cleans up after
+	// it. The signals are caught and dropped, not ignored: an ignored signal
+	// stays ignored in the child (and its children) across exec.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		for range sigs {
+		}
+	}()
 	err = cmd.Run()
 	if rej := model.Rejections(); len(rej) > 0 {
 		for _, r := range rej {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -151,5 +153,32 @@ func TestDemoSavedPlanExample(t *testing.T) {
 	out := testhost(`agent run "$EXAMPLE" --ssh-host vub --approve medium && echo "prints: $(agent --ssh-host vub exec -- 'sh ~/test/a.sh')"`)
 	if !strings.Contains(out, "success on vub: 6 steps: 6 ok") || !strings.Contains(out, "prints: 2\n") {
 		t.Errorf("replay on a fresh host:\n%s", out)
+	}
+}
+
+// The command testhost runs gets SIGINT and SIGTERM with their default
+// action: testhost catches them for itself, but does not ignore them, which
+// the child would inherit (agent's Ctrl-C handling would never fire).
+func TestChildSignalsNotIgnored(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/status")
+	}
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "testhost"), ".").CombinedOutput(); err != nil {
+		t.Fatalf("build testhost: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(bin, "testhost"), "--", "sh", "-c", "grep '^SigIgn:' /proc/self/status").CombinedOutput()
+	if err != nil {
+		t.Fatalf("testhost: %v\n%s", err, out)
+	}
+	_, hex, ok := strings.Cut(strings.TrimSpace(string(out)), "\t")
+	ign, perr := strconv.ParseUint(hex, 16, 64)
+	if !ok || perr != nil {
+		t.Fatalf("SigIgn line %q: %v", out, perr)
+	}
+	for _, sig := range []uint{2, 15} { // SIGINT, SIGTERM
+		if ign&(1<<(sig-1)) != 0 {
+			t.Errorf("the child ignores signal %d (SigIgn %s)", sig, hex)
+		}
 	}
 }
