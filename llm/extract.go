@@ -2,8 +2,12 @@ package llm
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 var (
@@ -120,3 +124,42 @@ func parseCalls(text string, known map[string]bool) []ToolCall {
 var blankLines = regexp.MustCompile(`\n[ \t]*\n(?:[ \t]*\n)+`)
 
 func collapseBlankLines(s string) string { return blankLines.ReplaceAllString(s, "\n\n") }
+
+// textCallIDs numbers the calls ExtractTextCalls takes out of the text.
+var textCallIDs atomic.Int64
+
+// ExtractTextCalls re-reads a reply without tool calls for calls written
+// as text — bare {"name","arguments"} objects included — to any of names:
+// tools the caller can run but did not offer in the request (Chat only
+// takes bare objects for the offered ones, so any other JSON in a closing
+// text is left alone). The calls are normalized as Chat normalizes them;
+// those to a tool not in offered carry a ProblemUnknownTool for the
+// caller to accept or refuse. A reply with calls, or with none in its
+// text, is returned as is.
+func ExtractTextCalls(resp Response, offered, names []string) Response {
+	if len(resp.ToolCalls) > 0 || resp.Content == "" {
+		return resp
+	}
+	all := make(map[string]bool, len(offered)+len(names))
+	for _, n := range append(slices.Clone(offered), names...) {
+		all[n] = true
+	}
+	calls, rest := extractCalls(resp.Content, all)
+	if len(calls) == 0 {
+		return resp
+	}
+	for i := range calls {
+		if calls[i].ID == "" {
+			calls[i].ID = "call_text_" + strconv.FormatInt(textCallIDs.Add(1), 10)
+		}
+	}
+	resp.ToolCalls, resp.Content = calls, rest
+	resp.Repairs = append(slices.Clone(resp.Repairs), fmt.Sprintf("took %d tool call(s) to tools not offered out of the text", len(calls)))
+	known := make(map[string]bool, len(offered))
+	for _, n := range offered {
+		known[n] = true
+	}
+	var next int
+	out, _ := normalize(resp, known, &next)
+	return out
+}

@@ -98,6 +98,11 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 		if err != nil {
 			return "", err
 		}
+		if len(offered) < len(r.tools) && len(resp.ToolCalls) == 0 {
+			// a call to a tool not offered, written as plain JSON text, is
+			// a call, not the phase's closing text
+			resp = llm.ExtractTextCalls(resp, toolNames(offered), r.exec.Registry().Names())
+		}
 		if len(offered) < len(r.tools) && r.acceptUnoffered(&resp) {
 			offered = r.tools // the model reached for another tool: offer them all from now on
 		}
@@ -276,4 +281,13 @@ func (r *runner) acceptUnoffered(resp *llm.Response) bool {
 	}
 	resp.Problems = kept
 	return found
+}
+
+// toolNames lists the names of tools.
+func toolNames(tools []llm.Tool) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Name
+	}
+	return out
 }

@@ -1,0 +1,39 @@
+package stepgen
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/autoshell/agent/testenv"
+)
+
+// A call to a registered tool that was not offered, written as plain JSON
+// text (no tags, no fence), is run as a call — not taken as the phase's
+// closing text.
+func TestAdaptiveUnofferedToolAsText(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Push(
+		testenv.Calls(testenv.Call("submit_plan", `{"phases":[{"phase":1,"goal":"look around"}]}`)),
+		testenv.Text(`{"name":"ps","arguments":{}}`),
+		testenv.Text("Looked at the processes."))
+	res, err := f.run(ModeAdaptive, 0, "look around", 0)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Steps != 1 || len(res.Ran) != 1 || res.Ran[0].Step.Tool != "ps" {
+		t.Fatalf("steps %+v", res.Ran)
+	}
+	if res.Answer != "Looked at the processes." {
+		t.Errorf("answer %q", res.Answer)
+	}
+	reqs := f.srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	if names := reqs[1].Request.ToolNames(); strings.Contains(strings.Join(names, ","), "ps") {
+		t.Fatalf("ps was offered in the first step request: %v", names)
+	}
+	if n := len(reqs[2].Request.ToolNames()); n != 14 {
+		t.Errorf("after ps, %d tools offered, want all 14", n)
+	}
+}
