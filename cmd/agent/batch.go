@@ -11,6 +11,7 @@ import (
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/tools"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
@@ -352,11 +353,31 @@ func (b *batch) secretValues(h inventoryHost) []string {
 // ones would hit ordinary text).
 const minSecretValue = 4
 
+// undoCommand is the command that undoes the batch's session on the hosts
+// it changed: the inventory, and the SSH flags the run was given.
+func (b *batch) undoCommand() string {
+	args := []string{"agent", "undo", b.session}
+	h := b.a.host
+	if h.configFile != "" {
+		args = append(args, "-F", tools.Quote(h.configFile))
+	}
+	if h.user != "" {
+		args = append(args, "-l", tools.Quote(h.user))
+	}
+	if h.port != 0 {
+		args = append(args, "-p", fmt.Sprint(h.port))
+	}
+	for _, id := range h.identities {
+		args = append(args, "--identity", tools.Quote(id))
+	}
+	return strings.Join(append(args, "-i", tools.Quote(b.o.inventory)), " ")
+}
+
 // finish prints the summary and maps the results to agent's exit
 // status: 0 when every host succeeded, 3 when some failed (or were not
 // run), 130 after Ctrl-C.
 func (b *batch) finish(ctx context.Context, results []hostResult, llmCalls int) error {
-	b.out.summary(results, llmCalls, b.session)
+	b.out.summary(results, llmCalls, b.session, b.undoCommand())
 	if ctx.Err() != nil {
 		fmt.Fprintln(b.a.stderr, "agent: interrupted")
 		return exitError{code: exitInterrupted}

@@ -251,7 +251,7 @@ func fmtDuration(d time.Duration) string {
 
 // summary ends the run: the table on the terminal, the batch event with
 // --json.
-func (o *batchOutput) summary(results []hostResult, llmCalls int, session string) {
+func (o *batchOutput) summary(results []hostResult, llmCalls int, session, undo string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, w := range o.held { // no question is pending once every host is done
@@ -304,8 +304,8 @@ func (o *batchOutput) summary(results []hostResult, llmCalls int, session string
 	}
 	fmt.Fprintln(w)
 	if changed > 0 {
-		fmt.Fprintf(w, "session %s — %d %s changed; to put a host's back: agent undo %s --ssh-host HOST\n",
-			session, changed, pluralize(changed, "file"), session)
+		fmt.Fprintf(w, "session %s — %d %s changed; to put them back: %s (one host: add --limit HOST)\n",
+			session, changed, pluralize(changed, "file"), printable(undo))
 	}
 	if o.dir != "" {
 		fmt.Fprintf(w, "logs in %s\n", o.dir)

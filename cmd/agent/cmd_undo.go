@@ -14,22 +14,29 @@ import (
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
+	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
 // runUndo is `agent undo [SESSION]`: it puts back every file the session
 // (default: the newest) changed, on the host the session ran on, newest
 // change first. The journal names the host: "local", or the name given to
-// --ssh-host, which undo dials again (the -F/-l/-p/-i flags apply). A
-// --ssh-host that names another host is refused; a session that ran on
-// several hosts needs --ssh-host to pick one.
+// --ssh-host, which undo dials again (the -F/-l/-p/--identity flags
+// apply). A --ssh-host that names another host is refused; a session that
+// ran on several hosts needs --ssh-host to pick one. A batch session (the
+// journal names inventory hosts) is undone with -i FILE [--limit PAT]:
+// each selected host the session changed is reached as the batch reached
+// it (undoBatch).
 func runUndo(ctx context.Context, a *app, args []string) error {
 	fs := pflag.NewFlagSet("undo", pflag.ContinueOnError)
 	fs.SetOutput(a.stderr)
 	var host hostOptions
 	host.addFlags(fs)
+	var inv, limit string
+	fs.StringVarP(&inv, "inventory", "i", "", "undo a batch session on the hosts of the inventory `FILE` it ran on")
+	fs.StringVar(&limit, "limit", "", "with -i: only the inventory hosts matching `PATTERN`")
 	force := fs.Bool("force", false, "restore files that changed after the session changed them, overwriting those changes")
 	fs.Usage = func() {
-		fmt.Fprintf(a.stderr, "Usage: agent undo [SESSION] [flags]\n\nFlags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(a.stderr, "Usage: agent undo [SESSION] [--ssh-host HOST | -i INVENTORY [--limit PAT]] [flags]\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -38,11 +45,20 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 		return usageError{err}
 	}
 	mergeHost(&a.host, host, fs)
-	if a.task.batch.inventory != "" {
-		return usagef("undo works on one host: agent undo SESSION --ssh-host HOST (a batch's summary names each host's session)")
+	if !fs.Changed("inventory") {
+		inv = a.task.batch.inventory
+	}
+	if !fs.Changed("limit") {
+		limit = a.task.batch.limit
 	}
 	if fs.NArg() > 1 {
 		return usagef("undo: at most one session id")
+	}
+	if inv == "" && limit != "" {
+		return usagef("undo: --limit needs -i INVENTORY")
+	}
+	if inv != "" && a.host.sshHost != "" {
+		return usagef("undo: -i and --ssh-host: choose the inventory or one host")
 	}
 	stateDir, err := safety.StateDir()
 	if err != nil {
@@ -56,11 +72,10 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	target, err := undoHost(info, a.host.sshHost)
-	if err != nil {
-		return err
+	if inv != "" {
+		return undoBatch(ctx, a, stateDir, info, inv, limit, *force)
 	}
-	journal, err := safety.OpenJournal(stateDir, info.ID, target)
+	target, err := undoHost(info, a.host.sshHost)
 	if err != nil {
 		return err
 	}
@@ -75,19 +90,79 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer tr.Close()
-	actions, err := journal.RestoreWith(ctx, restorer{tr}, safety.RestoreOptions{Force: *force})
+	return undoOn(ctx, a, tr, stateDir, info, target, *force)
+}
+
+// undoOn restores session info's changes on target, reached through tr.
+func undoOn(ctx context.Context, a *app, tr transport.Transport, stateDir string, info safety.SessionInfo, target string, force bool) error {
+	journal, err := safety.OpenJournal(stateDir, info.ID, target)
+	if err != nil {
+		return err
+	}
+	actions, err := journal.RestoreWith(ctx, restorer{tr}, safety.RestoreOptions{Force: force})
 	for _, act := range actions {
-		fmt.Fprintf(a.stdout, "%s: %s\n", target, act)
+		fmt.Fprintf(a.stdout, "%s: %s\n", printable(target), act)
 	}
 	if errors.Is(err, safety.ErrAlreadyRestored) {
-		fmt.Fprintf(a.stdout, "session %s on %s was already restored; nothing to do\n", info.ID, target)
+		fmt.Fprintf(a.stdout, "session %s on %s was already restored; nothing to do\n", info.ID, printable(target))
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("undo session %s on %s: %w", info.ID, target, err)
 	}
-	fmt.Fprintf(a.stdout, "undid session %s on %s: %d %s restored\n", info.ID, target, len(actions), pluralize(len(actions), "file"))
+	fmt.Fprintf(a.stdout, "undid session %s on %s: %d %s restored\n", info.ID, printable(target), len(actions), pluralize(len(actions), "file"))
 	return nil
+}
+
+// undoBatch is `agent undo SESSION -i FILE [--limit PAT]`: the session's
+// changes are put back on every selected inventory host it changed, one
+// host after another, each dialled with its inventory settings as a batch
+// run dials it. A host that fails does not stop the others; exit 3 then.
+func undoBatch(ctx context.Context, a *app, stateDir string, info safety.SessionInfo, inv, limit string, force bool) error {
+	hosts, err := a.selectHosts(inv, limit)
+	if err != nil {
+		return err
+	}
+	var todo []inventoryHost
+	for _, h := range hosts {
+		if slices.Contains(info.Hosts, h.Name) {
+			todo = append(todo, h)
+		}
+	}
+	if len(todo) == 0 {
+		return usagef("undo: session %s changed files on %s, none of them selected from %s", info.ID, strings.Join(info.Hosts, ", "), inv)
+	}
+	failed := 0
+	for _, h := range todo {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := undoInventoryHost(ctx, a, stateDir, info, h, force); err != nil {
+			failed++
+			fmt.Fprintf(a.stderr, "agent: %s: %v\n", printable(h.Name), err)
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(a.stderr, "agent: undo failed on %d of %d %s\n", failed, len(todo), pluralize(len(todo), "host"))
+		return exitError{code: exitSomeHosts}
+	}
+	return nil
+}
+
+// undoInventoryHost restores session info's changes on inventory host h.
+func undoInventoryHost(ctx context.Context, a *app, stateDir string, info safety.SessionInfo, h inventoryHost, force bool) error {
+	if h.SSH == nil {
+		return fmt.Errorf("no SSH settings")
+	}
+	tr, err := sshtr.Dial(ctx, h.SSH, sshtr.Options{
+		Prompter: newTerminalPrompter(),
+		Warn:     func(msg string) { fmt.Fprintf(a.stderr, "agent: %s: %s\n", printable(h.Name), msg) },
+	})
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer tr.Close()
+	return undoOn(ctx, a, tr, stateDir, info, h.Name, force)
 }
 
 // pickSession finds id among sessions, or the newest when id is "".

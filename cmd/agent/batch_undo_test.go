@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestBatchUndo: the command the batch summary prints undoes the session
+// on the inventory hosts it changed, each reached through its inventory
+// settings (ansible_host, ansible_port: no ssh_config entry names them);
+// --limit undoes one host.
+func TestBatchUndo(t *testing.T) {
+	f := newBatchFixture(t)
+	plan := f.writeFile("greet.yaml", greetPlan)
+	inv := f.inventory("")
+	web01 := filepath.Join(f.dir, "web01.txt")
+	if err := os.WriteFile(web01, []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := f.agent("run", plan, "-i", inv, "--limit", "web01:web02:db01", "--approve", f.approve)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, h := range []string{"web01", "web02", "db01"} {
+		f.checkGreeted(h)
+	}
+	m := regexp.MustCompile(`to put them back: agent (undo \S+ .*-i \S+) \(one host: add --limit HOST\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no undo command in the summary:\n%s", out)
+	}
+	undo := strings.Fields(m[1])
+
+	out, errOut, code = f.agent(append(undo, "--limit", "web02")...)
+	if code != 0 {
+		t.Fatalf("undo --limit web02: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "web02.txt")); !os.IsNotExist(err) {
+		t.Errorf("web02.txt after its undo: %v\n%s", err, out)
+	}
+	f.checkGreeted("web01")
+	f.checkGreeted("db01")
+
+	// db01's file was appended to by a command after write_file: undo
+	// leaves it (exit 3, the other hosts done) until --force.
+	out, errOut, code = f.agent(undo...)
+	if code != exitSomeHosts || !strings.Contains(errOut, "db01: ") || !strings.Contains(errOut, "use --force") {
+		t.Fatalf("undo: exit %d, want %d with db01 skipped\nstdout:\n%s\nstderr:\n%s", code, exitSomeHosts, out, errOut)
+	}
+	if b, err := os.ReadFile(web01); err != nil || string(b) != "before\n" {
+		t.Errorf("web01.txt: %q (%v)\n%s", b, err, out)
+	}
+	for _, want := range []string{"undid session " + undo[1] + " on web01: 1 file restored", "on web02 was already restored"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("undo output lacks %q:\n%s", want, out)
+		}
+	}
+	f.checkGreeted("db01")
+	out, errOut, code = f.agent(append(undo, "--limit", "db01", "--force")...)
+	if code != 0 || !strings.Contains(out, "undid session "+undo[1]+" on db01: 1 file restored") {
+		t.Fatalf("undo --force: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "db01.txt")); !os.IsNotExist(err) {
+		t.Errorf("db01.txt after undo --force: %v", err)
+	}
+
+	// A session of other hosts, a --limit without -i, -i with --ssh-host.
+	for _, tc := range [][]string{
+		append(undo, "--limit", "web05"),
+		{"undo", undo[1], "--limit", "web01"},
+		append(undo, "--ssh-host", "web01"),
+	} {
+		if _, errOut, code := f.agent(tc...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", tc, code, exitUsage, errOut)
+		}
+	}
+}
