@@ -61,6 +61,9 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 		}
 		closed = append(closed, fmt.Sprintf("Phase %d (%s): %s", ph.Phase, ph.Goal, text))
 		r.res.Answer = text
+		if reason, ok := failedReason(text); ok { // the task cannot be done: no later phase
+			return fmt.Errorf("%w: phase %d (%s): %s", ErrTaskFailed, ph.Phase, ph.Goal, oneLine(reason, 300))
+		}
 	}
 	return nil
 }
@@ -166,7 +169,7 @@ func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, 
 func phaseInstruction(ph planner.Phase, round int) string {
 	if round == 1 {
 		return fmt.Sprintf("Do phase %d. Once its success criteria are met, reply without a tool call: a short summary. "+
-			"If it cannot succeed, reply %s and why.", ph.Phase, replanMarker)
+			"If it cannot succeed, reply %s and why; if the whole task cannot, %s and why.", ph.Phase, replanMarker, FailedMarker)
 	}
 	return fmt.Sprintf("Continue phase %d, or reply without a tool call if it is done.", ph.Phase)
 }

@@ -36,6 +36,9 @@ func (r *runner) react(ctx context.Context, task string) error {
 			}
 			r.res.Answer = text
 			r.emit(&AnswerEvent{Event: EventAnswer, Host: r.cfg.Host, Text: text, Final: true})
+			if reason, ok := failedReason(text); ok {
+				return fmt.Errorf("%w: %s", ErrTaskFailed, oneLine(reason, 300))
+			}
 			return nil
 		}
 		replies, err := r.runCalls(ctx, resp)
@@ -48,7 +51,7 @@ func (r *runner) react(ctx context.Context, task string) error {
 
 func reactPrompt(env string) string {
 	return `You are a command-line agent: you do the user's task on a host by calling tools and reading their results,
-until it is done; then you answer without a tool call, with the result.
+until it is done; then you answer without a tool call, with the result (begin it with FAILED: if the task cannot be done).
 Call 1-3 tools per reply. Each tool also takes "description", "save_output_as" (a variable for its output) and
 "condition" (run only if this expression over variables is true). "{{x}}" in a parameter is replaced by variable x.
 A failed step is an observation: correct course. Do not repeat a denied step unchanged.

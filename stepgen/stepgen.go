@@ -68,6 +68,29 @@ type Config struct {
 	Emit func(planner.Event)
 }
 
+// ErrTaskFailed: the model's final answer (ReAct) or a phase's closing
+// text began with FailedMarker — it reports that the task cannot be done.
+// Wrapped with its reason; the run failed (exit 1).
+var ErrTaskFailed = errors.New("the model reports the task failed")
+
+// FailedMarker begins a final answer or closing text that reports failure;
+// both modes' prompts tell the model so.
+const FailedMarker = "FAILED:"
+
+// failedReason returns the reason of a text that reports failure: one
+// beginning with FailedMarker (any case, after Markdown emphasis).
+func failedReason(text string) (string, bool) {
+	t := strings.TrimLeft(strings.TrimSpace(text), "*_# ")
+	if len(t) < len(FailedMarker) || !strings.EqualFold(t[:len(FailedMarker)], FailedMarker) {
+		return "", false
+	}
+	reason := strings.TrimSpace(strings.TrimLeft(t[len(FailedMarker):], "*_ "))
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return reason, true
+}
+
 // Result is how a run ended.
 type Result struct {
 	planner.Summary

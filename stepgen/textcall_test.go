@@ -37,3 +37,32 @@ func TestAdaptiveUnofferedToolAsText(t *testing.T) {
 		t.Errorf("after ps, %d tools offered, want all 14", n)
 	}
 }
+
+func TestFailedReason(t *testing.T) {
+	for text, want := range map[string]string{
+		"FAILED: disk full":         "disk full",
+		"  failed:  no such file\n": "no such file",
+		"**FAILED:** nope":          "nope",
+		"FAILED:":                   "no reason given",
+		"# FAILED: x":               "x",
+	} {
+		if got, ok := failedReason(text); !ok || got != want {
+			t.Errorf("%q: %q %v, want %q", text, got, ok, want)
+		}
+	}
+	for _, text := range []string{"", "It failed.", "FAILED", "The step FAILED: retry", "FAIL: x", "REPLAN: x", "失败"} {
+		if got, ok := failedReason(text); ok {
+			t.Errorf("%q taken as failure (%q)", text, got)
+		}
+	}
+}
+
+func FuzzFailedReason(f *testing.F) {
+	f.Add("FAILED: x")
+	f.Add("**failed:**")
+	f.Fuzz(func(t *testing.T, text string) {
+		if reason, ok := failedReason(text); ok && reason == "" {
+			t.Fatalf("%q: empty reason", text)
+		}
+	})
+}
