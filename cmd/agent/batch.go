@@ -139,6 +139,8 @@ type hostRun struct {
 	steps *stepRun
 	exec  *planner.Executor
 	sink  *hostSink
+	// vars are the host's variables before any step (hostVars).
+	vars map[string]any
 }
 
 // hostWork does the batch's work on one connected host and fills in
@@ -250,7 +252,7 @@ func (b *batch) connect(ctx context.Context, h inventoryHost, sink *hostSink) (*
 	}
 	cfg := steps.exec
 	cfg.Vars = vars
-	return &hostRun{host: h, steps: steps, exec: planner.NewExecutor(cfg), sink: sink}, nil
+	return &hostRun{host: h, steps: steps, exec: planner.NewExecutor(cfg), sink: sink, vars: vars.Vars()}, nil
 }
 
 // hostVars is a host's execution context before the work starts:

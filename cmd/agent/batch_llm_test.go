@@ -304,6 +304,14 @@ func TestBatchPlanOnceCheckCondition(t *testing.T) {
 	if n := len(srv.Requests()); n != len(replies) {
 		t.Errorf("%d LLM requests, want %d (as for one host)", n, len(replies))
 	}
+	// The model is told its steps are replayed, and to template what
+	// differs per host.
+	for i, r := range srv.Requests() {
+		if !strings.Contains(string(r.Body), "This is host web01, the first of 5 hosts of a batch run: the steps you run here will be replayed") ||
+			!strings.Contains(string(r.Body), "{{inventory_hostname}}") {
+			t.Errorf("request %d does not say the steps are replayed:\n%s", i+1, r.Body)
+		}
+	}
 	replays := 0
 	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		var ev map[string]any
@@ -339,5 +347,46 @@ func TestBatchModelRetryNamesHost(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^agent: web02: model: .*retrying in `).MatchString(errOut) {
 		t.Errorf("stderr:\n%s", errOut)
+	}
+	for i, r := range srv.Requests() { // without --plan-once nothing is replayed
+		if strings.Contains(string(r.Body), "replayed") {
+			t.Errorf("request %d speaks of a replay", i+1)
+		}
+	}
+}
+
+// TestBatchPlanOnceCopiedHostValue: the model wrote the first host's name
+// into a step instead of {{inventory_hostname}}; the other host does not
+// replay that step (it would get web01's motd) but asks the model itself.
+func TestBatchPlanOnceCopiedHostValue(t *testing.T) {
+	f := newBatchFixture(t)
+	motd := "{{dir}}/{{inventory_hostname}}.motd"
+	plan := testenv.Calls(testenv.Call("submit_plan", args(map[string]any{"task_type": "config", "complexity": "simple",
+		"phases": []map[string]any{{"phase": 1, "goal": "write the motd"}}})))
+	srv := startBatchLLM(t,
+		plan,
+		testenv.Calls(testenv.Call("write_file", args(map[string]any{"file_path": motd, "content": "welcome to web01\n"}))),
+		testenv.Text("Written."),
+		// web02, after it left the plan
+		plan,
+		testenv.Calls(testenv.Call("write_file", args(map[string]any{"file_path": motd, "content": "welcome to {{inventory_hostname}}\n"}))),
+		testenv.Text("Written."),
+	)
+	inv := f.inventory("")
+	out, errOut, code := f.agent("-i", inv, "--limit", "web01:web02", "--plan-once", "--approve", f.approve, "-c",
+		"write a motd welcoming to the host")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if n := len(srv.Requests()); n != 6 {
+		t.Errorf("%d LLM requests, want 3 per host", n)
+	}
+	for _, h := range []string{"web01", "web02"} {
+		if b, err := os.ReadFile(filepath.Join(f.dir, h+".motd")); err != nil || string(b) != "welcome to "+h+"\n" {
+			t.Errorf("%s.motd: %q (%v)", h, b, err)
+		}
+	}
+	if row := tableRow(t, out, "web02"); !strings.Contains(row, "fallback") {
+		t.Errorf("web02: %q", row)
 	}
 }

@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sort"
+	"strconv"
+	"strings"
 
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/stepgen"
 	"github.com/autoshell/agent/tools"
 )
@@ -26,7 +30,11 @@ import (
 //     skipped and the replay goes on: the plan itself says what to do then;
 //   - a step skipped there for a false condition has a true one here: it
 //     is not run, since what the model did next assumed it did not;
-//   - a check_condition step gives another answer than there.
+//   - a check_condition step gives another answer than there;
+//   - before any step runs: a step's parameters hold the first host's own
+//     value of a variable that differs here (web01 written where
+//     {{inventory_hostname}} was meant; see hostSpecific). The model on the
+//     first host is told its steps are replayed and to use the variables.
 //
 // The model's reading of free-form output cannot be compared; a task whose
 // path depends on it should branch with conditions or check_condition.
@@ -36,6 +44,7 @@ import (
 type firstRun struct {
 	host string
 	res  stepgen.Result
+	vars map[string]any // the first host's variables before any step
 }
 
 // planOnce runs the task with the model on the first host that can be
@@ -50,10 +59,10 @@ func (t *batchTask) planOnce(ctx context.Context) error {
 			break
 		}
 		results[i] = b.runHost(ctx, b.hosts[i], func(ctx context.Context, h *hostRun, res *hostResult) error {
-			r, err := t.run(ctx, h)
+			r, err := t.run(ctx, h, true)
 			res.How = "planned"
 			taskResult(res, r)
-			first = &firstRun{host: h.host.Name, res: r}
+			first = &firstRun{host: h.host.Name, res: r, vars: h.vars}
 			return err
 		})
 	}
@@ -103,7 +112,7 @@ func (t *batchTask) replayWork(first *firstRun) hostWork {
 		h.sink.event(ev)
 		h.sink.logNote(fmt.Sprintf("\nleft the plan of %s: %s — asking the model", first.host, why))
 		res.How = "fallback"
-		r, err := t.run(ctx, h)
+		r, err := t.run(ctx, h, false)
 		taskResult(res, r)
 		return err
 	}
@@ -126,6 +135,9 @@ func (t *batchTask) replayDone(h *hostRun, sum planner.Summary) {
 func replay(ctx context.Context, h *hostRun, first *firstRun) (sum planner.Summary, why string, err error) {
 	sum.Host, sum.Session = h.host.Name, h.steps.session
 	ran := first.res.Ran
+	if why := hostSpecific(first, h); why != "" {
+		return sum, why, nil
+	}
 	pe := &planner.PlanEvent{Event: planner.EventPlan, Host: h.host.Name, Session: h.steps.session,
 		Plan: "plan of " + first.host, DryRun: h.steps.exec.DryRun}
 	if p := first.res.Plan; p != nil {
@@ -174,6 +186,77 @@ func replay(ctx context.Context, h *hostRun, first *firstRun) (sum planner.Summa
 		}
 	}
 	return sum, "", nil
+}
+
+// hostSpecific finds a step whose parameters (as the model wrote them,
+// templates unresolved) hold the first host's own value of a variable —
+// web01 where {{inventory_hostname}} was meant — that has another value
+// on h: replayed there, the step would act on the first host's value. It
+// returns why h leaves the plan, "" when no step does. Values shorter than
+// minSpecific bytes, numbers and booleans are not looked for (they turn up
+// in ordinary text).
+func hostSpecific(first *firstRun, h *hostRun) string {
+	names := make([]string, 0, len(first.vars))
+	for k := range first.vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for i, rs := range first.res.Ran {
+		for _, s := range paramStrings(rs.Step.Parameters, nil) {
+			for _, k := range names {
+				there, ok := first.vars[k].(string)
+				if !ok || len(there) < minSpecific || plainScalar(there) || !strings.Contains(s, there) {
+					continue
+				}
+				here, _ := h.vars[k].(string)
+				if here == there {
+					continue
+				}
+				label := fmt.Sprintf("step %d (%s)", i+1, rs.Step.Tool)
+				if hiddenVar(k) || safety.SecretKey(k) {
+					return fmt.Sprintf("%s: its parameters hold %s's own value of %s, which differs here", label, first.host, k)
+				}
+				return fmt.Sprintf("%s: its parameters hold %s's own %s %q (%q here) instead of {{%s}}", label, first.host, k, there, here, k)
+			}
+		}
+	}
+	return ""
+}
+
+// minSpecific is the shortest variable value hostSpecific looks for.
+const minSpecific = 4
+
+// plainScalar reports whether s reads as a number or a boolean.
+func plainScalar(s string) bool {
+	switch strings.ToLower(s) {
+	case "true", "false", "yes", "no", "none", "null":
+		return true
+	}
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+// paramStrings appends the strings in a step's parameters to out, map
+// keys in sorted order.
+func paramStrings(v any, out []string) []string {
+	switch v := v.(type) {
+	case string:
+		out = append(out, v)
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = paramStrings(v[k], out)
+		}
+	case []any:
+		for _, x := range v {
+			out = paramStrings(x, out)
+		}
+	}
+	return out
 }
 
 // tally counts a step's status into sum.

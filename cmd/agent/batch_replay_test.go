@@ -47,7 +47,7 @@ func replayHostVars(t *testing.T, name string, vars map[string]any) *hostRun {
 			t.Fatal(err)
 		}
 	}
-	return &hostRun{host: inventoryHost{Name: name}, steps: steps, exec: planner.NewExecutor(cfg), sink: sink}
+	return &hostRun{host: inventoryHost{Name: name}, steps: steps, exec: planner.NewExecutor(cfg), sink: sink, vars: cfg.Vars.Vars()}
 }
 
 // runFirst runs steps on h as the model's loop would and returns them as
@@ -55,7 +55,7 @@ func replayHostVars(t *testing.T, name string, vars map[string]any) *hostRun {
 // recorded as stepgen.Run records them.
 func runFirst(t *testing.T, h *hostRun, steps []planner.Step) *firstRun {
 	t.Helper()
-	first := &firstRun{host: "first"}
+	first := &firstRun{host: "first", vars: h.vars}
 	for _, st := range steps {
 		r, err := h.exec.RunStep(context.Background(), st)
 		if err != nil {
@@ -146,6 +146,60 @@ func TestReplayDivergence(t *testing.T) {
 			}
 			if _, err := os.Stat(mark); err == nil {
 				t.Errorf("a step skipped on the first host ran here")
+			}
+		})
+	}
+}
+
+// TestReplayHostSpecific: a step whose parameters hold the first host's
+// own value of a variable that differs here is not replayed: the host
+// leaves the plan before any step runs. Templates, values the hosts share,
+// short values, numbers and booleans do not count.
+func TestReplayHostSpecific(t *testing.T) {
+	dir := t.TempDir()
+	motd := filepath.Join(dir, "motd")
+	firstVars := map[string]any{"inventory_hostname": "web01", "ansible_host": "10.0.0.11", "dir": dir,
+		"zone": "eu", "port": "8080", "tls": "true"}
+	hereVars := map[string]any{"inventory_hostname": "web02", "ansible_host": "10.0.0.12", "dir": dir,
+		"zone": "us", "port": "9090", "tls": "false"}
+	tests := []struct {
+		name  string
+		steps []planner.Step
+		why   string
+		ran   int
+	}{
+		{"templates", []planner.Step{
+			cmdStep("echo {{inventory_hostname}} {{ansible_host}} > "+motd, "", ""),
+		}, "", 1},
+		{"the first host's name", []planner.Step{
+			cmdStep("true", "", ""),
+			cmdStep("echo web01 > "+motd, "", ""),
+		}, `step 2 (execute_command): its parameters hold first's own inventory_hostname "web01" ("web02" here) instead of {{inventory_hostname}}`, 0},
+		{"the first host's address in a file's content", []planner.Step{
+			{Tool: "write_file", Parameters: map[string]any{"file_path": motd, "content": "listen 10.0.0.11:80\n"}},
+		}, `step 1 (write_file): its parameters hold first's own ansible_host "10.0.0.11"`, 0},
+		{"shared, short, numeric and boolean values", []planner.Step{
+			cmdStep("echo eu 8080 true > "+motd+" && test -d "+dir, "", ""),
+		}, "", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(motd)
+			first := runFirst(t, replayHostVars(t, "first", firstVars), tc.steps)
+			os.Remove(motd)
+			h := replayHostVars(t, "here", hereVars)
+			sum, why, err := replay(context.Background(), h, first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.why == "" && why != "" || tc.why != "" && !strings.Contains(why, tc.why) {
+				t.Errorf("why = %q, want %q", why, tc.why)
+			}
+			if sum.Steps != tc.ran {
+				t.Errorf("%d steps run, want %d", sum.Steps, tc.ran)
+			}
+			if _, err := os.Stat(motd); (err == nil) != (tc.ran > 0) {
+				t.Errorf("motd: %v", err)
 			}
 		})
 	}

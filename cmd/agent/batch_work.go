@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/autoshell/agent/llm"
@@ -134,25 +136,52 @@ func (t *batchTask) client(h *hostRun) (*llm.Client, func()) {
 	return t.newClient(h.host.Name, opts), closeT
 }
 
-// run does the task with the model on h.
-func (t *batchTask) run(ctx context.Context, h *hostRun) (stepgen.Result, error) {
+// run does the task with the model on h. With replayed, h is the first
+// host of --plan-once: the model is told (in the environment text every
+// request carries) that its steps will run on the other hosts too.
+func (t *batchTask) run(ctx context.Context, h *hostRun, replayed bool) (stepgen.Result, error) {
 	client, closeT := t.client(h)
 	defer closeT()
 	s := h.steps
-	res, err := stepgen.Run(ctx, stepgen.Config{
+	cfg := stepgen.Config{
 		LLM: client, Executor: h.exec, Mode: t.mode, Transport: s.tr,
 		MaxSteps: t.o.maxSteps, Host: s.host, Session: s.session, Emit: h.sink.event,
-	}, t.o.task)
+	}
+	if replayed {
+		env, err := stepgen.Environment(ctx, s.tr)
+		if err != nil {
+			return stepgen.Result{}, err
+		}
+		cfg.Environment = env + "\n\n" + replayNote(h, len(t.b.hosts))
+	}
+	res, err := stepgen.Run(ctx, cfg, t.o.task)
 	h.sink.finish(res.Summary)
 	return res, err
 }
 
 // adaptive is the hostWork of a task without --plan-once.
 func (t *batchTask) adaptive(ctx context.Context, h *hostRun, res *hostResult) error {
-	r, err := t.run(ctx, h)
+	r, err := t.run(ctx, h, false)
 	res.How = string(t.mode)
 	taskResult(res, r)
 	return err
+}
+
+// replayNote tells the model on --plan-once's first host that its steps
+// are replayed on the others, and which variables carry what differs.
+func replayNote(h *hostRun, hosts int) string {
+	var names []string
+	for k := range h.vars {
+		if !hiddenVar(k) {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("This is host %s, the first of %d hosts of a batch run: the steps you run here will be "+
+		"replayed unchanged on the other hosts, templates filled from each host's own variables. Never write "+
+		"a value of this host (its name, address, IPs, or anything else that may differ per host) into a "+
+		"step's parameters: write {{inventory_hostname}} or the variable that holds it ({{name}}) instead. "+
+		"Host variables: %s.", h.host.Name, hosts, strings.Join(names, ", "))
 }
 
 // taskResult fills res from a task's result.
