@@ -151,23 +151,36 @@ type hostWork func(ctx context.Context, h *hostRun, res *hostResult) error
 // each runs work on hosts, forks at a time, in order of the list; once
 // ctx ends, hosts not started are not run. results[i] is hosts[i]'s.
 func (b *batch) each(ctx context.Context, hosts []inventoryHost, work hostWork) []hostResult {
+	return b.eachFrom(ctx, hosts, nil, work)
+}
+
+// eachFrom is each where pre[i], when pre is not nil and pre[i] is not,
+// is hosts[i] already connected.
+func (b *batch) eachFrom(ctx context.Context, hosts []inventoryHost, pre []*hostConn, work hostWork) []hostResult {
 	results := make([]hostResult, len(hosts))
 	sem := make(chan struct{}, b.o.forks)
 	var wg sync.WaitGroup
 	for i, h := range hosts {
+		var c *hostConn
+		if pre != nil {
+			c = pre[i]
+		}
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
-			results[i] = b.notRun(h, "interrupted")
+			results[i] = b.drop(h, c, "interrupted")
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = b.runHost(ctx, h, work)
+			if c == nil {
+				c = b.dial(ctx, h)
+			}
+			results[i] = b.runOn(ctx, c, work)
 		}()
 	}
 	wg.Wait()
@@ -182,11 +195,47 @@ func (b *batch) notRun(h inventoryHost, why string) hostResult {
 	return res
 }
 
-// runHost connects to h, prepares its execution context and does work.
-func (b *batch) runHost(ctx context.Context, h inventoryHost, work hostWork) (res hostResult) {
+// drop records h as not run, closing its connection c if it has one.
+func (b *batch) drop(h inventoryHost, c *hostConn, why string) hostResult {
+	if c != nil {
+		if c.hr != nil {
+			c.hr.steps.Close()
+		}
+		c.sink.Close()
+	}
+	return b.notRun(h, why)
+}
+
+// hostConn is a host dialled for work: its sink, and its run or the error
+// that kept it from connecting.
+type hostConn struct {
+	h    inventoryHost
+	sink *hostSink
+	hr   *hostRun
+	err  error
+	took time.Duration // dialling
+}
+
+// dial connects to h and prepares its execution context.
+func (b *batch) dial(ctx context.Context, h inventoryHost) *hostConn {
 	start := time.Now()
+	c := &hostConn{h: h, sink: b.out.newHostSink(h.Name, b.secretValues(h))}
+	c.hr, c.err = b.connect(ctx, h, c.sink)
+	c.took = time.Since(start)
+	return c
+}
+
+// runHost connects to h, prepares its execution context and does work.
+func (b *batch) runHost(ctx context.Context, h inventoryHost, work hostWork) hostResult {
+	return b.runOn(ctx, b.dial(ctx, h), work)
+}
+
+// runOn does work on a dialled host and records how it ended: a host that
+// did not connect is failed (not run after Ctrl-C) and work is not called.
+func (b *batch) runOn(ctx context.Context, c *hostConn, work hostWork) (res hostResult) {
+	start := time.Now().Add(-c.took)
+	h, sink := c.h, c.sink
 	res = hostResult{Host: h.Name, Status: hostFailed}
-	sink := b.out.newHostSink(h.Name, b.secretValues(h))
 	defer func() {
 		res.Err = sink.redact.String(res.Err)
 		res.Duration = time.Since(start)
@@ -203,15 +252,15 @@ func (b *batch) runHost(ctx context.Context, h inventoryHost, work hostWork) (re
 		sink.Close()
 		b.out.hostDone(res, done)
 	}()
-	hr, err := b.connect(ctx, h, sink)
-	if err != nil {
-		res.Err = err.Error()
+	if c.err != nil {
+		res.Err = c.err.Error()
 		sink.logNote("agent: " + res.Err)
 		if ctx.Err() != nil {
 			res.Status, res.Err = hostNotRun, "interrupted"
 		}
 		return res
 	}
+	hr := c.hr
 	defer hr.steps.Close()
 	if err := work(ctx, hr, &res); err != nil {
 		res.Status = hostFailed

@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -389,4 +392,90 @@ func TestBatchPlanOnceCopiedHostValue(t *testing.T) {
 	if row := tableRow(t, out, "web02"); !strings.Contains(row, "fallback") {
 		t.Errorf("web02: %q", row)
 	}
+}
+
+// silentHosts listens on n loopback ports that accept connections and
+// never answer (a host that hangs in the handshake); max reports the most
+// connections open on them at once.
+func silentHosts(t *testing.T, n int) (ports []int, most func() int) {
+	t.Helper()
+	var mu sync.Mutex
+	open, top := 0, 0
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				open++
+				top = max(top, open)
+				mu.Unlock()
+				go func() {
+					io.Copy(io.Discard, c) // until the client gives up
+					c.Close()
+					mu.Lock()
+					open--
+					mu.Unlock()
+				}()
+			}
+		}()
+	}
+	return ports, func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return top
+	}
+}
+
+// TestBatchPlanOnceDialsFirstHostsAtOnce: with --plan-once, the hosts that
+// may be the first are dialled --forks at a time, not one after another:
+// three hosts that hang in the handshake cost one ConnectTimeout together,
+// and the first in inventory order that answers (web01) does the task.
+func TestBatchPlanOnceDialsFirstHostsAtOnce(t *testing.T) {
+	f := newBatchFixture(t)
+	srv := startBatchLLM(t, fixScript()...)
+	ports, most := silentHosts(t, 3)
+	f.prependConfig("Host 127.0.0.1\n  ConnectTimeout 3\n")
+	text := "[hang]\n"
+	for i, p := range ports {
+		text += fmt.Sprintf("hang%d ansible_host=127.0.0.1 ansible_port=%d\n", i+1, p)
+	}
+	text += fmt.Sprintf("[web]\nweb[01:02] ansible_host=127.0.0.1 ansible_port=%d\n[all:vars]\ndir=%s\n", f.sshd.Port, f.dir)
+	inv := f.writeFile("hosts.ini", text)
+	f.writeScripts([]string{"web01", "web02"})
+	out, errOut, code := f.agent("-i", inv, "--plan-once", "--forks", "5",
+		"--approve", f.approve, "-c", fixTask)
+	if code != exitSomeHosts {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitSomeHosts, out, errOut)
+	}
+	if n := most(); n != 3 {
+		t.Errorf("at most %d of the hanging hosts were being dialled at once, want all 3", n)
+	}
+	// The hanging hosts come first.
+	if a, b := strings.Index(out, "\nhang3 "), strings.Index(out, "\nweb01 "); a < 0 || b < 0 || a > b {
+		t.Errorf("summary order:\n%s", out)
+	}
+	if n := len(srv.Requests()); n != 5 {
+		t.Errorf("%d LLM requests, want one host's 5", n)
+	}
+	if row := tableRow(t, out, "web01"); !strings.Contains(row, " ok ") || !strings.Contains(row, "planned") {
+		t.Errorf("web01: %q", row)
+	}
+	if row := tableRow(t, out, "web02"); !strings.Contains(row, " ok ") || !strings.Contains(row, "replayed") {
+		t.Errorf("web02: %q", row)
+	}
+	for i := range ports {
+		if row := tableRow(t, out, fmt.Sprintf("hang%d", i+1)); !strings.Contains(row, "FAILED") || !strings.Contains(row, "no answer within 3s") {
+			t.Errorf("hang%d: %q", i+1, row)
+		}
+	}
+	f.checkScripts([]string{"web01", "web02"})
 }

@@ -48,42 +48,97 @@ type firstRun struct {
 }
 
 // planOnce runs the task with the model on the first host that can be
-// reached, then replays it on the others.
+// reached, then replays it on the others. Up to --forks hosts are dialled
+// at once to find the first: the first of them in inventory order that
+// connects does the task (a host that does not answer costs one
+// ConnectTimeout, not one per host), and the others keep their
+// connections for the replay.
 func (t *batchTask) planOnce(ctx context.Context) error {
 	b := t.b
-	results := make([]hostResult, len(b.hosts))
-	var first *firstRun
-	i := 0
-	for ; i < len(b.hosts) && first == nil; i++ {
-		if ctx.Err() != nil {
-			break
+	n := len(b.hosts)
+	results := make([]hostResult, n)
+	done := make([]bool, n) // results[i] is set
+	pre := make([]*hostConn, n)
+	type dialling struct {
+		i  int
+		ch chan *hostConn
+	}
+	var later []dialling // dialled with the first, not waited for yet
+	firstAt, next := -1, 0
+	for firstAt < 0 && next < n && ctx.Err() == nil {
+		k := min(b.o.forks, n-next)
+		chans := make([]chan *hostConn, k)
+		for j := range k {
+			ch := make(chan *hostConn, 1)
+			chans[j] = ch
+			h := b.hosts[next+j]
+			go func() { ch <- b.dial(ctx, h) }()
 		}
-		results[i] = b.runHost(ctx, b.hosts[i], func(ctx context.Context, h *hostRun, res *hostResult) error {
+		for j, ch := range chans {
+			i := next + j
+			if firstAt >= 0 {
+				later = append(later, dialling{i, ch})
+				continue
+			}
+			c := <-ch
+			if c.err != nil {
+				results[i], done[i] = b.runOn(ctx, c, nil), true
+				continue
+			}
+			firstAt, pre[i] = i, c
+		}
+		next += k
+	}
+	var first *firstRun
+	if firstAt >= 0 {
+		results[firstAt] = b.runOn(ctx, pre[firstAt], func(ctx context.Context, h *hostRun, res *hostResult) error {
 			r, err := t.run(ctx, h, true)
 			res.How = "planned"
 			taskResult(res, r)
 			first = &firstRun{host: h.host.Name, res: r, vars: h.vars}
 			return err
 		})
+		done[firstAt], pre[firstAt] = true, nil
 	}
-	rest := b.hosts[i:]
+	for _, d := range later {
+		if c := <-d.ch; c.err != nil {
+			results[d.i], done[d.i] = b.runOn(ctx, c, nil), true
+		} else {
+			pre[d.i] = c
+		}
+	}
+	var rest []int // hosts not done yet
+	for i := range n {
+		if !done[i] {
+			rest = append(rest, i)
+		}
+	}
+	skip := func(why string) {
+		for _, i := range rest {
+			results[i] = b.drop(b.hosts[i], pre[i], why)
+		}
+	}
 	switch {
 	case ctx.Err() != nil:
-		for j, h := range rest {
-			results[i+j] = b.notRun(h, "interrupted")
-		}
+		skip("interrupted")
 	case first == nil: // no host could be reached
+		skip("no host could be reached")
 	case !first.res.Success || first.res.Err != nil:
-		for j, h := range rest {
-			results[i+j] = b.notRun(h, fmt.Sprintf("--plan-once: the task failed on %s", first.host))
-		}
+		skip(fmt.Sprintf("--plan-once: the task failed on %s", first.host))
 	default:
 		if t.o.savePlan != "" {
 			if err := savePlan(b.a.stderr, t.o.savePlan, first.res); err != nil {
 				b.out.warn(err.Error())
 			}
 		}
-		copy(results[i:], b.each(ctx, rest, t.replayWork(first)))
+		hosts := make([]inventoryHost, len(rest))
+		conns := make([]*hostConn, len(rest))
+		for j, i := range rest {
+			hosts[j], conns[j] = b.hosts[i], pre[i]
+		}
+		for j, r := range b.eachFrom(ctx, hosts, conns, t.replayWork(first)) {
+			results[rest[j]] = r
+		}
 	}
 	return b.finish(ctx, results, sumCalls(results))
 }
