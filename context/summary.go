@@ -184,6 +184,15 @@ func (c *Context) hiddenValues() []string {
 	return vals
 }
 
+// Scrub replaces, in s, the values of the variables the model is not
+// shown (SetExposure): what a step's raw output says goes through it before
+// it reaches the model.
+func (c *Context) Scrub(s string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.scrub(s)
+}
+
 // scrub replaces the values of variables not shown in s.
 func (c *Context) scrub(s string) string {
 	for _, v := range c.hiddenValues() {

@@ -120,3 +120,18 @@ func TestSummaryExposure(t *testing.T) {
 		t.Errorf("condition over a redacted variable: %v %v", ok, err)
 	}
 }
+
+func TestScrub(t *testing.T) {
+	c := New()
+	for k, v := range map[string]any{"db_password": "S3cretPW", "short": "abc", "role": "webserver"} {
+		if err := c.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.SetExposure("db_password", ExposeNone)
+	c.SetExposure("short", ExposeName)
+	got := c.Scrub("login S3cretPW as webserver, abc")
+	if want := "login " + Redacted + " as webserver, abc"; got != want {
+		t.Fatalf("Scrub = %q, want %q", got, want)
+	}
+}

@@ -252,7 +252,8 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 		if err != nil {
 			return nil, err
 		}
-		msgs = append(msgs, llm.ToolMessage(tc.ID, res.Observation))
+		// a command may print a secret the model is not shown (SetExposure)
+		msgs = append(msgs, llm.ToolMessage(tc.ID, r.exec.Vars().Scrub(res.Observation)))
 	}
 	return msgs, nil
 }
