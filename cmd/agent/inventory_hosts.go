@@ -110,7 +110,9 @@ func (a *app) resolveInventoryHost(name string, vars map[string]any) (*sshtr.Hos
 		opts.Port = n
 	}
 	if k := str("ansible_private_key_file", "ansible_ssh_private_key_file"); k != "" {
-		opts.IdentityFiles = append([]string{k}, a.host.identities...)
+		// Only the inventory's key, as Ansible's --private-key loses to
+		// ansible_ssh_private_key_file.
+		opts.IdentityFiles = []string{k}
 	}
 	cfg, err := sshtr.Resolve(dest, opts)
 	if err != nil {

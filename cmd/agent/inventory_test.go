@@ -79,8 +79,9 @@ role=frontend
 		t.Errorf("web01 vars = %v, want role=frontend", hosts[0].Vars)
 	}
 
-	// --user and --port fill in only what the inventory leaves unset.
-	a.host.user, a.host.port = "flaguser", 2022
+	// --user, --port and --identity fill in only what the inventory
+	// leaves unset.
+	a.host.user, a.host.port, a.host.identities = "flaguser", 2022, []string{"/keys/flag"}
 	hosts, err = a.selectHosts(inv, "web")
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +91,12 @@ role=frontend
 	}
 	if h := hosts[2].SSH; h.User != "deploy" || h.Port != 2203 {
 		t.Errorf("web03 with --user/--port = %s:%d, want deploy:2203", h.User, h.Port)
+	}
+	if k := hosts[2].SSH.IdentityFiles; !reflect.DeepEqual(k, []string{"/keys/web03"}) {
+		t.Errorf("web03 with --identity: identity files = %v, want only the inventory's /keys/web03", k)
+	}
+	if k := hosts[0].SSH.IdentityFiles; len(k) == 0 || k[0] != "/keys/flag" {
+		t.Errorf("web01 with --identity: identity files = %v, want /keys/flag first", k)
 	}
 
 	// A limit that selects nothing, and a bad inventory, are usage errors.
