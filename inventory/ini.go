@@ -40,8 +40,9 @@ func ParseINI(file string, data []byte) (*Inventory, error) {
 	var addPendingChildren func(group string) error
 	addPendingChildren = func(group string) error {
 		p := pend[group]
+		delete(pend, group) // first, so that a loop of pending groups ends
 		for _, parent := range p.parents {
-			if err := inv.addChild(inv.groupIdx[parent], inv.groupIdx[group]); err != nil {
+			if err := inv.addChild(inv.groupIdx[parent], inv.groupIdx[group], p.line); err != nil {
 				return fail(p.line, "%v", err)
 			}
 			if pp, ok := pend[parent]; ok && pp.state == "children" {
@@ -50,7 +51,6 @@ func ParseINI(file string, data []byte) (*Inventory, error) {
 				}
 			}
 		}
-		delete(pend, group)
 		return nil
 	}
 
@@ -112,7 +112,7 @@ func ParseINI(file string, data []byte) (*Inventory, error) {
 			}
 			child := m[1]
 			if cg := inv.groupIdx[child]; cg != nil {
-				if err := inv.addChild(inv.groupIdx[group], cg); err != nil {
+				if err := inv.addChild(inv.groupIdx[group], cg, lineno); err != nil {
 					return nil, fail(lineno, "%v", err)
 				}
 			} else if p, ok := pend[child]; ok {
@@ -132,7 +132,9 @@ func ParseINI(file string, data []byte) (*Inventory, error) {
 		}
 		return nil, fail(p.line, "section [%s:children] includes a group that is never declared: %s", p.parents[len(p.parents)-1], name)
 	}
-	inv.finish()
+	if err := inv.finish(); err != nil {
+		return nil, err
+	}
 	return inv, nil
 }
 

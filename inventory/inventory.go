@@ -20,6 +20,9 @@ type Inventory struct {
 	groups   []*Group // in the order created (Ansible's inventory.groups)
 	groupIdx map[string]*Group
 	expanded int // host names produced by ranges so far (bounded)
+	// links records each parent→child link's order and line, for
+	// dedupe and for naming the link that closes a loop (checkLoops).
+	links map[link]linkInfo
 
 	// groupFileVars and hostFileVars come from group_vars/ and host_vars/
 	// beside the inventory file (Load only).
@@ -92,11 +95,11 @@ func (e *Error) Error() string {
 }
 
 func newInventory(file string) *Inventory {
-	inv := &Inventory{File: file, hostIdx: map[string]*Host{}, groupIdx: map[string]*Group{}}
+	inv := &Inventory{File: file, hostIdx: map[string]*Host{}, groupIdx: map[string]*Group{}, links: map[link]linkInfo{}}
 	inv.addGroup("all")
 	inv.addGroup("ungrouped")
 	// Ansible's InventoryData starts with ungrouped as all's first child.
-	_ = inv.addChild(inv.groupIdx["all"], inv.groupIdx["ungrouped"])
+	_ = inv.addChild(inv.groupIdx["all"], inv.groupIdx["ungrouped"], 0)
 	return inv
 }
 
@@ -176,62 +179,99 @@ func (inv *Inventory) addHost(name string, g *Group, port int) *Host {
 	return h
 }
 
-func containsGroup(gs []*Group, g *Group) bool {
-	for _, x := range gs {
-		if x == g {
-			return true
-		}
-	}
-	return false
-}
+type link struct{ parent, child *Group }
 
-// addChild makes child a child group of parent, refusing loops.
-func (inv *Inventory) addChild(parent, child *Group) error {
+type linkInfo struct{ seq, line int }
+
+// addChild makes child a child group of parent (line is where the file
+// says so, 0 if nowhere). A group cannot be its own child; longer loops
+// are found once all links are in (checkLoops), since looking for one on
+// every link made long chains of groups quadratic.
+func (inv *Inventory) addChild(parent, child *Group, line int) error {
 	if parent == child {
 		return fmt.Errorf("group %q cannot be a child of itself", child.Name)
 	}
-	if containsGroup(parent.Children, child) {
+	l := link{parent, child}
+	if _, ok := inv.links[l]; ok {
 		return nil
 	}
-	if parent.hasAncestor(child) {
-		return fmt.Errorf("adding group %q as child to %q creates a recursive dependency loop", child.Name, parent.Name)
-	}
+	inv.links[l] = linkInfo{seq: len(inv.links), line: line}
 	parent.Children = append(parent.Children, child)
 	child.Parents = append(child.Parents, parent)
 	return nil
 }
 
-// hasAncestor reports whether a is g or one of g's ancestors.
-func (g *Group) hasAncestor(a *Group) bool {
-	seen := map[*Group]bool{}
-	var walk func(x *Group) bool
-	walk = func(x *Group) bool {
-		if x == a {
-			return true
+// later reports whether a was added after b, preferring links a file
+// states (line > 0) to the ones finish adds under all.
+func later(a, b linkInfo) bool {
+	if (a.line > 0) != (b.line > 0) {
+		return a.line > 0
+	}
+	return a.seq > b.seq
+}
+
+// checkLoops looks for a loop of children in one depth-first walk. For a
+// loop it names the link added last, the one Ansible, which checks every
+// link as it is added, would refuse.
+func (inv *Inventory) checkLoops() error {
+	const (
+		white = iota
+		grey
+		black
+	)
+	colour := make(map[*Group]int, len(inv.groups))
+	type frame struct {
+		g    *Group
+		next int // index of the next child to visit
+	}
+	for _, root := range inv.groups {
+		if colour[root] != white {
+			continue
 		}
-		if seen[x] {
-			return false
-		}
-		seen[x] = true
-		for _, p := range x.Parents {
-			if walk(p) {
-				return true
+		stack := []frame{{g: root}}
+		colour[root] = grey
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			if top.next == len(top.g.Children) {
+				colour[top.g] = black
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			c := top.g.Children[top.next]
+			top.next++
+			switch colour[c] {
+			case white:
+				colour[c] = grey
+				stack = append(stack, frame{g: c})
+			case grey: // c is on the stack: c → … → top.g → c
+				last := link{top.g, c}
+				for i := len(stack) - 1; i > 0 && stack[i].g != c; i-- {
+					l := link{stack[i-1].g, stack[i].g}
+					if later(inv.links[l], inv.links[last]) {
+						last = l
+					}
+				}
+				return &Error{File: inv.File, Line: inv.links[last].line, Msg: fmt.Sprintf(
+					"adding group %q as child to %q creates a recursive dependency loop", last.child.Name, last.parent.Name)}
 			}
 		}
-		return false
 	}
-	return walk(g)
+	return nil
 }
 
 // finish does what Ansible's reconcile_inventory does: groups without a
 // parent become children of all, hosts in no group go to ungrouped, hosts
-// in another group leave ungrouped; then it computes group depths.
-func (inv *Inventory) finish() {
+// in another group leave ungrouped; then it refuses loops of children and
+// computes group depths.
+func (inv *Inventory) finish() error {
 	all, ungrouped := inv.groupIdx["all"], inv.groupIdx["ungrouped"]
 	for _, g := range inv.groups {
 		if g != all && len(g.Parents) == 0 {
-			_ = inv.addChild(all, g)
+			_ = inv.addChild(all, g, 0)
 		}
+	}
+	if err := inv.checkLoops(); err != nil {
+		return err
 	}
 	leave := map[*Host]bool{}
 	for _, h := range inv.hosts {
@@ -278,6 +318,7 @@ func (inv *Inventory) finish() {
 	for _, g := range inv.groups {
 		g.depth = d(g)
 	}
+	return nil
 }
 
 func removeGroup(gs []*Group, g *Group) []*Group {

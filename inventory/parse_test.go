@@ -521,3 +521,43 @@ func TestVarsDirs(t *testing.T) {
 		}
 	}
 }
+
+// TestLongChildrenChain parses a chain of 120,000 [gN:children] sections
+// (and a YAML chain): looking for a loop on every link made this
+// quadratic (20,000 links took 25 s; 120,000 would take 15 minutes,
+// past go test's timeout). A loop closed at the end of a long chain names
+// the line that closes it.
+func TestLongChildrenChain(t *testing.T) {
+	const n = 120_000
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "[g%d:children]\ng%d\n", i, i+1)
+	}
+	fmt.Fprintf(&b, "[g%d]\nh1\n", n)
+	inv, err := Parse("chain.ini", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(inv.GroupNames(inv.Host("h1"))); got != n+1 {
+		t.Errorf("h1 is in %d groups, want %d", got, n+1)
+	}
+
+	b.Reset()
+	for i := 0; i < n*3/4; i++ { // within the YAML node bound
+		fmt.Fprintf(&b, "g%d:\n  children:\n    g%d:\n", i, i+1)
+	}
+	if _, err := Parse("chain.yml", []byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+
+	b.Reset()
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "[g%d:children]\ng%d\n", i, i+1)
+	}
+	fmt.Fprintf(&b, "[g%d:children]\ng0\n", n)
+	_, err = Parse("loop.ini", []byte(b.String()))
+	want := fmt.Sprintf(`loop.ini:%d: adding group "g0" as child to "g%d" creates a recursive dependency loop`, 2*n+2, n)
+	if err == nil || err.Error() != want {
+		t.Errorf("loop at the end of a chain: err = %v, want %s", err, want)
+	}
+}

@@ -64,7 +64,9 @@ func (p *yamlParser) parse(root *yaml.Node) (*Inventory, error) {
 			return nil, err
 		}
 	}
-	p.inv.finish()
+	if err := p.inv.finish(); err != nil {
+		return nil, err
+	}
 	return p.inv, nil
 }
 
@@ -251,7 +253,7 @@ func (p *yamlParser) group(kn *yaml.Node, key any, body *yaml.Node, depth int) (
 						return nil, p.fail(it.keyNode, "child %q of group %q is not a valid group definition", it.keyNode.Value, name)
 					}
 				}
-				if err := p.inv.addChild(g, child); err != nil {
+				if err := p.inv.addChild(g, child, it.keyNode.Line); err != nil {
 					return nil, p.fail(it.keyNode, "%v", err)
 				}
 			}
