@@ -50,6 +50,8 @@
 //     scripts or plugins; !unsafe values are plain strings, !vault ones
 //     are not decrypted; Python sets and complex numbers in INI values
 //     stay strings.
-//   - Bounded: a range may produce 100,000 names, an inventory 1,000,000
-//     host entries, YAML aliases 1,000,000 nodes.
+//   - Bounded: a range may produce 100,000 names, an inventory 100,000
+//     host entries and 1,000,000 host-line variables (hosts times the
+//     variables on their line or entry), YAML aliases 1,000,000 nodes.
+//     The hosts of one range share their variables until one gets its own.
 package inventory

@@ -96,7 +96,7 @@ func ParseINI(file string, data []byte) (*Inventory, error) {
 		}
 		switch state {
 		case "hosts":
-			if err := parseHostLine(inv, group, line); err != nil {
+			if err := parseHostLine(inv, group, line, lineno); err != nil {
 				return nil, fail(lineno, "%v", err)
 			}
 		case "vars":
@@ -104,7 +104,7 @@ func ParseINI(file string, data []byte) (*Inventory, error) {
 			if !ok {
 				return nil, fail(lineno, "expected key=value, got: %s", line)
 			}
-			setGroupVar(inv.groupIdx[group], strings.TrimSpace(k), iniValue(strings.TrimSpace(v)))
+			setGroupVar(inv.groupIdx[group], strings.TrimSpace(k), iniValue(strings.TrimSpace(v)), lineno)
 		case "children":
 			m := reGroupName.FindStringSubmatch(line)
 			if m == nil {
@@ -140,7 +140,7 @@ func ParseINI(file string, data []byte) (*Inventory, error) {
 
 // setGroupVar sets a group variable; ansible_group_priority sets the
 // group's priority instead, as in Ansible.
-func setGroupVar(g *Group, k string, v any) {
+func setGroupVar(g *Group, k string, v any, line int) {
 	if k == "ansible_group_priority" {
 		switch n := v.(type) {
 		case int:
@@ -157,10 +157,11 @@ func setGroupVar(g *Group, k string, v any) {
 		}
 	}
 	g.Vars[k] = v
+	g.lines[k] = line
 }
 
 // parseHostLine handles "name[:port] [k=v]…" in a hosts section.
-func parseHostLine(inv *Inventory, group, line string) error {
+func parseHostLine(inv *Inventory, group, line string, lineno int) error {
 	tokens, err := shlexSplit(line)
 	if err != nil {
 		return fmt.Errorf("error parsing host definition %q: %v", line, err)
@@ -172,29 +173,23 @@ func parseHostLine(inv *Inventory, group, line string) error {
 	if err != nil {
 		return err
 	}
-	vars := map[string]any{}
-	var order []string
+	index := map[string]int{}
+	var keys []string
+	var vals []any
 	for _, t := range tokens[1:] {
 		k, v, ok := strings.Cut(t, "=")
 		if !ok {
 			return fmt.Errorf("expected key=value host variable assignment, got: %s", t)
 		}
-		if _, dup := vars[k]; !dup {
-			order = append(order, k)
+		if i, dup := index[k]; dup {
+			vals[i] = iniValue(v)
+			continue
 		}
-		vars[k] = iniValue(v)
+		index[k] = len(keys)
+		keys = append(keys, k)
+		vals = append(vals, iniValue(v))
 	}
-	g := inv.groupIdx[group]
-	for _, n := range names {
-		if n == "" {
-			return fmt.Errorf("empty host name")
-		}
-		h := inv.addHost(n, g, port)
-		for _, k := range order {
-			h.Vars[k] = vars[k]
-		}
-	}
-	return nil
+	return inv.addHosts(names, inv.groupIdx[group], port, keys, vals, lineno)
 }
 
 // iniHostPattern is the INI plugin's _expand_hostpattern with its checks.

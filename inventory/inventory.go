@@ -3,6 +3,7 @@ package inventory
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,19 +21,44 @@ type Inventory struct {
 	groups   []*Group // in the order created (Ansible's inventory.groups)
 	groupIdx map[string]*Group
 	expanded int // host names produced by ranges so far (bounded)
+	varSets  int // host variables set on host lines or entries so far (bounded)
 	// links records each parent→child link's order and line, for
 	// dedupe and for naming the link that closes a loop (checkLoops).
 	links map[link]linkInfo
 
 	// groupFileVars and hostFileVars come from group_vars/ and host_vars/
-	// beside the inventory file (Load only).
-	groupFileVars map[*Group]map[string]any
-	hostFileVars  map[*Host]map[string]any
+	// beside the inventory file (Load only), with where each was set.
+	groupFileVars map[*Group]varsFile
+	hostFileVars  map[*Host]varsFile
 }
 
-// maxExpanded bounds the host entries (after range expansion) one
-// inventory may hold, so a few short lines cannot exhaust the machine.
-const maxExpanded = 1_000_000
+// varsFile is the merged variables of one host's or group's vars files.
+type varsFile struct {
+	vars   map[string]any
+	origin map[string]Origin
+}
+
+// Bounds, so that a few short lines cannot exhaust the machine: the host
+// entries (after range expansion) one inventory may hold, and the
+// variables its host lines or entries may set, counted once per host
+// (web[1:100000] a=1 b=2 sets 200,000).
+const (
+	maxExpanded = 100_000
+	maxVarSets  = 1_000_000
+)
+
+// Origin is where a variable was set: a file, and a line when known.
+type Origin struct {
+	File string
+	Line int
+}
+
+func (o Origin) String() string {
+	if o.Line > 0 {
+		return fmt.Sprintf("%s:%d", o.File, o.Line)
+	}
+	return o.File
+}
 
 // expand is expandHostPattern within the inventory's budget.
 func (inv *Inventory) expand(pattern string) ([]string, int, error) {
@@ -53,9 +79,24 @@ type Host struct {
 	Name string
 	// Vars are the variables set on the host itself (host line or hosts:
 	// mapping), not its groups'; see Inventory.HostVars for the merged set.
+	// The hosts of one range share one map until one of them gets a value
+	// of its own: read it, never write to it.
 	Vars map[string]any
 
-	direct []*Group // groups the host was put in directly
+	lines  map[string]int // the line of the inventory file each of Vars was set on
+	shared bool           // Vars and lines are shared with other hosts
+	direct []*Group       // groups the host was put in directly
+}
+
+// setVar sets one of h's own variables, copying a shared map first.
+func (h *Host) setVar(k string, v any, line int) {
+	if h.shared {
+		h.Vars = maps.Clone(h.Vars)
+		h.lines = maps.Clone(h.lines)
+		h.shared = false
+	}
+	h.Vars[k] = v
+	h.lines[k] = line
 }
 
 // Group is one inventory group. all and ungrouped always exist.
@@ -63,6 +104,8 @@ type Group struct {
 	Name string
 	// Vars are the group's own variables ([g:vars] or vars:).
 	Vars map[string]any
+	// lines are the line of the inventory file each of Vars was set on.
+	lines map[string]int
 	// Children and Hosts are the direct members in the order added.
 	Children []*Group
 	Hosts    []*Host
@@ -153,21 +196,18 @@ func (inv *Inventory) addGroup(name string) *Group {
 	if g, ok := inv.groupIdx[name]; ok {
 		return g
 	}
-	g := &Group{Name: name, Vars: map[string]any{}, Priority: 1, members: map[*Host]bool{}}
+	g := &Group{Name: name, Vars: map[string]any{}, lines: map[string]int{}, Priority: 1, members: map[*Host]bool{}}
 	inv.groups = append(inv.groups, g)
 	inv.groupIdx[name] = g
 	return g
 }
 
-// addHost adds name to the inventory (if new) and to g. A port given with
-// a new host becomes its ansible_port, as in Ansible.
-func (inv *Inventory) addHost(name string, g *Group, port int) *Host {
+// addHost adds name to the inventory (if new, with no variables) and to
+// g (if not nil), and reports whether it was new.
+func (inv *Inventory) addHost(name string, g *Group) (*Host, bool) {
 	h, ok := inv.hostIdx[name]
 	if !ok {
-		h = &Host{Name: name, Vars: map[string]any{}}
-		if port > 0 {
-			h.Vars["ansible_port"] = port
-		}
+		h = &Host{Name: name, Vars: map[string]any{}, lines: map[string]int{}}
 		inv.hosts = append(inv.hosts, h)
 		inv.hostIdx[name] = h
 	}
@@ -176,7 +216,47 @@ func (inv *Inventory) addHost(name string, g *Group, port int) *Host {
 		g.members[h] = true
 		h.direct = append(h.direct, g)
 	}
-	return h
+	return h, !ok
+}
+
+// addHosts adds the hosts of one host line or entry (names, the port it
+// gave or 0) to g with the variables it set (keys, distinct, and their
+// values) on line. A port becomes a new host's ansible_port, as in
+// Ansible. The new hosts share one variables map.
+func (inv *Inventory) addHosts(names []string, g *Group, port int, keys []string, vals []any, line int) error {
+	n := len(keys)
+	if port > 0 {
+		n++
+	}
+	inv.varSets += len(names) * n
+	if inv.varSets > maxVarSets {
+		return fmt.Errorf("the inventory sets more than %d host variables (hosts times the variables on their lines)", maxVarSets)
+	}
+	var shared map[string]any
+	var lines map[string]int
+	for _, name := range names {
+		if name == "" {
+			return fmt.Errorf("empty host name")
+		}
+		h, isNew := inv.addHost(name, g)
+		if !isNew {
+			for i, k := range keys {
+				h.setVar(k, vals[i], line)
+			}
+			continue
+		}
+		if shared == nil {
+			shared, lines = make(map[string]any, n), make(map[string]int, n)
+			if port > 0 {
+				shared["ansible_port"], lines["ansible_port"] = port, line
+			}
+			for i, k := range keys {
+				shared[k], lines[k] = vals[i], line
+			}
+		}
+		h.Vars, h.lines, h.shared = shared, lines, true
+	}
+	return nil
 }
 
 type link struct{ parent, child *Group }
@@ -286,7 +366,7 @@ func (inv *Inventory) finish() error {
 			leave[h] = true
 			h.direct = removeGroup(h.direct, ungrouped)
 		case others == 0 && !ungrouped.members[h]:
-			inv.addHost(h.Name, ungrouped, 0)
+			inv.addHost(h.Name, ungrouped)
 		}
 	}
 	if len(leave) > 0 {
@@ -387,6 +467,52 @@ func (inv *Inventory) GroupNames(h *Host) []string {
 // then the host's own vars; then its host_vars/ files. This is Ansible's
 // order (VARIABLE_PRECEDENCE's default).
 func (inv *Inventory) HostVars(h *Host) map[string]any {
+	gs := inv.sortedGroups(h)
+	out := map[string]any{}
+	for _, g := range gs {
+		for k, v := range g.Vars {
+			out[k] = v
+		}
+	}
+	for _, g := range gs {
+		for k, v := range inv.groupFileVars[g].vars {
+			out[k] = v
+		}
+	}
+	for k, v := range h.Vars {
+		out[k] = v
+	}
+	for k, v := range inv.hostFileVars[h].vars {
+		out[k] = v
+	}
+	return out
+}
+
+// VarOrigin returns where the value HostVars gives h for name was set,
+// and false when HostVars has no such variable.
+func (inv *Inventory) VarOrigin(h *Host, name string) (Origin, bool) {
+	if o, ok := inv.hostFileVars[h].origin[name]; ok {
+		return o, true
+	}
+	if _, ok := h.Vars[name]; ok {
+		return Origin{File: inv.File, Line: h.lines[name]}, true
+	}
+	gs := inv.sortedGroups(h)
+	for i := len(gs) - 1; i >= 0; i-- {
+		if o, ok := inv.groupFileVars[gs[i]].origin[name]; ok {
+			return o, true
+		}
+	}
+	for i := len(gs) - 1; i >= 0; i-- {
+		if _, ok := gs[i].Vars[name]; ok {
+			return Origin{File: inv.File, Line: gs[i].lines[name]}, true
+		}
+	}
+	return Origin{}, false
+}
+
+// sortedGroups returns h's groups in the order their variables merge.
+func (inv *Inventory) sortedGroups(h *Host) []*Group {
 	gs := inv.hostGroups(h)
 	sort.SliceStable(gs, func(i, j int) bool {
 		a, b := gs[i], gs[j]
@@ -398,24 +524,7 @@ func (inv *Inventory) HostVars(h *Host) map[string]any {
 		}
 		return a.Name < b.Name
 	})
-	out := map[string]any{}
-	for _, g := range gs {
-		for k, v := range g.Vars {
-			out[k] = v
-		}
-	}
-	for _, g := range gs {
-		for k, v := range inv.groupFileVars[g] {
-			out[k] = v
-		}
-	}
-	for k, v := range h.Vars {
-		out[k] = v
-	}
-	for k, v := range inv.hostFileVars[h] {
-		out[k] = v
-	}
-	return out
+	return gs
 }
 
 // groupHosts returns the hosts of g and its descendants, walking the

@@ -39,9 +39,9 @@ func (inv *Inventory) loadVarsDirs(dir string) error {
 				if err != nil {
 					return err
 				}
-				if vars != nil {
+				if vars.vars != nil {
 					if inv.groupFileVars == nil {
-						inv.groupFileVars = map[*Group]map[string]any{}
+						inv.groupFileVars = map[*Group]varsFile{}
 					}
 					inv.groupFileVars[g] = vars
 				}
@@ -53,9 +53,9 @@ func (inv *Inventory) loadVarsDirs(dir string) error {
 			if err != nil {
 				return err
 			}
-			if vars != nil {
+			if vars.vars != nil {
 				if inv.hostFileVars == nil {
-					inv.hostFileVars = map[*Host]map[string]any{}
+					inv.hostFileVars = map[*Host]varsFile{}
 				}
 				inv.hostFileVars[h] = vars
 			}
@@ -64,11 +64,11 @@ func (inv *Inventory) loadVarsDirs(dir string) error {
 	return nil
 }
 
-// readVarsFiles merges the vars files for the entity name under base, or
-// returns nil when there are none.
-func (inv *Inventory) readVarsFiles(base, name string) (map[string]any, error) {
+// readVarsFiles merges the vars files for the entity name under base
+// (vars is nil when there are none).
+func (inv *Inventory) readVarsFiles(base, name string) (varsFile, error) {
 	if strings.HasPrefix(name, string(filepath.Separator)) || name == "" {
-		return nil, nil // Ansible skips "chroot"-style names
+		return varsFile{}, nil // Ansible skips "chroot"-style names
 	}
 	var files []string
 	for _, ext := range varsExtensions {
@@ -80,7 +80,7 @@ func (inv *Inventory) readVarsFiles(base, name string) (map[string]any, error) {
 		if fi.IsDir() {
 			found, err := dirVarsFiles(p)
 			if err != nil {
-				return nil, &Error{File: p, Msg: fmt.Sprintf("cannot read vars directory: %v", err)}
+				return varsFile{}, &Error{File: p, Msg: fmt.Sprintf("cannot read vars directory: %v", err)}
 			}
 			files = found
 		} else {
@@ -88,20 +88,21 @@ func (inv *Inventory) readVarsFiles(base, name string) (map[string]any, error) {
 		}
 		break
 	}
-	var out map[string]any
+	var out varsFile
 	for _, f := range files {
 		vars, err := readVarsFile(f)
 		if err != nil {
-			return nil, err
+			return varsFile{}, err
 		}
-		if len(vars) == 0 {
+		if len(vars.vars) == 0 {
 			continue
 		}
-		if out == nil {
-			out = map[string]any{}
+		if out.vars == nil {
+			out = varsFile{vars: map[string]any{}, origin: map[string]Origin{}}
 		}
-		for k, v := range vars {
-			out[k] = v
+		for k, v := range vars.vars {
+			out.vars[k] = v
+			out.origin[k] = vars.origin[k]
 		}
 	}
 	return out, nil
@@ -144,33 +145,42 @@ func dirVarsFiles(dir string) ([]string, error) {
 }
 
 // readVarsFile reads one vars file: a YAML mapping, or nothing.
-func readVarsFile(file string) (map[string]any, error) {
+func readVarsFile(file string) (varsFile, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read vars file: %v", err)}
+		return varsFile{}, &Error{File: file, Msg: fmt.Sprintf("cannot read vars file: %v", err)}
 	}
 	p := &yamlParser{inv: newInventory(file), file: file, json: json.Valid(data)}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, p.yamlError(err)
+		return varsFile{}, p.yamlError(err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil, nil
+		return varsFile{}, nil
 	}
 	root := resolveAlias(doc.Content[0])
 	if root.Kind == yaml.ScalarNode && isNull(root) {
-		return nil, nil
+		return varsFile{}, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, p.fail(root, "a vars file must hold a mapping of variables, found %s", yamlKind(root))
+		return varsFile{}, p.fail(root, "a vars file must hold a mapping of variables, found %s", yamlKind(root))
 	}
-	v, err := p.value(root, 0)
+	pairs, err := p.pairs(root)
 	if err != nil {
-		return nil, err
+		return varsFile{}, err
 	}
-	return v.(map[string]any), nil
+	out := varsFile{vars: make(map[string]any, len(pairs)), origin: make(map[string]Origin, len(pairs))}
+	for _, kv := range pairs {
+		v, err := p.value(kv.val, 1)
+		if err != nil {
+			return varsFile{}, err
+		}
+		k := keyString(kv.key)
+		out.vars[k], out.origin[k] = v, Origin{File: file, Line: kv.keyNode.Line}
+	}
+	return out, nil
 }

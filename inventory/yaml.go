@@ -239,7 +239,7 @@ func (p *yamlParser) group(kn *yaml.Node, key any, body *yaml.Node, depth int) (
 				if err != nil {
 					return nil, err
 				}
-				setGroupVar(g, keyString(it.key), val)
+				setGroupVar(g, keyString(it.key), val, it.keyNode.Line)
 			}
 		case "children":
 			for _, it := range items {
@@ -293,20 +293,23 @@ func (p *yamlParser) host(g *Group, it yamlPair) error {
 			return p.fail(v, "variables of host %q must be a mapping, found %s", pattern, yamlKind(v))
 		}
 	}
-	values := make([]any, len(vars))
-	for i, kv := range vars {
-		if values[i], err = p.value(kv.val, 0); err != nil {
+	keys, values := make([]string, 0, len(vars)), make([]any, 0, len(vars))
+	index := map[string]int{}
+	for _, kv := range vars {
+		v, err := p.value(kv.val, 0)
+		if err != nil {
 			return err
 		}
+		k := keyString(kv.key)
+		if i, dup := index[k]; dup { // 1 and "1" are both "1"
+			values[i] = v
+			continue
+		}
+		index[k] = len(keys)
+		keys, values = append(keys, k), append(values, v)
 	}
-	for _, n := range names {
-		if n == "" {
-			return p.fail(it.keyNode, "empty host name")
-		}
-		h := p.inv.addHost(n, g, port)
-		for i, kv := range vars {
-			h.Vars[keyString(kv.key)] = values[i]
-		}
+	if err := p.inv.addHosts(names, g, port, keys, values, it.keyNode.Line); err != nil {
+		return p.fail(it.keyNode, "%v", err)
 	}
 	return nil
 }
