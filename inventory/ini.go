@@ -176,6 +176,7 @@ func parseHostLine(inv *Inventory, group, line string, lineno int) error {
 	index := map[string]int{}
 	var keys []string
 	var vals []any
+	var lines []int
 	for _, t := range tokens[1:] {
 		k, v, ok := strings.Cut(t, "=")
 		if !ok {
@@ -188,8 +189,9 @@ func parseHostLine(inv *Inventory, group, line string, lineno int) error {
 		index[k] = len(keys)
 		keys = append(keys, k)
 		vals = append(vals, iniValue(v))
+		lines = append(lines, lineno)
 	}
-	return inv.addHosts(names, inv.groupIdx[group], port, keys, vals, lineno)
+	return inv.addHosts(names, inv.groupIdx[group], port, keys, vals, lines, lineno)
 }
 
 // iniHostPattern is the INI plugin's _expand_hostpattern with its checks.

@@ -220,10 +220,11 @@ func (inv *Inventory) addHost(name string, g *Group) (*Host, bool) {
 }
 
 // addHosts adds the hosts of one host line or entry (names, the port it
-// gave or 0) to g with the variables it set (keys, distinct, and their
-// values) on line. A port becomes a new host's ansible_port, as in
-// Ansible. The new hosts share one variables map.
-func (inv *Inventory) addHosts(names []string, g *Group, port int, keys []string, vals []any, line int) error {
+// gave or 0) to g with the variables it set (keys, distinct, their values
+// and the lines they were set on; line is the entry's). A port becomes a
+// new host's ansible_port, as in Ansible. The new hosts share one
+// variables map.
+func (inv *Inventory) addHosts(names []string, g *Group, port int, keys []string, vals []any, keyLines []int, line int) error {
 	n := len(keys)
 	if port > 0 {
 		n++
@@ -241,7 +242,7 @@ func (inv *Inventory) addHosts(names []string, g *Group, port int, keys []string
 		h, isNew := inv.addHost(name, g)
 		if !isNew {
 			for i, k := range keys {
-				h.setVar(k, vals[i], line)
+				h.setVar(k, vals[i], keyLines[i])
 			}
 			continue
 		}
@@ -251,7 +252,7 @@ func (inv *Inventory) addHosts(names []string, g *Group, port int, keys []string
 				shared["ansible_port"], lines["ansible_port"] = port, line
 			}
 			for i, k := range keys {
-				shared[k], lines[k] = vals[i], line
+				shared[k], lines[k] = vals[i], keyLines[i]
 			}
 		}
 		h.Vars, h.lines, h.shared = shared, lines, true

@@ -293,7 +293,7 @@ func (p *yamlParser) host(g *Group, it yamlPair) error {
 			return p.fail(v, "variables of host %q must be a mapping, found %s", pattern, yamlKind(v))
 		}
 	}
-	keys, values := make([]string, 0, len(vars)), make([]any, 0, len(vars))
+	keys, values, lines := make([]string, 0, len(vars)), make([]any, 0, len(vars)), make([]int, 0, len(vars))
 	index := map[string]int{}
 	for _, kv := range vars {
 		v, err := p.value(kv.val, 0)
@@ -302,13 +302,13 @@ func (p *yamlParser) host(g *Group, it yamlPair) error {
 		}
 		k := keyString(kv.key)
 		if i, dup := index[k]; dup { // 1 and "1" are both "1"
-			values[i] = v
+			values[i], lines[i] = v, kv.keyNode.Line
 			continue
 		}
 		index[k] = len(keys)
-		keys, values = append(keys, k), append(values, v)
+		keys, values, lines = append(keys, k), append(values, v), append(lines, kv.keyNode.Line)
 	}
-	if err := p.inv.addHosts(names, g, port, keys, values, it.keyNode.Line); err != nil {
+	if err := p.inv.addHosts(names, g, port, keys, values, lines, it.keyNode.Line); err != nil {
 		return p.fail(it.keyNode, "%v", err)
 	}
 	return nil

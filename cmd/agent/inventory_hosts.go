@@ -59,7 +59,13 @@ func (a *app) inventoryHosts(file, limit string) ([]inventoryHost, error) {
 	out := make([]inventoryHost, 0, len(sel))
 	for _, h := range sel {
 		vars := inv.HostVars(h)
-		cfg, err := a.resolveInventoryHost(h.Name, vars)
+		origin := func(key string) string {
+			if o, ok := inv.VarOrigin(h, key); ok {
+				return o.String()
+			}
+			return file
+		}
+		cfg, err := a.resolveInventoryHost(h.Name, vars, origin)
 		if err != nil {
 			return nil, err
 		}
@@ -80,36 +86,36 @@ func (a *app) inventoryHosts(file, limit string) ([]inventoryHost, error) {
 // files. The older ansible_ssh_host/_port/_user spellings win over the
 // new ones, as in Ansible. --user, --port and --identity apply where the
 // inventory sets nothing (Ansible's -u and --private-key lose to
-// inventory variables too).
-func (a *app) resolveInventoryHost(name string, vars map[string]any) (*sshtr.HostConfig, error) {
-	str := func(keys ...string) string {
-		v := ""
+// inventory variables too). origin says where a variable was set
+// (FILE:LINE), for errors.
+func (a *app) resolveInventoryHost(name string, vars map[string]any, origin func(key string) string) (*sshtr.HostConfig, error) {
+	str := func(keys ...string) (v, key string) {
 		for _, k := range keys { // later keys win
 			if x, ok := vars[k]; ok && x != nil {
-				v = fmt.Sprint(x)
+				v, key = fmt.Sprint(x), k
 			}
 		}
-		return v
+		return v, key
 	}
 	dest := name
-	if h := str("ansible_host", "ansible_ssh_host"); h != "" {
+	if h, _ := str("ansible_host", "ansible_ssh_host"); h != "" {
 		dest = h
 	}
 	opts := sshtr.ResolveOptions{
 		ConfigFile: a.host.configFile, User: a.host.user, Port: a.host.port,
 		IdentityFiles: a.host.identities,
 	}
-	if u := str("ansible_user", "ansible_ssh_user"); u != "" {
+	if u, _ := str("ansible_user", "ansible_ssh_user"); u != "" {
 		opts.User = u
 	}
-	if p := str("ansible_port", "ansible_ssh_port"); p != "" {
+	if p, key := str("ansible_port", "ansible_ssh_port"); p != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n <= 0 || n > 65535 {
-			return nil, usagef("inventory host %s: bad ansible_port %q", name, p)
+			return nil, usagef("%s: inventory host %s: bad %s %q: want a port number from 1 to 65535", origin(key), name, key, p)
 		}
 		opts.Port = n
 	}
-	if k := str("ansible_private_key_file", "ansible_ssh_private_key_file"); k != "" {
+	if k, _ := str("ansible_private_key_file", "ansible_ssh_private_key_file"); k != "" {
 		// Only the inventory's key, as Ansible's --private-key loses to
 		// ansible_ssh_private_key_file.
 		opts.IdentityFiles = []string{k}
