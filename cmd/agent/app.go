@@ -25,6 +25,7 @@ const (
 	exitSomeHosts   = 3 // batch: some hosts failed
 	exitDenied      = 4 // a step needed approval that could not be given
 	exitInterrupted = 130
+	exitNoHost      = 255 // agent exec: the command could not be run (like ssh)
 )
 
 // usageError marks a mistake in the command line or configuration: nothing ran.
@@ -40,6 +41,13 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// hostError marks a connection, login or host key failure of `agent exec`:
+// it exits 255 like ssh, apart from the remote command's own statuses.
+type hostError struct{ err error }
+
+func (e hostError) Error() string { return e.err.Error() }
+func (e hostError) Unwrap() error { return e.err }
 
 // app holds what every sub-command shares: the streams and global options.
 type app struct {
@@ -124,6 +132,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitInterrupted
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, new(hostError)):
+		return exitNoHost
 	case errors.As(err, new(usageError)):
 		return exitUsage
 	default:

@@ -27,7 +27,13 @@ func runExec(ctx context.Context, a *app, args []string) error {
 	}
 	t, err := a.open(ctx)
 	if err != nil {
-		return err
+		if errors.As(err, new(usageError)) || ctx.Err() != nil {
+			return err
+		}
+		// Like ssh: 255 when the command could not be run at all
+		// (unreachable, refused, timed out, login or host key refused), so
+		// a script can tell it from the command's own failure.
+		return hostError{err}
 	}
 	defer t.Close()
 	res, err := t.Run(ctx, transport.Command{
@@ -39,7 +45,7 @@ func runExec(ctx context.Context, a *app, args []string) error {
 		if errors.Is(err, context.Canceled) {
 			return err
 		}
-		return fmt.Errorf("exec on %s: %w", t.Host().Name, err)
+		return hostError{fmt.Errorf("exec on %s: %w", t.Host().Name, err)}
 	}
 	if res.ExitCode != 0 {
 		return exitError{code: max(res.ExitCode, 1)}
