@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/inventory"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
@@ -58,24 +59,91 @@ func (a *app) inventoryHosts(file, limit string) ([]inventoryHost, error) {
 	}
 	out := make([]inventoryHost, 0, len(sel))
 	for _, h := range sel {
-		vars := inv.HostVars(h)
-		origin := func(key string) string {
+		cv := &connVars{name: h.Name, groups: inv.GroupNames(h), vars: inv.HostVars(h)}
+		cv.origin = func(key string) string {
 			if o, ok := inv.VarOrigin(h, key); ok {
 				return o.String()
 			}
 			return file
 		}
-		cfg, err := a.resolveInventoryHost(h.Name, vars, origin)
+		cfg, err := a.resolveInventoryHost(cv)
 		if err != nil {
 			return nil, err
 		}
-		conn := ""
-		if c, ok := vars["ansible_connection"]; ok && c != nil {
-			conn = fmt.Sprint(c)
+		conn, _, err := cv.get("ansible_connection")
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, inventoryHost{Name: h.Name, Groups: inv.GroupNames(h), Vars: vars, SSH: cfg, Connection: conn})
+		out = append(out, inventoryHost{Name: h.Name, Groups: cv.groups, Vars: cv.vars, SSH: cfg, Connection: conn})
 	}
 	return out, nil
+}
+
+// connVars are one inventory host's variables as its connection settings
+// read them: templated values rendered.
+type connVars struct {
+	name   string
+	groups []string
+	vars   map[string]any
+	// origin says where a variable was set (FILE:LINE), for errors.
+	origin func(key string) string
+	ctx    *execctx.Context // the host's variables for rendering, made when needed
+}
+
+// maxRenderDepth bounds how many times a value is rendered again when a
+// variable it refers to holds a template itself.
+const maxRenderDepth = 10
+
+// get returns the value of the last of keys that is set (the spellings
+// that win come last) as a string, and which key that was; "" when none
+// is. A value holding {{ name }} references is rendered over the host's
+// variables, inventory_hostname and group_names, as Ansible templates
+// connection variables; anything beyond plain references (filters,
+// expressions, {% %}) is an error naming the host and variable, so a
+// literal "{{" never reaches a connection.
+func (c *connVars) get(keys ...string) (string, string, error) {
+	v, key := "", ""
+	for _, k := range keys {
+		if x, ok := c.vars[k]; ok && x != nil {
+			v, key = fmt.Sprint(x), k
+		}
+	}
+	if !strings.Contains(v, "{{") && !strings.Contains(v, "{%") && !strings.Contains(v, "{#") {
+		return v, key, nil
+	}
+	fail := func(format string, a ...any) error {
+		return usagef("%s: inventory host %s: %s %q: %s", c.origin(key), c.name, key, v, fmt.Sprintf(format, a...))
+	}
+	if strings.Contains(v, "{%") || strings.Contains(v, "{#") {
+		return "", "", fail("only {{ variable }} references can be used in connection variables")
+	}
+	if c.ctx == nil {
+		c.ctx = execctx.New()
+		for k, x := range c.vars {
+			_ = c.ctx.Set(k, x) // names a template cannot refer to stay out
+		}
+		groups := make([]any, len(c.groups))
+		for i, g := range c.groups {
+			groups[i] = g
+		}
+		_ = c.ctx.Set("inventory_hostname", c.name)
+		_ = c.ctx.Set("group_names", groups)
+	}
+	cur := v
+	for range maxRenderDepth {
+		r, err := c.ctx.Render(cur)
+		if err != nil {
+			return "", "", fail("%v", err)
+		}
+		if !strings.Contains(r, "{{") && !strings.Contains(r, "{%") {
+			return r, key, nil
+		}
+		if r == cur {
+			return "", "", fail("only plain {{ variable }} references can be used in connection variables (no filters or expressions), got %q", r)
+		}
+		cur = r
+	}
+	return "", "", fail("templates nested more than %d deep", maxRenderDepth)
 }
 
 // resolveInventoryHost gives an inventory host its SSH settings the way
@@ -86,36 +154,44 @@ func (a *app) inventoryHosts(file, limit string) ([]inventoryHost, error) {
 // files. The older ansible_ssh_host/_port/_user spellings win over the
 // new ones, as in Ansible. --user, --port and --identity apply where the
 // inventory sets nothing (Ansible's -u and --private-key lose to
-// inventory variables too). origin says where a variable was set
-// (FILE:LINE), for errors.
-func (a *app) resolveInventoryHost(name string, vars map[string]any, origin func(key string) string) (*sshtr.HostConfig, error) {
-	str := func(keys ...string) (v, key string) {
-		for _, k := range keys { // later keys win
-			if x, ok := vars[k]; ok && x != nil {
-				v, key = fmt.Sprint(x), k
-			}
-		}
-		return v, key
-	}
+// inventory variables too). Templated values are rendered (connVars.get).
+func (a *app) resolveInventoryHost(c *connVars) (*sshtr.HostConfig, error) {
+	name := c.name
 	dest := name
-	if h, _ := str("ansible_host", "ansible_ssh_host"); h != "" {
+	h, _, err := c.get("ansible_host", "ansible_ssh_host")
+	if err != nil {
+		return nil, err
+	}
+	if h != "" {
 		dest = h
 	}
 	opts := sshtr.ResolveOptions{
 		ConfigFile: a.host.configFile, User: a.host.user, Port: a.host.port,
 		IdentityFiles: a.host.identities,
 	}
-	if u, _ := str("ansible_user", "ansible_ssh_user"); u != "" {
+	u, _, err := c.get("ansible_user", "ansible_ssh_user")
+	if err != nil {
+		return nil, err
+	}
+	if u != "" {
 		opts.User = u
 	}
-	if p, key := str("ansible_port", "ansible_ssh_port"); p != "" {
+	p, key, err := c.get("ansible_port", "ansible_ssh_port")
+	if err != nil {
+		return nil, err
+	}
+	if p != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n <= 0 || n > 65535 {
-			return nil, usagef("%s: inventory host %s: bad %s %q: want a port number from 1 to 65535", origin(key), name, key, p)
+			return nil, usagef("%s: inventory host %s: bad %s %q: want a port number from 1 to 65535", c.origin(key), name, key, p)
 		}
 		opts.Port = n
 	}
-	if k, _ := str("ansible_private_key_file", "ansible_ssh_private_key_file"); k != "" {
+	k, _, err := c.get("ansible_private_key_file", "ansible_ssh_private_key_file")
+	if err != nil {
+		return nil, err
+	}
+	if k != "" {
 		// Only the inventory's key, as Ansible's --private-key loses to
 		// ansible_ssh_private_key_file.
 		opts.IdentityFiles = []string{k}

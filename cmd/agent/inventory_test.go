@@ -272,3 +272,55 @@ func ansibleListing(t *testing.T, out []byte) map[string]ansibleHost {
 	}
 	return res
 }
+
+// TestSelectHostsTemplatedConnection checks that connection variables
+// holding {{ name }} references are rendered over the host's variables,
+// inventory_hostname and group_names, as Ansible does, and that anything
+// else Jinja can do is an error naming the host and variable, never a
+// literal "{{" to connect to.
+func TestSelectHostsTemplatedConnection(t *testing.T) {
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "hosts.ini")
+	writeInvFile(t, inv, `
+[web]
+t1 ansible_host="{{ inventory_hostname }}.example.com" ansible_user="{{ deploy_user }}" deploy_user=ops
+t2 ansible_host="{{inventory_hostname}}.internal" ansible_ssh_private_key_file="{{ keydir }}/id_t2"
+[web:vars]
+ansible_port="{{ web_port }}"
+web_port=2222
+keydir="{{ home }}/.ssh"
+home=/h
+`)
+	a := &app{}
+	a.host.configFile = filepath.Join(dir, "none")
+	writeInvFile(t, a.host.configFile, "")
+	hosts, err := a.selectHosts(inv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := hosts[0].SSH; h.HostName != "t1.example.com" || h.User != "ops" || h.Port != 2222 {
+		t.Errorf("t1 = %s@%s:%d, want ops@t1.example.com:2222", h.User, h.HostName, h.Port)
+	}
+	if h := hosts[1].SSH; h.HostName != "t2.internal" || !reflect.DeepEqual(h.IdentityFiles, []string{"/h/.ssh/id_t2"}) {
+		t.Errorf("t2 = %s with keys %v, want t2.internal with /h/.ssh/id_t2", h.HostName, h.IdentityFiles)
+	}
+	// The listing's vars stay as written, as ansible-inventory prints them.
+	if v := hosts[0].Vars["ansible_host"]; v != "{{ inventory_hostname }}.example.com" {
+		t.Errorf("t1 vars ansible_host = %v, want the template as written", v)
+	}
+
+	for _, tt := range []struct{ line, want string }{
+		{`b1 ansible_host="{{ inventory_hostname | upper }}"`, `hosts.ini:2: inventory host b1: ansible_host "{{ inventory_hostname | upper }}": `},
+		{`b1 ansible_user="{{ nosuch }}"`, `hosts.ini:2: inventory host b1: ansible_user "{{ nosuch }}": `},
+		{`b1 ansible_host="{% if x %}a{% endif %}"`, `hosts.ini:2: inventory host b1: ansible_host "{% if x %}a{% endif %}": only {{ variable }} references`},
+		{`b1 ansible_host="{{ x }}" x="{{ x }}"`, `hosts.ini:2: inventory host b1: ansible_host "{{ x }}": only plain {{ variable }} references`},
+		{`b1 ansible_port="{{ p }}" p=abc`, `hosts.ini:2: inventory host b1: bad ansible_port "abc"`},
+		{`b1 ansible_ssh_private_key_file="{{ 'k' ~ x }}"`, `hosts.ini:2: inventory host b1: ansible_ssh_private_key_file "{{ 'k' ~ x }}": only plain`},
+	} {
+		writeInvFile(t, inv, "[web]\n"+tt.line+"\n")
+		_, err := a.selectHosts(inv, "")
+		if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), inv+":2: ") || !strings.Contains(err.Error(), strings.TrimPrefix(tt.want, "hosts.ini:2: ")) {
+			t.Errorf("%s: err = %v, want a usageError %s…", tt.line, err, tt.want)
+		}
+	}
+}
