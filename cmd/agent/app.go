@@ -143,18 +143,13 @@ func exitCode(ctx context.Context, err error) int {
 
 func (a *app) main(ctx context.Context, args []string) error {
 	fs := pflag.NewFlagSet("agent", pflag.ContinueOnError)
-	fs.SetOutput(a.stderr)
 	fs.SetInterspersed(false)
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	a.host.addFlags(fs)
 	fs.StringVar(&a.config, "config", "", "read settings from `FILE` (default $XDG_CONFIG_HOME/agent/config.yaml)")
 	a.task.addFlags(fs)
-	fs.Usage = func() { a.usage(fs) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := a.parseFlags(fs, args, func(w io.Writer) { a.usage(w, fs) }); err != nil {
+		return err
 	}
 	if *showVersion {
 		fmt.Fprintln(a.stdout, "agent", version)
@@ -179,6 +174,16 @@ func (a *app) main(ctx context.Context, args []string) error {
 		return runREPL(ctx, a, a.task)
 	}
 	name, rest := fs.Arg(0), fs.Args()[1:]
+	if name == "help" { // agent help [COMMAND]
+		if len(rest) == 0 {
+			a.usage(a.stdout, fs)
+			return nil
+		}
+		if len(rest) > 1 {
+			return usagef("help: want at most one COMMAND")
+		}
+		name, rest = rest[0], []string{"--help"}
+	}
 	for _, c := range commands() {
 		if c.name == name {
 			return c.run(ctx, a, rest)
@@ -208,13 +213,35 @@ func batchWithoutInventory(b batchOptions, given []string) error {
 	return usagef("%s: batch flags need -i INVENTORY; without it the run would be on one host, ignoring them", strings.Join(given, ", "))
 }
 
-func (a *app) usage(fs *pflag.FlagSet) {
-	fmt.Fprintf(a.stderr, "Usage: agent [flags] -c TASK\n       agent [flags] COMMAND [args]\n       agent [flags]   (REPL: the Agent > prompt)\n\n"+
+// parseFlags parses a command's flags. Help that was asked for (-h,
+// --help) goes to stdout and returns pflag.ErrHelp (exit 0); a mistake
+// prints the usage on stderr and is a usage error (exit 2).
+func (a *app) parseFlags(fs *pflag.FlagSet, args []string, usage func(w io.Writer)) error {
+	fs.SetOutput(io.Discard) // Main prints the error once
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		usage(a.stdout)
+		return err
+	case err != nil:
+		usage(a.stderr)
+		return usageError{err}
+	}
+	return nil
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" }
+
+func (a *app) usage(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, "Usage: agent [flags] -c TASK\n       agent [flags] COMMAND [args]\n       agent [flags]   (REPL: the Agent > prompt)\n       agent help [COMMAND]\n\n"+
 		"REPL: at a terminal, Ctrl-C stops the running task and exit, quit or Ctrl-D leave with\n"+
 		"status 0. Tasks read from a pipe or file run as a script: Ctrl-C ends it (130), and the\n"+
 		"status is 1 when a task failed, else 4 when a step needed approval, else 0.\n\nCommands:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(a.stderr, "  %-11s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(a.stderr, "\nFlags:\n%s", fs.FlagUsages())
+	fmt.Fprintf(w, "\nEach command has its own flags (agent COMMAND --help): --var k=v belongs to\n"+
+		"run, and the host flags below may also follow the command.\n\nFlags:\n%s", fs.FlagUsages())
 }

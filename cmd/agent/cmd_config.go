@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -25,6 +26,17 @@ import (
 func runConfig(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
 		return usagef("config: want set-llm or show")
+	}
+	switch {
+	case isHelp(args[0]):
+		fmt.Fprint(a.stdout, "Usage: agent config set-llm [flags]   set up the model endpoint (agent config set-llm --help)\n"+
+			"       agent config show              print the effective model settings, where each\n"+
+			"                                      comes from, and what is missing (key masked)\n")
+		return pflag.ErrHelp
+	case len(args) > 1 && args[0] == "show" && isHelp(args[1]):
+		fmt.Fprint(a.stdout, "Usage: agent config show\n\nPrint the effective model settings (flags, environment, config file,\n"+
+			"defaults), where each comes from, and what is missing; the key is masked.\n")
+		return pflag.ErrHelp
 	}
 	switch args[0] {
 	case "set-llm":
@@ -103,18 +115,18 @@ type setLLM struct {
 // file is then written with mode 0600. The key is never printed.
 func runSetLLM(ctx context.Context, a *app, args []string) error {
 	fs := pflag.NewFlagSet("config set-llm", pflag.ContinueOnError)
-	fs.SetOutput(a.stderr)
 	provider := fs.String("provider", "", "`NAME`: ollama, deepseek, openai or generic (any OpenAI-compatible server)")
 	baseURL := fs.String("base-url", "", "the endpoint `URL` (default: the provider's)")
 	model := fs.String("model", "", "the model `NAME` (default: the provider's)")
 	keyEnv := fs.String("key-env", "", "the environment `VARIABLE` that holds the key (default: the provider's, e.g. DEEPSEEK_API_KEY)")
 	keyStdin := fs.Bool("key-stdin", false, "read the key from stdin and store it in the config file (mode 0600)")
 	noTest := fs.Bool("no-test", false, "save without testing the connection")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: agent config set-llm [flags]\n\nSet up the model endpoint: asked question by question without flags.\n"+
+			"The key is never a flag: it stays in an environment variable (--key-env) or\ncomes from stdin (--key-stdin).\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := a.parseFlags(fs, args, usage); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("config set-llm takes no arguments (got %q)", fs.Args())

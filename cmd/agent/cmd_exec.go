@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/autoshell/agent/transport"
 )
 
@@ -16,8 +18,18 @@ import (
 // AgenticCLI spec: what a person typed is theirs, so no safety check applies;
 // commands proposed by a model never take this path.
 func runExec(ctx context.Context, a *app, args []string) error {
-	if len(args) > 0 && args[0] == "--" {
+	switch {
+	case len(args) > 0 && args[0] == "--":
 		args = args[1:]
+	case len(args) > 0 && isHelp(args[0]):
+		fmt.Fprint(a.stdout, "Usage: agent [--ssh-host HOST] exec [--] COMMAND…\n\n"+
+			"Run COMMAND on the host as typed (no model, no safety check) and exit with\n"+
+			"its status, or 255 when it could not be run (connection, login, host key).\n"+
+			"Host flags go before exec; put -- before a command that starts with -.\n")
+		return pflag.ErrHelp
+	case len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-':
+		// A mistyped flag must never become a remote command.
+		return usagef("exec: unknown flag %q (flags go before exec; put -- before a command that starts with -)", args[0])
 	}
 	if len(args) == 0 {
 		return usagef("exec: no command given (agent [--ssh-host HOST] exec -- COMMAND…)")

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -79,17 +79,16 @@ func mergeHost(dst *hostOptions, src hostOptions, fs *pflag.FlagSet) {
 // the host with the safety machinery of planner.Executor.
 func runRun(ctx context.Context, a *app, args []string) error {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	fs.SetOutput(a.stderr)
 	var o runOptions
 	o.addFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(a.stderr, "Usage: agent run PLAN.yaml [flags]\n\nFlags:\n%s", fs.FlagUsages())
+	// A plan already runs without the model: run refuses --plan-once
+	// (batch_work.go), so its help does not offer it.
+	_ = fs.MarkHidden("plan-once")
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: agent run PLAN.yaml [flags]\n\nRun a saved plan's steps with the safety checks, no model.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := a.parseFlags(fs, args, usage); err != nil {
+		return err
 	}
 	mergeHost(&a.host, o.host, fs)
 	// Flags given before "run" (agent --approve medium run …) count too;

@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
 
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
@@ -9,10 +13,21 @@ import (
 // runSSHConfig prints the settings agent will use for a host, in the format
 // of `ssh -G HOST`, so they can be compared with OpenSSH's.
 func runSSHConfig(_ context.Context, a *app, args []string) error {
-	if len(args) != 1 {
-		return usagef("ssh-config: want exactly one HOST, got %d arguments", len(args))
+	fs := pflag.NewFlagSet("ssh-config", pflag.ContinueOnError)
+	var host hostOptions
+	host.addFlags(fs)
+	_ = fs.MarkHidden("ssh-host") // the HOST argument names it
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: agent ssh-config HOST [flags]\n\nPrint the SSH settings agent uses for HOST, in the format of `ssh -G HOST`.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	cfg, err := a.host.resolve(args[0])
+	if err := a.parseFlags(fs, args, usage); err != nil {
+		return err
+	}
+	mergeHost(&a.host, host, fs)
+	if fs.NArg() != 1 {
+		return usagef("ssh-config: want exactly one HOST, got %d arguments", fs.NArg())
+	}
+	cfg, err := a.host.resolve(fs.Arg(0))
 	if err != nil {
 		return err
 	}
