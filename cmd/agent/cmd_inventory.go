@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -28,29 +28,25 @@ type inventoryOptions struct {
 func runInventory(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 || args[0] != "list" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(a.stderr, "Usage: agent inventory list -i FILE [--limit PATTERN] [--json]")
+			fmt.Fprintln(a.stdout, "Usage: agent inventory list -i FILE [--limit PATTERN] [--json]")
 			return pflag.ErrHelp
 		}
 		return usagef("inventory: want the sub-command list (agent inventory list -i FILE [--limit PATTERN] [--json])")
 	}
 	fs := pflag.NewFlagSet("inventory list", pflag.ContinueOnError)
-	fs.SetOutput(a.stderr)
 	var o inventoryOptions
 	o.host.addFlags(fs)
 	_ = fs.MarkHidden("ssh-host") // the inventory names the hosts
 	fs.StringVarP(&o.inventory, "inventory", "i", "", "the Ansible inventory `FILE` (INI or YAML)")
 	fs.StringVar(&o.limit, "limit", "", "list only the hosts matching `PATTERN` (Ansible's: web:&prod, web:!db, ~regex…)")
 	fs.BoolVar(&o.json, "json", false, "print a JSON array (sorted by name) instead of a table")
-	fs.Usage = func() {
-		fmt.Fprintf(a.stderr, "Usage: agent inventory list -i FILE [--limit PATTERN] [--json]\n\n"+
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: agent inventory list -i FILE [--limit PATTERN] [--json]\n\n"+
 			"Print the selected hosts with their groups and effective SSH settings\n"+
 			"(inventory variables first, then ~/.ssh/config).\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := a.parseFlags(fs, args[1:], usage); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("inventory list takes no arguments (got %q)", fs.Args())
@@ -78,14 +74,27 @@ func runInventory(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintln(a.stderr, "agent: no hosts selected")
 		return nil
 	}
+	// A CONNECTION column when some host is not reached over ssh.
+	conns := false
+	for _, h := range hosts {
+		conns = conns || h.transport() != connSSH
+	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tHOST\tPORT\tUSER\tGROUPS")
+	head := "NAME\tHOST\tPORT\tUSER\tGROUPS"
+	if conns {
+		head += "\tCONNECTION"
+	}
+	fmt.Fprintln(tw, head)
 	for _, h := range hosts {
 		groups := strings.Join(h.Groups, ",")
 		if groups == "" {
 			groups = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", h.Name, h.SSH.HostName, h.SSH.Port, h.SSH.User, groups)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s", h.Name, h.SSH.HostName, h.SSH.Port, h.SSH.User, groups)
+		if conns {
+			fmt.Fprintf(tw, "\t%s", connectionName(h))
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write listing: %w", err)
@@ -96,18 +105,32 @@ func runInventory(ctx context.Context, a *app, args []string) error {
 // inventoryEntry is one element of `agent inventory list --json`
 // (DESIGN.md "Inventory listing").
 type inventoryEntry struct {
-	Name   string         `json:"name"`
-	Groups []string       `json:"groups"`
-	Host   string         `json:"host"`
-	Port   int            `json:"port"`
-	User   string         `json:"user"`
-	Vars   map[string]any `json:"vars"`
+	Name   string   `json:"name"`
+	Groups []string `json:"groups"`
+	Host   string   `json:"host"`
+	Port   int      `json:"port"`
+	User   string   `json:"user"`
+	// Connection is set for a host not reached over ssh
+	// (ansible_connection local, docker…).
+	Connection string         `json:"connection,omitempty"`
+	Vars       map[string]any `json:"vars"`
+}
+
+// connectionName is how the listing names h's connection.
+func connectionName(h inventoryHost) string {
+	if h.transport() == connSSH {
+		return connSSH
+	}
+	return h.Connection
 }
 
 func writeInventoryJSON(a *app, hosts []inventoryHost) error {
 	out := make([]inventoryEntry, 0, len(hosts))
 	for _, h := range hosts {
 		e := inventoryEntry{Name: h.Name, Groups: h.Groups, Host: h.SSH.HostName, Port: h.SSH.Port, User: h.SSH.User, Vars: h.Vars}
+		if h.transport() != connSSH {
+			e.Connection = h.Connection
+		}
 		if e.Groups == nil {
 			e.Groups = []string{}
 		}
