@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/inventory"
+	"github.com/autoshell/agent/transport"
+	"github.com/autoshell/agent/transport/local"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
@@ -21,19 +24,63 @@ type inventoryHost struct {
 	SSH    *sshtr.HostConfig
 	// Connection is ansible_connection ("" when unset, else e.g. "ssh" or
 	// "local"): what Ansible would use to reach the host. SSH is resolved
-	// whatever it says.
+	// whatever it says; see transport.
 	Connection string
+}
+
+// connLocal and connSSH are how agent reaches a host, from its
+// ansible_connection.
+const (
+	connLocal = "local"
+	connSSH   = "ssh"
+)
+
+// transport says how agent reaches h: "local" for ansible_connection
+// local, "ssh" for ssh, paramiko, smart or none; "" for a connection agent
+// has no transport for (docker, winrm, …).
+func (h inventoryHost) transport() string {
+	switch strings.ToLower(strings.TrimSpace(h.Connection)) {
+	case "", "ssh", "paramiko", "smart", "ansible.builtin.ssh", "ansible.builtin.paramiko_ssh", "paramiko_ssh":
+		return connSSH
+	case "local", "ansible.builtin.local":
+		return connLocal
+	}
+	return ""
+}
+
+// dial connects to h: the local transport for an ansible_connection=local
+// host, else SSH with opts.
+func (h inventoryHost) dial(ctx context.Context, opts sshtr.Options) (transport.Transport, error) {
+	switch h.transport() {
+	case connLocal:
+		return local.New()
+	case connSSH:
+		if h.SSH == nil {
+			return nil, fmt.Errorf("%s: no SSH settings", h.Name)
+		}
+		tr, err := sshtr.Dial(ctx, h.SSH, opts)
+		if err != nil {
+			return nil, fmt.Errorf("connect: %w", err)
+		}
+		return tr, nil
+	}
+	return nil, fmt.Errorf("%s: ansible_connection %s is not supported", h.Name, h.Connection)
 }
 
 // selectHosts loads the inventory file, selects the hosts matching limit
 // ("" for all) in the inventory's order, and resolves their SSH settings.
 // A bad inventory or pattern is a usageError naming file:line; so is a
 // limit (or an inventory) that selects no host, as in Ansible ("no hosts
-// to target").
+// to target"), and a host whose ansible_connection agent cannot use.
 func (a *app) selectHosts(file, limit string) ([]inventoryHost, error) {
 	hosts, err := a.inventoryHosts(file, limit)
 	if err != nil {
 		return nil, err
+	}
+	for _, h := range hosts {
+		if h.transport() == "" {
+			return nil, usagef("inventory %s: host %s has ansible_connection=%s: agent reaches hosts over ssh or local only", file, h.Name, h.Connection)
+		}
 	}
 	if len(hosts) == 0 {
 		if strings.TrimSpace(limit) != "" {
