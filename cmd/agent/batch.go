@@ -279,14 +279,11 @@ func (b *batch) runOn(ctx context.Context, c *hostConn, work hostWork) (res host
 
 // connect dials h and opens its steps, with the host's variables set.
 func (b *batch) connect(ctx context.Context, h inventoryHost, sink *hostSink) (*hostRun, error) {
-	if h.SSH == nil {
-		return nil, fmt.Errorf("%s: no SSH settings", h.Name)
-	}
 	opts := b.sshOpts
 	opts.Warn = sink.warn
-	tr, err := sshtr.Dial(ctx, h.SSH, opts)
+	tr, err := h.dial(ctx, opts) // local for ansible_connection=local
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, err
 	}
 	steps, err := openStepsOn(stepTarget{
 		tr: tr, host: h.Name, session: b.session, approver: b.approver, render: sink, audit: b.audit,

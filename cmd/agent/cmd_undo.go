@@ -151,15 +151,12 @@ func undoBatch(ctx context.Context, a *app, stateDir string, info safety.Session
 
 // undoInventoryHost restores session info's changes on inventory host h.
 func undoInventoryHost(ctx context.Context, a *app, stateDir string, info safety.SessionInfo, h inventoryHost, force bool) error {
-	if h.SSH == nil {
-		return fmt.Errorf("no SSH settings")
-	}
-	tr, err := sshtr.Dial(ctx, h.SSH, sshtr.Options{
+	tr, err := h.dial(ctx, sshtr.Options{ // local for ansible_connection=local
 		Prompter: newTerminalPrompter(),
 		Warn:     func(msg string) { fmt.Fprintf(a.stderr, "agent: %s: %s\n", printable(h.Name), msg) },
 	})
 	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+		return err
 	}
 	defer tr.Close()
 	return undoOn(ctx, a, tr, stateDir, info, h.Name, force)
