@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -107,6 +108,9 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("run: want one plan file (agent run PLAN.yaml [--ssh-host HOST | -i INVENTORY] [--var k=v]…)")
 	}
+	if err := checkVarsUsed(fs.Arg(0), o.vars); err != nil {
+		return err
+	}
 	if o.batch.inventory != "" {
 		return runBatchPlan(ctx, a, o, fs.Arg(0))
 	}
@@ -159,6 +163,68 @@ func parseVars(kvs []string) (*execctx.Context, error) {
 		}
 	}
 	return vars, nil
+}
+
+// checkVarsUsed refuses a --var the plan at path neither declares in its
+// vars nor uses in a template or condition: a mistyped name (log_fiel)
+// would otherwise be ignored and the plan run with its default. The error
+// lists the variables the plan does use. A plan that does not parse is
+// left to loadPlan, which says why.
+func checkVarsUsed(path string, kvs []string) error {
+	if len(kvs) == 0 {
+		return nil
+	}
+	plan, err := planner.ParseFile(path)
+	if err != nil {
+		return nil
+	}
+	used, settable := planVarNames(plan)
+	for _, kv := range kvs {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || used[k] { // no "=": parseVars says what is wrong
+			continue
+		}
+		list := "none"
+		if len(settable) > 0 {
+			list = strings.Join(settable, ", ")
+		}
+		return usagef("--var %s: %s never uses a variable of that name (the variables it uses or declares: %s)", k, path, list)
+	}
+	return nil
+}
+
+// planVarNames returns every variable name plan declares in vars or uses
+// in a template or condition, and the sorted names a --var is meant for:
+// those that no step's save_output_as sets (nor `last`).
+func planVarNames(plan *planner.Plan) (used map[string]bool, settable []string) {
+	used = map[string]bool{}
+	for k := range plan.Vars {
+		used[k] = true
+	}
+	saved := map[string]bool{execctx.LastVar: true}
+	for _, st := range plan.Steps() {
+		if st.SaveOutputAs != "" {
+			saved[st.SaveOutputAs] = true
+		}
+		names, _ := execctx.ParamVars(st.Parameters)
+		if c, _ := execctx.ConditionVars(st.Condition); st.Condition != "" {
+			names = append(names, c...)
+		}
+		if cond, ok := st.Parameters["condition"].(string); ok && st.Tool == "check_condition" {
+			c, _ := execctx.ConditionVars(cond)
+			names = append(names, c...)
+		}
+		for _, n := range names {
+			used[n] = true
+		}
+	}
+	for k := range used {
+		if _, declared := plan.Vars[k]; declared || !saved[k] {
+			settable = append(settable, k)
+		}
+	}
+	slices.Sort(settable)
+	return used, settable
 }
 
 // loadPlan parses and validates the whole plan; every problem is a usage
