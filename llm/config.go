@@ -179,7 +179,7 @@ func Resolve(flags Config, env func(string) string, file *FileConfig) (Config, e
 	case env("OPENAI_API_KEY") != "":
 		c.Provider = ProviderOpenAI
 	case flags.APIKey != "" || env("AGENT_API_KEY") != "":
-		return Config{}, fmt.Errorf("%w: an API key is set (AGENT_API_KEY or --api-key) but no endpoint: set --base-url or AGENT_BASE_URL, or use DEEPSEEK_API_KEY/OPENAI_API_KEY", ErrNoModelConfig)
+		return Config{}, fmt.Errorf("%w: AGENT_API_KEY is set but names no endpoint: set --base-url or AGENT_BASE_URL (or run agent config set-llm), or put the key in DEEPSEEK_API_KEY/OPENAI_API_KEY", ErrNoModelConfig)
 	default:
 		c.Provider = ProviderOllama
 	}
