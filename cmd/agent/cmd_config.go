@@ -442,10 +442,6 @@ func runConfigShow(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	flags := llm.Config{Model: a.task.model, BaseURL: a.task.baseURL}
-	cfg, err := llm.Resolve(flags, os.Getenv, file)
-	if err != nil {
-		return usageError{err}
-	}
 	state := "not found: the defaults and the environment apply"
 	if _, err := os.Stat(path); err == nil {
 		state = "found"
@@ -453,8 +449,15 @@ func runConfigShow(ctx context.Context, a *app, args []string) error {
 			state = "found, no llm section"
 		}
 	}
-	src := configSources(flags, os.Getenv, file, cfg)
 	fmt.Fprintf(a.stdout, "config file: %s (%s)\n", path, state)
+	cfg, err := llm.Resolve(flags, os.Getenv, file)
+	if err != nil {
+		// Show is where one looks when the settings are incomplete: print
+		// what is set and what is missing, exit 0.
+		showIncomplete(a, flags, file, err)
+		return nil
+	}
+	src := configSources(flags, os.Getenv, file, cfg)
 	rows := [][3]string{
 		{"provider", cfg.Provider, src.provider},
 		{"base_url", displayURL(cfg.BaseURL), src.baseURL},
@@ -467,6 +470,48 @@ func runConfigShow(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "%-12s %-40s (%s)\n", r[0]+":", r[1], r[2])
 	}
 	return nil
+}
+
+// showIncomplete prints the model settings that are set (flags,
+// environment, config file) when llm.Resolve refused them, then what is
+// missing and how to set it.
+func showIncomplete(a *app, flags llm.Config, file *llm.FileConfig, err error) {
+	if file == nil {
+		file = &llm.FileConfig{}
+	}
+	env := os.Getenv
+	pick := func(cands ...[2]string) (string, string) {
+		for _, c := range cands {
+			if c[0] != "" {
+				return c[0], c[1]
+			}
+		}
+		return "(not set)", "missing"
+	}
+	prov, provSrc := pick([2]string{flags.Provider, "--provider"}, [2]string{env("AGENT_PROVIDER"), "AGENT_PROVIDER"}, [2]string{file.Provider, "config file"})
+	base, baseSrc := pick([2]string{flags.BaseURL, "--base-url"}, [2]string{env("AGENT_BASE_URL"), "AGENT_BASE_URL"}, [2]string{file.BaseURL, "config file"})
+	if baseSrc != "missing" {
+		base = displayURL(base)
+	}
+	model, modelSrc := pick([2]string{flags.Model, "--model"}, [2]string{env("AGENT_MODEL"), "AGENT_MODEL"}, [2]string{file.Model, "config file"})
+	key, keySrc := "(none)", "not set"
+	for _, k := range []string{"AGENT_API_KEY", file.APIKeyEnv, "DEEPSEEK_API_KEY", "OPENAI_API_KEY"} {
+		if k != "" && env(k) != "" {
+			key, keySrc = llm.Config{APIKey: env(k)}.Redacted(), k
+			break
+		}
+	}
+	if keySrc == "not set" && file.APIKey != "" {
+		key, keySrc = llm.Config{APIKey: file.APIKey}.Redacted(), "config file"
+	}
+	for _, r := range [][3]string{
+		{"provider", prov, provSrc}, {"base_url", base, baseSrc}, {"model", model, modelSrc}, {"api_key", key, keySrc},
+	} {
+		fmt.Fprintf(a.stdout, "%-12s %-40s (%s)\n", r[0]+":", r[1], r[2])
+	}
+	msg := strings.TrimPrefix(err.Error(), llm.ErrNoModelConfig.Error()+": ")
+	fmt.Fprintf(a.stdout, "missing:     %s\n", msg)
+	fmt.Fprintln(a.stdout, "             (agent config set-llm sets up an endpoint and keeps it in the config file)")
 }
 
 // sources says where each effective setting came from.
