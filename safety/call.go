@@ -40,11 +40,16 @@ func (c *classifier) argv(args []arg, e env) {
 	name, rest := args[0].val, args[1:]
 	if strings.Contains(name, "/") {
 		dir, base := path.Split(name)
-		if !slices.Contains(c.p.BinDirs, path.Clean(dir)) || !c.p.known(base) {
+		inBin := slices.Contains(c.p.BinDirs, path.Clean(dir))
+		if !inBin {
+			// A program file given by path is Medium; one named like a
+			// command the policy knows (/opt/bin/kubectl) is that command too.
 			c.runs(name, args[0])
-			return
+			if !c.p.known(base) {
+				return
+			}
 		}
-		name = base
+		name = base // a program in a system bin directory is that command, known or not
 	}
 	if code, ok := c.aliases[name]; ok {
 		for _, a := range rest {
@@ -264,7 +269,10 @@ func matchFlag(m map[string]Rule, v, next string) (string, Rule, bool) {
 func (c *classifier) command(name string, args []arg, e env) {
 	base, known := c.p.commandRule(name)
 	if !known {
-		base = Rule{Medium, "unknown command (runs a program)"}
+		// What a program the policy does not know does cannot be known
+		// statically (kubectl delete, terraform destroy, mysql -e); the
+		// policy file's commands: can give it a level.
+		base = Rule{High, "unknown program (its effect cannot be known; the policy can set its level)"}
 	}
 	s := c.scan(name, args, base)
 	rule := s.rule

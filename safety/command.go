@@ -29,8 +29,11 @@ const (
 //   - A non-literal operand is High, except for DataOnly commands (echo,
 //     ls, test …) whose arguments cannot do harm; values of options are
 //     checked only where the option names a file read or written.
-//   - Commands the policy does not know, and script or program files, are
-//     Medium; a file the same command wrote and then runs is High.
+//   - Script or program files given by path are Medium (a file the same
+//     command wrote and then runs is High); a program the policy does not
+//     know is High, as its effect cannot be known. A path to a program named
+//     like a known command (/opt/bin/kubectl) is also classified as that
+//     command; one in a BinDirs directory is only that command.
 //   - Relative paths are taken from the directory of an earlier literal cd,
 //     else from the home directory, where remote commands start.
 func (p Policy) ClassifyCommand(cmd string) (a Assessment) {

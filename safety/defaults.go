@@ -57,6 +57,7 @@ func DefaultPolicy() Policy {
 	p.defaultFlags()
 	p.defaultOptions()
 	p.defaultWrappers()
+	p.defaultOperatorTools()
 	return p
 }
 

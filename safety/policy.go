@@ -45,7 +45,8 @@ type Wrapper struct {
 // subcommand ("git reset"). Commands keys may be glob patterns ("mkfs.*").
 type Policy struct {
 	// Commands gives a command's level before its arguments are looked at.
-	// A command found nowhere in the policy is Medium: an unknown program runs.
+	// A command found nowhere in the policy is High: what an unknown
+	// program does cannot be known (a program file given by path is Medium).
 	Commands map[string]Rule `yaml:"commands"`
 	// Subcommands gives the level of a command's first operand
 	// ("systemctl stop"); the command's own rule is a floor. "*" matches

@@ -29,6 +29,7 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 		}
 		return []string{args[i].val}
 	}
+	c.ownFlags(name, args, w.ValueOptions, false)
 	for i := range args {
 		if !isOption(args[i]) {
 			continue
@@ -229,12 +230,21 @@ func (c *classifier) interpreter(name string, inline []string, args []arg, e env
 	if onlyVersion(args) {
 		return
 	}
+	c.ownFlags(name, args, c.p.ValueOptions[name], true)
+	skip := -1
 	for i, a := range args {
+		if i == skip {
+			continue // the value of an option (gdb -p PID)
+		}
 		if !a.static {
 			c.add(High, "%s: argument %s is not statically resolvable", name, a.text)
 			return
 		}
 		v := a.val
+		if slices.Contains(c.p.ValueOptions[name], v) {
+			skip = i + 1
+			continue
+		}
 		if v == "-" || isStdinPath(a) {
 			c.stdinCode(name, e, false)
 			return
@@ -262,4 +272,32 @@ func (c *classifier) interpreter(name string, inline []string, args []arg, e env
 		}
 	}
 	c.stdinCode(name, e, false)
+}
+
+// ownFlags applies the policy's Flags for a wrapper's or interpreter's own
+// options (strace -p, gdb -p): up to the wrapped command, or all of them.
+func (c *classifier) ownFlags(name string, args []arg, values []string, all bool) {
+	m := c.p.Flags[name]
+	if m == nil {
+		return
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !isOption(a) {
+			if !all {
+				return
+			}
+			continue
+		}
+		next := ""
+		if i+1 < len(args) && args[i+1].static {
+			next = args[i+1].val
+		}
+		if sh, r, ok := matchFlag(m, a.val, next); ok && r.Level > Safe {
+			c.add(r.Level, "%s %s: %s", name, sh, r.Reason)
+		}
+		if slices.Contains(values, a.val) {
+			i++
+		}
+	}
 }

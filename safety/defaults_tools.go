@@ -1,0 +1,167 @@
+package safety
+
+// defaultOperatorTools adds the programs operators use beyond the basic
+// shell tools. A program the policy does not know is High (its effect
+// cannot be known), so the ones an operator runs to look at a host are
+// listed here as Safe, with their subcommands where one program both
+// inspects and destroys (kubectl get / kubectl delete). Database clients
+// run queries whose effect cannot be known from the command line: High.
+func (p *Policy) defaultOperatorTools() {
+	s, f, v := p.Subcommands, p.Flags, p.ValueOptions
+
+	p.set(Safe, "", "lsb_release", "getconf", "pstree", "lsns", "lshw", "dmidecode", "sar", "pidstat",
+		"nstat", "traceroute", "tracepath", "mtr", "xxd", "bzcat", "xzcat", "zless", "zmore", "lastlog",
+		"ethtool", "sensors", "timedatectl", "hostnamectl", "resolvectl", "loginctl", "networkctl",
+		"localectl", "kubectl", "helm", "terraform", "zfs", "zpool", "virsh", "openssl", "redis-cli",
+		"docker-compose", "apachectl", "apache2ctl")
+	f["ethtool"] = flagRules(High, "network configuration change", "-s", "--change", "-K", "--features",
+		"-G", "--set-ring", "-A", "--pause", "-C", "--coalesce", "-L", "--set-channels", "-E", "-f", "--flash",
+		"-r", "--negotiate", "--reset")
+
+	// *ctl tools of systemd: status and listings are Safe, settings High.
+	for _, n := range []string{"timedatectl", "hostnamectl", "resolvectl", "loginctl", "networkctl", "localectl"} {
+		s[n] = rules(map[string]Rule{"*": {High, "changes system settings"}}, Safe, "", "", "status", "show",
+			"list", "list-sessions", "list-users", "list-seats", "list-timezones", "list-locales",
+			"list-keymaps", "show-session", "show-user", "show-seat", "session-status", "user-status",
+			"seat-status", "timesync-status", "show-timesync", "query", "statistics", "dns", "domain", "lldp",
+			"label")
+	}
+
+	// Web servers: -t tests the configuration, -s signals the master.
+	p.set(Medium, "starts the web server", "nginx")
+	p.QueryFlags["nginx"] = []string{"-t", "-T", "-v", "-V", "-h", "-?"}
+	v["nginx"] = []string{"-c", "-g", "-p", "-e", "-s"}
+	f["nginx"] = rules(map[string]Rule{}, Medium, "reloads the web server", "-s reload", "-s reopen")
+	rules(f["nginx"], High, "stops the web server", "-s stop", "-s quit")
+	for _, n := range []string{"apachectl", "apache2ctl"} {
+		p.QueryFlags[n] = []string{"-t", "-S", "-M", "-v", "-V", "-l", "-L"}
+		s[n] = rules(map[string]Rule{"": {Medium, "starts the web server"}, "*": {High, "controls the web server"}},
+			Safe, "", "configtest", "status", "fullstatus")
+		rules(s[n], Medium, "starts or restarts the web server", "start", "restart", "graceful")
+		rules(s[n], High, "stops the web server", "stop", "graceful-stop")
+	}
+
+	// kubectl: reads are Safe, changes Medium, deletion, draining and
+	// running code in a pod High; reading secrets is High.
+	kc := rules(map[string]Rule{"*": {High, "unknown kubectl command"}, "": {}}, Safe, "", "get", "describe",
+		"logs", "top", "version", "explain", "api-resources", "api-versions", "cluster-info", "diff", "events",
+		"wait", "auth", "config", "rollout", "completion", "help")
+	rules(kc, Medium, "changes cluster objects", "apply", "create", "scale", "label", "annotate", "patch",
+		"set", "expose", "autoscale", "cordon", "uncordon", "port-forward", "proxy")
+	rules(kc, High, "deletes or replaces cluster objects, or runs code in a pod", "delete", "drain", "replace",
+		"exec", "attach", "run", "debug", "cp", "edit", "taint", "certificate", "plugin", "kustomize")
+	s["kubectl"] = kc
+	s["kubectl get"] = map[string]Rule{"*": {}, "": {},
+		"secret": {High, "reads secrets"}, "secrets": {High, "reads secrets"}}
+	s["kubectl describe"] = s["kubectl get"]
+	s["kubectl auth"] = rules(map[string]Rule{"*": {Medium, "changes access rules"}}, Safe, "", "", "can-i",
+		"whoami")
+	s["kubectl rollout"] = rules(map[string]Rule{"*": {Medium, "changes a rollout"}}, Safe, "", "", "status",
+		"history")
+	s["kubectl config"] = rules(map[string]Rule{"*": {Medium, "changes kubectl configuration"}}, Safe, "", "",
+		"view", "current-context", "get-contexts", "get-clusters", "get-users")
+	f["kubectl config view"] = flagRules(High, "prints credentials", "--raw")
+	f["kubectl delete"] = flagRules(High, "deletes cluster objects", "--all")
+	kv := []string{"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-o", "--output",
+		"-l", "--selector", "-c", "--container", "--tail", "--since", "--filename", "--field-selector",
+		"-s", "--server", "--request-timeout", "--sort-by"}
+	v["kubectl"] = kv
+	v["helm"] = []string{"-n", "--namespace", "--kube-context", "--kubeconfig", "-o", "--output", "--version",
+		"-f", "--values", "--set", "--revision", "--max"}
+	hm := rules(map[string]Rule{"*": {High, "unknown helm command"}, "": {}}, Safe, "", "list", "ls", "status",
+		"history", "get", "show", "inspect", "search", "version", "env", "template", "lint", "verify", "help",
+		"completion", "repo", "dependency")
+	rules(hm, Medium, "installs or changes a release", "install", "upgrade", "rollback", "pull", "fetch",
+		"package", "create")
+	rules(hm, High, "uninstalls a release or installs plugins", "uninstall", "delete", "del", "un", "plugin",
+		"push")
+	s["helm"] = hm
+	s["helm repo"] = rules(map[string]Rule{"*": {Medium, "changes helm repositories"}}, Safe, "", "", "list", "ls")
+	rules(s["helm repo"], High, "removes a helm repository", "remove", "rm")
+	s["helm dependency"] = rules(map[string]Rule{"*": {Medium, "downloads chart dependencies"}}, Safe, "", "",
+		"list", "ls")
+
+	// terraform: apply, destroy and state surgery change real
+	// infrastructure (other hosts): High.
+	tf := rules(map[string]Rule{"*": {High, "changes infrastructure"}, "": {}}, Safe, "", "version", "show",
+		"output", "validate", "providers", "graph", "help", "state", "workspace")
+	rules(tf, Medium, "initialises or plans (downloads and runs providers)", "init", "plan", "fmt", "get",
+		"refresh", "console", "login", "logout", "test")
+	rules(tf, High, "changes or destroys infrastructure", "apply", "destroy", "import", "taint", "untaint",
+		"force-unlock")
+	s["terraform"] = tf
+	s["terraform state"] = rules(map[string]Rule{"*": {High, "changes infrastructure state"}}, Safe, "", "",
+		"list", "show", "pull")
+	s["terraform workspace"] = rules(map[string]Rule{"*": {Medium, "changes the workspace"}}, Safe, "", "",
+		"list", "show")
+	rules(s["terraform workspace"], High, "deletes a workspace", "delete")
+
+	// ZFS and libvirt: listings Safe, snapshots and starts Medium, the rest High.
+	s["zfs"] = rules(map[string]Rule{"*": {High, "changes or destroys datasets"}, "": {}}, Safe, "", "list",
+		"get", "holds", "version", "help", "userspace", "groupspace", "projectspace", "diff")
+	rules(s["zfs"], Medium, "creates a snapshot or dataset", "snapshot", "snap", "create", "hold")
+	s["zpool"] = rules(map[string]Rule{"*": {High, "changes or destroys pools"}, "": {}}, Safe, "", "list",
+		"status", "iostat", "get", "history", "version", "help", "events")
+	rules(s["zpool"], Medium, "checks a pool", "scrub")
+	v["zfs"] = []string{"-o", "-t", "-s", "-S", "-d"}
+	v["zpool"] = []string{"-o", "-T"}
+	s["virsh"] = rules(map[string]Rule{"*": {High, "changes or destroys virtual machines"}, "": {High,
+		"runs virsh commands from input"}}, Safe, "", "list", "dominfo", "domstate", "dumpxml", "domifaddr",
+		"domblklist", "domiflist", "domstats", "net-list", "net-info", "net-dumpxml", "pool-list", "pool-info",
+		"vol-list", "vol-info", "version", "nodeinfo", "capabilities", "hostname", "uri", "help",
+		"snapshot-list", "vcpuinfo", "dommemstat", "domblkinfo")
+	rules(s["virsh"], Medium, "starts or snapshots a virtual machine", "start", "resume", "snapshot-create-as",
+		"snapshot-create")
+	v["virsh"] = []string{"-c", "--connect"}
+
+	// docker: deleting containers, images or their data is High.
+	for _, d := range []string{"docker", "podman"} {
+		rules(s[d], High, "deletes containers, images or their data", "rm", "rmi", "kill")
+		for _, obj := range []string{"container", "image"} {
+			rules(s[d+" "+obj], High, "deletes containers, images or their data", "rm", "remove", "kill")
+		}
+		rules(s[d+" system"], High, "deletes container data", "reset")
+	}
+	s["docker-compose"] = s["docker compose"]
+	f["docker-compose down"] = f["docker compose down"]
+
+	// openssl: inspecting certificates is Safe; key files read are
+	// checked as sensitive reads; writing keys Medium; connecting High.
+	s["openssl"] = rules(map[string]Rule{"*": {Medium, "runs an openssl command"}, "": {High,
+		"runs openssl commands from input"}}, Safe, "", "version", "x509", "verify", "crl", "asn1parse",
+		"ciphers", "list", "dgst", "req", "rand", "crl2pkcs7", "pkcs7", "errstr", "help")
+	rules(s["openssl"], High, "connects to another host", "s_client", "s_server", "s_time", "ocsp")
+	v["openssl"] = []string{"-in", "-out", "-keyout", "-CAfile", "-CApath", "-config", "-passin", "-passout",
+		"-subj", "-days", "-newkey", "-key", "-name", "-inform", "-outform", "-connect", "-servername",
+		"-certfile", "-signkey", "-untrusted"}
+	p.ReadOptions["openssl"] = []string{"-in", "-key", "-CAfile", "-certfile", "-signkey", "-config"}
+	p.WriteOptions["openssl"] = []string{"-out", "-keyout"}
+
+	// Database clients run queries (-e, -c, stdin) whose effect cannot be
+	// known: High, except asking for the version or a listing.
+	p.set(High, "database client (runs queries whose effect cannot be known)", "mysql", "mariadb", "psql",
+		"sqlite3", "mongo", "mongosh", "clickhouse-client", "cqlsh", "sqlcmd", "mysqladmin", "pg_ctl",
+		"dropdb", "dropuser", "createdb")
+	for _, n := range []string{"mysql", "mariadb", "psql", "sqlite3", "mongo", "mongosh", "mysqladmin"} {
+		p.QueryFlags[n] = []string{"--version", "-V", "--help"}
+	}
+	p.QueryFlags["psql"] = append(p.QueryFlags["psql"], "-l", "--list")
+	f["psql"] = flagRules(High, "runs SQL whose effect cannot be known", "-c", "--command", "-f", "--file")
+	for _, n := range []string{"mysql", "mariadb"} {
+		f[n] = flagRules(High, "runs SQL whose effect cannot be known", "-e", "--execute")
+	}
+	// redis-cli: read-only commands Safe; FLUSHALL, DEL, CONFIG … High.
+	s["redis-cli"] = rules(map[string]Rule{"*": {High, "runs a redis command that can change or delete data"},
+		"": {High, "runs redis commands from input"}}, Safe, "", "ping", "info", "dbsize", "time", "lastsave",
+		"PING", "INFO", "DBSIZE", "TIME", "LASTSAVE")
+	p.QueryFlags["redis-cli"] = []string{"--version", "-v", "--help"}
+	v["redis-cli"] = []string{"-h", "-p", "-a", "-n", "-u", "-s", "--user", "--pass", "-r", "-i"}
+
+	// Debuggers and tracers attached to a running process read its memory
+	// and can make it run code.
+	f["strace"] = flagRules(High, "attaches to a running process", "-p", "--attach")
+	f["ltrace"] = flagRules(High, "attaches to a running process", "-p")
+	f["gdb"] = flagRules(High, "attaches to a running process", "-p", "--pid", "-pid")
+	v["gdb"] = []string{"-p", "--pid", "-pid", "-d", "--directory", "-cd", "-s", "--symbols", "-c", "--core",
+		"-e", "--exec"}
+}
