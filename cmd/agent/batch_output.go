@@ -211,6 +211,11 @@ func (o *batchOutput) hostDone(res hostResult, done *planner.DoneEvent) {
 			if o.bar != nil {
 				o.bar.Clear()
 			}
+			if _, more := errFirstLine(res.Err); more {
+				// The explanation (OpenSSH's changed host key warning…)
+				// once on stderr; the line and the table get its first line.
+				fmt.Fprintf(o.a.stderr, "agent: %s: %s\n", printable(res.Host), strings.TrimSpace(res.Err))
+			}
 			fmt.Fprintf(o.a.stdout, "[%*d/%d] %s\n", len(fmt.Sprint(o.total)), o.done, o.total, hostLine(res))
 		}
 		if o.bar != nil {
@@ -235,9 +240,22 @@ func hostLine(r hostResult) string {
 		s += ", " + fmtDuration(r.Duration)
 	}
 	if r.Err != "" {
-		s += " — " + printable(oneLineText(r.Err, 160))
+		first, _ := errFirstLine(r.Err)
+		s += " — " + printable(oneLineText(first, 160))
 	}
 	return s
+}
+
+// errFirstLine is the first non-empty line of a host's error: a one-line
+// reason where the error explains itself over several lines
+// (sshtr.HostKeyError: "host key verification failed: host key for
+// [web]:2222 changed (known_hosts:5)", then OpenSSH's @@@ warning). more
+// reports whether lines follow.
+func errFirstLine(s string) (first string, more bool) {
+	s = strings.TrimSpace(s)
+	first, rest, _ := strings.Cut(s, "\n")
+	first = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(first), ":"))
+	return first, strings.TrimSpace(rest) != ""
 }
 
 func fmtDuration(d time.Duration) string {
@@ -293,8 +311,9 @@ func (o *batchOutput) summary(results []hostResult, llmCalls int, session, undo 
 		if how == "" {
 			how = "-"
 		}
+		first, _ := errFirstLine(r.Err)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(r.Host), status, how, steps, changed, dur,
-			printable(oneLineText(r.Err, 100)))
+			printable(oneLineText(first, 100)))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d %s: %d ok, %d failed, %d not run in %s", ev.Hosts, pluralize(ev.Hosts, "host"),

@@ -242,8 +242,20 @@ func TestBatchChangedHostKey(t *testing.T) {
 	if code != exitSomeHosts {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitSomeHosts, out, errOut)
 	}
-	if row := tableRow(t, out, "moved"); !strings.Contains(row, "FAILED") || !strings.Contains(row, "host key") {
-		t.Errorf("row %q", row)
+	// One line in the progress line and the table: the reason and where
+	// the old key is; OpenSSH's whole warning once, on stderr.
+	short := regexp.QuoteMeta("host key for "+knownhosts.Normalize(other.Addr)+" changed (") + `\S*known_hosts:\d+\)$`
+	if row := tableRow(t, out, "moved"); !strings.Contains(row, "FAILED") || !regexp.MustCompile(short).MatchString(row) {
+		t.Errorf("row %q, want %q", row, short)
+	}
+	if !regexp.MustCompile(`(?m)^\[\s*\d+/\d+\] FAILED +moved .*— .*host key verification failed: ` + short).MatchString(out) {
+		t.Errorf("no one-line progress line for moved:\n%s", out)
+	}
+	if strings.Contains(out, "@@@") {
+		t.Errorf("the warning's @@@ lines on stdout:\n%s", out)
+	}
+	if n := strings.Count(errOut, "REMOTE HOST IDENTIFICATION HAS CHANGED"); n != 1 {
+		t.Errorf("the warning is on stderr %d times, want once:\n%s", n, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(f.dir, "moved.txt")); err == nil {
 		t.Errorf("moved.txt written on a host with a changed key")

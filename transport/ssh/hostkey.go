@@ -20,6 +20,26 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 )
 
+// HostKeyError is a refused host key whose explanation takes several lines
+// (OpenSSH's changed-key warning, the advice for an unknown key). Its
+// Error is "host key verification failed: " + the one-line reason, then
+// the explanation; Short is the reason alone, for one-line displays (a
+// batch's summary table). errors.Is(err, ErrHostKey) holds.
+type HostKeyError struct {
+	short  string // e.g. "host key for [web]:2222 changed (known_hosts:5)"
+	detail string // the full explanation, several lines
+}
+
+func (e *HostKeyError) Error() string {
+	return ErrHostKey.Error() + ": " + e.short + "\n" + e.detail
+}
+
+// Short is the one-line reason, without the explanation.
+func (e *HostKeyError) Short() string { return e.short }
+
+// Unwrap makes errors.Is(err, ErrHostKey) true.
+func (e *HostKeyError) Unwrap() error { return ErrHostKey }
+
 // hostKeyChecker verifies one hop's host key against its known_hosts files
 // and applies StrictHostKeyChecking to unknown keys.
 type hostKeyChecker struct {
@@ -153,7 +173,10 @@ func (hk *hostKeyChecker) verify(remote net.Addr, key gossh.PublicKey) error {
 		return fmt.Errorf("%w: the %s host key of %s is marked as revoked in %s:%d",
 			ErrHostKey, keyKind(key), hk.addr, re.Revoked.Filename, re.Revoked.Line)
 	case errors.As(err, &ke) && len(ke.Want) > 0:
-		return fmt.Errorf("%w:\n%s", ErrHostKey, changedWarning(hk.addr, key, ke.Want))
+		return &HostKeyError{
+			short:  fmt.Sprintf("host key for %s changed (%s:%d)", hk.addr, filepath.Base(ke.Want[0].Filename), ke.Want[0].Line),
+			detail: changedWarning(hk.addr, key, ke.Want),
+		}
 	case errors.As(err, &ke):
 		return hk.unknown(key, remoteName(remote, hk.addr))
 	}
@@ -166,11 +189,13 @@ func (hk *hostKeyChecker) unknown(key gossh.PublicKey, ip string) error {
 	kind := keyKind(key)
 	switch strings.ToLower(hk.h.StrictHostKeyChecking) {
 	case "yes", "true":
-		return fmt.Errorf("%w: no %s host key is known for %s (StrictHostKeyChecking yes).\n"+
-			"The server offered %s key fingerprint %s. Verify it with the host's administrator, then add it:\n"+
-			"  ssh-keyscan %s >> %s\n"+
-			"(or connect once with StrictHostKeyChecking accept-new)",
-			ErrHostKey, kind, hk.addr, kind, fp, keyscanArgs(hk.h), hk.suggestFile())
+		return &HostKeyError{
+			short: fmt.Sprintf("no %s host key is known for %s (StrictHostKeyChecking yes)", kind, hk.addr),
+			detail: fmt.Sprintf("The server offered %s key fingerprint %s. Verify it with the host's administrator, then add it:\n"+
+				"  ssh-keyscan %s >> %s\n"+
+				"(or connect once with StrictHostKeyChecking accept-new)",
+				kind, fp, keyscanArgs(hk.h), hk.suggestFile()),
+		}
 	case "no", "false", "accept-new":
 		hk.add(key)
 		return nil

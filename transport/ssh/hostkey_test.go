@@ -196,6 +196,15 @@ func TestUnknownHost(t *testing.T) {
 					t.Errorf("%s: warning lacks %q:\n%v", strict, want, err)
 				}
 			}
+			// One line for tables: the reason, where the old key is.
+			var he *HostKeyError
+			wantShort := fmt.Sprintf("host key for %s changed (%s:2)", addr, filepath.Base(file))
+			if !errors.As(err, &he) || he.Short() != wantShort {
+				t.Errorf("%s: short form: %v, want %q", strict, err, wantShort)
+			}
+			if first, _, _ := strings.Cut(err.Error(), "\n"); !strings.HasSuffix(first, wantShort) || strings.Contains(first, "@") {
+				t.Errorf("%s: first line %q", strict, first)
+			}
 			if q, _ := p.asked(); len(q) != 0 {
 				t.Errorf("%s: asked %q", strict, q)
 			}
