@@ -46,6 +46,7 @@ func (c *classifier) argv(args []arg, e env) {
 			// command the policy knows (/opt/bin/kubectl) is that command too.
 			c.runs(name, args[0])
 			if !c.p.known(base) {
+				c.fromInput(name, e)
 				return
 			}
 		}
@@ -68,14 +69,27 @@ func (c *classifier) argv(args []arg, e env) {
 		return
 	}
 	if slices.Contains(c.p.Shells, name) {
+		c.fromInput(name, e)
 		c.shell(name, rest, e)
 		return
 	}
 	if opts, ok := c.p.interpreter(name); ok {
+		c.fromInput(name, e)
 		c.interpreter(name, opts, rest, e)
 		return
 	}
 	c.command(name, rest, e)
+}
+
+// fromInput flags a shell, interpreter or program file that xargs (or
+// another InputOperands wrapper) runs: the operands it reads from input
+// reach code that cannot be checked (xargs -I{} sh -c 'rm -f {}' runs
+// whatever the input names, in a code string).
+func (c *classifier) fromInput(name string, e env) {
+	if e.xargs != "" {
+		c.add(High, "%s %s: operands read from input cannot be checked (they reach a shell, interpreter or program)",
+			e.xargs, name)
+	}
 }
 
 // scanned is a command line split into options, subcommands and operands.
