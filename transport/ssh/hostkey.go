@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -222,7 +223,18 @@ func (hk *hostKeyChecker) unknown(key gossh.PublicKey, ip string) error {
 	return nil
 }
 
-var knownHostsMu sync.Mutex
+// knownHostsLocks serialises additions to each known_hosts file (by its
+// absolute path) within the process: a batch that accepts new keys on
+// many connections to the same host:port at once must write one line.
+var knownHostsLocks sync.Map // string → *sync.Mutex
+
+func knownHostsLock(file string) *sync.Mutex {
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	mu, _ := knownHostsLocks.LoadOrStore(file, new(sync.Mutex))
+	return mu.(*sync.Mutex)
+}
 
 // add appends the key to the first user known_hosts file, creating it (and
 // its directory) as OpenSSH does, and tells the user. A failure to write is
@@ -233,8 +245,12 @@ func (hk *hostKeyChecker) add(key gossh.PublicKey) {
 		hk.opts.Warn(fmt.Sprintf("Warning: accepted the %s host key of '%s' for this connection only (UserKnownHostsFile none).", keyKind(key), hk.addr))
 		return
 	}
-	if err := appendKnownHost(file, hk.addr, key); err != nil {
+	added, err := appendKnownHost(file, hk.addr, key)
+	if err != nil {
 		hk.opts.Warn(fmt.Sprintf("Warning: failed to add the host to the list of known hosts (%s): %v", file, err))
+		return
+	}
+	if !added { // another connection of this process added it meanwhile
 		return
 	}
 	hk.opts.Warn(fmt.Sprintf("Warning: Permanently added '%s' (%s) to the list of known hosts.", hk.addr, keyKind(key)))
@@ -259,28 +275,54 @@ func (hk *hostKeyChecker) suggestFile() string {
 	return "~/.ssh/known_hosts"
 }
 
-func appendKnownHost(file, addr string, key gossh.PublicKey) error {
-	knownHostsMu.Lock()
-	defer knownHostsMu.Unlock()
+// appendKnownHost adds "addr key" to file unless file already holds that
+// key for addr: it was read when the connection started, and a concurrent
+// connection to the same host may have added it since. added is false
+// when nothing was written.
+func appendKnownHost(file, addr string, key gossh.PublicKey) (added bool, err error) {
+	mu := knownHostsLock(file)
+	mu.Lock()
+	defer mu.Unlock()
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		return err
+		return false, err
 	}
 	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return err
+		return false, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return false, err
+	}
+	if knownHostsHas(file, data, addr, key) {
+		return false, nil
 	}
 	line := knownhosts.Line([]string{addr}, key) + "\n"
-	if st, err := f.Stat(); err == nil && st.Size() > 0 {
-		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
-			line = "\n" + line
-		}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		line = "\n" + line
 	}
 	if _, err := f.WriteString(line); err != nil {
-		f.Close()
-		return err
+		return false, err
 	}
-	return f.Close()
+	return true, f.Close()
+}
+
+// knownHostsHas reports whether data, the content of known_hosts file,
+// lists key for addr (a known_hosts name, hashed entries included).
+func knownHostsHas(file string, data []byte, addr string, key gossh.PublicKey) bool {
+	if len(data) == 0 {
+		return false
+	}
+	cb, err := loadKnownHosts([]string{file}, [][]byte{data}, func(string) {})
+	if err != nil {
+		return false
+	}
+	host, port := addr, "22"
+	if h, p, err := net.SplitHostPort(addr); err == nil && strings.HasPrefix(addr, "[") {
+		host, port = h, p
+	}
+	return cb(net.JoinHostPort(host, port), dummyAddr, key) == nil
 }
 
 // changedWarning is OpenSSH's warning for a host whose key changed.

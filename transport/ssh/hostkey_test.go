@@ -63,12 +63,19 @@ func TestHostKeyAlgorithms(t *testing.T) {
 func TestAppendKnownHost(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "new", ".ssh", "known_hosts")
 	k1, k2 := newKey(t), newKey(t)
-	if err := appendKnownHost(file, "[127.0.0.1]:2222", k1); err != nil {
-		t.Fatal(err)
+	if added, err := appendKnownHost(file, "[127.0.0.1]:2222", k1); err != nil || !added {
+		t.Fatal(added, err)
 	}
 	os.WriteFile(file, []byte(strings.TrimSuffix(fileText(t, file), "\n")), 0o600) // lost its newline
-	if err := appendKnownHost(file, "host.example", k2); err != nil {
-		t.Fatal(err)
+	if added, err := appendKnownHost(file, "host.example", k2); err != nil || !added {
+		t.Fatal(added, err)
+	}
+	// Already there (written since the connection read the file): nothing
+	// is added.
+	for addr, k := range map[string]gossh.PublicKey{"[127.0.0.1]:2222": k1, "host.example": k2} {
+		if added, err := appendKnownHost(file, addr, k); err != nil || added {
+			t.Errorf("%s again: added %v, %v", addr, added, err)
+		}
 	}
 	lines := strings.Split(strings.TrimSpace(fileText(t, file)), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "[127.0.0.1]:2222 ssh-ed25519 ") || !strings.HasPrefix(lines[1], "host.example ssh-ed25519 ") {
@@ -78,6 +85,57 @@ func TestAppendKnownHost(t *testing.T) {
 		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
 			t.Errorf("%s: mode %v, want %v", p, fi.Mode().Perm(), want)
 		}
+	}
+}
+
+// TestAppendKnownHostHashed: a hashed entry (HashKnownHosts yes) for the
+// same host and key counts as present; another key for it does not.
+func TestAppendKnownHostHashed(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "known_hosts")
+	k := newKey(t)
+	os.WriteFile(file, []byte(knownhosts.Line([]string{knownhosts.HashHostname("[10.0.0.1]:2200")}, k)+"\n"), 0o600)
+	if added, err := appendKnownHost(file, "[10.0.0.1]:2200", k); err != nil || added {
+		t.Errorf("hashed entry present: added %v, %v", added, err)
+	}
+	if added, err := appendKnownHost(file, "[10.0.0.1]:2201", k); err != nil || !added {
+		t.Errorf("other port: added %v, %v", added, err)
+	}
+	if added, err := appendKnownHost(file, "[10.0.0.1]:2200", newKey(t)); err != nil || !added {
+		t.Errorf("other key: added %v, %v", added, err)
+	}
+	if n := strings.Count(fileText(t, file), "\n"); n != 3 {
+		t.Errorf("%d lines:\n%s", n, fileText(t, file))
+	}
+}
+
+// TestAcceptNewConcurrentDials: many connections of one process to the same
+// new host:port at once (a batch with --forks) under StrictHostKeyChecking
+// accept-new write its key once, and say "Permanently added" once.
+func TestAcceptNewConcurrentDials(t *testing.T) {
+	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	file := filepath.Join(t.TempDir(), "ssh", "known_hosts")
+	const n = 16
+	var w warnings
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			cfg := hostConfig(srv.Host)
+			cfg.StrictHostKeyChecking = "accept-new"
+			cfg.UserKnownHostsFiles = []string{file}
+			errs <- tryDial(t, cfg, Options{Warn: w.warn})
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	want := knownhosts.Line([]string{knownhosts.Normalize(srv.Addr)}, srv.HostKey) + "\n"
+	if got := fileText(t, file); got != want {
+		t.Errorf("known_hosts after %d concurrent dials:\n%s\nwant one line:\n%s", n, got, want)
+	}
+	if c := strings.Count(w.String(), "Permanently added"); c != 1 {
+		t.Errorf("%d 'Permanently added' warnings, want 1: %s", c, w.String())
 	}
 }
 
