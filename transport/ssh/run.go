@@ -47,7 +47,7 @@ $agent_cmd"`
 // remoteCommand is the exec request sent to sshd, which hands it to the
 // user's login shell: exec replaces that shell with /bin/sh running wrapper.
 func remoteCommand(nonce, command, dir string) string {
-	return "exec /bin/sh -c " + shellQuote(wrapper) + " agent " +
+	return "exec /bin/sh -c " + shellQuote(wrapper) + " sh " +
 		shellQuote(command) + " " + shellQuote(dir) + " " + nonce
 }
 

@@ -59,10 +59,10 @@ const workerCommand = `exec /bin/sh -c 'command -v bash >/dev/null 2>&1 && exec 
 // which is not the command's output.
 var workerScript = `if [ -n "${BASH_VERSION:-}" ]; then
 	set -m
-	agent_spawn() { ( exec /bin/sh -c "$agent_wrapper" agent "$@" ) </dev/null & }
+	agent_spawn() { ( exec /bin/sh -c "$agent_wrapper" sh "$@" ) </dev/null & }
 else
 	command -v setsid >/dev/null 2>&1 || exit 97
-	agent_spawn() { setsid /bin/sh -c "$agent_wrapper" agent "$@" </dev/null & }
+	agent_spawn() { setsid /bin/sh -c "$agent_wrapper" sh "$@" </dev/null & }
 fi
 agent_wrapper=` + shellQuote(wrapper) + `
 agent_run() {
