@@ -216,7 +216,7 @@ func (c *Client) classify(err error, timedOut bool) (*Error, bool) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		e.Detail = c.redact(err.Error())
+		e.Kind, e.Detail = ErrUnreachable, c.redact(err.Error()) // not "rejected": no answer came
 		if c.cfg.Provider == ProviderOllama {
 			e.Hint = ollamaHint(c.cfg)
 		}

@@ -206,6 +206,26 @@ func TestNetworkErrorsRetriedThenOllamaHint(t *testing.T) {
 	}
 }
 
+// TestNetworkErrorWording: a connection that fails is "could not reach",
+// in the retry warning and from Probe, never "rejected the request".
+func TestNetworkErrorWording(t *testing.T) {
+	var retried []string
+	c := New(Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Provider: ProviderGeneric, MaxRetries: 1},
+		WithSleep((&sleeps{}).sleep), WithHTTPClient(refusing()),
+		WithRetryHook(func(_ int, _ time.Duration, err error) { retried = append(retried, err.Error()) }))
+	_, err := c.Chat(context.Background(), userReq("hi"))
+	if !errors.Is(err, ErrExhausted) {
+		t.Fatalf("err = %v", err)
+	}
+	want := "could not reach the model endpoint http://127.0.0.1:1/v1: connect: connection refused"
+	if len(retried) != 1 || retried[0] != want {
+		t.Errorf("retry warnings %q, want [%q]", retried, want)
+	}
+	if err := c.Probe(context.Background()); !errors.Is(err, ErrUnreachable) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Probe: %v", err)
+	}
+}
+
 func TestProbe(t *testing.T) {
 	srv := testenv.StartLLMServer(t)
 	c, _ := newTestClient(t, srv.URL)

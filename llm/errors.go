@@ -40,7 +40,7 @@ func (e *Error) Error() string {
 	case ErrTimeout:
 		s = fmt.Sprintf("the model endpoint at %s did not answer within %s", e.URL, e.Detail)
 	case ErrUnreachable:
-		s = fmt.Sprintf("the model endpoint at %s is unreachable: %s", e.URL, e.Detail)
+		s = fmt.Sprintf("could not reach the model endpoint %s: %s", e.URL, e.Detail)
 	case ErrBadResponse:
 		s = fmt.Sprintf("the model endpoint at %s sent a malformed response: %s", e.URL, e.Detail)
 	case ErrExhausted:
