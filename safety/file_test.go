@@ -136,3 +136,39 @@ func TestCheckSizeAndContent(t *testing.T) {
 		t.Errorf("edit ELF with RefuseBinary off: %v", err)
 	}
 }
+
+// TestOwnDirsProtected: a step cannot rewrite agent's own config (its
+// safety policy) or state (audit log, undo journal), in the default or the
+// XDG-overridden places, with a file tool or a shell redirection.
+func TestOwnDirsProtected(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "/srv/cfg")
+	t.Setenv("XDG_STATE_HOME", "/srv/state")
+	p := DefaultPolicy()
+	home := "/home/ops"
+	for _, file := range []string{"~/.config/agent/config.yaml", "/home/ops/.config/agent/config.yaml",
+		"~/.local/state/agent/audit.log", "~/.local/state/agent/sessions/x/journal.json",
+		"/srv/cfg/agent/config.yaml", "/srv/state/agent/audit.log", "~/.config/agent"} {
+		for _, op := range []FileOp{FileWrite, FileEdit} {
+			_, a, err := p.CheckPath(op, file, home)
+			if err != nil || a.Level != High || !strings.Contains(a.String(), "agent's own configuration") {
+				t.Errorf("CheckPath(%s, %q) = %s, %v, want high (agent's own configuration or state)", op, file, a, err)
+			}
+		}
+	}
+	for _, cmd := range []string{`printf 'safety: {commands: {rm: safe}}' > ~/.config/agent/config.yaml`,
+		`echo x >> ~/.local/state/agent/audit.log`, `tee /srv/cfg/agent/config.yaml`,
+		`sed -i 's/high/safe/' /srv/state/agent/audit.log`, `rm ~/.local/state/agent/audit.log`} {
+		if a := p.ClassifyCommand(cmd); a.Level != High {
+			t.Errorf("ClassifyCommand(%q) = %s, want high", cmd, a)
+		}
+	}
+	// Neighbours stay medium; reading stays safe.
+	for _, file := range []string{"~/.config/agentx/a", "/srv/cfg/other/x", "~/.local/state/other"} {
+		if _, a, _ := p.CheckPath(FileWrite, file, home); a.Level != Medium {
+			t.Errorf("CheckPath(write, %q) = %s, want medium", file, a)
+		}
+	}
+	if _, a, _ := p.CheckPath(FileRead, "~/.local/state/agent/audit.log", home); a.Level != Safe {
+		t.Errorf("reading the audit log = %s, want safe", a)
+	}
+}

@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"os"
 	"path"
 	"strings"
 )
@@ -152,8 +153,24 @@ func (p *Policy) writeRisk(abs, home string, glob bool) (Level, string) {
 		return High, "write to system path"
 	case p.matchAny(p.ProtectedPaths, abs, home, glob):
 		return High, "write to protected path"
+	case p.matchAny(ownDirs(), abs, home, glob):
+		return High, "write to agent's own configuration or state (its policy, audit log, undo journal)"
 	}
 	return Medium, "writes a file"
+}
+
+// ownDirs are agent's configuration and state directories, default and
+// XDG-overridden: a step writing there could change the next run's policy
+// or rewrite the audit log, so it is High whatever the policy file says.
+// On a remote host the same paths are only protected needlessly.
+func ownDirs() []string {
+	dirs := []string{"~/.config/agent", "~/.local/state/agent"}
+	for _, env := range []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		if d := os.Getenv(env); path.IsAbs(d) {
+			dirs = append(dirs, path.Join(d, "agent"))
+		}
+	}
+	return dirs
 }
 
 // readRisk says what reading abs means: High for sensitive files.
