@@ -327,12 +327,42 @@ func first(s ...string) string {
 	return ""
 }
 
-// redactURL drops user:password from a URL.
+// redactURL drops user:password from a URL and masks the values of
+// query parameters that carry credentials (?api-key=, ?key=, ?token=,
+// ?access_token=, ?sig=).
 func redactURL(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	if err != nil {
 		return s
 	}
+	changed := u.User != nil
 	u.User = nil
+	if u.RawQuery != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, kv := range parts {
+			k, _, ok := strings.Cut(kv, "=")
+			if ok && secretQueryKey(k) {
+				parts[i], changed = k+"=[REDACTED]", true
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	if !changed {
+		return s
+	}
 	return u.String()
+}
+
+// secretQueryKey reports a query parameter name that carries a credential.
+func secretQueryKey(k string) bool {
+	k = strings.ToLower(k)
+	if k == "sig" || k == "code" {
+		return true
+	}
+	for _, w := range []string{"key", "token", "secret", "password", "passwd", "auth", "signature"} {
+		if strings.HasSuffix(k, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -187,3 +187,22 @@ func TestResolveKeyStaysWithItsEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestRedactURLQuery: credentials in a base URL's query (Azure-style
+// ?api-key=, Google-style ?key=) are masked wherever redactURL shows the
+// URL (config show, errors), as are user:password@.
+func TestRedactURLQuery(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"https://x.example/v1?api-key=SECRET1", "https://x.example/v1?api-key=[REDACTED]"},
+		{"https://x.example/v1?key=SECRET2&alt=json", "https://x.example/v1?key=[REDACTED]&alt=json"},
+		{"https://x.example/v1?a=1&token=SECRET3", "https://x.example/v1?a=1&token=[REDACTED]"},
+		{"https://x.example/v1?access_token=SECRET4", "https://x.example/v1?access_token=[REDACTED]"},
+		{"https://bob:pw@x.example/v1?api-version=2024", "https://x.example/v1?api-version=2024"},
+		{"https://x.example/v1?api-version=2024-02-01", "https://x.example/v1?api-version=2024-02-01"},
+		{"http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"},
+	} {
+		if got := redactURL(tc.in); got != tc.want {
+			t.Errorf("redactURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
