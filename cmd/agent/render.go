@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,6 +37,11 @@ type jsonRenderer struct {
 }
 
 func (r *jsonRenderer) event(ev planner.Event) {
+	if se, ok := ev.(*planner.StepEvent); ok && se.Interrupted {
+		c := *se
+		c.Output = interruptedOutput(c.Output)
+		ev = &c
+	}
 	if err := r.enc.Encode(ev); err != nil && !r.failed {
 		r.failed = true
 		fmt.Fprintf(r.stderr, "agent: write %s event: %v\n", ev.Name(), err)
@@ -43,6 +49,19 @@ func (r *jsonRenderer) event(ev planner.Event) {
 }
 
 func (r *jsonRenderer) finish(planner.Summary) {}
+
+// interruptedOutput is the output of a step stopped by Ctrl-C, with the
+// Go error that stopped it ("[ERROR]: …: context canceled") said as
+// "[interrupted]"; what the step printed before is kept.
+func interruptedOutput(out string) string {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "[ERROR]: ") && strings.HasSuffix(l, context.Canceled.Error()) {
+			lines[i] = "[interrupted]"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
 
 // printable escapes what a terminal would not print as itself (escape
 // sequences, carriage returns, bidi overrides), keeping newlines and tabs:

@@ -202,6 +202,9 @@ func (r *termRenderer) step(ev *planner.StepEvent) {
 		}
 	}
 	out := ev.Output
+	if ev.Interrupted {
+		out = interruptedOutput(out)
+	}
 	if ev.DryRun && len(ev.Reasons) > 0 {
 		out = "risk: " + strings.Join(ev.Reasons, "; ") + "\n" + out
 	}
