@@ -192,14 +192,14 @@ var (
 	// NAME=value, NAME: value, "name": "value" and --name value, where NAME
 	// contains a secret key word; an auth scheme before the value is kept.
 	assignRE = regexp.MustCompile(`(?i)((?:[A-Za-z0-9_.-]*` + secretKey + `[A-Za-z0-9_.-]*["']?\s*[:=]|-{1,2}[A-Za-z0-9_-]*` +
-		secretKey + `[A-Za-z0-9_-]*\s)\s*(?:(?:bearer|basic|token)\s+)?)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s'"]+)`)
+		secretKey + `[A-Za-z0-9_-]*\s)\s*(?:(?:bearer|basic|token)\s+)?)('[^']*'|"(?:[^"\\]|\\.)*"|` + unquotedValue + `)`)
 	// NAME=value, "name": value and -pass value where NAME is "pass" or
 	// ends in it as a word (DB_PASS=x, smtp.pass=x; not bypass=x). Only "="
 	// and quoted JSON keys: "PASS: TestX" in test output is not a secret.
-	passRE    = regexp.MustCompile(`(?i)((?:\b(?:[A-Za-z0-9]+[_.-])*pass(?:phrase)?(?:[_.-][A-Za-z0-9_.-]*)?["']?\s*=|"(?:[A-Za-z0-9]+[_.-])*pass(?:phrase)?"\s*:|(?:^|\s)-{1,2}pass(?:phrase)?\s+)\s*)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s'";&|]+)`)
+	passRE    = regexp.MustCompile(`(?i)((?:\b(?:[A-Za-z0-9]+[_.-])*pass(?:phrase)?(?:[_.-][A-Za-z0-9_.-]*)?["']?\s*=|"(?:[A-Za-z0-9]+[_.-])*pass(?:phrase)?"\s*:|(?:^|\s)-{1,2}pass(?:phrase)?\s+)\s*)('[^']*'|"(?:[^"\\]|\\.)*"|` + unquotedValue + `)`)
 	passKeyRE = regexp.MustCompile(`(?i)(?:^|[_.-])pass(?:phrase)?$|[_.-]pwd$`)
 	// pwdRE: NAME_PWD=value (MYSQL_PWD…); a bare PWD= is the working directory.
-	pwdRE = regexp.MustCompile(`(?i)(\b(?:[A-Za-z0-9]+[_.-])+pwd["']?\s*=\s*)('[^']*'|"(?:[^"\\]|\\.)*"|[^\s'";&|]+)`)
+	pwdRE = regexp.MustCompile(`(?i)(\b(?:[A-Za-z0-9]+[_.-])+pwd["']?\s*=\s*)('[^']*'|"(?:[^"\\]|\\.)*"|` + unquotedValue + `)`)
 	// "Bearer xyz" anywhere, e.g. in output.
 	bearerRE = regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`)
 	// Well-known key shapes: AWS access key ids, OpenAI/Anthropic-style
@@ -207,12 +207,25 @@ var (
 	keyShapeRE = regexp.MustCompile(`\b(?:(?:AKIA|ASIA)[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abprs]-[A-Za-z0-9-]{10,})`)
 	// user:password@ in URLs.
 	userinfoRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@'"]+:)[^\s@/'"]+@`)
+	// URL query parameters holding credentials: ?key=, &api-key=,
+	// ?access_token=, &sig= (the secret-named ones are also caught by
+	// assignRE; "key" alone only here, after ? or &).
+	queryRE = regexp.MustCompile(`(?i)([?&](?:[a-z0-9_.-]*(?:key|token|secret|passw(?:or)?d|auth|signature)|sig|code)=)([^&#\s'"<>;|()\x60]+)`)
+	// .netrc: "machine H login U password P" (on one line or several);
+	// looked at only in text that has a netrc machine or default entry.
+	netrcGateRE = regexp.MustCompile(`(?im)(?:^|[\s'"])(?:machine\s+\S+|default)\s+(?:login|password|passwd|account)\b|^\s*machine\s+\S+\s*$`)
+	netrcRE     = regexp.MustCompile(`(?i)((?:^|\s|\\[nt])pass(?:word|wd)\s+)("[^"]*"|[^\s'";&|()<>\x60\\]+)`)
 )
+
+// unquotedValue is a secret value written without quotes: it ends at
+// white space, a quote or a shell metacharacter (token=x; echo … keeps ";").
+const unquotedValue = "[^\\s'\";&|()<>\x60]+"
 
 // RedactString replaces secrets inside free text — command lines, output,
 // error messages: PEM private keys, values of secret-named assignments,
 // headers and options (PASSWORD=x, Authorization: Bearer x, --token x,
-// "api_key": "x"), bearer tokens, well-known key shapes and URL passwords.
+// "api_key": "x"), bearer tokens, well-known key shapes, URL passwords and
+// credential query parameters (?key=x), and .netrc passwords.
 func RedactString(s string) string {
 	if s == "" {
 		return s
@@ -224,6 +237,10 @@ func RedactString(s string) string {
 	s = bearerRE.ReplaceAllString(s, "${1}"+Redacted)
 	s = keyShapeRE.ReplaceAllLiteralString(s, Redacted)
 	s = userinfoRE.ReplaceAllString(s, "${1}"+Redacted+"@")
+	s = queryRE.ReplaceAllString(s, "${1}"+Redacted)
+	if netrcGateRE.MatchString(s) {
+		s = netrcRE.ReplaceAllString(s, "${1}"+Redacted)
+	}
 	return redactCommandSecrets(s)
 }
 

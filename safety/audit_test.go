@@ -57,6 +57,25 @@ func TestRedactString(t *testing.T) {
 		{"htpasswd -b /etc/nginx/.htpasswd bob s3cret", "htpasswd -b /etc/nginx/.htpasswd bob [REDACTED]"},
 		{"htpasswd -nbB bob s3cret", "htpasswd -nbB bob [REDACTED]"},
 		{"mysql -uroot -p[REDACTED] app", "mysql -uroot -p[REDACTED] app"},
+		// A secret's unquoted value ends at a shell metacharacter.
+		{"echo token=ghp_abc; echo done", "echo token=[REDACTED]; echo done"},
+		{"API_KEY=abc&& run; TOKEN=x|tee y", "API_KEY=[REDACTED]&& run; TOKEN=[REDACTED]|tee y"},
+		{"(SECRET=s1) && DB_PASS=p2)", "(SECRET=[REDACTED]) && DB_PASS=[REDACTED])"},
+		{"export A_TOKEN=abc\necho next", "export A_TOKEN=[REDACTED]\necho next"},
+		// Credentials in URL query parameters.
+		{"curl 'https://api.example.com/v1?api-key=SECRET1&x=1'", "curl 'https://api.example.com/v1?api-key=[REDACTED]&x=1'"},
+		{"GET https://maps.example.com/q?key=SECRET2#frag", "GET https://maps.example.com/q?key=[REDACTED]#frag"},
+		{"https://h/p?a=1&token=SECRET3&b=2", "https://h/p?a=1&token=[REDACTED]&b=2"},
+		{"https://h/cb?access_token=SECRET4", "https://h/cb?access_token=[REDACTED]"},
+		{"https://h/p?page=2&sort=name", "https://h/p?page=2&sort=name"},
+		// .netrc passwords, on one line or several, also in JSON text.
+		{"machine example.com login bob password Zz9SecretNetrc", "machine example.com login bob password [REDACTED]"},
+		{"machine a.example\n  login bob\n  password Zz9x\n", "machine a.example\n  login bob\n  password [REDACTED]\n"},
+		{"machine a.example\nlogin bob\npasswd Zz9y\n", "machine a.example\nlogin bob\npasswd [REDACTED]\n"},
+		{`{"content":"machine h login u password Zz9z\nmachine g login v password Qq1"}`,
+			`{"content":"machine h login u password [REDACTED]\nmachine g login v password [REDACTED]"}`},
+		{"default login anonymous password me@example.com", "default login anonymous password [REDACTED]"},
+		{"Password for user bob: ok", "Password for user bob: ok"},
 		// Not secrets.
 		{"ssh -p 22 host; scp -P 22 a host:b", "ssh -p 22 host; scp -P 22 a host:b"},
 		{"sort -u names.txt | uniq -c", "sort -u names.txt | uniq -c"},
