@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -35,6 +36,10 @@ type batchOutput struct {
 	// ask is held while a question is on the terminal (pause): one at a
 	// time.
 	ask sync.Mutex
+
+	// shell counts the medium/high risk shell commands that ran, on every
+	// host: undo cannot put back what they changed.
+	shell atomic.Int64
 
 	mu   sync.Mutex // the streams, the bar and the counters
 	enc  *json.Encoder
@@ -326,6 +331,9 @@ func (o *batchOutput) summary(results []hostResult, llmCalls int, session, undo 
 		fmt.Fprintf(w, "session %s — %d %s changed; to put them back: %s (one host: add --limit HOST)\n",
 			session, changed, pluralize(changed, "file"), printable(undo))
 	}
+	if n := int(o.shell.Load()); n > 0 {
+		fmt.Fprintf(w, "%s (%d %s)\n", notJournaled, n, pluralize(n, "command"))
+	}
 	if o.dir != "" {
 		fmt.Fprintf(w, "logs in %s\n", o.dir)
 	}
@@ -370,6 +378,9 @@ func (s *hostSink) event(ev planner.Event) {
 	case *planner.StepEvent:
 		if ev.Status == "ok" && ev.Diff != "" && !ev.DryRun {
 			s.paths[ev.Path] = true
+		}
+		if shellChange(ev) {
+			s.o.shell.Add(1)
 		}
 	case *planner.DoneEvent:
 		s.done = true

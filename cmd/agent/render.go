@@ -50,6 +50,17 @@ func (r *jsonRenderer) event(ev planner.Event) {
 
 func (r *jsonRenderer) finish(planner.Summary) {}
 
+// notJournaled is the summary's note after a run whose shell commands may
+// have changed things: undo restores only what the file tools journaled.
+const notJournaled = "changes made by shell commands are not journaled and cannot be undone"
+
+// shellChange reports whether ev is a medium or high risk execute_command
+// that ran: what it changed, undo cannot put back.
+func shellChange(ev *planner.StepEvent) bool {
+	return ev.Tool == "execute_command" && (ev.Risk == "medium" || ev.Risk == "high") && !ev.DryRun &&
+		(ev.Status == "ok" || ev.Status == "error")
+}
+
 // interruptedOutput is the output of a step stopped by Ctrl-C, with the
 // Go error that stopped it ("[ERROR]: …: context canceled") said as
 // "[interrupted]"; what the step printed before is kept.

@@ -36,6 +36,7 @@ type termRenderer struct {
 	session string
 	dryRun  bool
 	changed int // files changed (steps with a diff that ran)
+	shell   int // medium/high risk shell commands that ran (not journaled)
 	multi   bool
 	started int               // the step whose header step_start printed
 	llm     *stepgen.LLMEvent // the model's usage, for the summary
@@ -192,6 +193,9 @@ func (r *termRenderer) step(ev *planner.StepEvent) {
 		detail = ev.Risk + " risk, " + detail
 	}
 	r.printf("      %s (%s)\n", status, detail)
+	if shellChange(ev) {
+		r.shell++
+	}
 	if ev.Diff != "" && (ev.Status == "ok" || ev.DryRun) {
 		if ev.Status == "ok" {
 			r.changed++
@@ -238,6 +242,9 @@ func (r *termRenderer) finish(sum planner.Summary) {
 		if r.changed > 0 {
 			r.printf(" — %d %s changed; to put %s back: agent undo %s", r.changed, pluralize(r.changed, "file"),
 				pluralize(r.changed, "it", "them"), sum.Session)
+		}
+		if r.shell > 0 {
+			r.printf("\n%s (%d %s)", notJournaled, r.shell, pluralize(r.shell, "command"))
 		}
 		r.printf("\n")
 	}
