@@ -27,11 +27,24 @@ func TestBatchUndo(t *testing.T) {
 	for _, h := range []string{"web01", "web02", "db01"} {
 		f.checkGreeted(h)
 	}
+	// greetPlan appends to db hosts' files with a shell command: the
+	// summary says undo cannot put that back.
+	if !strings.Contains(out, "changes made by shell commands are not journaled and cannot be undone") {
+		t.Errorf("no note on shell commands in the summary:\n%s", out)
+	}
 	m := regexp.MustCompile(`to put them back: agent (undo \S+ .*-i \S+) \(one host: add --limit HOST\)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no undo command in the summary:\n%s", out)
 	}
 	undo := strings.Fields(m[1])
+
+	// Plain `agent undo` cannot reach inventory hosts by name: it says
+	// how (-i), and restores nothing.
+	out, errOut, code = f.agent("undo")
+	if code != exitUsage || !strings.Contains(errOut, "agent undo "+undo[1]+" -i INVENTORY") {
+		t.Errorf("plain undo after a batch: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	f.checkGreeted("web02")
 
 	out, errOut, code = f.agent(append(undo, "--limit", "web02")...)
 	if code != 0 {

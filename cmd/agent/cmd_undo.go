@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
@@ -35,14 +36,15 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 	fs.StringVarP(&inv, "inventory", "i", "", "undo a batch session on the hosts of the inventory `FILE` it ran on")
 	fs.StringVar(&limit, "limit", "", "with -i: only the inventory hosts matching `PATTERN`")
 	force := fs.Bool("force", false, "restore files that changed after the session changed them, overwriting those changes")
-	fs.Usage = func() {
-		fmt.Fprintf(a.stderr, "Usage: agent undo [SESSION] [--ssh-host HOST | -i INVENTORY [--limit PAT]] [flags]\n\nFlags:\n%s", fs.FlagUsages())
+	list := fs.Bool("list", false, "list the sessions that changed files: id, hosts, time, files, restored or not")
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: agent undo [SESSION] [--ssh-host HOST | -i INVENTORY [--limit PAT]] [flags]\n"+
+			"       agent undo --list\n\n"+
+			"Put back the files a session changed (default: the newest session not yet\n"+
+			"restored). Changes made by shell commands are not journaled and cannot be undone.\n\nFlags:\n%s", fs.FlagUsages())
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := a.parseFlags(fs, args, usage); err != nil {
+		return err
 	}
 	mergeHost(&a.host, host, fs)
 	if !fs.Changed("inventory") {
@@ -68,7 +70,18 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *list {
+		if fs.NArg() > 0 {
+			return usagef("undo --list takes no session id")
+		}
+		listSessions(a.stdout, sessions)
+		return nil
+	}
 	info, err := pickSession(sessions, fs.Arg(0))
+	if errors.Is(err, errAllRestored) {
+		fmt.Fprintf(a.stdout, "nothing to undo: %v (agent undo --list shows the sessions)\n", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -87,6 +100,11 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 	a.host = opened
 	tr, err := a.open(ctx)
 	if err != nil {
+		if target != "local" && a.host.sshHost == target && !fs.Changed("ssh-host") && ctx.Err() == nil {
+			// A batch session's host is an inventory name, which ssh may
+			// not know: the inventory says how to reach it.
+			return fmt.Errorf("%w\n(if session %s was a batch run: agent undo %s -i INVENTORY)", err, info.ID, info.ID)
+		}
 		return err
 	}
 	defer tr.Close()
@@ -162,7 +180,12 @@ func undoInventoryHost(ctx context.Context, a *app, stateDir string, info safety
 	return undoOn(ctx, a, tr, stateDir, info, h.Name, force)
 }
 
-// pickSession finds id among sessions, or the newest when id is "".
+// errAllRestored: agent undo without an id found only restored sessions.
+var errAllRestored = errors.New("every session is restored")
+
+// pickSession finds id among sessions, or when id is "" the newest one not
+// yet restored (undoing twice goes one session further back, never
+// "restores" the same one again).
 func pickSession(sessions []safety.SessionInfo, id string) (safety.SessionInfo, error) {
 	if id != "" {
 		if err := safety.CheckSessionID(id); err != nil {
@@ -172,13 +195,24 @@ func pickSession(sessions []safety.SessionInfo, id string) (safety.SessionInfo, 
 	if id == "" && len(sessions) > 0 {
 		// Ids sort by the second a run started; two runs in one second
 		// are told apart by their first change.
-		newest := sessions[0]
-		for _, s := range sessions[1:] {
-			if s.Err == nil && (newest.Err != nil || s.Started.After(newest.Started)) {
-				newest = s
+		var newest *safety.SessionInfo
+		newestAny := sessions[0]
+		for i, s := range sessions {
+			if s.Err == nil && (newestAny.Err != nil || s.Started.After(newestAny.Started)) {
+				newestAny = s
+			}
+			if s.Err == nil && !s.Restored && (newest == nil || s.Started.After(newest.Started)) {
+				newest = &sessions[i]
 			}
 		}
-		sessions = []safety.SessionInfo{newest}
+		switch {
+		case newest != nil:
+			sessions = []safety.SessionInfo{*newest}
+		case newestAny.Err != nil:
+			sessions = []safety.SessionInfo{newestAny}
+		default:
+			return safety.SessionInfo{}, fmt.Errorf("%w (the newest, %s, was restored)", errAllRestored, newestAny.ID)
+		}
 	}
 	for _, s := range sessions {
 		if id == "" || s.ID == id {
@@ -204,7 +238,34 @@ func undoHost(info safety.SessionInfo, asked string) (string, error) {
 	case len(info.Hosts) == 1:
 		return info.Hosts[0], nil
 	}
-	return "", usagef("undo: session %s ran on several hosts (%s); choose one with --ssh-host", info.ID, strings.Join(info.Hosts, ", "))
+	return "", usagef("undo: session %s ran on several hosts (%s); a batch run: agent undo %s -i INVENTORY [--limit HOST]; or choose one with --ssh-host",
+		info.ID, strings.Join(info.Hosts, ", "), info.ID)
+}
+
+// listSessions prints agent undo --list: the sessions that changed files,
+// newest first.
+func listSessions(w io.Writer, sessions []safety.SessionInfo) {
+	if len(sessions) == 0 {
+		fmt.Fprintln(w, "no session has changed any file yet")
+		return
+	}
+	sorted := slices.Clone(sessions)
+	slices.SortStableFunc(sorted, func(x, y safety.SessionInfo) int { return y.Started.Compare(x.Started) })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tSTARTED\tHOSTS\tFILES\tRESTORED")
+	for _, s := range sorted {
+		if s.Err != nil {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\tunreadable: %s\n", s.ID, printable(oneLineText(s.Err.Error(), 80)))
+			continue
+		}
+		restored := "no"
+		if s.Restored {
+			restored = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, s.Started.Local().Format("2006-01-02 15:04:05"),
+			printable(oneLineText(strings.Join(s.Hosts, ","), 60)), s.Files, restored)
+	}
+	tw.Flush()
 }
 
 // restorer adapts a transport to safety.FileRestorer.
