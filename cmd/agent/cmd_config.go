@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autoshell/agent/llm"
+	"github.com/autoshell/agent/safety"
 )
 
 // runConfig is `agent config set-llm|show`.
@@ -290,7 +291,7 @@ func testLLM(ctx context.Context, a *app, s setLLM) error {
 	if err != nil {
 		return usageError{err}
 	}
-	fmt.Fprintf(a.stdout, "Testing connection to %s… ", cfg.BaseURL)
+	fmt.Fprintf(a.stdout, "Testing connection to %s… ", displayURL(cfg.BaseURL))
 	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := llm.New(cfg).Probe(pctx); err != nil {
@@ -580,11 +581,12 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// displayURL is u with any password masked.
+// displayURL is u with any password and credential query parameter
+// (?api-key=, ?key=, ?token=) masked.
 func displayURL(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {
-		return u
+		return safety.RedactString(u)
 	}
-	return p.Redacted()
+	return safety.RedactString(p.Redacted())
 }
