@@ -126,6 +126,9 @@ func undoOn(ctx context.Context, a *app, tr transport.Transport, stateDir string
 		return nil
 	}
 	if err != nil {
+		// Only the files listed above were put back.
+		fmt.Fprintf(a.stdout, "session %s on %s NOT fully undone: only the %d %s above %s put back; the others were not restored\n",
+			info.ID, printable(target), len(actions), pluralize(len(actions), "file"), pluralize(len(actions), "was", "were"))
 		return fmt.Errorf("undo session %s on %s: %w", info.ID, target, err)
 	}
 	fmt.Fprintf(a.stdout, "undid session %s on %s: %d %s restored\n", info.ID, printable(target), len(actions), pluralize(len(actions), "file"))
