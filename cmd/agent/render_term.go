@@ -35,8 +35,9 @@ type termRenderer struct {
 	host    string
 	session string
 	dryRun  bool
-	changed int // files changed (steps with a diff that ran)
-	shell   int // medium/high risk shell commands that ran (not journaled)
+	changed int             // files changed (steps with a diff that ran), each counted once
+	paths   map[string]bool // the files counted in changed
+	shell   int             // medium/high risk shell commands that ran (not journaled)
 	multi   bool
 	started int               // the step whose header step_start printed
 	llm     *stepgen.LLMEvent // the model's usage, for the summary
@@ -197,7 +198,11 @@ func (r *termRenderer) step(ev *planner.StepEvent) {
 		r.shell++
 	}
 	if ev.Diff != "" && (ev.Status == "ok" || ev.DryRun) {
-		if ev.Status == "ok" {
+		if ev.Status == "ok" && !r.paths[ev.Path] {
+			if r.paths == nil {
+				r.paths = map[string]bool{}
+			}
+			r.paths[ev.Path] = true // edited twice is one file to put back
 			r.changed++
 		}
 		r.block(ev.Diff, termDiffLines, "diff")
