@@ -149,6 +149,9 @@ func (a *app) main(ctx context.Context, args []string) error {
 	fs.StringVar(&a.config, "config", "", "read settings from `FILE` (default $XDG_CONFIG_HOME/agent/config.yaml)")
 	a.task.addFlags(fs)
 	if err := a.parseFlags(fs, args, func(w io.Writer) { a.usage(w, fs) }); err != nil {
+		if strings.Contains(err.Error(), "unknown flag: --var") {
+			return usagef("%v (--var belongs to run: agent run PLAN.yaml --var k=v)", err)
+		}
 		return err
 	}
 	if *showVersion {
