@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/safety"
@@ -228,5 +229,29 @@ func TestExecutorApprovedContent(t *testing.T) {
 				t.Errorf("overwritten: %q %q", h.read(f), h.read(g))
 			}
 		})
+	}
+}
+
+// TestStepDurationExcludesApproval: the time spent at the approval prompt
+// is not part of a step's duration (it showed "2791 ms" for a step that
+// ran in a few milliseconds).
+func TestStepDurationExcludesApproval(t *testing.T) {
+	const wait = 1500 * time.Millisecond
+	h := newHarness(t)
+	p := mustParse(t, "steps:\n  - tool: execute_command\n    parameters: {command: \"touch "+filepath.Join(h.dir, "x")+"\"}\n")
+	e := h.executor(safety.ModeAsk, false, nil)
+	e.cfg.Approver = safety.NewApprover(safety.ModeAsk, safety.PrompterFunc(func(context.Context, safety.Request) (safety.Decision, error) {
+		time.Sleep(wait) // a person reading the prompt
+		return safety.Decision{Allowed: true}, nil
+	}))
+	res, err := e.RunStep(context.Background(), p.Phases[0].Steps[0])
+	if err != nil || res.Status != execctx.StatusOK {
+		t.Fatalf("RunStep: %s %q %v", res.Status, res.Observation, err)
+	}
+	if res.Duration >= wait {
+		t.Errorf("duration %v includes the %v spent at the approval prompt", res.Duration, wait)
+	}
+	if ev := h.steps(); len(ev) != 1 || time.Duration(ev[0].DurationMS)*time.Millisecond >= wait {
+		t.Errorf("step event duration includes the approval wait: %+v", ev)
 	}
 }

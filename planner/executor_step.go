@@ -125,7 +125,11 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 			req.Diff, previewed = out.Diff, out.FilesChanged
 		}
 	}
+	asked := time.Now()
 	d, err := e.cfg.Approver.Decide(ctx, req)
+	// The time a person took to answer is not the step's: its duration is
+	// the agent's and the tool's own time.
+	start = start.Add(time.Since(asked))
 	r.Decision = d
 	if err != nil {
 		r.Status = execctx.StatusDenied
