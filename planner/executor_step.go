@@ -41,6 +41,12 @@ type StepResult struct {
 	ran bool // the tool ran: its output may be saved
 }
 
+// saves reports whether the step's save_output_as receives its output: it
+// ran and succeeded, or it ran a command that exited non-zero.
+func (r StepResult) saves() bool {
+	return r.ran && (r.Status == execctx.StatusOK || r.Command != "" && r.Status == execctx.StatusError)
+}
+
 // RunStep runs one step, in this order:
 //
 //  1. its condition, over the variables: false → skipped (observation
@@ -55,7 +61,12 @@ type StepResult struct {
 //     dry run, medium and high steps are only previewed and skipped;
 //  6. the tool, after the undo journal has stored the file it changes;
 //  7. the record in Vars (save_output_as, last), the audit line, the
-//     step event.
+//     step event. save_output_as is set by a step that ran and succeeded,
+//     or by a command that ran and exited non-zero (grep finding nothing
+//     saves its empty output, as ignore_errors relies on); a tool that
+//     failed (check_condition that could not evaluate, read_file of a
+//     missing file) has no output to save, so the variable stays unset
+//     and a later use is an unknown-variable error, never "".
 //
 // A tool's Go error (connection lost, interrupted) is returned and the
 // run should stop; everything a model could fix is a StepResult with
@@ -258,7 +269,7 @@ func (e *Executor) finish(ctx context.Context, st Step, r StepResult, start time
 		ExitCode: r.Output.ExitCode, Stdout: r.Output.Stdout, Stderr: r.Output.Stderr, Output: r.Observation,
 		Duration: r.Duration, Files: fileAccesses(r),
 	}
-	if r.ran {
+	if r.saves() {
 		rec.SaveAs = st.SaveOutputAs
 	}
 	if r.DryRun {
@@ -285,7 +296,7 @@ func (e *Executor) finish(ctx context.Context, st Step, r StepResult, start time
 	if r.Command != "" || r.Path != "" || r.Decision.Reason != "" {
 		ev.Risk = r.Risk.Level.String()
 	}
-	if r.ran && rec.SaveAs != "" {
+	if rec.SaveAs != "" {
 		ev.SavedAs = st.SaveOutputAs
 	}
 	ev.Interrupted = runErr != nil && errors.Is(runErr, context.Canceled)

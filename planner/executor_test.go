@@ -327,3 +327,46 @@ func TestExecutorClassify(t *testing.T) {
 		t.Errorf("a .. escape is not refused: %+v", cls)
 	}
 }
+
+// TestFailedToolSavesNoVariable: a tool that failed has no output to save:
+// a check_condition that cannot evaluate, or a read of a missing file,
+// leaves its save_output_as unset, so a later use is an unknown-variable
+// error (it was "", and the next condition failed on an empty str). A
+// command that ran and exited non-zero still saves its output.
+func TestFailedToolSavesNoVariable(t *testing.T) {
+	h := newHarness(t)
+	plan := &Plan{Phases: []Phase{{Phase: 1, Steps: []Step{
+		{Tool: "check_condition", Parameters: map[string]any{"condition": "int('x') > 1"}, SaveOutputAs: "needs_fix", IgnoreErrors: true},
+		{Tool: "read_file", Parameters: map[string]any{"file_path": filepath.Join(h.dir, "missing.txt")}, SaveOutputAs: "content", IgnoreErrors: true},
+		{Tool: "execute_command", Parameters: map[string]any{"command": "grep nothing-here " + h.write("empty.txt", "")}, SaveOutputAs: "found", IgnoreErrors: true},
+		{Tool: "check_condition", Parameters: map[string]any{"condition": "found == ''"}, SaveOutputAs: "none_found"},
+		{Tool: "execute_command", Parameters: map[string]any{"command": "true"}, Condition: "needs_fix", IgnoreErrors: true},
+		{Tool: "execute_command", Parameters: map[string]any{"command": "echo {{content}}"}, IgnoreErrors: true},
+	}}}}
+	e := h.executor(safety.ModeNever, false, nil)
+	if _, err := e.RunPlan(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	st := h.steps()
+	if len(st) != 6 {
+		t.Fatalf("%d steps: %+v", len(st), st)
+	}
+	for i, want := range []string{"error", "error", "error", "ok", "error", "error"} {
+		if st[i].Status != want {
+			t.Errorf("step %d: status %s, want %s (%s)", i+1, st[i].Status, want, st[i].Output)
+		}
+	}
+	if st[0].SavedAs != "" || st[1].SavedAs != "" || st[2].SavedAs != "found" || st[3].SavedAs != "none_found" {
+		t.Errorf("saved as: %q %q %q %q", st[0].SavedAs, st[1].SavedAs, st[2].SavedAs, st[3].SavedAs)
+	}
+	for _, i := range []int{4, 5} {
+		if out := st[i].Output; !strings.Contains(out, "unknown variable") || strings.Contains(out, "evaluates to") {
+			t.Errorf("step %d output %q, want an unknown-variable error", i+1, out)
+		}
+	}
+	for _, name := range []string{"needs_fix", "content"} {
+		if _, ok := e.vars.Get(name); ok {
+			t.Errorf("variable %s was set by a failed tool", name)
+		}
+	}
+}
