@@ -101,6 +101,17 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		c.jq(s, args, &r)
 	case "docker", "podman":
 		c.containerMounts(name, s, args)
+		c.containerExec(name, s, args, e)
+	case "kubectl":
+		// The resource after get/describe is a subcommand level for the
+		// scan: secret/NAME and lists (pods,secrets) are checked here.
+		if slices.Contains(s.keys, "kubectl get") || slices.Contains(s.keys, "kubectl describe") {
+			for _, a := range args {
+				if a.static && !isOption(a) && kubeSecret(a.val) {
+					c.add(High, "kubectl %s: reads secrets", a.text)
+				}
+			}
+		}
 	case "cd", "pushd":
 		c.cd(args)
 	case "popd":
@@ -375,5 +386,36 @@ func (c *classifier) containerMounts(name string, s scanned, args []arg) {
 				c.add(High, "%s %s %s: mounts a system path into a container", name, opt, v.text)
 			}
 		}
+	}
+}
+
+// kubeSecret reports a kubectl resource operand naming secrets:
+// secret/NAME, secrets.v1/NAME, or a list such as pods,secrets.
+func kubeSecret(v string) bool {
+	kind, _, _ := strings.Cut(v, "/")
+	for _, k := range strings.Split(kind, ",") {
+		k, _, _ = strings.Cut(strings.ToLower(k), ".")
+		if k == "secret" || k == "secrets" {
+			return true
+		}
+	}
+	return false
+}
+
+// containerExec classifies the command docker exec runs in a container
+// like one run here (its paths are the container's, which only makes the
+// check stricter): docker exec web sh -c 'rm -rf /data' is High.
+func (c *classifier) containerExec(name string, s scanned, args []arg, e env) {
+	if !slices.Contains(s.keys, name+" exec") && !slices.Contains(s.keys, name+" container exec") {
+		return
+	}
+	if len(s.operands) == 0 {
+		return
+	}
+	// The first operand is the container; the words after it are the
+	// command and its own options.
+	if inner := args[s.operands[0]+1:]; len(inner) > 0 {
+		e.xargs = ""
+		c.argv(inner, e)
 	}
 }
