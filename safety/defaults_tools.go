@@ -28,7 +28,7 @@ func (p *Policy) defaultOperatorTools() {
 	}
 
 	// Web servers: -t tests the configuration, -s signals the master.
-	p.set(Medium, "starts the web server", "nginx")
+	p.set(Medium, "runs or signals the web server", "nginx")
 	p.QueryFlags["nginx"] = []string{"-t", "-T", "-v", "-V", "-h", "-?"}
 	v["nginx"] = []string{"-c", "-g", "-p", "-e", "-s"}
 	f["nginx"] = rules(map[string]Rule{}, Medium, "reloads the web server", "-s reload", "-s reopen")

@@ -103,11 +103,11 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		c.containerMounts(name, s, args)
 		c.containerExec(name, s, args, e)
 	case "kubectl":
-		// The resource after get/describe is a subcommand level for the
-		// scan: secret/NAME and lists (pods,secrets) are checked here.
+		// A bare "secret" after get/describe is a subcommand rule;
+		// secret/NAME and lists (pods,secrets) are checked here.
 		if slices.Contains(s.keys, "kubectl get") || slices.Contains(s.keys, "kubectl describe") {
 			for _, a := range args {
-				if a.static && !isOption(a) && kubeSecret(a.val) {
+				if a.static && !isOption(a) && strings.ContainsAny(a.val, "/,") && kubeSecret(a.val) {
 					c.add(High, "kubectl %s: reads secrets", a.text)
 				}
 			}
