@@ -3,20 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/creack/pty"
 
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/testenv"
@@ -48,64 +42,20 @@ func TestBatchApprovalsOnTerminal(t *testing.T) {
 	t.Setenv("CI", "") // a person can answer
 	plan := f.writeFile("approvals.yaml", approvalPlan)
 	inv := f.inventory("")
-	cmd := exec.Command(agentBinary(t), "-F", f.sshConfig, "run", plan, "-i", inv, "--limit", "web", "--forks", "6")
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
-	var mu sync.Mutex
-	var screen bytes.Buffer
-	copied := make(chan struct{})
-	go func() {
-		io.Copy(lockedWriter{&mu, &screen}, tty) // ends with EIO once agent exited
-		close(copied)
-	}()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-
+	tty := startTTYWith(t, os.Environ(), nil, "-F", f.sshConfig, "run", plan, "-i", inv, "--limit", "web", "--forks", "6")
 	question := regexp.MustCompile(`(?s)risk: (\w+) on (\w+)\r?\n.*?Run it\? \[y/N/a=always\] `)
 	asked := map[string]int{}
-	seen := 0
-	var err2 error
-	deadline := time.After(60 * time.Second)
-loop:
-	for {
-		select {
-		case err2 = <-exited:
-			break loop
-		case <-deadline:
-			cmd.Process.Kill()
-			mu.Lock()
-			t.Fatalf("agent did not finish; screen:\n%s", screen.String())
-		case <-time.After(20 * time.Millisecond):
+	code := tty.answerUntilExit(question, func(q []string) string {
+		tool, host := q[1], q[2]
+		asked[tool]++
+		if tool == "write_file" && host == "web07" {
+			return "n\n"
 		}
-		mu.Lock()
-		text := screen.String()
-		mu.Unlock()
-		qs := question.FindAllStringSubmatch(text, -1)
-		for _, q := range qs[seen:] {
-			tool, host := q[1], q[2]
-			asked[tool]++
-			answer := "y\n"
-			if tool == "write_file" && host == "web07" {
-				answer = "n\n"
-			}
-			io.WriteString(tty, answer)
-		}
-		seen = len(qs)
-	}
-	select {
-	case <-copied:
-	case <-time.After(10 * time.Second):
-		t.Error("the terminal's output did not end")
-	}
-	mu.Lock()
-	text := screen.String()
-	mu.Unlock()
-	var ee *exec.ExitError
-	if !errors.As(err2, &ee) || ee.ExitCode() != exitSomeHosts {
-		t.Errorf("exit %v, want %d; screen:\n%s", err2, exitSomeHosts, text)
+		return "y\n"
+	})
+	text := tty.output()
+	if code != exitSomeHosts {
+		t.Errorf("exit %d, want %d; screen:\n%s", code, exitSomeHosts, text)
 	}
 	if asked["execute_command"] != 1 || asked["write_file"] != 12 {
 		t.Errorf("asked %v, want execute_command once and write_file for each of the 12 hosts; screen:\n%s", asked, text)
@@ -127,17 +77,6 @@ loop:
 	if !strings.Contains(text, "12 hosts: 11 ok, 1 failed, 0 not run") {
 		t.Errorf("summary; screen:\n%s", text)
 	}
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // TestBatchApprovalKey: a batch answer covers another host only for the
@@ -221,52 +160,24 @@ func TestBatchQuestionDoesNotBlockDials(t *testing.T) {
 	f.prependConfig("Host localhost\n  StrictHostKeyChecking accept-new\n  ConnectTimeout 4\n")
 	plan := f.writeFile("ask.yaml", askPlan)
 	inv := f.inventory(fmt.Sprintf("\n[slow]\nslowb ansible_host=localhost ansible_port=%d\n", p.Port))
-	cmd := exec.Command(agentBinary(t), "-F", f.sshConfig, "run", plan, "-i", inv, "--limit", "web01:slowb", "--forks", "2")
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
-	var mu sync.Mutex
-	var screen bytes.Buffer
-	go io.Copy(lockedWriter{&mu, &screen}, tty)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	tty := startTTYWith(t, os.Environ(), nil, "-F", f.sshConfig, "run", plan, "-i", inv, "--limit", "web01:slowb", "--forks", "2")
 	question := regexp.MustCompile(`(?s)risk: \w+ on (\w+)\r?\n.*?Run it\? \[y/N/a=always\] `)
 	seen := 0
 	var first time.Time
-	var exitErr error
-	deadline := time.After(60 * time.Second)
-loop:
-	for {
-		select {
-		case exitErr = <-exited:
-			break loop
-		case <-deadline:
-			cmd.Process.Kill()
-			mu.Lock()
-			t.Fatalf("agent did not finish; screen:\n%s", screen.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		mu.Lock()
-		text := screen.String()
-		mu.Unlock()
-		qs := question.FindAllStringSubmatch(text, -1)
-		if len(qs) > seen && first.IsZero() {
+	code := tty.answerUntilExit(question, func([]string) string {
+		if first.IsZero() {
 			first = time.Now()
 		}
 		// The first question waits longer than slowb's ConnectTimeout.
-		if len(qs) > seen && time.Since(first) > 6*time.Second || seen > 0 && len(qs) > seen {
-			io.WriteString(tty, "y\n")
-			seen++
+		if seen == 0 && time.Since(first) < 6*time.Second {
+			return ""
 		}
-	}
-	time.Sleep(200 * time.Millisecond)
-	mu.Lock()
-	text := screen.String()
-	mu.Unlock()
-	if exitErr != nil {
-		t.Errorf("exit: %v; screen:\n%s", exitErr, text)
+		seen++
+		return "y\n"
+	})
+	text := tty.output()
+	if code != 0 {
+		t.Errorf("exit %d; screen:\n%s", code, text)
 	}
 	if seen != 2 || !strings.Contains(text, "2 hosts: 2 ok, 0 failed") {
 		t.Errorf("%d questions answered; screen:\n%s", seen, text)

@@ -127,18 +127,57 @@ func (s *ttySession) exit() int {
 	s.t.Helper()
 	select {
 	case err := <-s.done:
-		<-s.read
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		return 0
+		return s.status(err)
 	case <-time.After(20 * time.Second):
 		s.t.Fatal("agent did not exit")
 		return -1
+	}
+}
+
+// status is agent's exit status from Wait's err, once the terminal's
+// output has been read to its end.
+func (s *ttySession) status(err error) int {
+	s.t.Helper()
+	select {
+	case <-s.read:
+	case <-time.After(10 * time.Second):
+		s.t.Error("the terminal's output did not end")
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return 0
+}
+
+// answerUntilExit answers the questions on the terminal until agent exits
+// and returns its status: each match of question, in order, gets
+// reply(match) typed in; an empty reply means "not yet", and the same
+// question is offered again on the next look at the screen.
+func (s *ttySession) answerUntilExit(question *regexp.Regexp, reply func(match []string) string) int {
+	s.t.Helper()
+	answered := 0
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case err := <-s.done:
+			return s.status(err)
+		case <-deadline:
+			s.t.Fatalf("agent did not finish; %d questions answered", answered)
+		case <-time.After(20 * time.Millisecond):
+		}
+		qs := question.FindAllStringSubmatch(s.output(), -1)
+		for answered < len(qs) {
+			a := reply(qs[answered])
+			if a == "" {
+				break
+			}
+			s.send(a)
+			answered++
+		}
 	}
 }
 
