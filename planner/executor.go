@@ -261,6 +261,25 @@ type Summary struct {
 	Duration time.Duration
 }
 
+// Count adds a step that ended with status st ("": the step did not end,
+// nothing is counted).
+func (s *Summary) Count(st execctx.Status) {
+	if st == "" {
+		return
+	}
+	s.Steps++
+	switch st {
+	case execctx.StatusOK:
+		s.OK++
+	case execctx.StatusError:
+		s.Errors++
+	case execctx.StatusSkipped:
+		s.Skipped++
+	case execctx.StatusDenied:
+		s.Denied++
+	}
+}
+
 // Text is the one-line summary for the done event and the terminal.
 func (s Summary) Text() string {
 	counts := fmt.Sprintf("%d %s: %d ok, %d skipped, %d failed, %d denied", s.Steps, plural(s.Steps, "step"),
@@ -327,19 +346,7 @@ func (e *Executor) RunPlan(ctx context.Context, p *Plan) (Summary, error) {
 		e.emit(&PhaseEvent{Event: EventPhase, Host: e.host, PhaseInfo: phaseInfo(ph)})
 		for _, st := range ph.Steps {
 			res, err := e.RunStep(ctx, st)
-			if res.Status != "" {
-				sum.Steps++
-				switch res.Status {
-				case execctx.StatusOK:
-					sum.OK++
-				case execctx.StatusError:
-					sum.Errors++
-				case execctx.StatusSkipped:
-					sum.Skipped++
-				case execctx.StatusDenied:
-					sum.Denied++
-				}
-			}
+			sum.Count(res.Status)
 			if err != nil {
 				return e.done(sum, start, err)
 			}

@@ -241,7 +241,7 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 			return nil, r.loop.err()
 		}
 		res, err := r.exec.RunStep(ctx, st)
-		r.tally(res)
+		r.res.Summary.Count(res.Status)
 		if res.Status != "" {
 			rs := RanStep{Phase: r.phaseNow, Step: st, Status: res.Status, DryRun: res.DryRun}
 			if st.Tool == tools.CheckConditionName && res.Status == execctx.StatusOK {
@@ -256,24 +256,6 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 		msgs = append(msgs, llm.ToolMessage(tc.ID, r.exec.Vars().Scrub(res.Observation)))
 	}
 	return msgs, nil
-}
-
-func (r *runner) tally(res planner.StepResult) {
-	s := &r.res.Summary
-	if res.Status == "" {
-		return
-	}
-	s.Steps++
-	switch res.Status {
-	case execctx.StatusOK:
-		s.OK++
-	case execctx.StatusError:
-		s.Errors++
-	case execctx.StatusSkipped:
-		s.Skipped++
-	case execctx.StatusDenied:
-		s.Denied++
-	}
 }
 
 // toStep turns a tool call into a step: the step keys description,

@@ -223,7 +223,7 @@ func replay(ctx context.Context, h *hostRun, first *firstRun) (sum planner.Summa
 			}
 		}
 		r, err := h.exec.RunStep(ctx, st)
-		tally(&sum, r.Status)
+		sum.Count(r.Status)
 		if err != nil {
 			return sum, "", err
 		}
@@ -312,22 +312,4 @@ func paramStrings(v any, out []string) []string {
 		}
 	}
 	return out
-}
-
-// tally counts a step's status into sum.
-func tally(sum *planner.Summary, s execctx.Status) {
-	if s == "" {
-		return
-	}
-	sum.Steps++
-	switch s {
-	case execctx.StatusOK:
-		sum.OK++
-	case execctx.StatusError:
-		sum.Errors++
-	case execctx.StatusSkipped:
-		sum.Skipped++
-	case execctx.StatusDenied:
-		sum.Denied++
-	}
 }
