@@ -46,7 +46,7 @@ var pyFuncs = map[string]pyFunc{
 		if err := arity("bool", a, 0, 1); err != nil || len(a) == 0 {
 			return false, err
 		}
-		return truthy(a[0]), nil
+		return Truthy(a[0]), nil
 	},
 	"abs": func(a []any) (any, error) {
 		if err := arity("abs", a, 1, 1); err != nil {
@@ -220,7 +220,7 @@ func anyAll(name string, a []any, wantAny bool) (any, error) {
 		return nil, err
 	}
 	for _, v := range items {
-		if truthy(v) == wantAny {
+		if Truthy(v) == wantAny {
 			return wantAny, nil
 		}
 	}

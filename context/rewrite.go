@@ -299,7 +299,7 @@ var internalFuncs = map[string]func(a []any) (any, error){
 		return pyCompare(op, a[1], a[2])
 	},
 	fnIn:    func(a []any) (any, error) { return pyIn(a[0], a[1]) },
-	fnTruth: func(a []any) (any, error) { return truthy(a[0]), nil },
+	fnTruth: func(a []any) (any, error) { return Truthy(a[0]), nil },
 	fnItem:  func(a []any) (any, error) { return pyItem(a[0], a[1]) },
 	fnSlice: func(a []any) (any, error) { return pySlice(a[0], a[1], a[2]) },
 	fnMethod: func(a []any) (any, error) {

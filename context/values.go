@@ -181,8 +181,8 @@ func number(v any) (f float64, isInt bool, ok bool) {
 	return 0, false, false
 }
 
-// truthy is Python's bool(v).
-func truthy(v any) bool {
+// Truthy is Python's bool(v), for the values templating and conditions use.
+func Truthy(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return false

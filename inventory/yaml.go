@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	execctx "github.com/autoshell/agent/context"
 )
 
 var errNotMapping = errors.New("YAML inventory has invalid structure, it should be a mapping of groups")
@@ -289,7 +291,7 @@ func (p *yamlParser) host(g *Group, it yamlPair) error {
 		if err != nil {
 			return err
 		}
-		if truthy(val) {
+		if execctx.Truthy(val) {
 			return p.fail(v, "variables of host %q must be a mapping, found %s", pattern, yamlKind(v))
 		}
 	}
@@ -312,27 +314,6 @@ func (p *yamlParser) host(g *Group, it yamlPair) error {
 		return p.fail(it.keyNode, "%v", err)
 	}
 	return nil
-}
-
-// truthy is Python's truth value of a decoded YAML value.
-func truthy(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case int:
-		return x != 0
-	case float64:
-		return x != 0
-	case string:
-		return x != ""
-	case []any:
-		return len(x) > 0
-	case map[string]any:
-		return len(x) > 0
-	}
-	return true
 }
 
 func yamlKind(n *yaml.Node) string {
