@@ -46,11 +46,24 @@ func NewCheckCondition(eval func(cond string) (bool, error)) *CheckCondition {
 // Run evaluates the condition. Value is the bool result; Stdout "true" or
 // "false". An expression that does not parse or evaluate is an error
 // output, never true or false.
-func (t *CheckCondition) Run(_ context.Context, _ transport.Transport, raw json.RawMessage) (Output, error) {
+func (t *CheckCondition) Run(ctx context.Context, tr transport.Transport, raw json.RawMessage) (Output, error) {
 	p, err := t.params(raw)
 	if err != nil {
 		return invalid(t.name, err), nil
 	}
+	return t.run(ctx, tr, p)
+}
+
+// Touches reports that check_condition acts on nothing but the saved
+// variables.
+func (t *CheckCondition) Touches(raw json.RawMessage) (Effects, error) {
+	_, err := t.params(raw)
+	return Effects{}, err
+}
+
+func (t *CheckCondition) touches(CheckConditionParams) Effects { return Effects{} }
+
+func (t *CheckCondition) run(_ context.Context, _ transport.Transport, p CheckConditionParams) (Output, error) {
 	if t.eval == nil {
 		return ErrorOutput("check_condition: conditions must be evaluated by the runner"), nil
 	}

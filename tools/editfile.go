@@ -64,8 +64,33 @@ func (t *EditFile) do(ctx context.Context, tr transport.Transport, raw json.RawM
 	if err != nil {
 		return invalid(t.name, err), nil
 	}
+	return t.doTyped(ctx, tr, p, write)
+}
+
+func (t *EditFile) run(ctx context.Context, tr transport.Transport, p EditFileParams) (Output, error) {
+	return t.doTyped(ctx, tr, p, true)
+}
+
+func (t *EditFile) preview(ctx context.Context, tr transport.Transport, p EditFileParams) (Output, error) {
+	return t.doTyped(ctx, tr, p, false)
+}
+
+func (t *EditFile) doTyped(ctx context.Context, tr transport.Transport, p EditFileParams, write bool) (Output, error) {
 	out, err := t.edit(ctx, tr, p, write)
 	return finish(t.name, out, err)
+}
+
+// Touches reports the file edit_file changes.
+func (t *EditFile) Touches(raw json.RawMessage) (Effects, error) {
+	p, err := t.params(raw)
+	if err != nil {
+		return Effects{}, err
+	}
+	return t.touches(p), nil
+}
+
+func (t *EditFile) touches(p EditFileParams) Effects {
+	return Effects{Files: []Access{{Op: safety.FileEdit, Path: p.FilePath}}}
 }
 
 func (t *EditFile) edit(ctx context.Context, tr transport.Transport, p EditFileParams, write bool) (Output, error) {

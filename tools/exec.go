@@ -57,8 +57,15 @@ func newExecuteCommand(c *config) *ExecuteCommand {
 // or "~/" in cwd stays unquoted, as the shell expands it (quotePath).
 func (t *ExecuteCommand) CommandLine(raw json.RawMessage) (string, error) {
 	p, err := t.params(raw)
-	if err != nil || p.Cwd == "" {
+	if err != nil {
 		return p.Command, err
+	}
+	return t.commandLine(p)
+}
+
+func (t *ExecuteCommand) commandLine(p ExecuteCommandParams) (string, error) {
+	if p.Cwd == "" {
+		return p.Command, nil
 	}
 	return "cd -- " + quotePath(operand(p.Cwd)) + " && " + p.Command, nil
 }
@@ -69,6 +76,10 @@ func (t *ExecuteCommand) Run(ctx context.Context, tr transport.Transport, raw js
 	if err != nil {
 		return invalid(t.name, err), nil
 	}
+	return t.run(ctx, tr, p)
+}
+
+func (t *ExecuteCommand) run(ctx context.Context, tr transport.Transport, p ExecuteCommandParams) (Output, error) {
 	timeout := t.timeout
 	if p.Timeout > 0 {
 		timeout = time.Duration(p.Timeout) * time.Second

@@ -47,10 +47,14 @@ func decode(s *Schema, raw json.RawMessage, p any) error {
 	return nil
 }
 
-// coerce validates m against s and returns the tool's own parameters.
+// coerce validates m against s and returns the tool's own parameters. Of
+// several invalid values, the error names the first parameter in sorted
+// order, so that one call always gets the same message.
 func coerce(s *Schema, m map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(m))
 	var unknown []string
+	var bad string
+	var badErr error
 	for k, v := range m {
 		prop, ok := s.Properties[k]
 		if !ok {
@@ -64,9 +68,15 @@ func coerce(s *Schema, m map[string]any) (map[string]any, error) {
 		}
 		cv, err := coerceValue(prop, v)
 		if err != nil {
-			return nil, fmt.Errorf("%w: parameter %q: %v", ErrInvalidParams, k, err)
+			if badErr == nil || k < bad {
+				bad, badErr = k, err
+			}
+			continue
 		}
 		out[k] = cv
+	}
+	if badErr != nil {
+		return nil, fmt.Errorf("%w: parameter %q: %v", ErrInvalidParams, bad, badErr)
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)

@@ -62,8 +62,25 @@ func (t *ReadFile) Run(ctx context.Context, tr transport.Transport, raw json.Raw
 	if err != nil {
 		return invalid(t.name, err), nil
 	}
+	return t.run(ctx, tr, p)
+}
+
+func (t *ReadFile) run(ctx context.Context, tr transport.Transport, p ReadFileParams) (Output, error) {
 	text, err := t.read(ctx, tr, p)
 	return finish(t.name, TextOutput(text), err)
+}
+
+// Touches reports the file read_file reads.
+func (t *ReadFile) Touches(raw json.RawMessage) (Effects, error) {
+	p, err := t.params(raw)
+	if err != nil {
+		return Effects{}, err
+	}
+	return t.touches(p), nil
+}
+
+func (t *ReadFile) touches(p ReadFileParams) Effects {
+	return Effects{Files: []Access{{Op: safety.FileRead, Path: p.FilePath}}}
 }
 
 func (t *ReadFile) read(ctx context.Context, tr transport.Transport, p ReadFileParams) (string, error) {

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sort"
 
 	"github.com/autoshell/agent/safety"
@@ -89,23 +88,10 @@ func (r *Registry) Schemas() []Function {
 // the tool exists, required parameters are present, types fit (with the
 // coercions Run accepts), enum values and tool-specific rules hold. The
 // step keys are tolerated. Errors wrap ErrUnknownTool or ErrInvalidParams.
+// It is Prepare without keeping the Call.
 func (r *Registry) Validate(name string, params map[string]any) error {
-	t, ok := r.tools[name]
-	if !ok {
-		return fmt.Errorf("%w %q", ErrUnknownTool, name)
-	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
-	}
-	v, ok := t.(interface{ validate(json.RawMessage) error })
-	if !ok {
-		return nil
-	}
-	if err := v.validate(raw); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
+	_, err := r.Prepare(name, params)
+	return err
 }
 
 // Run runs the tool called name with params (a plan's map). An unknown tool

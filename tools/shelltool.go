@@ -27,6 +27,10 @@ func (t *shellTool[P]) CommandLine(raw json.RawMessage) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return t.commandLine(p)
+}
+
+func (t *shellTool[P]) commandLine(p P) (string, error) {
 	line, err := t.build(p)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrInvalidParams, err)
@@ -34,9 +38,15 @@ func (t *shellTool[P]) CommandLine(raw json.RawMessage) (string, error) {
 	return line, nil
 }
 
-func (t *shellTool[P]) validate(raw json.RawMessage) error {
-	_, err := t.CommandLine(raw)
-	return err
+// prepare decodes raw and builds the line once: a structured tool's
+// parameters are valid when its line can be built, and the line is all
+// that running it needs.
+func (t *shellTool[P]) prepare(_ Tool, raw json.RawMessage) (binding, error) {
+	line, err := t.CommandLine(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &shellCall{line: line, timeout: t.timeout}, nil
 }
 
 // Run builds the command line and runs it.
@@ -45,5 +55,23 @@ func (t *shellTool[P]) Run(ctx context.Context, tr transport.Transport, raw json
 	if err != nil {
 		return invalid(t.name, err), nil
 	}
-	return runCommand(ctx, tr, transport.Command{Command: line, Timeout: t.timeout})
+	return shellCall{line: line, timeout: t.timeout}.run(ctx, tr)
 }
+
+// shellCall is a structured tool bound to the line its parameters built.
+type shellCall struct {
+	line    string
+	timeout time.Duration
+}
+
+func (c shellCall) run(ctx context.Context, tr transport.Transport) (Output, error) {
+	return runCommand(ctx, tr, transport.Command{Command: c.line, Timeout: c.timeout})
+}
+
+func (shellCall) preview(context.Context, transport.Transport) (Output, bool, error) {
+	return Output{}, false, nil
+}
+
+func (c shellCall) commandLine() (string, bool, error) { return c.line, true, nil }
+
+func (shellCall) touches() (Effects, bool) { return Effects{}, false }

@@ -86,6 +86,47 @@ func (t *Transfer) do(ctx context.Context, tr transport.Transport, raw json.RawM
 	if err != nil {
 		return invalid(t.name, err), nil
 	}
+	return t.doTyped(ctx, tr, p, write)
+}
+
+func (t *Transfer) run(ctx context.Context, tr transport.Transport, p TransferParams) (Output, error) {
+	return t.doTyped(ctx, tr, p, true)
+}
+
+func (t *Transfer) preview(ctx context.Context, tr transport.Transport, p TransferParams) (Output, error) {
+	return t.doTyped(ctx, tr, p, false)
+}
+
+// Touches reports the remote file (Files[0]) and the local one of the
+// transfer: upload_file writes remote_path and reads local_path,
+// download_file reads remote_path and writes local_path. Either is at
+// least medium: it moves data between the target and this machine.
+func (t *Transfer) Touches(raw json.RawMessage) (Effects, error) {
+	p, err := t.params(raw)
+	if err != nil {
+		return Effects{}, err
+	}
+	return t.touches(p), nil
+}
+
+func (t *Transfer) touches(p TransferParams) Effects {
+	if t.upload {
+		return Effects{
+			Files: []Access{{Op: safety.FileWrite, Path: p.RemotePath},
+				{Op: safety.FileRead, Path: p.LocalPath, Local: true}},
+			Min:    safety.Medium,
+			Reason: fmt.Sprintf("%s: copies %s from this machine to the host", UploadFileName, p.LocalPath),
+		}
+	}
+	return Effects{
+		Files: []Access{{Op: safety.FileRead, Path: p.RemotePath},
+			{Op: safety.FileWrite, Path: p.LocalPath, Local: true}},
+		Min:    safety.Medium,
+		Reason: fmt.Sprintf("%s: writes %s on this machine", DownloadFileName, p.LocalPath),
+	}
+}
+
+func (t *Transfer) doTyped(ctx context.Context, tr transport.Transport, p TransferParams, write bool) (Output, error) {
 	local, err := localPath(p.LocalPath)
 	if err != nil {
 		return ErrorOutput("%s: %v", t.name, err), nil

@@ -51,8 +51,33 @@ func (t *WriteFile) do(ctx context.Context, tr transport.Transport, raw json.Raw
 	if err != nil {
 		return invalid(t.name, err), nil
 	}
+	return t.doTyped(ctx, tr, p, write)
+}
+
+func (t *WriteFile) run(ctx context.Context, tr transport.Transport, p WriteFileParams) (Output, error) {
+	return t.doTyped(ctx, tr, p, true)
+}
+
+func (t *WriteFile) preview(ctx context.Context, tr transport.Transport, p WriteFileParams) (Output, error) {
+	return t.doTyped(ctx, tr, p, false)
+}
+
+func (t *WriteFile) doTyped(ctx context.Context, tr transport.Transport, p WriteFileParams, write bool) (Output, error) {
 	out, err := t.write(ctx, tr, p, write)
 	return finish(t.name, out, err)
+}
+
+// Touches reports the file write_file changes.
+func (t *WriteFile) Touches(raw json.RawMessage) (Effects, error) {
+	p, err := t.params(raw)
+	if err != nil {
+		return Effects{}, err
+	}
+	return t.touches(p), nil
+}
+
+func (t *WriteFile) touches(p WriteFileParams) Effects {
+	return Effects{Files: []Access{{Op: safety.FileWrite, Path: p.FilePath}}}
 }
 
 func (t *WriteFile) write(ctx context.Context, tr transport.Transport, p WriteFileParams, write bool) (Output, error) {
