@@ -208,7 +208,3 @@ another call chooses them, phase by phase, seeing the results. Call submit_plan 
 Execution environment:
 ` + env
 }
-
-// SetPhase sets the phase number the steps RunStep runs next report, for
-// callers that drive phases themselves (the model's adaptive loop).
-func (e *Executor) SetPhase(n int) { e.phase = n }

@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	execctx "github.com/autoshell/agent/context"
-	"github.com/autoshell/agent/tools"
 )
 
 // ToolChecker checks a step's tool and parameters without running it: an
@@ -18,7 +17,7 @@ type ToolChecker interface {
 }
 
 // conditionTool is the tool whose `condition` parameter is a condition over
-// variables rather than text.
+// variables rather than text (tools.CheckConditionName).
 const conditionTool = "check_condition"
 
 // Validate checks the whole plan before anything runs and returns every
@@ -146,31 +145,32 @@ func misplacedError(key string) error {
 // nothing else: its type is only known once resolved.
 var wholeTemplate = regexp.MustCompile(`^\s*\{\{\s*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*\s*\}\}\s*$`)
 
+// ParamTyper is an optional capability of a ToolChecker: a valid value of
+// the type of a tool's parameter, for a parameter written as one whole
+// template, whose type only the run can know. ok is false when the tool or
+// parameter is unknown, or when any string fits. The tool registry
+// implements it.
+type ParamTyper interface {
+	Placeholder(tool, param string) (value any, ok bool)
+}
+
 // typeCheckable returns params with each whole-template value of a
 // parameter that is not a free string replaced by a placeholder of the
 // parameter's type, so that the checker looks at what a plan can know
-// before the run. RunStep validates the resolved value. Without a schema
-// (a checker that cannot look tools up), params is returned as is.
+// before the run. RunStep validates the resolved value. Without a
+// ParamTyper, params is returned as is.
 func (v *validator) typeCheckable(tool string, params map[string]any) map[string]any {
-	lk, ok := v.tools.(interface {
-		Lookup(name string) (tools.Tool, bool)
-	})
+	pt, ok := v.tools.(ParamTyper)
 	if !ok {
 		return params
 	}
-	t, ok := lk.Lookup(tool)
-	if !ok {
-		return params
-	}
-	schema := t.Schema()
 	var out map[string]any
 	for k, val := range params {
 		s, ok := val.(string)
-		prop := schema.Properties[k]
-		if !ok || prop == nil || !wholeTemplate.MatchString(s) {
+		if !ok || !wholeTemplate.MatchString(s) {
 			continue
 		}
-		ph, ok := placeholder(prop)
+		ph, ok := pt.Placeholder(tool, k)
 		if !ok {
 			continue
 		}
@@ -186,32 +186,6 @@ func (v *validator) typeCheckable(tool string, params map[string]any) map[string
 		return params
 	}
 	return out
-}
-
-// placeholder is a valid value of p's type; ok is false when a string
-// (any string) already fits.
-func placeholder(p *tools.Property) (any, bool) {
-	switch p.Type {
-	case "string":
-		if len(p.Enum) > 0 {
-			return p.Enum[0], true
-		}
-	case "integer":
-		return 1, true
-	case "number":
-		return 1.0, true
-	case "boolean":
-		return false, true
-	case "array":
-		if p.Items != nil {
-			if item, ok := placeholder(p.Items); ok {
-				return []any{item}, true
-			}
-		}
-	case "object":
-		return map[string]any{}, true
-	}
-	return nil, false
 }
 
 // condition checks the syntax of cond and the variables it reads.

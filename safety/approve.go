@@ -148,11 +148,42 @@ func (f PrompterFunc) Approve(ctx context.Context, req Request) (Decision, error
 	return f(ctx, req)
 }
 
+// Scope is how long, and over which hosts, the Approver remembers a
+// person's answers: the one "always" memory of agent.
+type Scope int
+
+const (
+	// ScopeSession remembers an "always" answer for the Approver's
+	// lifetime (a run, a REPL session), keyed by tool and resolved
+	// parameters (StepKey).
+	ScopeSession Scope = iota
+	// ScopeTask remembers an "always" answer until NewTask: in a REPL each
+	// task asks again.
+	ScopeTask
+	// ScopeBatch remembers every answer, yes or no ("always" is yes), for
+	// every host where the same resolved step comes up: same StepKey, and
+	// for a step whose meaning depends on the login (a command, which runs
+	// in the user's home; a relative or ~ path) the same login user
+	// (WithLogins).
+	ScopeBatch
+)
+
+// ApproverOption configures an Approver.
+type ApproverOption func(*Approver)
+
+// WithScope sets how answers are remembered (default ScopeSession).
+func WithScope(s Scope) ApproverOption { return func(a *Approver) { a.scope = s } }
+
+// WithLogins gives the login user of each host, for ScopeBatch: a step
+// that depends on the login is the same step only for the same user.
+func WithLogins(users map[string]string) ApproverOption {
+	return func(a *Approver) { a.logins = users }
+}
+
 // Approver applies a Mode to requests, asking its Prompter where the mode
 // says so. It is safe for concurrent use: one question is on screen at a
-// time, and an "always" answer is remembered for the Approver's lifetime
-// (one run), keyed by tool and resolved parameters, not host, so a batch
-// run asks once per distinct resolved step.
+// time, and answers are remembered as its Scope says, so a batch run asks
+// once per distinct resolved step.
 //
 // The rules, per risk level:
 //
@@ -167,19 +198,46 @@ func (f PrompterFunc) Approve(ctx context.Context, req Request) (Decision, error
 type Approver struct {
 	mode     Mode
 	prompter Prompter
+	scope    Scope
+	logins   map[string]string
 	turn     chan struct{} // holds one token: whose turn it is to ask
 
-	mu     sync.Mutex
-	always map[string]bool
+	mu      sync.Mutex
+	answers map[string]Decision // remembered answers by key
 }
 
 // NewApprover returns an Approver for mode. prompter may be nil when no
 // person can answer; requests that need one are then denied.
-func NewApprover(mode Mode, prompter Prompter) *Approver {
-	a := &Approver{mode: mode, prompter: prompter, turn: make(chan struct{}, 1), always: map[string]bool{}}
+func NewApprover(mode Mode, prompter Prompter, opts ...ApproverOption) *Approver {
+	a := &Approver{mode: mode, prompter: prompter, turn: make(chan struct{}, 1), answers: map[string]Decision{}}
+	for _, o := range opts {
+		o(a)
+	}
 	a.turn <- struct{}{}
 	return a
 }
+
+// NewTask starts a new task: with ScopeTask the "always" answers are
+// forgotten; otherwise nothing changes.
+func (a *Approver) NewTask() {
+	if a.scope != ScopeTask {
+		return
+	}
+	a.mu.Lock()
+	a.answers = map[string]Decision{}
+	a.mu.Unlock()
+}
+
+// SetPrompter replaces the prompter (nil: nobody can answer). Call it
+// before the first Decide: a front end that learns only after connecting
+// who answers (a REPL's line editor) sets it then.
+func (a *Approver) SetPrompter(p Prompter) { a.prompter = p }
+
+// Prompter is the approver's prompter, nil when nobody can answer.
+func (a *Approver) Prompter() Prompter { return a.prompter }
+
+// Scope returns how the approver remembers answers.
+func (a *Approver) Scope() Scope { return a.scope }
 
 // Mode returns the approver's mode.
 func (a *Approver) Mode() Mode { return a.mode }
@@ -204,9 +262,9 @@ func (a *Approver) Decide(ctx context.Context, req Request) (Decision, error) {
 }
 
 func (a *Approver) ask(ctx context.Context, req Request) (Decision, error) {
-	key, keyed := StepKey(req)
-	if keyed && a.remembered(key) {
-		return rememberedYes, nil
+	key, keyed := a.key(req)
+	if d, ok := a.remembered(key, keyed); ok {
+		return d, nil
 	}
 	select {
 	case <-a.turn:
@@ -214,9 +272,9 @@ func (a *Approver) ask(ctx context.Context, req Request) (Decision, error) {
 		return interrupted(ctx)
 	}
 	defer func() { a.turn <- struct{}{} }()
-	// Another goroutine may have got an "always" while this one waited.
-	if keyed && a.remembered(key) {
-		return rememberedYes, nil
+	// Another goroutine may have got an answer while this one waited.
+	if d, ok := a.remembered(key, keyed); ok {
+		return d, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return interrupted(ctx)
@@ -229,6 +287,21 @@ func (a *Approver) ask(ctx context.Context, req Request) (Decision, error) {
 		return Decision{By: ByUser, Reason: fmt.Sprintf("approval failed: %v; %s", err, needsApproval(req.Risk))}, nil
 	}
 	d.By, d.Asked = ByUser, true
+	if a.scope == ScopeBatch {
+		// every answer holds for every host: nothing more to remember as
+		// "always"
+		if keyed {
+			a.remember(key, d)
+		}
+		d.Always = false
+		if d.Reason == "" && !d.Allowed {
+			d.Reason = "denied by user"
+		}
+		if d.Reason == "" {
+			d.Reason = "approved by user"
+		}
+		return d, nil
+	}
 	if !d.Allowed {
 		d.Always = false
 		if d.Reason == "" {
@@ -237,9 +310,7 @@ func (a *Approver) ask(ctx context.Context, req Request) (Decision, error) {
 		return d, nil
 	}
 	if d.Always && keyed {
-		a.mu.Lock()
-		a.always[key] = true
-		a.mu.Unlock()
+		a.remember(key, d)
 		if d.Reason == "" {
 			d.Reason = "approved by user for identical steps in this run"
 		}
@@ -251,12 +322,57 @@ func (a *Approver) ask(ctx context.Context, req Request) (Decision, error) {
 	return d, nil
 }
 
-var rememberedYes = Decision{Allowed: true, By: ByUser, Always: true, Reason: "approved by user earlier in this run (always)"}
+// key is req's key among the remembered answers.
+func (a *Approver) key(req Request) (string, bool) {
+	key, ok := StepKey(req)
+	if ok && a.scope == ScopeBatch && dependsOnLogin(req) {
+		key += "\x00user=" + a.logins[req.Host]
+	}
+	return key, ok
+}
 
-func (a *Approver) remembered(key string) bool {
+// dependsOnLogin reports whether what req does depends on the remote user
+// and home: a command without an absolute cwd (relative paths, ~ and $HOME
+// are the login's), a file tool's path that is relative or starts with ~.
+func dependsOnLogin(req Request) bool {
+	if req.Command != "" {
+		cwd, _ := req.Params["cwd"].(string)
+		return !strings.HasPrefix(cwd, "/") || strings.ContainsAny(req.Command, "~$")
+	}
+	for _, k := range []string{"file_path", "remote_path", "local_path", "path"} {
+		if v, ok := req.Params[k].(string); ok && !strings.HasPrefix(v, "/") {
+			return true
+		}
+	}
+	return !strings.HasPrefix(req.Path, "/")
+}
+
+func (a *Approver) remember(key string, d Decision) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.always[key]
+	a.answers[key] = d
+	a.mu.Unlock()
+}
+
+// remembered returns the remembered answer to key, as the step's decision.
+func (a *Approver) remembered(key string, keyed bool) (Decision, bool) {
+	if !keyed {
+		return Decision{}, false
+	}
+	a.mu.Lock()
+	d, ok := a.answers[key]
+	a.mu.Unlock()
+	if !ok {
+		return Decision{}, false
+	}
+	switch {
+	case a.scope == ScopeBatch && d.Allowed:
+		return Decision{Allowed: true, By: ByUser, Reason: "approved by user for all hosts"}, true
+	case a.scope == ScopeBatch:
+		return Decision{By: ByUser, Reason: "denied by user for all hosts"}, true
+	case a.scope == ScopeTask:
+		return Decision{Allowed: true, By: ByUser, Reason: "approved by user earlier in this task (always)"}, true
+	}
+	return Decision{Allowed: true, By: ByUser, Always: true, Reason: "approved by user earlier in this run (always)"}, true
 }
 
 func interrupted(ctx context.Context) (Decision, error) {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 )
@@ -34,7 +36,8 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 		ph := plan.Phases[i]
 		r.exec.SetPhase(ph.Phase)
 		r.phaseNow = phaseInfo(ph)
-		r.emit(&planner.PhaseEvent{Event: planner.EventPhase, Host: r.cfg.Host, PhaseInfo: phaseInfo(ph)})
+		info := phaseInfo(ph)
+		r.emit(event.Event{Kind: event.KindPhase, Phase: &info})
 		text, err := r.phase(ctx, task, plan, ph, closed)
 		if err != nil {
 			return err
@@ -45,7 +48,7 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 				return fmt.Errorf("phase %d (%s) cannot succeed: %s", ph.Phase, ph.Goal, oneLine(reason, 300))
 			}
 			replanned = true
-			r.emit(&ReplanEvent{Event: EventReplan, Host: r.cfg.Host, Phase: ph.Phase, Reason: reason})
+			r.emit(event.Event{Kind: event.KindReplan, Replan: &event.Replan{Phase: ph.Phase, Reason: reason}})
 			np, err := pl.Replan(ctx, task, r.cfg.Environment, plan, ph, reason, r.exec.Vars().Summary(r.cfg.SummaryBudget))
 			if err != nil {
 				return err
@@ -69,15 +72,15 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 }
 
 func (r *runner) emitPlan(plan *planner.Plan) {
-	pe := &planner.PlanEvent{Event: planner.EventPlan, Host: r.cfg.Host, Session: r.cfg.Session, Plan: plan.Name}
+	pe := &event.Plan{Name: plan.Name}
 	for _, ph := range plan.Phases {
 		pe.Phases = append(pe.Phases, phaseInfo(ph))
 	}
-	r.emit(pe)
+	r.emit(event.Event{Kind: event.KindPlan, Plan: pe})
 }
 
-func phaseInfo(ph planner.Phase) planner.PhaseInfo {
-	return planner.PhaseInfo{Phase: ph.Phase, Goal: ph.Goal, Description: ph.Description, SuccessCriteria: ph.SuccessCriteria}
+func phaseInfo(ph planner.Phase) event.PhaseInfo {
+	return executor.PhaseInfo(ph, 0)
 }
 
 // phase asks for steps until the model answers without a tool call, and
@@ -115,7 +118,7 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 			if text == "" {
 				text = "(phase closed without a summary)"
 			}
-			r.emit(&AnswerEvent{Event: EventAnswer, Host: r.cfg.Host, Phase: ph.Phase, Text: text, Final: ph.Phase == len(plan.Phases)})
+			r.emit(event.Event{Kind: event.KindAnswer, Answer: &event.Answer{Phase: ph.Phase, Text: text, Final: ph.Phase == len(plan.Phases)}})
 			return text, nil
 		}
 		sys = r.phasePrompt(task, plan, ph, closed, offered) // the history before this round, for the next request

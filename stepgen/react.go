@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/llm"
 )
 
@@ -35,7 +36,7 @@ func (r *runner) react(ctx context.Context, task string) error {
 				text = "(no answer text)"
 			}
 			r.res.Answer = text
-			r.emit(&AnswerEvent{Event: EventAnswer, Host: r.cfg.Host, Text: text, Final: true})
+			r.emit(event.Event{Kind: event.KindAnswer, Answer: &event.Answer{Text: text, Final: true}})
 			if reason, ok := failedReason(text); ok {
 				return fmt.Errorf("%w: %s", ErrTaskFailed, oneLine(reason, 300))
 			}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/testenv"
@@ -17,7 +19,7 @@ import (
 )
 
 func ran(phase int, goal string, status execctx.Status, st planner.Step) RanStep {
-	return RanStep{Phase: planner.PhaseInfo{Phase: phase, Goal: goal}, Step: st, Status: status}
+	return RanStep{Phase: event.PhaseInfo{Phase: phase, Goal: goal}, Step: st, Status: status}
 }
 
 func cmd(c, save, cond string) planner.Step {
@@ -173,7 +175,7 @@ func TestSavedPlanReplays(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ex := planner.NewExecutor(planner.ExecutorConfig{Transport: tr, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil)})
+			ex := executor.New(executor.Config{Transport: tr, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil)})
 			sum, err := ex.RunPlan(context.Background(), back)
 			if err != nil || !sum.Success {
 				t.Fatalf("replay: %v %+v", err, sum)

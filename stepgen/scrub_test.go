@@ -7,8 +7,8 @@ import (
 	"time"
 
 	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/llm"
-	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/testenv"
 	"github.com/autoshell/agent/transport/local"
@@ -27,7 +27,7 @@ func TestObservationScrubsHiddenValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := planner.NewExecutor(planner.ExecutorConfig{
+	ex := executor.New(executor.Config{
 		Transport: tr, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil),
 	})
 	if err := ex.Vars().Set("vault_token", "TopSecret42"); err != nil {

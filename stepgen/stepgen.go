@@ -10,6 +10,8 @@ import (
 	"time"
 
 	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/tools"
@@ -49,7 +51,7 @@ const (
 // Config is what a run needs. LLM and Executor are required.
 type Config struct {
 	LLM      planner.Chatter
-	Executor *planner.Executor
+	Executor *executor.Executor
 	Mode     Mode // default ModeAdaptive
 	// Environment describes the target for the model; when empty it is
 	// collected once through Transport (see Environment).
@@ -65,7 +67,7 @@ type Config struct {
 	Host, Session string
 	// Emit receives this package's events; the Executor emits its own
 	// (step_start, step) through its own config.
-	Emit func(planner.Event)
+	Emit event.Sink
 }
 
 // ErrTaskFailed: the model's final answer (ReAct) or a phase's closing
@@ -93,7 +95,7 @@ func failedReason(text string) (string, bool) {
 
 // Result is how a run ended.
 type Result struct {
-	planner.Summary
+	executor.Summary
 	// Task is the task as given.
 	Task string
 	// Answer is the model's final text: the closing text of the last phase,
@@ -110,7 +112,7 @@ type Result struct {
 
 // RanStep is one step of a run and how it ended.
 type RanStep struct {
-	Phase  planner.PhaseInfo // zero in ReAct mode
+	Phase  event.PhaseInfo // zero in ReAct mode
 	Step   planner.Step
 	Status execctx.Status
 	// DryRun: the step was skipped only because of --dry-run.
@@ -163,20 +165,19 @@ func Run(ctx context.Context, cfg Config, task string) (Result, error) {
 
 type runner struct {
 	cfg   Config
-	exec  *planner.Executor
+	exec  *executor.Executor
 	chat  *counter
 	tools []llm.Tool
 	loop  loopDetector
 	start time.Time
 	// phaseNow is the adaptive phase being run.
-	phaseNow planner.PhaseInfo
+	phaseNow event.PhaseInfo
 	res      Result
 }
 
-func (r *runner) emit(ev planner.Event) {
-	if r.cfg.Emit != nil {
-		r.cfg.Emit(ev)
-	}
+func (r *runner) emit(ev event.Event) {
+	ev.Host, ev.Session = r.cfg.Host, r.cfg.Session
+	r.cfg.Emit.Emit(ev)
 }
 
 // finish fills the result, emits the llm and done events.
@@ -185,7 +186,7 @@ func (r *runner) finish(err error) (Result, error) {
 	s.Err, s.Duration = err, time.Since(r.start)
 	s.Success = err == nil && s.Denied == 0
 	r.res.Usage = r.chat.usage()
-	r.emit(&LLMEvent{Event: EventLLM, Calls: r.res.Usage.Calls, PromptTokens: r.res.Usage.Prompt, CompletionTokens: r.res.Usage.Completion})
+	r.emit(event.Event{Kind: event.KindLLM, LLM: &event.LLM{Calls: r.res.Usage.Calls, PromptTokens: r.res.Usage.Prompt, CompletionTokens: r.res.Usage.Completion}})
 	text := s.Text()
 	if err == nil && r.res.Answer != "" {
 		text = oneLine(r.res.Answer, 300) + " (" + text + ")"
@@ -193,12 +194,7 @@ func (r *runner) finish(err error) (Result, error) {
 	if err == nil && s.Denied > 0 {
 		text += "; denied steps needed approval (--approve)"
 	}
-	ev := &planner.DoneEvent{Event: planner.EventDone, Host: s.Host, Session: s.Session, Status: "failed", Summary: text,
-		Steps: s.Steps, OK: s.OK, Errors: s.Errors, Skipped: s.Skipped, Denied: s.Denied}
-	if s.Success {
-		ev.Status = "success"
-	}
-	r.emit(ev)
+	r.emit(s.Event(text))
 	return r.res, err
 }
 
@@ -209,7 +205,7 @@ func (r *runner) thought(phase int, resp llm.Response) {
 		text = strings.TrimSpace(text + "\n" + c)
 	}
 	if text != "" {
-		r.emit(&ThoughtEvent{Event: EventThought, Host: r.cfg.Host, Phase: phase, Text: text})
+		r.emit(event.Event{Kind: event.KindThought, Thought: &event.Text{Phase: phase, Text: text}})
 	}
 }
 

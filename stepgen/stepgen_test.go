@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/llm"
-	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/testenv"
 	"github.com/autoshell/agent/transport/local"
@@ -25,7 +26,7 @@ type fixture struct {
 	t      *testing.T
 	dir    string
 	srv    *testenv.LLMServer
-	events []planner.Event
+	events []event.Event
 	mode   safety.Mode
 }
 
@@ -62,8 +63,8 @@ func (f *fixture) run(mode Mode, maxSteps int, task string, retries int) (Result
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	emit := func(ev planner.Event) { f.events = append(f.events, ev) }
-	ex := planner.NewExecutor(planner.ExecutorConfig{
+	emit := func(ev event.Event) { f.events = append(f.events, ev) }
+	ex := executor.New(executor.Config{
 		Transport: tr, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(f.mode, nil), Emit: emit,
 	})
 	client := llm.New(llm.Config{BaseURL: f.srv.URL, Model: "gpt-4o-mini", APIKey: "k", MaxRetries: retries},
@@ -89,10 +90,10 @@ func (f *fixture) toolReplies(i int) []string {
 	return out
 }
 
-func (f *fixture) lastDone() *planner.DoneEvent {
+func (f *fixture) lastDone() *event.Done {
 	for i := len(f.events) - 1; i >= 0; i-- {
-		if d, ok := f.events[i].(*planner.DoneEvent); ok {
-			return d
+		if f.events[i].Kind == event.KindDone {
+			return f.events[i].Done
 		}
 	}
 	f.t.Fatal("no done event")
@@ -163,10 +164,10 @@ func TestAdaptiveScriptFix(t *testing.T) {
 			if res.Answer != "Done." || res.Usage.Calls != 5 || res.Usage.Prompt == 0 {
 				t.Errorf("answer %q usage %+v", res.Answer, res.Usage)
 			}
-			var plan *planner.PlanEvent
+			var plan *event.Plan
 			for _, ev := range f.events {
-				if p, ok := ev.(*planner.PlanEvent); ok {
-					plan = p
+				if ev.Kind == event.KindPlan {
+					plan = ev.Plan
 				}
 			}
 			if plan == nil || len(plan.Phases) != 2 || plan.Phases[1].Goal != "make it print 2 if it printed 1" {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/autoshell/agent/engine"
 	"github.com/spf13/pflag"
 )
 
@@ -134,7 +135,7 @@ func exitCode(ctx context.Context, err error) int {
 		return ee.code
 	case errors.As(err, new(hostError)):
 		return exitNoHost
-	case errors.As(err, new(usageError)):
+	case errors.As(err, new(usageError)), errors.As(err, new(engine.ConfigError)):
 		return exitUsage
 	default:
 		return exitFailed

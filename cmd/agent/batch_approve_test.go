@@ -93,8 +93,9 @@ func TestBatchApprovalKey(t *testing.T) {
 	p := &batchPrompter{next: safety.PrompterFunc(func(ctx context.Context, r safety.Request) (safety.Decision, error) {
 		asked = append(asked, r.Host)
 		return safety.Decision{Allowed: true}, nil
-	}), out: out, users: map[string]string{"web01": "deploy", "web02": "deploy", "web03": "deploy", "db01": "root"}}
-	ap := safety.NewApprover(safety.ModeAsk, p)
+	}), out: out}
+	ap := safety.NewApprover(safety.ModeAsk, p, safety.WithScope(safety.ScopeBatch),
+		safety.WithLogins(map[string]string{"web01": "deploy", "web02": "deploy", "web03": "deploy", "db01": "root"}))
 	decide := func(r safety.Request) {
 		t.Helper()
 		if d, err := ap.Decide(context.Background(), r); err != nil || !d.Allowed {

@@ -1,24 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
+	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/event"
 	"github.com/schollz/progressbar/v3"
-
-	"github.com/autoshell/agent/planner"
-	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/stepgen"
 )
 
 // batchOutput shows a batch run. On a terminal: one progress bar over the
@@ -40,6 +35,9 @@ type batchOutput struct {
 	// shell counts the medium/high risk shell commands that ran, on every
 	// host: undo cannot put back what they changed.
 	shell atomic.Int64
+
+	logMu sync.Mutex
+	logs  map[string]*hostLog // --out: open logs; nil once a host is done
 
 	mu   sync.Mutex // the streams, the bar and the counters
 	enc  *json.Encoder
@@ -149,50 +147,35 @@ func (o *batchOutput) warn(msg string) {
 	})
 }
 
-// hostEvent is an event with its host: the llm event has none of its own.
-type hostLLMEvent struct {
-	*stepgen.LLMEvent
-	Host string `json:"host"`
-}
-
-// replayEvent tells how a --plan-once replay went on a host: "followed"
-// (every step ended as on the first host) or "diverged" (the host then
-// falls back to the model).
-type replayEvent struct {
-	Event  string `json:"event"` // "replay"
-	Host   string `json:"host"`
-	From   string `json:"from"` // the host the plan came from
-	Status string `json:"status"`
-	Steps  int    `json:"steps"`
-	Reason string `json:"reason,omitempty"`
-}
-
-func (*replayEvent) Name() string { return "replay" }
-
-// batchEvent is the last event of a batch run with --json.
-type batchEvent struct {
-	Event      string `json:"event"` // "batch"
-	Session    string `json:"session"`
-	Hosts      int    `json:"hosts"`
-	OK         int    `json:"ok"`
-	Failed     int    `json:"failed"`
-	NotRun     int    `json:"not_run"`
-	LLMCalls   int    `json:"llm_calls"`
-	DurationMS int64  `json:"duration_ms"`
-}
-
-// json prints ev for host with --json.
-func (o *batchOutput) json(host string, ev planner.Event) {
+// event takes the engine's events of every host: each goes to the
+// host's log (--out) and to --json; a host's end prints its line.
+func (o *batchOutput) event(ev event.Event) {
+	switch ev.Kind {
+	case event.KindWarning:
+		o.hostWarning(ev.Host, ev.Warning)
+		return
+	case event.KindHost:
+		o.hostDone(ev.Host, ev.HostEnd)
+		return
+	case event.KindStep:
+		if shellChange(ev.Step) {
+			o.shell.Add(1)
+		}
+	}
+	if ev.Kind != event.KindBatch {
+		if l := o.hostLog(ev.Host); l != nil {
+			l.render.event(ev)
+			if ev.Kind == event.KindDone && ev.Done.Text != "" {
+				l.render.finishText(ev.Host, ev.Session, ev.Done.Status == "success", ev.Done.Text)
+			}
+		}
+	}
 	if o.enc == nil {
 		return
 	}
-	var v any = ev
-	if l, ok := ev.(*stepgen.LLMEvent); ok {
-		v = hostLLMEvent{LLMEvent: l, Host: host}
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.write(func() { o.encode(v) })
+	o.write(func() { o.encode(ev) })
 }
 
 func (o *batchOutput) encode(v any) {
@@ -202,12 +185,10 @@ func (o *batchOutput) encode(v any) {
 	}
 }
 
-// hostDone records a finished (or not started) host: its done event when
-// the work emitted none, the line on the terminal, the bar.
-func (o *batchOutput) hostDone(res hostResult, done *planner.DoneEvent) {
-	if done != nil {
-		o.json(res.Host, done)
-	}
+// hostDone records a finished (or not started) host: the line on the
+// terminal, the bar; its log is closed.
+func (o *batchOutput) hostDone(host string, res *event.HostEnd) {
+	o.closeLog(host)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.write(func() {
@@ -219,9 +200,9 @@ func (o *batchOutput) hostDone(res hostResult, done *planner.DoneEvent) {
 			if _, more := errFirstLine(res.Err); more {
 				// The explanation (OpenSSH's changed host key warning…)
 				// once on stderr; the line and the table get its first line.
-				fmt.Fprintf(o.a.stderr, "agent: %s: %s\n", printable(res.Host), strings.TrimSpace(res.Err))
+				fmt.Fprintf(o.a.stderr, "agent: %s: %s\n", printable(host), strings.TrimSpace(res.Err))
 			}
-			fmt.Fprintf(o.a.stdout, "[%*d/%d] %s\n", len(fmt.Sprint(o.total)), o.done, o.total, hostLine(res))
+			fmt.Fprintf(o.a.stdout, "[%*d/%d] %s\n", len(fmt.Sprint(o.total)), o.done, o.total, hostLine(host, res))
 		}
 		if o.bar != nil {
 			o.bar.Add(1)
@@ -230,19 +211,19 @@ func (o *batchOutput) hostDone(res hostResult, done *planner.DoneEvent) {
 }
 
 // hostLine is the line shown when a host finishes.
-func hostLine(r hostResult) string {
-	status := map[string]string{hostOK: "ok", hostFailed: "FAILED", hostNotRun: "not run"}[r.Status]
-	s := fmt.Sprintf("%-7s %s", status, printable(r.Host))
+func hostLine(host string, r *event.HostEnd) string {
+	status := statusWord[r.Status]
+	s := fmt.Sprintf("%-7s %s", status, printable(host))
 	switch {
-	case r.Status == hostNotRun:
+	case r.Status == event.HostNotRun:
 	case r.How == "": // not connected
-		s += "  " + fmtDuration(r.Duration)
+		s += "  " + fmtDuration(time.Duration(r.DurationMS)*time.Millisecond)
 	default:
 		s += fmt.Sprintf("  %d %s, %d changed, %s", r.Steps, pluralize(r.Steps, "step"), r.Changed, r.How)
 		if r.LLMCalls > 0 {
 			s += fmt.Sprintf(", %d LLM %s", r.LLMCalls, pluralize(r.LLMCalls, "call"))
 		}
-		s += ", " + fmtDuration(r.Duration)
+		s += ", " + fmtDuration(time.Duration(r.DurationMS)*time.Millisecond)
 	}
 	if r.Err != "" {
 		first, _ := errFirstLine(r.Err)
@@ -250,6 +231,9 @@ func hostLine(r hostResult) string {
 	}
 	return s
 }
+
+// statusWord is how the terminal says a host's status.
+var statusWord = map[string]string{event.HostOK: "ok", event.HostFailed: "FAILED", event.HostNotRun: "not run"}
 
 // errFirstLine is the first non-empty line of a host's error: a one-line
 // reason where the error explains itself over several lines
@@ -274,7 +258,8 @@ func fmtDuration(d time.Duration) string {
 
 // summary ends the run: the table on the terminal, the batch event with
 // --json.
-func (o *batchOutput) summary(results []hostResult, llmCalls int, session, undo string) {
+func (o *batchOutput) summary(r engine.BatchResult, undo string) {
+	results, llmCalls, session := r.Hosts, r.LLMCalls, r.Session
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, w := range o.held { // no question is pending once every host is done
@@ -285,14 +270,13 @@ func (o *batchOutput) summary(results []hostResult, llmCalls int, session, undo 
 		o.bar.Clear()
 		o.bar = nil
 	}
-	ev := batchEvent{Event: "batch", Session: session, Hosts: len(results), LLMCalls: llmCalls,
-		DurationMS: time.Since(o.start0).Milliseconds()}
+	ev := event.Batch{Hosts: len(results), LLMCalls: llmCalls, DurationMS: time.Since(o.start0).Milliseconds()}
 	changed := 0
 	for _, r := range results {
 		switch r.Status {
-		case hostOK:
+		case event.HostOK:
 			ev.OK++
-		case hostNotRun:
+		case event.HostNotRun:
 			ev.NotRun++
 		default:
 			ev.Failed++
@@ -300,17 +284,16 @@ func (o *batchOutput) summary(results []hostResult, llmCalls int, session, undo 
 		changed += r.Changed
 	}
 	if o.enc != nil {
-		o.encode(ev)
-		return
+		return // the engine's batch event ended the stream
 	}
 	w := o.a.stdout
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "HOST\tSTATUS\tRUN\tSTEPS\tCHANGED\tDURATION\tERROR")
 	for _, r := range results {
-		status := map[string]string{hostOK: "ok", hostFailed: "FAILED", hostNotRun: "not run"}[r.Status]
+		status := statusWord[r.Status]
 		how, steps, changed, dur := r.How, fmt.Sprint(r.Steps), fmt.Sprint(r.Changed), fmtDuration(r.Duration)
-		if r.Status == hostNotRun {
+		if r.Status == event.HostNotRun {
 			how, steps, changed, dur = "-", "-", "-", "-"
 		}
 		if how == "" {
@@ -339,230 +322,67 @@ func (o *batchOutput) summary(results []hostResult, llmCalls int, session, undo 
 	}
 }
 
-// hostSink is the renderer of one host: it counts what the summary needs,
-// writes the host's log under --out and passes events on for --json. What
-// it writes goes through its redactor: the log line by line, events field
-// by field.
-type hostSink struct {
-	o      *batchOutput
-	host   string
-	redact redactor
-	log    renderer  // the terminal view, into the host's log file
-	file   io.Closer // the log (a redactingWriter on the file), nil without --out
-
-	mu    sync.Mutex
-	paths map[string]bool // files changed
-	done  bool
+// hostLog is one host's log under --out: the terminal view of its run.
+type hostLog struct {
+	file   *os.File
+	render *termRenderer
 }
 
-// newHostSink returns host's sink; secrets are the values of its
-// secret-named variables, never written out.
-func (o *batchOutput) newHostSink(host string, secrets []string) *hostSink {
-	s := &hostSink{o: o, host: host, redact: redactor{secrets: secrets}, log: nopRenderer{}, paths: map[string]bool{}}
-	if o.dir == "" {
-		return s
+// hostLog returns host's log, opened on its first event; nil without
+// --out (or when it cannot be opened: warned once).
+func (o *batchOutput) hostLog(host string) *hostLog {
+	if o.dir == "" || host == "" {
+		return nil
+	}
+	o.logMu.Lock()
+	defer o.logMu.Unlock()
+	if l, ok := o.logs[host]; ok {
+		return l
+	}
+	if o.logs == nil {
+		o.logs = map[string]*hostLog{}
 	}
 	f, err := os.OpenFile(filepath.Join(o.dir, safeFileName(host)+".log"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
+		o.logs[host] = nil
 		o.warn(fmt.Sprintf("%s: no log: %v", host, err))
-		return s
+		return nil
 	}
-	w := &redactingWriter{w: f, redact: s.redact.String}
-	s.file, s.log = w, &termRenderer{w: w}
-	return s
+	l := &hostLog{file: f, render: &termRenderer{w: f}}
+	o.logs[host] = l
+	return l
 }
 
-func (s *hostSink) event(ev planner.Event) {
-	s.mu.Lock()
-	switch ev := ev.(type) {
-	case *planner.StepEvent:
-		if ev.Status == "ok" && ev.Diff != "" && !ev.DryRun {
-			s.paths[ev.Path] = true
+// closeLog closes host's log once the host is done.
+func (o *batchOutput) closeLog(host string) {
+	o.logMu.Lock()
+	defer o.logMu.Unlock()
+	if l := o.logs[host]; l != nil {
+		l.file.Close()
+		o.logs[host] = nil
+	}
+}
+
+// hostWarning writes a message about host to its log, or, without --out,
+// to stderr (a log-only note is dropped then).
+func (o *batchOutput) hostWarning(host string, w *event.Warning) {
+	if l := o.hostLog(host); l != nil {
+		if w.LogOnly {
+			fmt.Fprintf(l.file, "%s\n", w.Text)
+		} else {
+			fmt.Fprintf(l.file, "agent: %s\n", w.Text)
 		}
-		if shellChange(ev) {
-			s.o.shell.Add(1)
-		}
-	case *planner.DoneEvent:
-		s.done = true
-	}
-	s.log.event(ev)
-	s.mu.Unlock()
-	if s.o.enc != nil {
-		s.o.json(s.host, s.redact.event(ev))
-	}
-}
-
-func (s *hostSink) finish(sum planner.Summary) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.log.finish(sum)
-}
-
-// warn notes msg in the host's log, or on stderr without --out.
-func (s *hostSink) warn(msg string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.file != nil {
-		fmt.Fprintf(s.file.(io.Writer), "agent: %s\n", msg)
 		return
 	}
-	s.o.warn(s.host + ": " + s.redact.String(msg))
-}
-
-func (s *hostSink) changed() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.paths)
-}
-
-func (s *hostSink) sawDone() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.done
-}
-
-// Close closes the host's log; a note ends it when the host failed before
-// any step.
-func (s *hostSink) Close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.file != nil {
-		s.file.Close()
-		s.file = nil
-		s.log = nopRenderer{}
+	if !w.LogOnly {
+		o.warn(host + ": " + w.Text)
 	}
 }
 
-// logNote writes a line to the host's log only.
-func (s *hostSink) logNote(msg string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.file != nil {
-		fmt.Fprintf(s.file.(io.Writer), "%s\n", msg)
-	}
+// hostWarn is hostWarning for a message of the front end's own.
+func (o *batchOutput) hostWarn(host, msg string) {
+	o.hostWarning(host, &event.Warning{Text: msg})
 }
-
-// redactor removes secrets from what a batch writes: safety.RedactString's
-// patterns, and the literal values of the host's secret-named variables.
-type redactor struct {
-	secrets []string // longest first
-}
-
-// String returns s with its secrets replaced.
-func (r redactor) String(s string) string {
-	s = safety.RedactString(s)
-	for _, v := range r.secrets {
-		s = strings.ReplaceAll(s, v, safety.Redacted)
-	}
-	return s
-}
-
-// event returns a copy of ev with every string in it (fields, parameters,
-// lists; the event's name aside) through String; parameters whose names
-// say secret are replaced whole (safety.Redact).
-func (r redactor) event(ev planner.Event) planner.Event {
-	v := reflect.ValueOf(ev)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return ev
-	}
-	cp := reflect.New(v.Elem().Type())
-	cp.Elem().Set(v.Elem())
-	r.fields(cp.Elem())
-	out, ok := cp.Interface().(planner.Event)
-	if !ok {
-		return ev
-	}
-	return out
-}
-
-func (r redactor) fields(v reflect.Value) {
-	t := v.Type()
-	for i := range t.NumField() {
-		f, sf := v.Field(i), t.Field(i)
-		if !sf.IsExported() || sf.Name == "Event" {
-			continue
-		}
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString(r.String(f.String()))
-		case reflect.Struct:
-			r.fields(f)
-		case reflect.Slice:
-			if ss, ok := f.Interface().([]string); ok && ss != nil {
-				out := make([]string, len(ss))
-				for j, x := range ss {
-					out[j] = r.String(x)
-				}
-				f.Set(reflect.ValueOf(out))
-			}
-		case reflect.Map:
-			if m, ok := f.Interface().(map[string]any); ok && m != nil {
-				f.Set(reflect.ValueOf(r.value(safety.Redact(m))))
-			}
-		}
-	}
-}
-
-// value passes the strings of a parameter value through String.
-func (r redactor) value(v any) any {
-	switch v := v.(type) {
-	case string:
-		return r.String(v)
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = r.value(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = r.value(x)
-		}
-		return out
-	}
-	return v
-}
-
-// redactingWriter writes whole lines through redact, so a secret is seen
-// whole however the writes split it; Close writes the rest and closes the
-// file.
-type redactingWriter struct {
-	w      io.WriteCloser
-	redact func(string) string
-	buf    []byte
-}
-
-func (w *redactingWriter) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
-	i := bytes.LastIndexByte(w.buf, '\n')
-	if i < 0 {
-		return len(p), nil
-	}
-	_, err := io.WriteString(w.w, w.redact(string(w.buf[:i+1])))
-	w.buf = append(w.buf[:0], w.buf[i+1:]...)
-	if err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-func (w *redactingWriter) Close() error {
-	var err error
-	if len(w.buf) > 0 {
-		_, err = io.WriteString(w.w, w.redact(string(w.buf)))
-		w.buf = nil
-	}
-	if cerr := w.w.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-type nopRenderer struct{}
-
-func (nopRenderer) event(planner.Event)    {}
-func (nopRenderer) finish(planner.Summary) {}
 
 // safeFileName turns an inventory host name into a file name: characters
 // other than letters, digits and ._-@: become _, and it never starts

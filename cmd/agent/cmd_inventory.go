@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/autoshell/agent/engine"
 	"github.com/spf13/pflag"
 )
 
@@ -62,7 +63,7 @@ func runInventory(ctx context.Context, a *app, args []string) error {
 	if o.inventory == "" {
 		return usagef("inventory list: give the inventory with -i FILE")
 	}
-	hosts, err := a.inventoryHosts(o.inventory, o.limit)
+	hosts, err := engine.InventoryHosts(o.inventory, o.limit, a.host.overrides())
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func runInventory(ctx context.Context, a *app, args []string) error {
 	// A CONNECTION column when some host is not reached over ssh.
 	conns := false
 	for _, h := range hosts {
-		conns = conns || h.transport() != connSSH
+		conns = conns || connectionName(h) != engine.ConnSSH
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	head := "NAME\tHOST\tPORT\tUSER\tGROUPS"
@@ -117,18 +118,18 @@ type inventoryEntry struct {
 }
 
 // connectionName is how the listing names h's connection.
-func connectionName(h inventoryHost) string {
-	if h.transport() == connSSH {
-		return connSSH
+func connectionName(h engine.Target) string {
+	if k, _ := engine.Connection(h.Connection); k == engine.ConnSSH {
+		return engine.ConnSSH
 	}
 	return h.Connection
 }
 
-func writeInventoryJSON(a *app, hosts []inventoryHost) error {
+func writeInventoryJSON(a *app, hosts []engine.Target) error {
 	out := make([]inventoryEntry, 0, len(hosts))
 	for _, h := range hosts {
 		e := inventoryEntry{Name: h.Name, Groups: h.Groups, Host: h.SSH.HostName, Port: h.SSH.Port, User: h.SSH.User, Vars: h.Vars}
-		if h.transport() != connSSH {
+		if connectionName(h) != engine.ConnSSH {
 			e.Connection = h.Connection
 		}
 		if e.Groups == nil {

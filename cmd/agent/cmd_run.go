@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
@@ -114,7 +116,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	if o.batch.inventory != "" {
 		return runBatchPlan(ctx, a, o, fs.Arg(0))
 	}
-	vars, err := parseVars(o.vars)
+	vars, err := engine.ParseVars(o.vars)
 	if err != nil {
 		return err
 	}
@@ -122,21 +124,17 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	plan, err := loadPlan(fs.Arg(0), policy, vars)
+	plan, err := loadPlan(fs.Arg(0), policy, slices.Collect(maps.Keys(vars.Vars())))
 	if err != nil {
 		return err
 	}
-	steps, err := a.openSteps(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun})
+	steps, err := a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}, o.vars)
 	if err != nil {
 		return err
 	}
 	defer steps.Close()
-	r := steps.render
-	cfg := steps.exec
-	cfg.Vars = vars
-	exec := planner.NewExecutor(cfg)
-	sum, err := exec.RunPlan(ctx, plan)
-	r.finish(sum)
+	sum, err := steps.RunPlan(ctx, plan)
+	steps.render.finish(sum)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return ctx.Err()
@@ -148,21 +146,6 @@ func runRun(ctx context.Context, a *app, args []string) error {
 		return exitError{code: exitDenied}
 	}
 	return exitError{code: exitFailed}
-}
-
-// parseVars reads --var k=v into a new execution context.
-func parseVars(kvs []string) (*execctx.Context, error) {
-	vars := execctx.New()
-	for _, kv := range kvs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, usagef("--var %q: want name=value", kv)
-		}
-		if err := vars.Set(k, v); err != nil {
-			return nil, usagef("--var %q: %v", kv, err)
-		}
-	}
-	return vars, nil
 }
 
 // checkVarsUsed refuses a --var the plan at path neither declares in its
@@ -229,14 +212,10 @@ func planVarNames(plan *planner.Plan) (used map[string]bool, settable []string) 
 
 // loadPlan parses and validates the whole plan; every problem is a usage
 // error (exit 2) naming file:line, and nothing has run.
-func loadPlan(path string, policy safety.Policy, vars *execctx.Context) (*planner.Plan, error) {
+func loadPlan(path string, policy safety.Policy, preset []string) (*planner.Plan, error) {
 	plan, err := planner.ParseFile(path)
 	if err != nil {
 		return nil, usageError{err}
-	}
-	var preset []string
-	for k := range vars.Vars() {
-		preset = append(preset, k)
 	}
 	if err := planner.Validate(plan, tools.Default(policy), preset); err != nil {
 		return nil, usageError{err}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/autoshell/agent/engine"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
@@ -27,9 +28,9 @@ func runSSHConfig(_ context.Context, a *app, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("ssh-config: want exactly one HOST, got %d arguments", fs.NArg())
 	}
-	cfg, err := a.host.resolve(fs.Arg(0))
+	t, err := engine.HostTarget(fs.Arg(0), a.host.overrides())
 	if err != nil {
 		return err
 	}
-	return sshtr.WriteConfig(a.stdout, cfg)
+	return sshtr.WriteConfig(a.stdout, t.SSH)
 }

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
@@ -68,24 +68,16 @@ func (o *batchOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.out, "out", "", "with -i: write per-host logs and transcripts under `DIR`")
 }
 
-// taskRunner does tasks with the model on one host: what `agent -c`, each
-// REPL line and each host of a batch share. The executor (and so the
-// variables) lives as long as the runner: later tasks see what earlier ones
-// found.
+// taskRunner does tasks with the model on one host: what `agent -c` and
+// each REPL line share — the engine's conversation (one executor, so later
+// tasks see what earlier ones found), rendered, with the spinner.
 type taskRunner struct {
 	a      *app
 	o      taskOptions
-	mode   stepgen.Mode
 	client *llm.Client
-	steps  *stepRun
-	exec   *planner.Executor
+	steps  *hostRun
+	conv   *engine.Conversation
 	close  []func()
-	always *taskAlways // per-task "always" answers; nil when nobody is asked
-	// env is the target's description for the model, collected once for a
-	// REPL session (empty: stepgen collects it per task); earlier tells the
-	// model what the session's earlier tasks did (see sessionNotes).
-	env     string
-	earlier []earlierTask
 }
 
 // newTaskRunner checks the options, resolves the model's configuration and
@@ -109,7 +101,7 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 	if err := checkDefaultModel(ctx, o, fileLLM, cfg); err != nil {
 		return nil, err
 	}
-	t := &taskRunner{a: a, o: o, mode: mode}
+	t := &taskRunner{a: a, o: o}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -126,7 +118,9 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 	}
 	t.close = append(t.close, closeT)
 	t.client = llm.New(cfg, append(opts, topts...)...)
-	if t.steps, err = a.openSteps(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}); err != nil {
+	// "a=always" holds for one task (the REPL forgets it between tasks).
+	if t.steps, err = a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}, nil,
+		safety.WithScope(safety.ScopeTask)); err != nil {
 		return nil, err
 	}
 	t.close = append(t.close, t.steps.Close)
@@ -138,6 +132,11 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 			r.spin = newSpinner(a.stderr) // nil unless stderr is a terminal
 		}
 	}
+	var chat planner.Chatter = t.client
+	if sp := t.spinner(); sp != nil {
+		chat = thinkingChatter{next: t.client, spin: sp}
+	}
+	t.conv = &engine.Conversation{Host: t.steps.Host, Chat: chat, Opts: engine.TaskOptions{Mode: mode, MaxSteps: o.maxSteps}}
 	t.setPrompter(nil)
 	return t, nil
 }
@@ -153,68 +152,23 @@ func (t *taskRunner) spinner() *spinner {
 	return nil
 }
 
-// setPrompter (re)builds the executor. When the approval mode asks a person,
-// questions go to p, or when p is nil to /dev/tty as openSteps set up; either
-// way the spinner stops while the question is on screen. Call it before the
-// first task only: the executor holds the variables.
+// setPrompter sets who answers when the approval mode asks a person: p, or
+// when p is nil the terminal as openHost set up; either way the spinner
+// stops while the question is on screen. Call it before the first task.
 func (t *taskRunner) setPrompter(p safety.Prompter) {
-	if ap := t.steps.exec.Approver; ap != nil && ap.Mode() == safety.ModeAsk {
-		if p == nil {
-			var closeTTY func()
-			if p, closeTTY = newApprovalPrompter(); closeTTY != nil {
-				t.close = append(t.close, closeTTY)
-			}
-		}
-		if p != nil {
-			t.always = &taskAlways{next: quietPrompter{next: p, spin: t.spinner()}}
-			t.steps.exec.Approver = safety.NewApprover(safety.ModeAsk, t.always)
-		}
-	}
-	t.exec = planner.NewExecutor(t.steps.exec)
-}
-
-// taskAlways remembers "a=always" answers for one task only (the
-// Approver would remember them for its lifetime, which in the REPL is the
-// whole session): an identical request (tool and resolved parameters, as
-// safety.StepKey) is approved again until reset, which the REPL calls between tasks.
-type taskAlways struct {
-	next safety.Prompter
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func (p *taskAlways) Approve(ctx context.Context, req safety.Request) (safety.Decision, error) {
-	key, keyed := safety.StepKey(req)
-	if !keyed {
-		return p.next.Approve(ctx, req)
-	}
-	p.mu.Lock()
-	seen := p.seen[key]
-	p.mu.Unlock()
-	if seen {
-		return safety.Decision{Allowed: true, By: safety.ByUser, Reason: "approved by user earlier in this task (always)"}, nil
-	}
-	d, err := p.next.Approve(ctx, req)
-	if err == nil && d.Allowed && d.Always {
-		p.mu.Lock()
-		if p.seen == nil {
-			p.seen = map[string]bool{}
-		}
-		p.seen[key] = true
-		p.mu.Unlock()
-	}
-	d.Always = false // remembered here, per task, not by the Approver
-	return d, err
-}
-
-// reset forgets the "always" answers: a new task asks again.
-func (p *taskAlways) reset() {
-	if p == nil {
+	ap := t.steps.Approver()
+	if ap.Mode() != safety.ModeAsk {
 		return
 	}
-	p.mu.Lock()
-	p.seen = nil
-	p.mu.Unlock()
+	if p == nil {
+		p = ap.Prompter()
+	}
+	if p != nil {
+		if q, ok := p.(quietPrompter); ok {
+			p = q.next
+		}
+		ap.SetPrompter(quietPrompter{next: p, spin: t.spinner()})
+	}
 }
 
 // Close releases the connection and the files, last opened first.
@@ -228,20 +182,8 @@ func (t *taskRunner) Close() {
 
 // run does one task and renders its summary.
 func (t *taskRunner) run(ctx context.Context, task string) (stepgen.Result, error) {
-	s := t.steps
-	var chat planner.Chatter = t.client
-	if sp := t.spinner(); sp != nil {
-		chat = thinkingChatter{next: t.client, spin: sp}
-	}
-	env := t.env
-	if env != "" {
-		env += t.sessionNotes()
-	}
-	res, err := stepgen.Run(ctx, stepgen.Config{
-		LLM: chat, Executor: t.exec, Mode: t.mode, Transport: s.tr, Environment: env,
-		MaxSteps: t.o.maxSteps, Host: s.host, Session: s.session, Emit: s.render.event,
-	}, task)
-	s.render.finish(res.Summary)
+	res, err := t.conv.Run(ctx, task)
+	t.steps.render.finish(res.Summary)
 	return res, err
 }
 

@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
+	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
@@ -113,11 +112,7 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 
 // undoOn restores session info's changes on target, reached through tr.
 func undoOn(ctx context.Context, a *app, tr transport.Transport, stateDir string, info safety.SessionInfo, target string, force bool) error {
-	journal, err := safety.OpenJournal(stateDir, info.ID, target)
-	if err != nil {
-		return err
-	}
-	actions, err := journal.RestoreWith(ctx, restorer{tr}, safety.RestoreOptions{Force: force})
+	actions, err := engine.Undo(ctx, tr, stateDir, info.ID, target, force)
 	for _, act := range actions {
 		fmt.Fprintf(a.stdout, "%s: %s\n", printable(target), act)
 	}
@@ -140,11 +135,11 @@ func undoOn(ctx context.Context, a *app, tr transport.Transport, stateDir string
 // host after another, each dialled with its inventory settings as a batch
 // run dials it. A host that fails does not stop the others; exit 3 then.
 func undoBatch(ctx context.Context, a *app, stateDir string, info safety.SessionInfo, inv, limit string, force bool) error {
-	hosts, err := a.selectHosts(inv, limit)
+	hosts, err := engine.SelectHosts(inv, limit, a.host.overrides())
 	if err != nil {
 		return err
 	}
-	var todo []inventoryHost
+	var todo []engine.Target
 	for _, h := range hosts {
 		if slices.Contains(info.Hosts, h.Name) {
 			todo = append(todo, h)
@@ -171,11 +166,11 @@ func undoBatch(ctx context.Context, a *app, stateDir string, info safety.Session
 }
 
 // undoInventoryHost restores session info's changes on inventory host h.
-func undoInventoryHost(ctx context.Context, a *app, stateDir string, info safety.SessionInfo, h inventoryHost, force bool) error {
-	tr, err := h.dial(ctx, sshtr.Options{ // local for ansible_connection=local
+func undoInventoryHost(ctx context.Context, a *app, stateDir string, info safety.SessionInfo, h engine.Target, force bool) error {
+	tr, err := engine.Dial(ctx, h, engine.DialOptions{SSH: sshtr.Options{ // local for ansible_connection=local
 		Prompter: newTerminalPrompter(),
 		Warn:     func(msg string) { fmt.Fprintf(a.stderr, "agent: %s: %s\n", printable(h.Name), msg) },
-	})
+	}})
 	if err != nil {
 		return err
 	}
@@ -269,41 +264,4 @@ func listSessions(w io.Writer, sessions []safety.SessionInfo) {
 			printable(oneLineText(strings.Join(s.Hosts, ","), 60)), s.Files, restored)
 	}
 	tw.Flush()
-}
-
-// restorer adapts a transport to safety.FileRestorer.
-type restorer struct{ tr transport.Transport }
-
-func (r restorer) WriteFile(ctx context.Context, path string, rd io.Reader, perm fs.FileMode) (int64, error) {
-	return r.tr.WriteFile(ctx, path, rd, perm)
-}
-
-func (r restorer) ReadFile(ctx context.Context, path string, w io.Writer) (int64, error) {
-	return r.tr.ReadFile(ctx, path, w)
-}
-
-// Chmod sets path's mode, setuid/setgid/sticky included, with `chmod` in
-// octal, quoted for the host's shell.
-func (r restorer) Chmod(ctx context.Context, path string, mode fs.FileMode) error {
-	res, err := r.tr.Run(ctx, transport.Command{Command: fmt.Sprintf("chmod %04o -- %s", safety.UnixMode(mode), tools.Quote(path))})
-	if err != nil {
-		return fmt.Errorf("chmod %s: %w", path, err)
-	}
-	if res.ExitCode != 0 {
-		return fmt.Errorf("chmod %s: chmod exited %d: %s", path, res.ExitCode, strings.TrimSpace(res.Stderr))
-	}
-	return nil
-}
-
-// Remove deletes path with `rm -f`, quoted for the host's shell; a file
-// already gone is fine.
-func (r restorer) Remove(ctx context.Context, path string) error {
-	res, err := r.tr.Run(ctx, transport.Command{Command: "rm -f -- " + tools.Quote(path)})
-	if err != nil {
-		return fmt.Errorf("remove %s: %w", path, err)
-	}
-	if res.ExitCode != 0 {
-		return fmt.Errorf("remove %s: rm exited %d: %s", path, res.ExitCode, strings.TrimSpace(res.Stderr))
-	}
-	return nil
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/transport"
-	"github.com/autoshell/agent/transport/local"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
@@ -31,33 +31,32 @@ func (o *hostOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.identities, "identity", nil, "private key `FILE` to try first (repeatable; ssh's -i)")
 }
 
-func (o *hostOptions) resolve(alias string) (*sshtr.HostConfig, error) {
-	cfg, err := sshtr.Resolve(alias, sshtr.ResolveOptions{
-		ConfigFile: o.configFile, User: o.user, Port: o.port, IdentityFiles: o.identities,
-	})
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return cfg, nil
+// overrides are the flags over ~/.ssh/config.
+func (o *hostOptions) overrides() engine.SSHOverrides {
+	return engine.SSHOverrides{ConfigFile: o.configFile, User: o.user, Port: o.port, Identities: o.identities}
+}
+
+// target is the selected host: this machine without --ssh-host.
+func (a *app) target() (engine.Target, error) {
+	return engine.HostTarget(a.host.sshHost, a.host.overrides())
+}
+
+// dialOptions ask host-key and passphrase questions on the terminal and
+// print connection warnings on stderr.
+func (a *app) dialOptions() engine.DialOptions {
+	return engine.DialOptions{SSH: sshtr.Options{
+		Prompter: newTerminalPrompter(),
+		Warn:     func(msg string) { fmt.Fprintln(a.stderr, "agent:", msg) },
+	}}
 }
 
 // open connects to the selected host: local without --ssh-host.
 func (a *app) open(ctx context.Context) (transport.Transport, error) {
-	if a.host.sshHost == "" {
-		return local.New()
-	}
-	cfg, err := a.host.resolve(a.host.sshHost)
+	t, err := a.target()
 	if err != nil {
 		return nil, err
 	}
-	t, err := sshtr.Dial(ctx, cfg, sshtr.Options{
-		Prompter: newTerminalPrompter(),
-		Warn:     func(msg string) { fmt.Fprintln(a.stderr, "agent:", msg) },
-	})
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
+	return engine.Dial(ctx, t, a.dialOptions())
 }
 
 func isTerminal(f *os.File) bool {

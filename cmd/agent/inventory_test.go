@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/autoshell/agent/engine"
 )
 
 // TestSelectHostsSSHSettings checks the precedence selectHosts gives: the
@@ -323,4 +325,15 @@ home=/h
 			t.Errorf("%s: err = %v, want a usageError %s…", tt.line, err, tt.want)
 		}
 	}
+}
+
+// selectHosts is engine.SelectHosts with the flags of a, its ConfigError
+// the CLI's usageError (exit 2).
+func (a *app) selectHosts(file, limit string) ([]engine.Target, error) {
+	hosts, err := engine.SelectHosts(file, limit, a.host.overrides())
+	var ce engine.ConfigError
+	if errors.As(err, &ce) {
+		return nil, usageError{ce.Err}
+	}
+	return hosts, err
 }

@@ -9,14 +9,15 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
 )
 
 // renderer shows a run's events: as JSON lines (--json) or for a person.
 type renderer interface {
-	event(ev planner.Event)
+	event(ev event.Event)
 	// finish is called once after the run with its summary.
-	finish(sum planner.Summary)
+	finish(sum executor.Summary)
 }
 
 func newRenderer(a *app, asJSON bool) renderer {
@@ -36,19 +37,24 @@ type jsonRenderer struct {
 	failed bool
 }
 
-func (r *jsonRenderer) event(ev planner.Event) {
-	if se, ok := ev.(*planner.StepEvent); ok && se.Interrupted {
-		c := *se
-		c.Output = interruptedOutput(c.Output)
-		ev = &c
+func (r *jsonRenderer) event(ev event.Event) {
+	switch ev.Kind {
+	case event.KindHost, event.KindWarning:
+		return // not part of the --json stream
+	case event.KindStep:
+		if ev.Step.Interrupted {
+			c := *ev.Step
+			c.Output = interruptedOutput(c.Output)
+			ev.Step = &c
+		}
 	}
 	if err := r.enc.Encode(ev); err != nil && !r.failed {
 		r.failed = true
-		fmt.Fprintf(r.stderr, "agent: write %s event: %v\n", ev.Name(), err)
+		fmt.Fprintf(r.stderr, "agent: write %s event: %v\n", ev.Kind, err)
 	}
 }
 
-func (r *jsonRenderer) finish(planner.Summary) {}
+func (r *jsonRenderer) finish(executor.Summary) {}
 
 // notJournaled is the summary's note after a run whose shell commands may
 // have changed things: undo restores only what the file tools journaled.
@@ -56,7 +62,7 @@ const notJournaled = "changes made by shell commands are not journaled and canno
 
 // shellChange reports whether ev is a medium or high risk execute_command
 // that ran: what it changed, undo cannot put back.
-func shellChange(ev *planner.StepEvent) bool {
+func shellChange(ev *event.Step) bool {
 	return ev.Tool == "execute_command" && (ev.Risk == "medium" || ev.Risk == "high") && !ev.DryRun &&
 		(ev.Status == "ok" || ev.Status == "error")
 }

@@ -9,10 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/stepgen"
 )
 
 // Limits of the terminal view: the full output is in --json and the audit
@@ -39,8 +40,8 @@ type termRenderer struct {
 	paths   map[string]bool // the files counted in changed
 	shell   int             // medium/high risk shell commands that ran (not journaled)
 	multi   bool
-	started int               // the step whose header step_start printed
-	llm     *stepgen.LLMEvent // the model's usage, for the summary
+	started int        // the step whose header step_start printed
+	llm     *event.LLM // the model's usage, for the summary
 }
 
 // newTermRenderer renders on stdout, with colours when stdout is a
@@ -83,16 +84,17 @@ func (r *termRenderer) printf(format string, a ...any) {
 	r.spin.hide(func() { fmt.Fprintf(r.w, format, a...) })
 }
 
-func (r *termRenderer) event(ev planner.Event) {
-	switch ev := ev.(type) {
-	case *planner.PlanEvent:
-		r.host, r.session, r.dryRun = ev.Host, ev.Session, ev.DryRun
+func (r *termRenderer) event(e event.Event) {
+	switch e.Kind {
+	case event.KindPlan:
+		ev := e.Plan
+		r.host, r.session, r.dryRun = e.Host, e.Session, ev.DryRun
 		r.multi = len(ev.Phases) > 1 || len(ev.Phases) == 1 && ev.Phases[0].Goal != ""
 		steps := 0
 		for _, p := range ev.Phases {
 			steps += p.Steps
 		}
-		name := ev.Plan
+		name := ev.Name
 		if name == "" {
 			name = "plan"
 		}
@@ -101,19 +103,21 @@ func (r *termRenderer) event(ev planner.Event) {
 			mode = " — DRY RUN: only safe steps run"
 		}
 		if steps == 0 { // the model's plan: phases with goals, steps to come
-			r.printf("%s on %s: %d %s%s\n", r.paint(sgrBold, printable(name)), printable(ev.Host), len(ev.Phases), pluralize(len(ev.Phases), "phase"), mode)
+			r.printf("%s on %s: %d %s%s\n", r.paint(sgrBold, printable(name)), printable(e.Host), len(ev.Phases), pluralize(len(ev.Phases), "phase"), mode)
 			for _, p := range ev.Phases {
 				r.printf("  %d. %s\n", p.Phase, printable(oneLineText(p.Goal, 120)))
 			}
 			break
 		}
-		r.printf("%s on %s: %d %s, %d %s%s\n", printable(name), printable(ev.Host),
+		r.printf("%s on %s: %d %s, %d %s%s\n", printable(name), printable(e.Host),
 			len(ev.Phases), pluralize(len(ev.Phases), "phase"), steps, pluralize(steps, "step"), mode)
-	case *planner.PhaseEvent:
+	case event.KindPhase:
+		ev := e.Phase
 		if r.multi {
 			r.printf("\n%s\n", r.paint(sgrBold, fmt.Sprintf("Phase %d: %s", ev.Phase, printable(ev.Goal))))
 		}
-	case *planner.StepStartEvent:
+	case event.KindStepStart:
+		ev := e.StepStart
 		r.header(ev.Step, ev.Tool, ev.Command, ev.Path, ev.Parameters, ev.Description)
 		r.started = ev.Step
 		if ev.Tool == "upload_file" || ev.Tool == "download_file" {
@@ -121,12 +125,14 @@ func (r *termRenderer) event(ev planner.Event) {
 		} else {
 			r.spin.set("Executing…")
 		}
-	case *planner.StepEvent:
-		r.step(ev)
+	case event.KindStep:
+		r.step(e.Step)
 		r.spin.set("Observing…")
-	case *stepgen.ThoughtEvent:
+	case event.KindThought:
+		ev := e.Thought
 		r.printf("  %s %s\n", r.paint(sgrCyan, "Thought:"), r.paint(sgrDim, printable(oneLineText(ev.Text, 200))))
-	case *stepgen.AnswerEvent:
+	case event.KindAnswer:
+		ev := e.Answer
 		lines, more := headLines(printable(ev.Text), termOutputLines)
 		for i, l := range lines {
 			prefix := "    "
@@ -138,10 +144,11 @@ func (r *termRenderer) event(ev planner.Event) {
 		if more > 0 {
 			r.printf("    … %d more lines\n", more)
 		}
-	case *stepgen.ReplanEvent:
+	case event.KindReplan:
+		ev := e.Replan
 		r.printf("  Phase %d cannot succeed: %s — re-planning\n", ev.Phase, printable(oneLineText(ev.Reason, 160)))
-	case *stepgen.LLMEvent:
-		r.llm = ev
+	case event.KindLLM:
+		r.llm = e.LLM
 	}
 }
 
@@ -173,7 +180,7 @@ func (r *termRenderer) header(step int, tool, command, path string, params map[s
 	r.printf("%s\n", line)
 }
 
-func (r *termRenderer) step(ev *planner.StepEvent) {
+func (r *termRenderer) step(ev *event.Step) {
 	if r.started != ev.Step {
 		r.header(ev.Step, ev.Tool, ev.Command, ev.Path, ev.Parameters, ev.Description)
 	}
@@ -231,13 +238,20 @@ func (r *termRenderer) block(text string, n int, what string) {
 	}
 }
 
-func (r *termRenderer) finish(sum planner.Summary) {
+func (r *termRenderer) finish(sum executor.Summary) {
+	r.finishText(sum.Host, sum.Session, sum.Success, sum.Text())
+}
+
+// finishText is finish from a done event: the host, the session, whether
+// it succeeded and the one-line count of its steps.
+func (r *termRenderer) finishText(host, session string, success bool, text string) {
+	sum := struct{ Session string }{session}
 	r.spin.set("")
 	status := r.paint(sgrGreen, "success")
-	if !sum.Success {
+	if !success {
 		status = r.paint(sgrRed, "FAILED")
 	}
-	r.printf("\n%s on %s: %s\n", status, printable(sum.Host), printable(sum.Text()))
+	r.printf("\n%s on %s: %s\n", status, printable(host), printable(text))
 	if r.llm != nil {
 		r.printf("LLM: %d %s, %d prompt + %d completion tokens\n", r.llm.Calls, pluralize(r.llm.Calls, "call"),
 			r.llm.PromptTokens, r.llm.CompletionTokens)

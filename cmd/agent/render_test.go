@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/event"
 )
 
 // TestInterruptedStepOutput: a step stopped by Ctrl-C reads "interrupted"
@@ -14,8 +14,8 @@ import (
 // it printed before is kept, and other steps' output is untouched.
 func TestInterruptedStepOutput(t *testing.T) {
 	out := "partial line\n[ERROR]: sh x: run \"sh x\": context canceled"
-	ev := &planner.StepEvent{Event: planner.EventStep, Step: 1, Tool: "execute_command", Status: "error",
-		Output: out, Interrupted: true}
+	st := &event.Step{Step: 1, Tool: "execute_command", Status: "error", Output: out, Interrupted: true}
+	ev := event.Event{Kind: event.KindStep, Host: "local", Step: st}
 
 	var js bytes.Buffer
 	(&jsonRenderer{enc: json.NewEncoder(&js), stderr: &js}).event(ev)
@@ -26,12 +26,12 @@ func TestInterruptedStepOutput(t *testing.T) {
 			t.Errorf("%s view:\n%s", name, got)
 		}
 	}
-	if ev.Output != out {
-		t.Errorf("the event itself was changed: %q", ev.Output)
+	if st.Output != out {
+		t.Errorf("the event itself was changed: %q", st.Output)
 	}
 
-	ev2 := &planner.StepEvent{Event: planner.EventStep, Step: 1, Tool: "execute_command", Status: "error",
-		Output: "[ERROR]: context canceled"}
+	ev2 := event.Event{Kind: event.KindStep, Host: "local", Step: &event.Step{Step: 1, Tool: "execute_command", Status: "error",
+		Output: "[ERROR]: context canceled"}}
 	var term2 bytes.Buffer
 	newTermRenderer(&term2).event(ev2)
 	if !strings.Contains(term2.String(), "context canceled") {

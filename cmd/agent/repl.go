@@ -8,87 +8,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 
 	"github.com/peterh/liner"
 
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/stepgen"
 )
 
 // replPrompt is the first product spec's prompt.
 const replPrompt = "Agent > "
-
-// Bounds of what the model is told about a REPL session's earlier tasks.
-const (
-	earlierTasks     = 5   // the newest tasks described
-	earlierTextBytes = 300 // per task and answer
-	earlierVars      = 20  // variables listed
-	earlierVarBytes  = 100 // per variable value
-)
-
-// earlierTask is a task done earlier in this REPL session.
-type earlierTask struct {
-	task, status, answer string
-}
-
-// sessionNotes tells the model, after the environment, what the session's
-// earlier tasks did and which variables they left (they are still set: one
-// executor serves the whole session), bounded in size.
-func (t *taskRunner) sessionNotes() string {
-	if len(t.earlier) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("\n\nEarlier tasks in this session (same host; their variables are still set):\n")
-	from := max(0, len(t.earlier)-earlierTasks)
-	if from > 0 {
-		fmt.Fprintf(&b, "(%d older tasks not shown)\n", from)
-	}
-	for i, e := range t.earlier[from:] {
-		fmt.Fprintf(&b, "%d. %s → %s", from+i+1, clipText(e.task, earlierTextBytes), e.status)
-		if e.answer != "" {
-			fmt.Fprintf(&b, ": %s", clipText(e.answer, earlierTextBytes))
-		}
-		b.WriteString("\n")
-	}
-	vars := t.exec.Vars().Vars()
-	names := make([]string, 0, len(vars))
-	for k := range vars {
-		if k != "last" {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
-	if len(names) > 0 {
-		b.WriteString("Variables (use {{name}} in parameters, or in conditions):\n")
-		for i, k := range names {
-			if i == earlierVars {
-				fmt.Fprintf(&b, "… and %d more\n", len(names)-i)
-				break
-			}
-			fmt.Fprintf(&b, "- %s = %q\n", k, clipText(fmt.Sprint(vars[k]), earlierVarBytes))
-		}
-	}
-	return b.String()
-}
-
-// clipText is s on one line, at most n bytes (whole runes), "…" marking a cut.
-func clipText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // replCommand reads one REPL line: what to do with it.
 type replAction int
@@ -333,7 +262,7 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 		return err
 	}
 	defer t.Close()
-	if t.env, err = stepgen.Environment(ctx, t.steps.tr); err != nil {
+	if err := t.conv.Describe(ctx); err != nil {
 		return err
 	}
 	lines := &stdinLines{r: a.stdin}
@@ -378,7 +307,7 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 	defer a.onInterrupt.Store(nil)
 	chatty := term != nil && !o.json // --json: only the prompt joins the JSON on stdout
 	if chatty {
-		fmt.Fprintf(a.stdout, "agent %s on %s — type a task, or exit (status 0) to leave. Ctrl-C stops a running task.\n", version, t.steps.host)
+		fmt.Fprintf(a.stdout, "agent %s on %s — type a task, or exit (status 0) to leave. Ctrl-C stops a running task.\n", version, t.steps.Name)
 	}
 	worst := 0 // the exit status of the worst task, for a script on stdin
 	end := func() error {
@@ -412,7 +341,6 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 			return end()
 		}
 		in.addHistory(task)
-		t.always.reset() // "a=always" holds for one task
 		tctx, cancel := context.WithCancel(ctx)
 		mu.Lock()
 		cancelTask = cancel
@@ -426,22 +354,14 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		e := earlierTask{task: task, status: "success", answer: res.Answer}
 		switch {
 		case interrupted:
-			e.status = "interrupted by the user"
 			fmt.Fprintln(a.stderr, "agent: task interrupted")
 		case err != nil:
-			e.status = "failed: " + clipText(err.Error(), earlierTextBytes)
 			fmt.Fprintln(a.stderr, "agent:", err)
-		case res.Denied > 0:
-			e.status = fmt.Sprintf("failed: %d %s denied by the safety policy or the user", res.Denied, pluralize(res.Denied, "step"))
-		case !res.Success:
-			e.status = "failed"
 		}
-		t.earlier = append(t.earlier, e)
 		switch {
-		case interrupted || e.status == "success":
+		case interrupted || err == nil && res.Success && res.Denied == 0:
 		case err == nil && res.Denied > 0:
 			if worst == 0 {
 				worst = exitDenied
@@ -454,10 +374,11 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 
 // replBye closes an interactive session with what it cost.
 func replBye(a *app, t *taskRunner, interactive bool) {
-	if !interactive || len(t.earlier) == 0 {
+	n := t.conv.Tasks()
+	if !interactive || n == 0 {
 		return
 	}
 	u := t.client.Usage()
 	fmt.Fprintf(a.stdout, "%d %s this session; LLM: %d %s, %d prompt + %d completion tokens\n",
-		len(t.earlier), pluralize(len(t.earlier), "task"), u.Calls, pluralize(u.Calls, "call"), u.Prompt, u.Completion)
+		n, pluralize(n, "task"), u.Calls, pluralize(u.Calls, "call"), u.Prompt, u.Completion)
 }

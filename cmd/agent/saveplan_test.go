@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/stepgen"
 )
@@ -69,7 +70,7 @@ func TestSavePlanRefuses(t *testing.T) {
 		res  stepgen.Result
 		want string
 	}{
-		"nothing ran":  {filepath.Join(dir, "none.yaml"), stepgen.Result{Summary: planner.Summary{Success: true}}, "no step to save"},
+		"nothing ran":  {filepath.Join(dir, "none.yaml"), stepgen.Result{Summary: executor.Summary{Success: true}}, "no step to save"},
 		"no directory": {filepath.Join(dir, "missing", "p.yaml"), savedResult(), "no such file or directory"},
 		"a directory":  {dir, savedResult(), "is not a regular file"},
 	} {

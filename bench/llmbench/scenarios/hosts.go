@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/testenv"
-	"github.com/autoshell/agent/transport/local"
-	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
 // LocalHost is this machine through the local transport, working in a new
@@ -18,7 +17,7 @@ func LocalHost() (h Host, close func() error, err error) {
 	if err != nil {
 		return h, nil, err
 	}
-	tr, err := local.New()
+	tr, err := engine.Dial(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{})
 	if err != nil {
 		os.RemoveAll(dir)
 		return h, nil, fmt.Errorf("local transport: %w", err)
@@ -36,12 +35,12 @@ func SSHHost(ctx context.Context) (h Host, close func() error, err error) {
 	if err != nil {
 		return h, nil, err
 	}
-	cfg, err := sshtr.Resolve(srv.Alias, sshtr.ResolveOptions{ConfigFile: srv.SSHConfig})
+	t, err := engine.HostTarget(srv.Alias, engine.SSHOverrides{ConfigFile: srv.SSHConfig})
 	if err != nil {
 		srv.Close()
 		return h, nil, err
 	}
-	tr, err := sshtr.Dial(ctx, cfg, sshtr.Options{})
+	tr, err := engine.Dial(ctx, t, engine.DialOptions{})
 	if err != nil {
 		srv.Close()
 		return h, nil, err

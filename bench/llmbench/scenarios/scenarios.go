@@ -27,6 +27,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
@@ -330,13 +332,13 @@ func Run(ctx context.Context, h Host, sc Scenario, mode stepgen.Mode) (Measure, 
 	}
 	defer srv.Close()
 	tr, onHost := timeTransport(h.Transport)
-	emit := func(ev planner.Event) {
-		if st, ok := ev.(*planner.StepEvent); ok && st.Status == "ok" {
+	emit := func(ev event.Event) {
+		if st := ev.Step; ev.Kind == event.KindStep && st.Status == "ok" {
 			params, _ := json.Marshal(st.Parameters)
 			m.Work = append(m.Work, st.Tool+" "+string(params))
 		}
 	}
-	ex := planner.NewExecutor(planner.ExecutorConfig{
+	ex := executor.New(executor.Config{
 		Transport: tr, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil), Emit: emit,
 	})
 	chat := &timed{next: llm.New(llm.Config{BaseURL: srv.URL, Model: "gpt-4o-mini", APIKey: "bench", MaxRetries: 0})}

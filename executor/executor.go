@@ -1,4 +1,4 @@
-package planner
+package executor
 
 import (
 	"context"
@@ -8,20 +8,24 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 )
 
-// ExecutorConfig is what an Executor needs. Transport is required; the
+// Config is what an Executor needs. Transport is required; the
 // rest have usable zero values, noted per field.
-type ExecutorConfig struct {
+type Config struct {
 	Transport transport.Transport
 	// Registry runs the tools. When nil, the executor builds
 	// tools.Default(Policy) wired to itself: check_condition evaluates over
@@ -51,7 +55,7 @@ type ExecutorConfig struct {
 	// Transport.Host().Name.
 	Host string
 	// Emit receives every event, synchronously; nil: none.
-	Emit func(Event)
+	Emit event.Sink
 	// DryRun runs safe steps only; medium and high ones are shown (file
 	// changes as a diff) and recorded as skipped.
 	DryRun bool
@@ -67,7 +71,7 @@ type ExecutorConfig struct {
 // the event, in that order (see RunStep). It is not safe for concurrent
 // use; run one per host.
 type Executor struct {
-	cfg   ExecutorConfig
+	cfg   Config
 	reg   *tools.Registry
 	vars  *execctx.Context
 	host  string
@@ -82,11 +86,11 @@ type Executor struct {
 	home     string
 }
 
-// NewExecutor returns an Executor; it panics without a Transport, which is
-// a programming error.
-func NewExecutor(cfg ExecutorConfig) *Executor {
+// New returns an Executor; it panics without a Transport, which is a
+// programming error.
+func New(cfg Config) *Executor {
 	if cfg.Transport == nil {
-		panic("planner: ExecutorConfig.Transport is nil")
+		panic("executor: Config.Transport is nil")
 	}
 	e := &Executor{cfg: cfg, vars: cfg.Vars, host: cfg.Host, phase: cfg.Phase, dryUnset: map[string]bool{}}
 	if e.vars == nil {
@@ -110,8 +114,27 @@ func NewExecutor(cfg ExecutorConfig) *Executor {
 	return e
 }
 
+// Approver decides on medium and high steps.
+func (e *Executor) Approver() *safety.Approver { return e.cfg.Approver }
+
 // Vars returns the execution context the executor records into.
 func (e *Executor) Vars() *execctx.Context { return e.vars }
+
+// SetPhase sets the phase number the steps RunStep runs next report, for
+// callers that drive phases themselves (the model's adaptive loop).
+func (e *Executor) SetPhase(n int) { e.phase = n }
+
+// DryRun reports whether the executor only previews medium and high steps.
+func (e *Executor) DryRun() bool { return e.cfg.DryRun }
+
+// Host is the host the executor names in events and the audit log.
+func (e *Executor) Host() string { return e.host }
+
+// Session is the session id of the executor's run.
+func (e *Executor) Session() string { return e.cfg.Session }
+
+// Transport is the connection the executor runs steps over.
+func (e *Executor) Transport() transport.Transport { return e.cfg.Transport }
 
 // Registry returns the tools the executor runs.
 func (e *Executor) Registry() *tools.Registry { return e.reg }
@@ -147,14 +170,14 @@ func (e *Executor) BeforeChange(ctx context.Context, tr transport.Transport, ch 
 // journalChanged records in the Journal the content a tool gave each file
 // it changed, so that undo notices later changes by others. An upload's
 // new content is the operator's file it copied.
-func (e *Executor) journalChanged(ctx context.Context, tool string, cls classification, out tools.Output) error {
+func (e *Executor) journalChanged(ctx context.Context, cls classification, out tools.Output) error {
 	if e.cfg.Journal == nil {
 		return nil
 	}
 	var errs []error
 	for _, fc := range out.FilesChanged {
 		sum := fc.NewSHA256
-		if sum == "" && tool == tools.UploadFileName && cls.local != "" {
+		if sum == "" && cls.local != "" && cls.localOp == safety.FileRead {
 			var err error
 			if sum, err = localSHA256(cls.local); err != nil {
 				errs = append(errs, fmt.Errorf("undo journal: %s: %w", fc.Path, err))
@@ -237,10 +260,12 @@ func trimNewline(s string) string {
 	return s
 }
 
-func (e *Executor) emit(ev Event) {
-	if e.cfg.Emit != nil {
-		e.cfg.Emit(ev)
+func (e *Executor) emit(ev event.Event) {
+	ev.Host = e.host
+	if ev.Session == "" {
+		ev.Session = e.cfg.Session
 	}
+	e.cfg.Emit.Emit(ev)
 }
 
 // Summary is how a plan ended on one host.
@@ -278,6 +303,19 @@ func (s *Summary) Count(st execctx.Status) {
 	case execctx.StatusDenied:
 		s.Denied++
 	}
+}
+
+// Event is the done event of s, with summary as its text.
+func (s Summary) Event(summary string) event.Event {
+	d := &event.Done{Status: "failed", Summary: summary, Text: s.Text(),
+		Steps: s.Steps, OK: s.OK, Errors: s.Errors, Skipped: s.Skipped, Denied: s.Denied}
+	if s.Success {
+		d.Status = "success"
+	}
+	if s.Failed != nil {
+		d.FailedStep = s.Failed.Step
+	}
+	return event.Event{Kind: event.KindDone, Host: s.Host, Session: s.Session, Done: d}
 }
 
 // Text is the one-line summary for the done event and the terminal.
@@ -325,10 +363,10 @@ func plural(n int, word string) string {
 // The error is non-nil only when the run broke (lost connection,
 // interruption, a failing audit log); the Summary says how far it got
 // either way, and a done event is always emitted.
-func (e *Executor) RunPlan(ctx context.Context, p *Plan) (Summary, error) {
+func (e *Executor) RunPlan(ctx context.Context, p *planner.Plan) (Summary, error) {
 	start := time.Now()
 	sum := Summary{Host: e.host, Session: e.cfg.Session}
-	for _, name := range sortedKeys(p.Vars) {
+	for _, name := range slices.Sorted(maps.Keys(p.Vars)) {
 		if _, ok := e.vars.Get(name); ok {
 			continue
 		}
@@ -336,14 +374,15 @@ func (e *Executor) RunPlan(ctx context.Context, p *Plan) (Summary, error) {
 			return e.done(sum, start, fmt.Errorf("plan var %s: %w", name, err))
 		}
 	}
-	pe := &PlanEvent{Event: EventPlan, Host: e.host, Session: e.cfg.Session, Plan: p.Name, DryRun: e.cfg.DryRun}
+	pe := &event.Plan{Name: p.Name, DryRun: e.cfg.DryRun}
 	for _, ph := range p.Phases {
-		pe.Phases = append(pe.Phases, phaseInfo(ph))
+		pe.Phases = append(pe.Phases, PhaseInfo(ph, len(ph.Steps)))
 	}
-	e.emit(pe)
+	e.emit(event.Event{Kind: event.KindPlan, Plan: pe})
 	for _, ph := range p.Phases {
 		e.phase = ph.Phase
-		e.emit(&PhaseEvent{Event: EventPhase, Host: e.host, PhaseInfo: phaseInfo(ph)})
+		info := PhaseInfo(ph, len(ph.Steps))
+		e.emit(event.Event{Kind: event.KindPhase, Phase: &info})
 		for _, st := range ph.Steps {
 			res, err := e.RunStep(ctx, st)
 			sum.Count(res.Status)
@@ -365,8 +404,10 @@ func (e *Executor) RunPlan(ctx context.Context, p *Plan) (Summary, error) {
 	return e.done(sum, start, nil)
 }
 
-func phaseInfo(ph Phase) PhaseInfo {
-	return PhaseInfo{Phase: ph.Phase, Goal: ph.Goal, Description: ph.Description, SuccessCriteria: ph.SuccessCriteria, Steps: len(ph.Steps)}
+// PhaseInfo describes ph for events, with its number of steps (0 for the
+// model's phases, whose steps are still to come).
+func PhaseInfo(ph planner.Phase, steps int) event.PhaseInfo {
+	return event.PhaseInfo{Phase: ph.Phase, Goal: ph.Goal, Description: ph.Description, SuccessCriteria: ph.SuccessCriteria, Steps: steps}
 }
 
 func (e *Executor) done(sum Summary, start time.Time, err error) (Summary, error) {
@@ -375,14 +416,6 @@ func (e *Executor) done(sum Summary, start time.Time, err error) (Summary, error
 	if err != nil {
 		sum.Success = false
 	}
-	ev := &DoneEvent{Event: EventDone, Host: e.host, Session: e.cfg.Session, Status: "failed", Summary: sum.Text(),
-		Steps: sum.Steps, OK: sum.OK, Errors: sum.Errors, Skipped: sum.Skipped, Denied: sum.Denied}
-	if sum.Success {
-		ev.Status = "success"
-	}
-	if sum.Failed != nil {
-		ev.FailedStep = sum.Failed.Step
-	}
-	e.emit(ev)
+	e.emit(sum.Event(sum.Text()))
 	return sum, err
 }

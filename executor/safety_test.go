@@ -1,4 +1,4 @@
-package planner
+package executor
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/tools"
 )
 
 // A file tool is classified on where a symbolic link really leads on the
@@ -39,7 +38,7 @@ func TestExecutorClassifySymlinks(t *testing.T) {
 		{"read_file", map[string]any{"file_path": "~/plain.txt"}, safety.Safe, ""},
 		{"write_file", map[string]any{"file_path": "~/missing/new.txt", "content": "x"}, safety.Medium, ""},
 	} {
-		cls, err := e.classify(context.Background(), c.tool, c.params)
+		cls, err := e.classifyTool(context.Background(), c.tool, c.params)
 		if err != nil || cls.refused != nil || cls.risk.Level != c.want || cls.show != c.show {
 			t.Errorf("%s %v: %+v %v, want %s shown as %q", c.tool, c.params, cls, err, c.want, c.show)
 		}
@@ -74,12 +73,12 @@ func TestExecutorClassifyTransferLocal(t *testing.T) {
 		{"upload_file", map[string]any{"local_path": "~/build/app.tgz", "remote_path": "~/x"}, safety.Medium, home + "/build/app.tgz"},
 		{"download_file", map[string]any{"local_path": "~/x.log", "remote_path": "~/x"}, safety.Medium, home + "/x.log"},
 	} {
-		cls, err := e.classify(context.Background(), c.tool, c.params)
+		cls, err := e.classifyTool(context.Background(), c.tool, c.params)
 		if err != nil || cls.refused != nil || cls.risk.Level != c.want || cls.local != c.local || !strings.Contains(cls.show, "local: "+c.local) {
 			t.Errorf("%s %v: %+v %v, want %s with local %q", c.tool, c.params, cls, err, c.want, c.local)
 		}
 	}
-	if cls, _ := e.classify(context.Background(), "download_file", map[string]any{"local_path": "~/../x", "remote_path": "~/x"}); cls.refused == nil {
+	if cls, _ := e.classifyTool(context.Background(), "download_file", map[string]any{"local_path": "~/../x", "remote_path": "~/x"}); cls.refused == nil {
 		t.Errorf("a local .. escape is not refused: %+v", cls)
 	}
 }
@@ -119,75 +118,6 @@ func TestExecutorUndoChangedSinceAndMode(t *testing.T) {
 	}
 	if got := h.read(conf); got != "v1\n" {
 		t.Errorf("forced undo: %q", got)
-	}
-}
-
-func TestValidateMisplacedStepKeys(t *testing.T) {
-	src := `steps:
-  - tool: execute_command
-    parameters:
-      command: rm -rf /tmp/x
-      condition: "False"
-  - tool: check_condition
-    parameters: {condition: "True"}
-  - tool: write_file
-    parameters: {file_path: /tmp/x, content: x, save_output_as: out, description: d}
-`
-	_, err := Parse(strings.NewReader(src), "plan.yaml")
-	want := []string{
-		"plan.yaml:5: `condition` belongs at the step level, not under parameters",
-		"plan.yaml:9: `save_output_as` belongs at the step level, not under parameters",
-		"plan.yaml:9: `description` belongs at the step level, not under parameters",
-	}
-	if err == nil {
-		t.Fatal("Parse accepted step keys under parameters")
-	}
-	for _, w := range want {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("Parse error lacks %q:\n%v", w, err)
-		}
-	}
-	if strings.Contains(err.Error(), "plan.yaml:7") {
-		t.Errorf("check_condition's own condition refused: %v", err)
-	}
-	// A plan built in code is checked by Validate.
-	p := &Plan{Source: "gen", Phases: []Phase{{Phase: 1, Steps: []Step{
-		{Line: 3, Tool: "execute_command", Parameters: map[string]any{"command": "ls", "condition": "x"}},
-	}}}}
-	if err := Validate(p, coreTools(), nil); err == nil || !strings.Contains(err.Error(), "gen:3: step 1 (execute_command): `condition` belongs at the step level") {
-		t.Errorf("Validate: %v", err)
-	}
-}
-
-// A parameter that is one whole template passes validation whatever its
-// type; its value is checked once resolved.
-func TestValidateWholeTemplateTypes(t *testing.T) {
-	reg := tools.Default(safety.DefaultPolicy())
-	src := `vars: {t: "5", port: "22", proto: tcp}
-steps:
-  - tool: execute_command
-    parameters: {command: "true", timeout: "{{t}}"}
-  - tool: ss
-    parameters: {port: "{{ port }}", protocol: "{{proto}}"}
-  - tool: grep
-    parameters: {pattern: x, file: /etc/hosts, recursive: "{{t}}"}
-`
-	if err := Validate(mustParse(t, src), reg, nil); err != nil {
-		t.Errorf("Validate: %v", err)
-	}
-	bad := "steps:\n  - tool: execute_command\n    parameters: {command: \"true\", timeout: \"{{t}}s\"}\n"
-	if err := Validate(mustParse(t, bad), reg, []string{"t"}); err == nil || !strings.Contains(err.Error(), "timeout") {
-		t.Errorf("a partial template in an integer: %v", err)
-	}
-
-	h := newHarness(t)
-	p := mustParse(t, "steps:\n  - tool: execute_command\n    parameters: {command: \"true\", timeout: \"{{t}}\"}\n")
-	for val, want := range map[string]execctx.Status{"5": execctx.StatusOK, "soon": execctx.StatusError} {
-		e := h.executor(safety.ModeAll, false, map[string]string{"t": val})
-		res, err := e.RunStep(context.Background(), p.Phases[0].Steps[0])
-		if err != nil || res.Status != want {
-			t.Errorf("t=%s: %s %q %v", val, res.Status, res.Observation, err)
-		}
 	}
 }
 
@@ -253,5 +183,19 @@ func TestStepDurationExcludesApproval(t *testing.T) {
 	}
 	if ev := h.steps(); len(ev) != 1 || time.Duration(ev[0].DurationMS)*time.Millisecond >= wait {
 		t.Errorf("step event duration includes the approval wait: %+v", ev)
+	}
+}
+
+// A parameter that is one whole template is checked once resolved: an
+// integer parameter takes "5" and refuses "soon".
+func TestWholeTemplateCheckedResolved(t *testing.T) {
+	h := newHarness(t)
+	p := mustParse(t, "steps:\n  - tool: execute_command\n    parameters: {command: \"true\", timeout: \"{{t}}\"}\n")
+	for val, want := range map[string]execctx.Status{"5": execctx.StatusOK, "soon": execctx.StatusError} {
+		e := h.executor(safety.ModeAll, false, map[string]string{"t": val})
+		res, err := e.RunStep(context.Background(), p.Phases[0].Steps[0])
+		if err != nil || res.Status != want {
+			t.Errorf("t=%s: %s %q %v", val, res.Status, res.Observation, err)
+		}
 	}
 }

@@ -1,8 +1,7 @@
-package planner
+package executor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -12,7 +11,6 @@ import (
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
-	"github.com/autoshell/agent/transport/local"
 )
 
 // classification is the risk of a resolved step and what it acts on.
@@ -20,57 +18,82 @@ type classification struct {
 	risk    safety.Assessment
 	command string // the shell line a Commander runs
 	path    string // the resolved remote file of a file tool
+	// files is what the tool does to path.
+	files []safety.FileOp
 	// show is the file as a person approving the step should see it:
 	// "~/notes.txt → /etc/x" when a symbolic link leads elsewhere, the
 	// operator's file of a transfer; "" when path says it all.
 	show string
-	// local is the operator-side file of a transfer, resolved.
-	local string
+	// local is the operator-side file of a transfer, resolved, and localOp
+	// what the transfer does to it (FileRead: upload copies it to the host,
+	// so its content is the remote file's new content).
+	local   string
+	localOp safety.FileOp
 	// refused is a path the policy refuses whatever the approval (a ".."
 	// escape, an empty path): the step fails without running.
 	refused error
 }
 
-// classify decides the risk of a resolved step: the command line that
-// execute_command and the structured tools hand to the shell, parsed by
-// safety.ClassifyCommand; the resolved path of a file tool against the
-// policy's path rules; transfers are at least medium; check_condition and
-// sys_monitor only read variables or /proc and are safe. A tool the
-// executor does not know is medium. The error is infrastructure (the home
-// directory could not be found).
-func (e *Executor) classify(ctx context.Context, tool string, params map[string]any) (classification, error) {
+// classify decides the risk of a prepared call: the command line a
+// tools.Commander hands to the shell, parsed by safety.ClassifyCommand;
+// the files a tools.Toucher declares, each against the policy's path
+// rules where it really is (on the target, or on this machine for a
+// transfer's local file), at least the level the tool declares. A tool
+// that is neither is medium: not known. The error is infrastructure (the
+// home directory could not be found).
+func (e *Executor) classify(ctx context.Context, call *tools.Call) (classification, error) {
 	var c classification
-	t, ok := e.reg.Lookup(tool)
-	if !ok {
-		c.refused = fmt.Errorf("%w %q", tools.ErrUnknownTool, tool)
-		return c, nil
-	}
-	if cmd, ok := t.(tools.Commander); ok {
-		raw, err := json.Marshal(params)
-		if err == nil {
-			c.command, err = cmd.CommandLine(raw)
-		}
+	if line, ok, err := call.CommandLine(); ok {
 		if err != nil {
 			c.refused = err
 			return c, nil
 		}
-		c.risk = e.cfg.Policy.ClassifyCommand(c.command)
+		c.command = line
+		c.risk = e.cfg.Policy.ClassifyCommand(line)
 		return c, nil
 	}
-	str := func(k string) string { s, _ := params[k].(string); return s }
-	switch tool {
-	case tools.CheckConditionName, tools.SysMonitorName:
+	eff, ok, err := call.Touches()
+	switch {
+	case !ok:
+		c.risk = safety.Assessment{Level: safety.Medium, Reasons: []string{call.Name + ": tool not known to the risk classifier"}}
 		return c, nil
-	case tools.ReadFileName:
-		return e.classifyFile(ctx, c, safety.FileRead, str("file_path"))
-	case tools.WriteFileName:
-		return e.classifyFile(ctx, c, safety.FileWrite, str("file_path"))
-	case tools.EditFileName:
-		return e.classifyFile(ctx, c, safety.FileEdit, str("file_path"))
-	case tools.UploadFileName, tools.DownloadFileName:
-		return e.classifyTransfer(ctx, c, tool == tools.UploadFileName, str("remote_path"), str("local_path"))
+	case err != nil:
+		c.refused = err
+		return c, nil
 	}
-	c.risk = safety.Assessment{Level: safety.Medium, Reasons: []string{tool + ": tool not known to the risk classifier"}}
+	remote := false
+	for _, a := range eff.Files {
+		if a.Local || remote {
+			continue
+		}
+		remote = true
+		if c, err = e.classifyFile(ctx, c, a.Op, a.Path); err != nil || c.refused != nil {
+			return c, err
+		}
+		c.files = append(c.files, a.Op)
+	}
+	for _, a := range eff.Files {
+		if !a.Local {
+			continue
+		}
+		abs, la, err := e.classifyLocal(a.Op, a.Path)
+		if err != nil {
+			c.refused = fmt.Errorf("local_path: %w", err)
+			return c, nil
+		}
+		c.local, c.localOp = abs, a.Op
+		c.risk = worse(c.risk, la)
+		if c.show == "" {
+			c.show = c.path
+		}
+		c.show += "; local: " + abs
+	}
+	if c.risk.Level < eff.Min {
+		c.risk.Level = eff.Min
+	}
+	if eff.Reason != "" {
+		c.risk.Reasons = append(c.risk.Reasons, eff.Reason)
+	}
 	return c, nil
 }
 
@@ -99,36 +122,6 @@ func (e *Executor) classifyFile(ctx context.Context, c classification, op safety
 			c.risk = worse(c.risk, ra)
 		}
 	}
-	return c, nil
-}
-
-// classifyTransfer classifies upload_file (up) or download_file: the
-// remote file as classifyFile does, the operator's file against the
-// operator's home (what upload reads, what download writes), at least
-// medium.
-func (e *Executor) classifyTransfer(ctx context.Context, c classification, up bool, remote, local string) (classification, error) {
-	remoteOp, localOp, why := safety.FileRead, safety.FileWrite, fmt.Sprintf("download_file: writes %s on this machine", local)
-	if up {
-		remoteOp, localOp, why = safety.FileWrite, safety.FileRead, fmt.Sprintf("upload_file: copies %s from this machine to the host", local)
-	}
-	c, err := e.classifyFile(ctx, c, remoteOp, remote)
-	if err != nil || c.refused != nil {
-		return c, err
-	}
-	abs, la, err := e.classifyLocal(localOp, local)
-	if err != nil {
-		c.refused = fmt.Errorf("local_path: %w", err)
-		return c, nil
-	}
-	c.local, c.risk = abs, worse(c.risk, la)
-	if c.show == "" {
-		c.show = c.path
-	}
-	c.show += "; local: " + abs
-	if c.risk.Level < safety.Medium {
-		c.risk.Level = safety.Medium
-	}
-	c.risk.Reasons = append(c.risk.Reasons, why)
 	return c, nil
 }
 
@@ -171,7 +164,7 @@ func (e *Executor) classifyLocal(op safety.FileOp, p string) (string, safety.Ass
 // link to a missing file, where it leads (a write creates that file).
 // When p cannot be resolved it is returned as is.
 func localRealPath(p string) string {
-	if r, err := local.RealPath(p); err == nil {
+	if r, err := transport.LocalRealPath(p); err == nil {
 		return r
 	}
 	return p

@@ -1,110 +1,57 @@
-package main
+package engine
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
 
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/inventory"
-	"github.com/autoshell/agent/transport"
-	"github.com/autoshell/agent/transport/local"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
-// inventoryHost is one host selected from an inventory with its effective
-// SSH settings: the inventory's connection variables (ansible_host,
-// ansible_port, ansible_user, ansible_ssh_private_key_file) over what
-// ~/.ssh/config (or -F) says for it, like --ssh-host.
-type inventoryHost struct {
-	Name   string         // the inventory name (inventory_hostname)
-	Groups []string       // every group, directly or through children, sorted, without all
-	Vars   map[string]any // the host's merged inventory variables
-	SSH    *sshtr.HostConfig
-	// Connection is ansible_connection ("" when unset, else e.g. "ssh" or
-	// "local"): what Ansible would use to reach the host. SSH is resolved
-	// whatever it says; see transport.
-	Connection string
-}
-
-// connLocal and connSSH are how agent reaches a host, from its
-// ansible_connection.
-const (
-	connLocal = "local"
-	connSSH   = "ssh"
-)
-
-// transport says how agent reaches h: "local" for ansible_connection
-// local, "ssh" for ssh, paramiko, smart or none; "" for a connection agent
-// has no transport for (docker, winrm, …).
-func (h inventoryHost) transport() string {
-	switch strings.ToLower(strings.TrimSpace(h.Connection)) {
-	case "", "ssh", "paramiko", "smart", "ansible.builtin.ssh", "ansible.builtin.paramiko_ssh", "paramiko_ssh":
-		return connSSH
-	case "local", "ansible.builtin.local":
-		return connLocal
-	}
-	return ""
-}
-
-// dial connects to h: the local transport for an ansible_connection=local
-// host, else SSH with opts.
-func (h inventoryHost) dial(ctx context.Context, opts sshtr.Options) (transport.Transport, error) {
-	switch h.transport() {
-	case connLocal:
-		return local.New()
-	case connSSH:
-		if h.SSH == nil {
-			return nil, fmt.Errorf("%s: no SSH settings", h.Name)
-		}
-		tr, err := sshtr.Dial(ctx, h.SSH, opts)
-		if err != nil {
-			return nil, fmt.Errorf("connect: %w", err)
-		}
-		return tr, nil
-	}
-	return nil, fmt.Errorf("%s: ansible_connection %s is not supported", h.Name, h.Connection)
-}
-
-// selectHosts loads the inventory file, selects the hosts matching limit
-// ("" for all) in the inventory's order, and resolves their SSH settings.
-// A bad inventory or pattern is a usageError naming file:line; so is a
-// limit (or an inventory) that selects no host, as in Ansible ("no hosts
-// to target"), and a host whose ansible_connection agent cannot use.
-func (a *app) selectHosts(file, limit string) ([]inventoryHost, error) {
-	hosts, err := a.inventoryHosts(file, limit)
+// SelectHosts loads the inventory file, selects the hosts matching limit
+// ("" for all) in the inventory's order, and resolves their SSH settings:
+// the inventory's connection variables (ansible_host, ansible_port,
+// ansible_user, ansible_ssh_private_key_file) over what ~/.ssh/config (or
+// o's -F) says, like --ssh-host. A bad inventory or pattern is a
+// ConfigError naming file:line; so is a limit (or an inventory) that
+// selects no host, as in Ansible ("no hosts to target"), and a host whose
+// ansible_connection agent cannot use.
+func SelectHosts(file, limit string, o SSHOverrides) ([]Target, error) {
+	hosts, err := InventoryHosts(file, limit, o)
 	if err != nil {
 		return nil, err
 	}
 	for _, h := range hosts {
-		if h.transport() == "" {
-			return nil, usagef("inventory %s: host %s has ansible_connection=%s: agent reaches hosts over ssh or local only", file, h.Name, h.Connection)
+		if _, ok := Connection(h.Connection); !ok {
+			return nil, configf("inventory %s: host %s has ansible_connection=%s: agent reaches hosts over ssh or local only", file, h.Name, h.Connection)
 		}
 	}
 	if len(hosts) == 0 {
 		if strings.TrimSpace(limit) != "" {
-			return nil, usagef("inventory %s: no hosts match --limit %q", file, limit)
+			return nil, configf("inventory %s: no hosts match --limit %q", file, limit)
 		}
-		return nil, usagef("inventory %s: no hosts", file)
+		return nil, configf("inventory %s: no hosts", file)
 	}
 	return hosts, nil
 }
 
-// inventoryHosts is selectHosts without the "no hosts" error.
-func (a *app) inventoryHosts(file, limit string) ([]inventoryHost, error) {
+// InventoryHosts is SelectHosts without the "no hosts" error and the
+// check of ansible_connection.
+func InventoryHosts(file, limit string, o SSHOverrides) ([]Target, error) {
 	if file == "" {
-		return nil, usagef("no inventory: give -i FILE")
+		return nil, configf("no inventory: give -i FILE")
 	}
 	inv, err := inventory.Load(file)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, ConfigError{err}
 	}
 	sel, err := inv.Limit(limit)
 	if err != nil {
-		return nil, usagef("--limit %q: %w", limit, err)
+		return nil, configf("--limit %q: %w", limit, err)
 	}
-	out := make([]inventoryHost, 0, len(sel))
+	out := make([]Target, 0, len(sel))
 	for _, h := range sel {
 		cv := &connVars{name: h.Name, groups: inv.GroupNames(h), vars: inv.HostVars(h)}
 		cv.origin = func(key string) string {
@@ -113,7 +60,7 @@ func (a *app) inventoryHosts(file, limit string) ([]inventoryHost, error) {
 			}
 			return file
 		}
-		cfg, err := a.resolveInventoryHost(cv)
+		cfg, err := resolveInventoryHost(cv, o)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +68,7 @@ func (a *app) inventoryHosts(file, limit string) ([]inventoryHost, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, inventoryHost{Name: h.Name, Groups: cv.groups, Vars: cv.vars, SSH: cfg, Connection: conn})
+		out = append(out, Target{Name: h.Name, Groups: cv.groups, Vars: cv.vars, SSH: cfg, Connection: conn})
 	}
 	return out, nil
 }
@@ -159,7 +106,7 @@ func (c *connVars) get(keys ...string) (string, string, error) {
 		return v, key, nil
 	}
 	fail := func(format string, a ...any) error {
-		return usagef("%s: inventory host %s: %s %q: %s", c.origin(key), c.name, key, v, fmt.Sprintf(format, a...))
+		return configf("%s: inventory host %s: %s %q: %s", c.origin(key), c.name, key, v, fmt.Sprintf(format, a...))
 	}
 	if strings.Contains(v, "{%") || strings.Contains(v, "{#") {
 		return "", "", fail("only {{ variable }} references can be used in connection variables")
@@ -202,7 +149,7 @@ func (c *connVars) get(keys ...string) (string, string, error) {
 // new ones, as in Ansible. --user, --port and --identity apply where the
 // inventory sets nothing (Ansible's -u and --private-key lose to
 // inventory variables too). Templated values are rendered (connVars.get).
-func (a *app) resolveInventoryHost(c *connVars) (*sshtr.HostConfig, error) {
+func resolveInventoryHost(c *connVars, o SSHOverrides) (*sshtr.HostConfig, error) {
 	name := c.name
 	dest := name
 	h, _, err := c.get("ansible_host", "ansible_ssh_host")
@@ -213,8 +160,8 @@ func (a *app) resolveInventoryHost(c *connVars) (*sshtr.HostConfig, error) {
 		dest = h
 	}
 	opts := sshtr.ResolveOptions{
-		ConfigFile: a.host.configFile, User: a.host.user, Port: a.host.port,
-		IdentityFiles: a.host.identities,
+		ConfigFile: o.ConfigFile, User: o.User, Port: o.Port,
+		IdentityFiles: o.Identities,
 	}
 	u, _, err := c.get("ansible_user", "ansible_ssh_user")
 	if err != nil {
@@ -230,7 +177,7 @@ func (a *app) resolveInventoryHost(c *connVars) (*sshtr.HostConfig, error) {
 	if p != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n <= 0 || n > 65535 {
-			return nil, usagef("%s: inventory host %s: bad %s %q: want a port number from 1 to 65535", c.origin(key), name, key, p)
+			return nil, configf("%s: inventory host %s: bad %s %q: want a port number from 1 to 65535", c.origin(key), name, key, p)
 		}
 		opts.Port = n
 	}
@@ -245,7 +192,7 @@ func (a *app) resolveInventoryHost(c *connVars) (*sshtr.HostConfig, error) {
 	}
 	cfg, err := sshtr.Resolve(dest, opts)
 	if err != nil {
-		return nil, usagef("inventory host %s: %w", name, err)
+		return nil, configf("inventory host %s: %w", name, err)
 	}
 	return cfg, nil
 }

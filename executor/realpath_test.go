@@ -1,4 +1,4 @@
-package planner
+package executor
 
 import (
 	"context"
@@ -88,7 +88,7 @@ func TestExecutorRealPathCapability(t *testing.T) {
 				must(t, os.Symlink(target, filepath.Join(home, link)))
 			}
 			must(t, os.WriteFile(filepath.Join(home, "real.txt"), []byte("x"), 0o644))
-			e := NewExecutor(ExecutorConfig{Transport: tr, Policy: safety.DefaultPolicy()})
+			e := New(Config{Transport: tr, Policy: safety.DefaultPolicy()})
 			ctx := context.Background()
 			if _, err := e.homeDir(ctx); err != nil {
 				t.Fatal(err)
@@ -107,8 +107,14 @@ func TestExecutorRealPathCapability(t *testing.T) {
 				{"write_file", "~/missing/new.txt", safety.Medium, ""},
 				{"write_file", "~/real.txt", safety.Medium, ""},
 			} {
-				params := map[string]any{"file_path": c.path, "content": "x", "search_pattern": "a", "replacement": "b"}
-				cls, err := e.classify(ctx, c.tool, params)
+				params := map[string]any{"file_path": c.path}
+				switch c.tool {
+				case "write_file":
+					params["content"] = "x"
+				case "edit_file":
+					params["search_pattern"], params["replacement"] = "a", "b"
+				}
+				cls, err := e.classifyTool(ctx, c.tool, params)
 				if err != nil || cls.refused != nil || cls.risk.Level != c.want || cls.show != c.show {
 					t.Errorf("%s %s: level %s, show %q, refused %v, err %v; want %s shown as %q",
 						c.tool, c.path, cls.risk.Level, cls.show, cls.refused, err, c.want, c.show)
@@ -137,7 +143,7 @@ func TestExecutorClassifyTransferDanglingLocalLink(t *testing.T) {
 	e := h.executor(safety.ModeNever, false, nil)
 	sys := "/etc/cron.d/agent-test-" + filepath.Base(home)
 	must(t, os.Symlink(sys, filepath.Join(home, "dl.txt")))
-	cls, err := e.classify(context.Background(), "download_file", map[string]any{"local_path": "~/dl.txt", "remote_path": "~/x"})
+	cls, err := e.classifyTool(context.Background(), "download_file", map[string]any{"local_path": "~/dl.txt", "remote_path": "~/x"})
 	if err != nil || cls.refused != nil || cls.risk.Level != safety.High || !strings.Contains(strings.Join(cls.risk.Reasons, "; "), sys) {
 		t.Errorf("download to a dangling link into %s: %+v %v, want high naming it", sys, cls, err)
 	}

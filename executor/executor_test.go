@@ -1,4 +1,4 @@
-package planner
+package executor
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/transport/local"
 )
@@ -20,7 +22,7 @@ type harness struct {
 	t      *testing.T
 	dir    string
 	state  string
-	events []Event
+	events []event.Event
 	asked  []safety.Request
 	answer bool
 	audit  *safety.Audit
@@ -60,10 +62,10 @@ func (h *harness) executor(mode safety.Mode, dry bool, vars map[string]string) *
 		h.asked = append(h.asked, req)
 		return safety.Decision{Allowed: h.answer}, nil
 	})
-	return NewExecutor(ExecutorConfig{
+	return New(Config{
 		Transport: tr, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(mode, prompter),
 		Audit: h.audit, Journal: h.jrnl, Session: "s1", DryRun: dry, Vars: ctx,
-		Emit: func(ev Event) { h.events = append(h.events, ev) },
+		Emit: func(ev event.Event) { h.events = append(h.events, ev) },
 	})
 }
 
@@ -85,11 +87,11 @@ func (h *harness) read(p string) string {
 	return string(b)
 }
 
-func (h *harness) steps() []*StepEvent {
-	var out []*StepEvent
+func (h *harness) steps() []*event.Step {
+	var out []*event.Step
 	for _, ev := range h.events {
-		if s, ok := ev.(*StepEvent); ok {
-			out = append(out, s)
+		if ev.Kind == event.KindStep {
+			out = append(out, ev.Step)
 		}
 	}
 	return out
@@ -111,7 +113,7 @@ func (h *harness) auditLines() []map[string]any {
 func TestExecutorFixScript(t *testing.T) {
 	h := newHarness(t)
 	script := h.write("a.sh", "#!/bin/sh\necho 1\n")
-	p, err := ParseFile("../examples/fix-script.yaml")
+	p, err := planner.ParseFile("../examples/fix-script.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,8 @@ func TestExecutorFixScript(t *testing.T) {
 	if sum.OK != 6 || sum.Steps != 6 {
 		t.Errorf("summary %+v", sum)
 	}
-	done, ok := h.events[len(h.events)-1].(*DoneEvent)
+	last := h.events[len(h.events)-1]
+	done, ok := last.Done, last.Kind == event.KindDone
 	if !ok || done.Status != "success" {
 		t.Errorf("last event %#v", h.events[len(h.events)-1])
 	}
@@ -169,23 +172,23 @@ func TestExecutorConditionFalseAndError(t *testing.T) {
 	h := newHarness(t)
 	e := h.executor(safety.ModeNever, false, nil)
 	ctx := context.Background()
-	res, err := e.RunStep(ctx, Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo hi"}, SaveOutputAs: "x"})
+	res, err := e.RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo hi"}, SaveOutputAs: "x"})
 	if err != nil || res.Status != execctx.StatusOK || res.Observation != "hi\n" {
 		t.Fatalf("echo: %+v %v", res, err)
 	}
-	res, _ = e.RunStep(ctx, Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo no"}, Condition: "x.strip() == 'bye'"})
+	res, _ = e.RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo no"}, Condition: "x.strip() == 'bye'"})
 	if res.Status != execctx.StatusSkipped || res.Observation != "[skipped: condition x.strip() == 'bye' was false]" {
 		t.Errorf("false condition: %+v", res)
 	}
-	res, _ = e.RunStep(ctx, Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo no"}, Condition: "x.strip( == "})
+	res, _ = e.RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo no"}, Condition: "x.strip( == "})
 	if res.Status != execctx.StatusError || !strings.HasPrefix(res.Observation, "[ERROR]: condition") {
 		t.Errorf("bad condition: %+v", res)
 	}
-	res, _ = e.RunStep(ctx, Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo {{nope}}"}})
+	res, _ = e.RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo {{nope}}"}})
 	if res.Status != execctx.StatusError || !strings.Contains(res.Observation, "nope") {
 		t.Errorf("unknown var: %+v", res)
 	}
-	res, _ = e.RunStep(ctx, Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo err >&2; exit 3"}})
+	res, _ = e.RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo err >&2; exit 3"}})
 	if res.Status != execctx.StatusError || res.Observation != "[ERROR]: err\n[exit code 3]" {
 		t.Errorf("exit 3: %+v", res)
 	}
@@ -198,7 +201,7 @@ func TestExecutorConditionFalseAndError(t *testing.T) {
 func TestExecutorDenied(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("f.txt", "old\n")
-	plan := &Plan{Phases: []Phase{{Phase: 1, Steps: []Step{
+	plan := &planner.Plan{Phases: []planner.Phase{{Phase: 1, Steps: []planner.Step{
 		{Tool: "write_file", Parameters: map[string]any{"file_path": f, "content": "new\n"}},
 		{Tool: "execute_command", Parameters: map[string]any{"command": "echo after"}},
 	}}}}
@@ -233,7 +236,7 @@ func TestExecutorDenied(t *testing.T) {
 func TestExecutorDryRun(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("c.txt", "debug: false\n")
-	plan := &Plan{Phases: []Phase{{Phase: 1, Steps: []Step{
+	plan := &planner.Plan{Phases: []planner.Phase{{Phase: 1, Steps: []planner.Step{
 		{Tool: "read_file", Parameters: map[string]any{"file_path": f}, SaveOutputAs: "cfg"},
 		{Tool: "edit_file", Parameters: map[string]any{"file_path": f, "search_pattern": "false", "replacement": "true"}, Condition: "'false' in cfg"},
 		{Tool: "execute_command", Parameters: map[string]any{"command": "sh " + f}, SaveOutputAs: "out"},
@@ -261,7 +264,7 @@ func TestExecutorJournalFailureRefusesChange(t *testing.T) {
 	f := h.write("big.txt", "0123456789")
 	h.jrnl.MaxBytes = 4
 	e := h.executor(safety.ModeAll, false, nil)
-	res, err := e.RunStep(context.Background(), Step{Tool: "write_file", Parameters: map[string]any{"file_path": f, "content": "x"}})
+	res, err := e.RunStep(context.Background(), planner.Step{Tool: "write_file", Parameters: map[string]any{"file_path": f, "content": "x"}})
 	if err != nil || res.Status != execctx.StatusError || !strings.Contains(res.Observation, "refused") {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -275,7 +278,7 @@ func TestExecutorInterrupted(t *testing.T) {
 	e := h.executor(safety.ModeMedium, false, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	plan := &Plan{Phases: []Phase{{Phase: 1, Steps: []Step{
+	plan := &planner.Plan{Phases: []planner.Phase{{Phase: 1, Steps: []planner.Step{
 		{Tool: "execute_command", Parameters: map[string]any{"command": "sleep 5"}},
 		{Tool: "execute_command", Parameters: map[string]any{"command": "echo never"}},
 	}}}}
@@ -284,7 +287,8 @@ func TestExecutorInterrupted(t *testing.T) {
 	if err == nil || sum.Success || time.Since(start) > 3*time.Second {
 		t.Fatalf("RunPlan: %v %+v after %v", err, sum, time.Since(start))
 	}
-	done, ok := h.events[len(h.events)-1].(*DoneEvent)
+	last := h.events[len(h.events)-1]
+	done, ok := last.Done, last.Kind == event.KindDone
 	if !ok || done.Status != "failed" || sum.Steps != 1 {
 		t.Errorf("done %+v, summary %+v", done, sum)
 	}
@@ -318,12 +322,12 @@ func TestExecutorClassify(t *testing.T) {
 		{"execute_command", map[string]any{"command": "$(echo rm) -rf ~"}, safety.High, ""},
 		{"grep", map[string]any{"pattern": "; rm -rf ~", "file": "/var/log/syslog"}, safety.Safe, ""},
 	} {
-		cls, err := e.classify(context.Background(), c.tool, c.params)
+		cls, err := e.classifyTool(context.Background(), c.tool, c.params)
 		if err != nil || cls.refused != nil || cls.risk.Level != c.want || cls.path != c.path {
 			t.Errorf("%s %v: %+v %v, want %s at %q", c.tool, c.params, cls, err, c.want, c.path)
 		}
 	}
-	if cls, _ := e.classify(context.Background(), "write_file", map[string]any{"file_path": "../../etc/x", "content": "x"}); cls.refused == nil {
+	if cls, _ := e.classifyTool(context.Background(), "write_file", map[string]any{"file_path": "../../etc/x", "content": "x"}); cls.refused == nil {
 		t.Errorf("a .. escape is not refused: %+v", cls)
 	}
 }
@@ -335,7 +339,7 @@ func TestExecutorClassify(t *testing.T) {
 // command that ran and exited non-zero still saves its output.
 func TestFailedToolSavesNoVariable(t *testing.T) {
 	h := newHarness(t)
-	plan := &Plan{Phases: []Phase{{Phase: 1, Steps: []Step{
+	plan := &planner.Plan{Phases: []planner.Phase{{Phase: 1, Steps: []planner.Step{
 		{Tool: "check_condition", Parameters: map[string]any{"condition": "int('x') > 1"}, SaveOutputAs: "needs_fix", IgnoreErrors: true},
 		{Tool: "read_file", Parameters: map[string]any{"file_path": filepath.Join(h.dir, "missing.txt")}, SaveOutputAs: "content", IgnoreErrors: true},
 		{Tool: "execute_command", Parameters: map[string]any{"command": "grep nothing-here " + h.write("empty.txt", "")}, SaveOutputAs: "found", IgnoreErrors: true},
@@ -369,4 +373,23 @@ func TestFailedToolSavesNoVariable(t *testing.T) {
 			t.Errorf("variable %s was set by a failed tool", name)
 		}
 	}
+}
+
+func mustParse(t *testing.T, src string) *planner.Plan {
+	t.Helper()
+	p, err := planner.Parse(strings.NewReader(src), "plan.yaml")
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, src)
+	}
+	return p
+}
+
+// classifyTool prepares a call of tool and classifies it; a call that
+// does not prepare is refused.
+func (e *Executor) classifyTool(ctx context.Context, tool string, params map[string]any) (classification, error) {
+	call, err := e.reg.Prepare(tool, params)
+	if err != nil {
+		return classification{refused: err}, nil
+	}
+	return e.classify(ctx, call)
 }

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -9,7 +9,8 @@ import (
 	"strings"
 
 	execctx "github.com/autoshell/agent/context"
-	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/stepgen"
 	"github.com/autoshell/agent/tools"
@@ -47,31 +48,39 @@ type firstRun struct {
 	vars map[string]any // the first host's variables before any step
 }
 
+// varsOf is h's variables before any step: its vars map, copied.
+func varsOf(h *batchHost) map[string]any {
+	out := map[string]any{}
+	for k, v := range h.h.Vars().Vars() {
+		out[k] = v
+	}
+	return out
+}
+
 // planOnce runs the task with the model on the first host that can be
 // reached, then replays it on the others. Up to --forks hosts are dialled
 // at once to find the first: the first of them in inventory order that
 // connects does the task (a host that does not answer costs one
 // ConnectTimeout, not one per host), and the others keep their
 // connections for the replay.
-func (t *batchTask) planOnce(ctx context.Context) error {
-	b := t.b
-	n := len(b.hosts)
-	results := make([]hostResult, n)
+func (b *Batch) planOnce(ctx context.Context, t BatchTask) []HostResult {
+	n := len(b.o.Hosts)
+	results := make([]HostResult, n)
 	done := make([]bool, n) // results[i] is set
-	pre := make([]*hostConn, n)
+	pre := make([]*batchHost, n)
 	type dialling struct {
 		i  int
-		ch chan *hostConn
+		ch chan *batchHost
 	}
 	var later []dialling // dialled with the first, not waited for yet
 	firstAt, next := -1, 0
 	for firstAt < 0 && next < n && ctx.Err() == nil {
-		k := min(b.o.forks, n-next)
-		chans := make([]chan *hostConn, k)
+		k := min(b.o.Forks, n-next)
+		chans := make([]chan *batchHost, k)
 		for j := range k {
-			ch := make(chan *hostConn, 1)
+			ch := make(chan *batchHost, 1)
 			chans[j] = ch
-			h := b.hosts[next+j]
+			h := b.o.Hosts[next+j]
 			go func() { ch <- b.dial(ctx, h) }()
 		}
 		for j, ch := range chans {
@@ -91,11 +100,12 @@ func (t *batchTask) planOnce(ctx context.Context) error {
 	}
 	var first *firstRun
 	if firstAt >= 0 {
-		results[firstAt] = b.runOn(ctx, pre[firstAt], func(ctx context.Context, h *hostRun, res *hostResult) error {
-			r, err := t.run(ctx, h, true)
+		results[firstAt] = b.runOn(ctx, pre[firstAt], func(ctx context.Context, h *batchHost, res *HostResult) error {
+			vars := varsOf(h)
+			r, err := b.runTask(ctx, h, t, true)
 			res.How = "planned"
 			taskResult(res, r)
-			first = &firstRun{host: h.host.Name, res: r, vars: h.vars}
+			first = &firstRun{host: h.t.Name, res: r, vars: vars}
 			return err
 		})
 		done[firstAt], pre[firstAt] = true, nil
@@ -115,7 +125,7 @@ func (t *batchTask) planOnce(ctx context.Context) error {
 	}
 	skip := func(why string) {
 		for _, i := range rest {
-			results[i] = b.drop(b.hosts[i], pre[i], why)
+			results[i] = b.drop(b.o.Hosts[i], pre[i], why)
 		}
 	}
 	switch {
@@ -126,79 +136,70 @@ func (t *batchTask) planOnce(ctx context.Context) error {
 	case !first.res.Success || first.res.Err != nil:
 		skip(fmt.Sprintf("--plan-once: the task failed on %s", first.host))
 	default:
-		if t.o.savePlan != "" {
-			if err := savePlan(b.a.stderr, t.o.savePlan, first.res); err != nil {
-				b.out.warn(err.Error())
-			}
+		if t.Planned != nil {
+			t.Planned(first.res)
 		}
-		hosts := make([]inventoryHost, len(rest))
-		conns := make([]*hostConn, len(rest))
+		hosts := make([]Target, len(rest))
+		conns := make([]*batchHost, len(rest))
 		for j, i := range rest {
-			hosts[j], conns[j] = b.hosts[i], pre[i]
+			hosts[j], conns[j] = b.o.Hosts[i], pre[i]
 		}
-		for j, r := range b.eachFrom(ctx, hosts, conns, t.replayWork(first)) {
+		for j, r := range b.eachFrom(ctx, hosts, conns, b.replayWork(t, first)) {
 			results[rest[j]] = r
 		}
 	}
-	return b.finish(ctx, results, sumCalls(results))
+	return results
 }
 
 // replayWork is the hostWork of the hosts after the first.
-func (t *batchTask) replayWork(first *firstRun) hostWork {
-	return func(ctx context.Context, h *hostRun, res *hostResult) error {
+func (b *Batch) replayWork(t BatchTask, first *firstRun) hostWork {
+	return func(ctx context.Context, h *batchHost, res *HostResult) error {
 		res.How = "replayed"
 		sum, why, err := replay(ctx, h, first)
 		res.Steps = sum.Steps
-		ev := &replayEvent{Event: "replay", Host: h.host.Name, From: first.host, Status: "followed", Steps: sum.Steps, Reason: why}
+		ev := event.Event{Kind: event.KindReplay, Replay: &event.Replay{From: first.host, Status: "followed", Steps: sum.Steps, Reason: why}}
 		if err != nil {
 			sum.Err = err
-			h.sink.event(ev)
-			t.replayDone(h, sum)
+			h.event(ev)
+			h.event(replayDone(sum))
 			return err
 		}
 		if why == "" {
-			h.sink.event(ev)
+			h.event(ev)
 			sum.Success = true
-			t.replayDone(h, sum)
-			res.Status = hostOK
+			h.event(replayDone(sum))
+			res.Status = event.HostOK
 			return nil
 		}
-		ev.Status = "diverged"
-		h.sink.event(ev)
-		h.sink.logNote(fmt.Sprintf("\nleft the plan of %s: %s — asking the model", first.host, why))
+		ev.Replay.Status = "diverged"
+		h.event(ev)
+		h.note(fmt.Sprintf("\nleft the plan of %s: %s — asking the model", first.host, why))
 		res.How = "fallback"
-		r, err := t.run(ctx, h, false)
+		r, err := b.runTask(ctx, h, t, false)
 		taskResult(res, r)
 		return err
 	}
 }
 
-// replayDone emits the done event of a replay that did not fall back.
-func (t *batchTask) replayDone(h *hostRun, sum planner.Summary) {
-	ev := &planner.DoneEvent{Event: planner.EventDone, Host: h.host.Name, Session: h.steps.session, Status: "failed",
-		Summary: "replayed: " + sum.Text(), Steps: sum.Steps, OK: sum.OK, Errors: sum.Errors, Skipped: sum.Skipped, Denied: sum.Denied}
-	if sum.Success {
-		ev.Status = "success"
-	}
-	h.sink.event(ev)
-	h.sink.finish(sum)
+// replayDone is the done event of a replay that did not fall back.
+func replayDone(sum executor.Summary) event.Event {
+	return sum.Event("replayed: " + sum.Text())
 }
 
 // replay runs first's steps on h until they are done or the host leaves
 // the first host's path; why says how it left, "" when it followed. The
 // error is one that broke the run (connection lost, Ctrl-C).
-func replay(ctx context.Context, h *hostRun, first *firstRun) (sum planner.Summary, why string, err error) {
-	sum.Host, sum.Session = h.host.Name, h.steps.session
+func replay(ctx context.Context, h *batchHost, first *firstRun) (sum executor.Summary, why string, err error) {
+	exec := h.h.Executor()
+	sum.Host, sum.Session = h.t.Name, h.h.Session
 	ran := first.res.Ran
 	if why := hostSpecific(first, h); why != "" {
 		return sum, why, nil
 	}
-	pe := &planner.PlanEvent{Event: planner.EventPlan, Host: h.host.Name, Session: h.steps.session,
-		Plan: "plan of " + first.host, DryRun: h.steps.exec.DryRun}
+	pe := &event.Plan{Name: "plan of " + first.host, DryRun: exec.DryRun()}
 	if p := first.res.Plan; p != nil {
 		for _, ph := range p.Phases {
-			pe.Phases = append(pe.Phases, planner.PhaseInfo{Phase: ph.Phase, Goal: ph.Goal, Description: ph.Description,
-				SuccessCriteria: ph.SuccessCriteria})
+			pe.Phases = append(pe.Phases, executor.PhaseInfo(ph, 0))
 		}
 	}
 	for _, rs := range ran {
@@ -208,21 +209,22 @@ func replay(ctx context.Context, h *hostRun, first *firstRun) (sum planner.Summa
 			}
 		}
 	}
-	h.sink.event(pe)
+	h.event(event.Event{Kind: event.KindPlan, Session: h.h.Session, Plan: pe})
 	phase := 0
 	for i, rs := range ran {
 		st := rs.Step
 		if rs.Phase.Phase != phase && rs.Phase.Phase != 0 {
 			phase = rs.Phase.Phase
-			h.sink.event(&planner.PhaseEvent{Event: planner.EventPhase, Host: h.host.Name, PhaseInfo: rs.Phase})
+			info := rs.Phase
+			h.event(event.Event{Kind: event.KindPhase, Phase: &info})
 		}
 		label := fmt.Sprintf("step %d (%s)", i+1, st.Tool)
 		if rs.Status == execctx.StatusSkipped && st.Condition != "" {
-			if ok, err := h.exec.Vars().Eval(st.Condition); err == nil && ok {
+			if ok, err := exec.Vars().Eval(st.Condition); err == nil && ok {
 				return sum, fmt.Sprintf("%s was skipped on %s, but its condition %s is true here", label, first.host, st.Condition), nil
 			}
 		}
-		r, err := h.exec.RunStep(ctx, st)
+		r, err := exec.RunStep(ctx, st)
 		sum.Count(r.Status)
 		if err != nil {
 			return sum, "", err
@@ -237,7 +239,7 @@ func replay(ctx context.Context, h *hostRun, first *firstRun) (sum planner.Summa
 		case rs.Status == execctx.StatusOK && r.Status == execctx.StatusSkipped && st.Condition != "":
 			// The plan's own branch: not needed on this host.
 		default:
-			return sum, fmt.Sprintf("%s: %s here (%s), %s on %s", label, r.Status, oneLineText(r.Observation, 120), rs.Status, first.host), nil
+			return sum, fmt.Sprintf("%s: %s here (%s), %s on %s", label, r.Status, oneLine(r.Observation, 120), rs.Status, first.host), nil
 		}
 	}
 	return sum, "", nil
@@ -250,7 +252,8 @@ func replay(ctx context.Context, h *hostRun, first *firstRun) (sum planner.Summa
 // returns why h leaves the plan, "" when no step does. Values shorter than
 // minSpecific bytes, numbers and booleans are not looked for (they turn up
 // in ordinary text).
-func hostSpecific(first *firstRun, h *hostRun) string {
+func hostSpecific(first *firstRun, h *batchHost) string {
+	hereVars := h.h.Vars().Vars()
 	names := make([]string, 0, len(first.vars))
 	for k := range first.vars {
 		names = append(names, k)
@@ -263,12 +266,12 @@ func hostSpecific(first *firstRun, h *hostRun) string {
 				if !ok || len(there) < minSpecific || plainScalar(there) || !strings.Contains(s, there) {
 					continue
 				}
-				here, _ := h.vars[k].(string)
+				here, _ := hereVars[k].(string)
 				if here == there {
 					continue
 				}
 				label := fmt.Sprintf("step %d (%s)", i+1, rs.Step.Tool)
-				if hiddenVar(k) || safety.SecretKey(k) {
+				if HiddenVar(k) || safety.SecretKey(k) {
 					return fmt.Sprintf("%s: its parameters hold %s's own value of %s, which differs here", label, first.host, k)
 				}
 				return fmt.Sprintf("%s: its parameters hold %s's own %s %q (%q here) instead of {{%s}}", label, first.host, k, there, here, k)
@@ -312,4 +315,13 @@ func paramStrings(v any, out []string) []string {
 		}
 	}
 	return out
+}
+
+// oneLine is s on one line, at most n runes, "…" marking a cut.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "…"
+	}
+	return s
 }

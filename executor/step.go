@@ -1,14 +1,15 @@
-package planner
+package executor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 )
@@ -38,7 +39,8 @@ type StepResult struct {
 	Diff     string
 	Duration time.Duration
 
-	ran bool // the tool ran: its output may be saved
+	ran   bool            // the tool ran: its output may be saved
+	files []safety.FileOp // what the tool does to Path (tools.Toucher)
 }
 
 // saves reports whether the step's save_output_as receives its output: it
@@ -53,9 +55,10 @@ func (r StepResult) saves() bool {
 //     "[skipped: condition … was false]"); an error → status error with
 //     the message, never true or false;
 //  2. {{var}} templating of the parameters (an unknown variable → error);
-//  3. the parameters against the tool's schema;
-//  4. risk, on the resolved step: the command line a shell tool runs, the
-//     resolved path of a file tool; upload/download are at least medium;
+//  3. the parameters decoded into the tool's typed parameters, once
+//     (tools.Registry.Prepare): everything below works on that call;
+//  4. risk, on the resolved step: the command line a tools.Commander runs,
+//     the files a tools.Toucher acts on (transfers are at least medium);
 //  5. approval (with the diff of a file change when a person is asked);
 //     denied → "[denied by safety policy: <reason>]", nothing runs. In a
 //     dry run, medium and high steps are only previewed and skipped;
@@ -71,7 +74,7 @@ func (r StepResult) saves() bool {
 // A tool's Go error (connection lost, interrupted) is returned and the
 // run should stop; everything a model could fix is a StepResult with
 // status error.
-func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
+func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, error) {
 	if err := ctx.Err(); err != nil {
 		return StepResult{}, err
 	}
@@ -107,22 +110,23 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 		return e.fail(ctx, st, r, start, err.Error())
 	}
 	r.Params = params
-	if err := e.reg.Validate(st.Tool, params); err != nil {
+	call, err := e.reg.Prepare(st.Tool, params)
+	if err != nil {
 		return e.fail(ctx, st, r, start, err.Error())
 	}
-	cls, err := e.classify(ctx, st.Tool, params)
+	cls, err := e.classify(ctx, call)
 	if err != nil {
 		return e.finish(ctx, st, r, start, err)
 	}
-	r.Command, r.Path, r.Risk = cls.command, cls.path, cls.risk
+	r.Command, r.Path, r.Risk, r.files = cls.command, cls.path, cls.risk, cls.files
 	if cls.refused != nil {
 		return e.fail(ctx, st, r, start, fmt.Sprintf("%s: %v", st.Tool, cls.refused))
 	}
-	e.emit(&StepStartEvent{Event: EventStepStart, Host: e.host, Phase: r.Phase, Step: r.Step, Tool: st.Tool,
-		Description: st.Description, Parameters: params, Command: r.Command, Path: r.Path, Risk: r.Risk.Level.String()})
+	e.emit(event.Event{Kind: event.KindStepStart, StepStart: &event.StepStart{Phase: r.Phase, Step: r.Step, Tool: st.Tool,
+		Description: st.Description, Parameters: params, Command: r.Command, Path: r.Path, Risk: r.Risk.Level.String()}})
 
 	if e.cfg.DryRun && r.Risk.Level > safety.Safe {
-		return e.dryRun(ctx, st, r, start)
+		return e.dryRun(ctx, st, r, start, call)
 	}
 	req := safety.Request{Host: e.host, Tool: st.Tool, Params: params, Command: r.Command, Path: r.Path, Risk: r.Risk}
 	if cls.show != "" {
@@ -130,7 +134,7 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 	}
 	var previewed []tools.FileChange
 	if e.mayAsk(r.Risk.Level) {
-		if out, ok, err := e.preview(ctx, st.Tool, params); err != nil {
+		if out, ok, err := e.preview(ctx, call); err != nil {
 			return e.finish(ctx, st, r, start, err)
 		} else if ok {
 			req.Diff, previewed = out.Diff, out.FilesChanged
@@ -142,6 +146,10 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 	// the agent's and the tool's own time.
 	start = start.Add(time.Since(asked))
 	r.Decision = d
+	if d.Asked {
+		e.emit(event.Event{Kind: event.KindApproval, Approval: &event.Approval{Phase: r.Phase, Step: r.Step, Tool: st.Tool,
+			Risk: r.Risk.Level.String(), Allowed: d.Allowed, Reason: d.Reason}})
+	}
 	if err != nil {
 		r.Status = execctx.StatusDenied
 		r.Observation = "[denied by safety policy: " + d.Reason + "]"
@@ -153,7 +161,7 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 		return e.finish(ctx, st, r, start, nil)
 	}
 
-	out, err := e.reg.Run(expectPreviewed(ctx, previewed), e.cfg.Transport, st.Tool, params)
+	out, err := call.Run(expectPreviewed(ctx, previewed), e.cfg.Transport)
 	var je *journalError
 	switch {
 	case errors.As(err, &je):
@@ -164,7 +172,7 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 		return e.finish(ctx, st, r, start, fmt.Errorf("step %d (%s): %w", r.Step, st.Tool, err))
 	}
 	r.Output, r.Observation, r.Diff, r.ran = out, out.Observation, out.Diff, true
-	if err := e.journalChanged(ctx, st.Tool, cls, out); err != nil {
+	if err := e.journalChanged(ctx, cls, out); err != nil {
 		r.Observation = strings.TrimSpace(r.Observation + "\n[warning: " + err.Error() + "; undo will not notice later changes to it]")
 	}
 	r.Status = execctx.StatusOK
@@ -176,7 +184,7 @@ func (e *Executor) RunStep(ctx context.Context, st Step) (StepResult, error) {
 
 // needsDryUnset returns a variable the step uses that a step skipped by
 // the dry run would have set, or "".
-func (e *Executor) needsDryUnset(st Step) string {
+func (e *Executor) needsDryUnset(st planner.Step) string {
 	if len(e.dryUnset) == 0 {
 		return ""
 	}
@@ -185,7 +193,7 @@ func (e *Executor) needsDryUnset(st Step) string {
 		cv, _ := execctx.ConditionVars(st.Condition)
 		names = append(names, cv...)
 	}
-	if c, ok := st.Parameters["condition"].(string); ok && st.Tool == conditionTool {
+	if c, ok := st.Parameters["condition"].(string); ok && st.Tool == tools.CheckConditionName {
 		cv, _ := execctx.ConditionVars(c)
 		names = append(names, cv...)
 	}
@@ -198,10 +206,10 @@ func (e *Executor) needsDryUnset(st Step) string {
 }
 
 // dryRun shows a medium or high step without running it.
-func (e *Executor) dryRun(ctx context.Context, st Step, r StepResult, start time.Time) (StepResult, error) {
+func (e *Executor) dryRun(ctx context.Context, st planner.Step, r StepResult, start time.Time, call *tools.Call) (StepResult, error) {
 	r.Status, r.DryRun = execctx.StatusSkipped, true
 	r.Observation = fmt.Sprintf("[skipped: dry run — %s risk step not run]", r.Risk.Level)
-	out, ok, err := e.preview(ctx, st.Tool, r.Params)
+	out, ok, err := e.preview(ctx, call)
 	if err != nil {
 		return e.finish(ctx, st, r, start, err)
 	}
@@ -231,25 +239,16 @@ func (e *Executor) mayAsk(l safety.Level) bool {
 
 // preview computes a file tool's change without making it; ok is false
 // for tools that are not Previewers.
-func (e *Executor) preview(ctx context.Context, tool string, params map[string]any) (tools.Output, bool, error) {
-	t, found := e.reg.Lookup(tool)
-	pv, ok := t.(tools.Previewer)
-	if !found || !ok {
-		return tools.Output{}, false, nil
-	}
-	raw, err := json.Marshal(params)
+func (e *Executor) preview(ctx context.Context, call *tools.Call) (tools.Output, bool, error) {
+	out, ok, err := call.Preview(ctx, e.cfg.Transport)
 	if err != nil {
-		return tools.Output{}, false, nil
+		return tools.Output{}, false, fmt.Errorf("preview step %d (%s): %w", e.n, call.Name, err)
 	}
-	out, err := pv.Preview(ctx, e.cfg.Transport, raw)
-	if err != nil {
-		return tools.Output{}, false, fmt.Errorf("preview step %d (%s): %w", e.n, tool, err)
-	}
-	return out, true, nil
+	return out, ok, nil
 }
 
 // fail ends the step with status error and a model-visible message.
-func (e *Executor) fail(ctx context.Context, st Step, r StepResult, start time.Time, msg string) (StepResult, error) {
+func (e *Executor) fail(ctx context.Context, st planner.Step, r StepResult, start time.Time, msg string) (StepResult, error) {
 	r.Status = execctx.StatusError
 	r.Output = tools.ErrorOutput("%s", msg)
 	r.Observation = r.Output.Observation
@@ -259,7 +258,7 @@ func (e *Executor) fail(ctx context.Context, st Step, r StepResult, start time.T
 // finish records the step in Vars, writes its audit line and emits its
 // event. runErr is the run-stopping error, if any, returned as is unless
 // the audit log fails too.
-func (e *Executor) finish(ctx context.Context, st Step, r StepResult, start time.Time, runErr error) (StepResult, error) {
+func (e *Executor) finish(ctx context.Context, st planner.Step, r StepResult, start time.Time, runErr error) (StepResult, error) {
 	r.Duration = time.Since(start)
 	if r.Status == "" {
 		r.Status = execctx.StatusError
@@ -289,7 +288,7 @@ func (e *Executor) finish(ctx context.Context, st Step, r StepResult, start time
 	if err := e.audit(ctx, r, runErr); err != nil {
 		errs = append(errs, err)
 	}
-	ev := &StepEvent{Event: EventStep, Host: e.host, Phase: r.Phase, Step: r.Step, Line: r.Line, Tool: r.Tool,
+	ev := &event.Step{Phase: r.Phase, Step: r.Step, Line: r.Line, Tool: r.Tool,
 		Description: r.Description, Parameters: r.Params, Status: string(r.Status), ExitCode: r.Output.ExitCode,
 		Output: r.Observation, DurationMS: r.Duration.Milliseconds(), Command: r.Command, Path: r.Path,
 		Reasons: r.Risk.Reasons, Decision: r.Decision.Reason, Diff: r.Diff, DryRun: r.DryRun}
@@ -300,7 +299,7 @@ func (e *Executor) finish(ctx context.Context, st Step, r StepResult, start time
 		ev.SavedAs = st.SaveOutputAs
 	}
 	ev.Interrupted = runErr != nil && errors.Is(runErr, context.Canceled)
-	e.emit(ev)
+	e.emit(event.Event{Kind: event.KindStep, Step: ev})
 	return r, errors.Join(errs...)
 }
 
@@ -334,20 +333,24 @@ func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error 
 	return nil
 }
 
-// fileAccesses lists the files a step read or changed, for the context.
+// fileAccesses lists the files on the target a step read or changed, for
+// the context, as its tool declared them (tools.Toucher).
 func fileAccesses(r StepResult) []execctx.FileAccess {
 	if r.Status != execctx.StatusOK || r.Path == "" {
 		return nil
 	}
-	switch r.Tool {
-	case tools.ReadFileName:
-		return []execctx.FileAccess{{Op: execctx.FileRead, Path: r.Path}}
-	case tools.WriteFileName:
-		return []execctx.FileAccess{{Op: execctx.FileWritten, Path: r.Path}}
-	case tools.EditFileName:
-		return []execctx.FileAccess{{Op: execctx.FileEdited, Path: r.Path}}
+	var out []execctx.FileAccess
+	for _, op := range r.files {
+		switch op {
+		case safety.FileRead:
+			out = append(out, execctx.FileAccess{Op: execctx.FileRead, Path: r.Path})
+		case safety.FileWrite:
+			out = append(out, execctx.FileAccess{Op: execctx.FileWritten, Path: r.Path})
+		case safety.FileEdit:
+			out = append(out, execctx.FileAccess{Op: execctx.FileEdited, Path: r.Path})
+		}
 	}
-	return nil
+	return out
 }
 
 // oneLine shortens s to one line of at most n bytes for summaries.

@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"context"
+
+	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
+	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/tools"
+	"github.com/autoshell/agent/transport"
+)
+
+// HostOptions say how to run steps on a host.
+type HostOptions struct {
+	// Policy classifies risk (safety.DefaultPolicy() or the config file's).
+	Policy safety.Policy
+	// Approver decides on medium and high steps; nil denies them all.
+	Approver *safety.Approver
+	// Session is the session id; "" starts a new one. The hosts of a batch
+	// share one.
+	Session string
+	// Audit is a shared audit log; nil opens the default one (closed with
+	// the Host).
+	Audit *safety.Audit
+	// Emit receives the host's events, host set and secrets scrubbed
+	// (Secrets); nil: none.
+	Emit event.Sink
+	// Secrets are values never to show in events (besides the patterns
+	// safety.RedactString knows): the host's secret-named variables.
+	Secrets []string
+	// DryRun runs safe steps only; medium and high ones are previewed.
+	DryRun bool
+	// Vars is the execution context before any step (--var, the inventory
+	// host's variables); nil: a new one.
+	Vars *execctx.Context
+	// Progress draws transfer progress; nil draws nothing.
+	Progress tools.ProgressFunc
+}
+
+// Host is a host opened for steps: its connection, the session's undo
+// journal and audit log, the approver and the event sink, wired into an
+// executor. The executor (and so the variables) lives as long as the
+// Host: a later task sees what earlier ones found.
+type Host struct {
+	Name     string
+	Session  string
+	tr       transport.Transport
+	exec     *executor.Executor
+	approver *safety.Approver
+	redact   Redactor
+	sink     event.Sink // the front end's, through the redactor
+	closers  []func()
+}
+
+// Open dials t and opens it for steps. The caller must Close the Host.
+func Open(ctx context.Context, t Target, d DialOptions, o HostOptions) (*Host, error) {
+	tr, err := Dial(ctx, t, d)
+	if err != nil {
+		return nil, err
+	}
+	return OpenOn(tr, t.name(tr), o)
+}
+
+// OpenOn opens the session's undo journal (and the audit log unless o has
+// one) for steps on tr, named name ("" for the transport's own name). The
+// Host owns tr; on error it is closed.
+func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err error) {
+	h := &Host{tr: tr, Name: name, Session: o.Session, approver: o.Approver, redact: Redactor{Secrets: o.Secrets}}
+	h.sink = h.scrub(o.Emit)
+	h.closers = append(h.closers, func() { tr.Close() })
+	defer func() {
+		if err != nil {
+			h.Close()
+		}
+	}()
+	if h.Name == "" {
+		h.Name = tr.Host().Name
+	}
+	if h.Session == "" {
+		h.Session = safety.NewSessionID()
+	}
+	stateDir, err := safety.StateDir()
+	if err != nil {
+		return nil, err
+	}
+	audit := o.Audit
+	if audit == nil {
+		auditPath, err := safety.AuditPath()
+		if err != nil {
+			return nil, err
+		}
+		if audit, err = safety.OpenAudit(auditPath); err != nil {
+			return nil, err
+		}
+		h.closers = append(h.closers, func() { audit.Close() })
+	}
+	journal, err := safety.OpenJournal(stateDir, h.Session, h.Name)
+	if err != nil {
+		return nil, err
+	}
+	journal.MaxBytes = o.Policy.MaxWriteBytes
+	cfg := executor.Config{
+		Transport: tr, Policy: o.Policy, Approver: o.Approver,
+		Audit: audit, Journal: journal, Session: h.Session, Host: h.Name,
+		Emit: h.sink, DryRun: o.DryRun, Vars: o.Vars,
+	}
+	if o.Progress != nil {
+		cfg.ToolOptions = append(cfg.ToolOptions, tools.WithProgress(o.Progress))
+	}
+	h.exec = executor.New(cfg)
+	return h, nil
+}
+
+// scrub returns the sink that passes events to emit with their secrets
+// replaced.
+func (h *Host) scrub(emit event.Sink) event.Sink {
+	if emit == nil {
+		return nil
+	}
+	return func(ev event.Event) { emit(h.redact.Event(ev)) }
+}
+
+// Approver decides on the host's medium and high steps.
+func (h *Host) Approver() *safety.Approver { return h.exec.Approver() }
+
+// Executor runs the host's steps.
+func (h *Host) Executor() *executor.Executor { return h.exec }
+
+// Transport is the host's connection.
+func (h *Host) Transport() transport.Transport { return h.tr }
+
+// Vars is the host's execution context.
+func (h *Host) Vars() *execctx.Context { return h.exec.Vars() }
+
+// Redact returns s with the host's secrets replaced.
+func (h *Host) Redact(s string) string { return h.redact.String(s) }
+
+// RunPlan runs p on the host (executor.RunPlan).
+func (h *Host) RunPlan(ctx context.Context, p *planner.Plan) (executor.Summary, error) {
+	return h.exec.RunPlan(ctx, p)
+}
+
+// Close releases everything Open opened, last first.
+func (h *Host) Close() {
+	for i := len(h.closers) - 1; i >= 0; i-- {
+		h.closers[i]()
+	}
+	h.closers = nil
+}

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/tools"
+	"github.com/autoshell/agent/transport"
+)
+
+// Undo puts back the files session id changed on the host named target
+// (its name in the journal), reached through tr, newest change first. It
+// returns the actions taken — only those files were put back when the
+// error is not nil; safety.ErrAlreadyRestored when there was nothing left
+// to do. With force, files that changed after the session changed them are
+// restored too.
+func Undo(ctx context.Context, tr transport.Transport, stateDir, id, target string, force bool) ([]safety.Action, error) {
+	journal, err := safety.OpenJournal(stateDir, id, target)
+	if err != nil {
+		return nil, err
+	}
+	return journal.RestoreWith(ctx, restorer{tr}, safety.RestoreOptions{Force: force})
+}
+
+// restorer adapts a transport to safety.FileRestorer.
+type restorer struct{ tr transport.Transport }
+
+func (r restorer) WriteFile(ctx context.Context, path string, rd io.Reader, perm fs.FileMode) (int64, error) {
+	return r.tr.WriteFile(ctx, path, rd, perm)
+}
+
+func (r restorer) ReadFile(ctx context.Context, path string, w io.Writer) (int64, error) {
+	return r.tr.ReadFile(ctx, path, w)
+}
+
+// Chmod sets path's mode, setuid/setgid/sticky included, with `chmod` in
+// octal, quoted for the host's shell.
+func (r restorer) Chmod(ctx context.Context, path string, mode fs.FileMode) error {
+	res, err := r.tr.Run(ctx, transport.Command{Command: fmt.Sprintf("chmod %04o -- %s", safety.UnixMode(mode), tools.Quote(path))})
+	if err != nil {
+		return fmt.Errorf("chmod %s: %w", path, err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("chmod %s: chmod exited %d: %s", path, res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	return nil
+}
+
+// Remove deletes path with `rm -f`, quoted for the host's shell; a file
+// already gone is fine.
+func (r restorer) Remove(ctx context.Context, path string) error {
+	res, err := r.tr.Run(ctx, transport.Command{Command: "rm -f -- " + tools.Quote(path)})
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("remove %s: rm exited %d: %s", path, res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	return nil
+}
