@@ -135,7 +135,12 @@ type batchHost struct {
 type hostWork func(ctx context.Context, h *batchHost, res *HostResult) error
 
 // event passes an event of the batch's own about the host on, scrubbed.
-func (bh *batchHost) event(ev event.Event) { bh.pass(bh.redact.Event(ev)) }
+func (bh *batchHost) event(ev event.Event) {
+	if ev.Session == "" {
+		ev.Session = bh.b.session
+	}
+	bh.pass(bh.redact.Event(ev))
+}
 
 // pass is the host's sink for scrubbed events (the Host's): it counts
 // what the result needs and passes the event on. The model's usage is
@@ -154,7 +159,7 @@ func (bh *batchHost) pass(ev event.Event) {
 	ev.Host = bh.t.Name
 	if ev.Kind == event.KindLLM {
 		l := *ev.LLM
-		l.PerHost = bh.redact.String(bh.t.Name)
+		l.PerHost = bh.t.Name
 		ev.LLM = &l
 	}
 	bh.b.emit(ev)
@@ -314,7 +319,7 @@ func (b *Batch) connect(ctx context.Context, bh *batchHost) (*Host, error) {
 	})
 }
 
-// Finish ends the batch: its result, and the KindBatch event.
+// finish ends the batch: its result, and the KindBatch event.
 func (b *Batch) finish(results []HostResult) BatchResult {
 	r := BatchResult{Session: b.session, Hosts: results, Duration: time.Since(b.start)}
 	ev := &event.Batch{Hosts: len(results), DurationMS: r.Duration.Milliseconds()}

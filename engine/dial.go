@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -45,7 +46,7 @@ var dialers = map[string]Dialer{
 	ConnLocal: func(context.Context, Target, DialOptions) (transport.Transport, error) { return local.New() },
 	ConnSSH: func(ctx context.Context, t Target, o DialOptions) (transport.Transport, error) {
 		if t.SSH == nil {
-			return nil, fmt.Errorf("%s: no SSH settings", t.Name)
+			return nil, fmt.Errorf("%s: no SSH settings", cmp.Or(t.Name, "ssh target"))
 		}
 		tr, err := sshtr.Dial(ctx, t.SSH, o.SSH)
 		if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
@@ -67,7 +68,9 @@ func Open(ctx context.Context, t Target, d DialOptions, o HostOptions) (*Host, e
 // one) for steps on tr, named name ("" for the transport's own name). The
 // Host owns tr; on error it is closed.
 func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err error) {
-	h := &Host{tr: tr, Name: name, Session: o.Session, approver: o.Approver, redact: Redactor{Secrets: o.Secrets}}
+	secrets := slices.Clone(o.Secrets)
+	slices.SortStableFunc(secrets, func(a, b string) int { return len(b) - len(a) }) // longest first
+	h := &Host{tr: tr, Name: name, Session: o.Session, approver: o.Approver, redact: Redactor{Secrets: secrets}}
 	h.sink = h.scrub(o.Emit)
 	h.closers = append(h.closers, func() { tr.Close() })
 	defer func() {
