@@ -31,4 +31,3 @@ func TestIgnoreErrorsParse(t *testing.T) {
 		}
 	}
 }
-
