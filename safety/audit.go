@@ -226,22 +226,89 @@ const unquotedValue = "[^\\s'\";&|()<>\x60]+"
 // headers and options (PASSWORD=x, Authorization: Bearer x, --token x,
 // "api_key": "x"), bearer tokens, well-known key shapes, URL passwords and
 // credential query parameters (?key=x), and .netrc passwords.
+//
+// Each pattern runs only on text that holds the words it needs (redactGate):
+// most text (statuses, tool names, ordinary output) holds none, and the
+// patterns' backtracking was most of the cost of every event a run reports.
 func RedactString(s string) string {
 	if s == "" {
 		return s
 	}
-	s = pemRE.ReplaceAllLiteralString(s, Redacted)
-	s = assignRE.ReplaceAllString(s, "${1}"+Redacted)
-	s = passRE.ReplaceAllString(s, "${1}"+Redacted)
-	s = pwdRE.ReplaceAllString(s, "${1}"+Redacted)
-	s = bearerRE.ReplaceAllString(s, "${1}"+Redacted)
-	s = keyShapeRE.ReplaceAllLiteralString(s, Redacted)
-	s = userinfoRE.ReplaceAllString(s, "${1}"+Redacted+"@")
-	s = queryRE.ReplaceAllString(s, "${1}"+Redacted)
-	if netrcGateRE.MatchString(s) {
+	return redactGated(s, newRedactGate(s))
+}
+
+// redactGated is RedactString where g says which patterns may match.
+func redactGated(s string, g redactGate) string {
+	if g.has("-----BEGIN") {
+		s = pemRE.ReplaceAllLiteralString(s, Redacted)
+	}
+	if g.hasFold("passw", "secret", "token", "api", "authorization", "private") {
+		s = assignRE.ReplaceAllString(s, "${1}"+Redacted)
+	}
+	if g.hasFold("pass") {
+		s = passRE.ReplaceAllString(s, "${1}"+Redacted)
+	}
+	if g.hasFold("pwd") {
+		s = pwdRE.ReplaceAllString(s, "${1}"+Redacted)
+	}
+	if g.hasFold("bearer") {
+		s = bearerRE.ReplaceAllString(s, "${1}"+Redacted)
+	}
+	if g.has("AKIA", "ASIA", "sk-", "gh", "xox") {
+		s = keyShapeRE.ReplaceAllLiteralString(s, Redacted)
+	}
+	if g.has("://") {
+		s = userinfoRE.ReplaceAllString(s, "${1}"+Redacted+"@")
+	}
+	if g.has("=") && g.has("?", "&") {
+		s = queryRE.ReplaceAllString(s, "${1}"+Redacted)
+	}
+	if g.hasFold("machine", "default") && netrcGateRE.MatchString(s) {
 		s = netrcRE.ReplaceAllString(s, "${1}"+Redacted)
 	}
-	return redactCommandSecrets(s)
+	if g.has("mysql", "mariadb", "sshpass", "curl", "htpasswd") {
+		s = redactCommandSecrets(s)
+	}
+	return s
+}
+
+// redactGate says whether a text holds the words a pattern of RedactString
+// cannot match without. It looks at the text as given: a replacement adds
+// none of those words, so a word absent before is absent after. Text that
+// is not ASCII passes every gate: (?i) folds non-ASCII letters (the Kelvin
+// sign is k, ſ is s) that a lower-cased comparison would miss.
+type redactGate struct {
+	s, lower string
+	all      bool
+}
+
+func newRedactGate(s string) redactGate {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return redactGate{all: true}
+		}
+	}
+	return redactGate{s: s, lower: strings.ToLower(s)}
+}
+
+// has reports whether the text holds one of words, as written.
+func (g redactGate) has(words ...string) bool {
+	return g.all || containsAny(g.s, words)
+}
+
+// hasFold reports whether the text holds one of words (lower case) in any
+// case.
+func (g redactGate) hasFold(words ...string) bool {
+	return g.all || containsAny(g.lower, words)
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 var (
