@@ -46,15 +46,14 @@ type BatchOptions struct {
 type HostResult struct {
 	Host string
 	event.HostEnd
-	Duration time.Duration
 }
 
-// BatchResult is how a batch ended.
+// BatchResult is how a batch ended: each host's result, and the totals of
+// the batch event.
 type BatchResult struct {
-	Session  string
-	Hosts    []HostResult
-	LLMCalls int
-	Duration time.Duration
+	Session string
+	Hosts   []HostResult
+	event.Batch
 }
 
 // Batch is a batch run: what its hosts share.
@@ -92,9 +91,6 @@ func OpenBatch(o BatchOptions) (*Batch, error) {
 
 // Session is the batch's session id.
 func (b *Batch) Session() string { return b.session }
-
-// Hosts are the batch's hosts.
-func (b *Batch) Hosts() []Target { return b.o.Hosts }
 
 // Close releases what the hosts shared.
 func (b *Batch) Close() {
@@ -261,8 +257,7 @@ func (b *Batch) runOn(ctx context.Context, c *batchHost, work hostWork) (res Hos
 	res = HostResult{Host: t.Name, HostEnd: event.HostEnd{Status: event.HostFailed}}
 	defer func() {
 		res.Err = c.redact.String(res.Err)
-		res.Duration = time.Since(start)
-		res.DurationMS = res.Duration.Milliseconds()
+		res.DurationMS = time.Since(start).Milliseconds()
 		res.Changed = c.changed()
 		if !c.sawDone() {
 			status := "failed"
@@ -321,21 +316,21 @@ func (b *Batch) connect(ctx context.Context, bh *batchHost) (*Host, error) {
 
 // finish ends the batch: its result, and the KindBatch event.
 func (b *Batch) finish(results []HostResult) BatchResult {
-	r := BatchResult{Session: b.session, Hosts: results, Duration: time.Since(b.start)}
-	ev := &event.Batch{Hosts: len(results), DurationMS: r.Duration.Milliseconds()}
+	r := BatchResult{Session: b.session, Hosts: results}
+	r.Batch = event.Batch{Hosts: len(results), DurationMS: time.Since(b.start).Milliseconds()}
 	for _, h := range results {
 		r.LLMCalls += h.LLMCalls
 		switch h.Status {
 		case event.HostOK:
-			ev.OK++
+			r.OK++
 		case event.HostNotRun:
-			ev.NotRun++
+			r.NotRun++
 		default:
-			ev.Failed++
+			r.Failed++
 		}
 	}
-	ev.LLMCalls = r.LLMCalls
-	b.emit(event.Event{Kind: event.KindBatch, Session: b.session, Batch: ev})
+	ev := r.Batch
+	b.emit(event.Event{Kind: event.KindBatch, Session: b.session, Batch: &ev})
 	return r
 }
 

@@ -239,7 +239,7 @@ func replay(ctx context.Context, h *batchHost, first *firstRun) (sum executor.Su
 		case rs.Status == execctx.StatusOK && r.Status == execctx.StatusSkipped && st.Condition != "":
 			// The plan's own branch: not needed on this host.
 		default:
-			return sum, fmt.Sprintf("%s: %s here (%s), %s on %s", label, r.Status, oneLine(r.Observation, 120), rs.Status, first.host), nil
+			return sum, fmt.Sprintf("%s: %s here (%s), %s on %s", label, r.Status, clipText(r.Observation, 120), rs.Status, first.host), nil
 		}
 	}
 	return sum, "", nil
@@ -315,13 +315,4 @@ func paramStrings(v any, out []string) []string {
 		}
 	}
 	return out
-}
-
-// oneLine is s on one line, at most n runes, "…" marking a cut.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n]) + "…"
-	}
-	return s
 }

@@ -5,36 +5,21 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	execctx "github.com/autoshell/agent/context"
-	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/stepgen"
 	"github.com/autoshell/agent/transport/local"
 )
 
-// replayHost opens a batchHost on this machine for replay tests.
-func replayHost(t *testing.T) *batchHost {
-	return replayHostVars(t, "here", nil)
-}
-
 // replayHostVars opens a batchHost named name on this machine, with vars,
-// in a batch of its own whose events are collected (and not looked at).
+// in a batch of its own that reports nothing.
 func replayHostVars(t *testing.T, name string, vars map[string]any) *batchHost {
 	t.Helper()
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	var (
-		mu     sync.Mutex
-		events []event.Event
-	)
-	b := &Batch{o: BatchOptions{Emit: func(ev event.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		events = append(events, ev)
-	}}}
+	b := &Batch{}
 	tr, err := local.New()
 	if err != nil {
 		t.Fatal(err)

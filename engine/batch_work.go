@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/planner"
@@ -14,6 +15,7 @@ import (
 // RunPlan runs plan on every host. The plan should have been validated
 // against every name a host may have (PresetVars).
 func (b *Batch) RunPlan(ctx context.Context, plan *planner.Plan) BatchResult {
+	b.start = time.Now()
 	results := b.each(ctx, b.o.Hosts, func(ctx context.Context, h *batchHost, res *HostResult) error {
 		res.How = "plan"
 		sum, err := h.h.RunPlan(ctx, plan)
@@ -69,6 +71,7 @@ type BatchTask struct {
 // RunTask does t on every host: with the model on each, or with
 // PlanOnce on the first and replayed on the others.
 func (b *Batch) RunTask(ctx context.Context, t BatchTask) BatchResult {
+	b.start = time.Now()
 	if !t.PlanOnce {
 		return b.finish(b.each(ctx, b.o.Hosts, func(ctx context.Context, h *batchHost, res *HostResult) error {
 			r, err := b.runTask(ctx, h, t, false)

@@ -45,14 +45,13 @@ type HostOptions struct {
 // executor. The executor (and so the variables) lives as long as the
 // Host: a later task sees what earlier ones found.
 type Host struct {
-	Name     string
-	Session  string
-	tr       transport.Transport
-	exec     *executor.Executor
-	approver *safety.Approver
-	redact   Redactor
-	sink     event.Sink // the front end's, through the redactor
-	closers  []func()
+	Name    string
+	Session string
+	tr      transport.Transport
+	exec    *executor.Executor
+	redact  Redactor
+	sink    event.Sink // the front end's, through the redactor
+	closers []func()
 }
 
 // Open dials t and opens it for steps. The caller must Close the Host.
@@ -70,7 +69,7 @@ func Open(ctx context.Context, t Target, d DialOptions, o HostOptions) (*Host, e
 func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err error) {
 	secrets := slices.Clone(o.Secrets)
 	slices.SortStableFunc(secrets, func(a, b string) int { return len(b) - len(a) }) // longest first
-	h := &Host{tr: tr, Name: name, Session: o.Session, approver: o.Approver, redact: Redactor{Secrets: secrets}}
+	h := &Host{tr: tr, Name: name, Session: o.Session, redact: Redactor{Secrets: secrets}}
 	h.sink = h.scrub(o.Emit)
 	h.closers = append(h.closers, func() { tr.Close() })
 	defer func() {

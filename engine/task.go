@@ -69,9 +69,7 @@ func (c *Conversation) Describe(ctx context.Context) error {
 // Run does one task, with the notes on the earlier ones, and records it.
 // The approver's per-task answers are forgotten first.
 func (c *Conversation) Run(ctx context.Context, task string) (stepgen.Result, error) {
-	if ap := c.Host.approver; ap != nil {
-		ap.NewTask()
-	}
+	c.Host.Approver().NewTask()
 	o := c.Opts
 	if c.env != "" {
 		o.Environment = c.env + c.notes()

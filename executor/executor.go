@@ -127,15 +127,6 @@ func (e *Executor) SetPhase(n int) { e.phase = n }
 // DryRun reports whether the executor only previews medium and high steps.
 func (e *Executor) DryRun() bool { return e.cfg.DryRun }
 
-// Host is the host the executor names in events and the audit log.
-func (e *Executor) Host() string { return e.host }
-
-// Session is the session id of the executor's run.
-func (e *Executor) Session() string { return e.cfg.Session }
-
-// Transport is the connection the executor runs steps over.
-func (e *Executor) Transport() transport.Transport { return e.cfg.Transport }
-
 // Registry returns the tools the executor runs.
 func (e *Executor) Registry() *tools.Registry { return e.reg }
 

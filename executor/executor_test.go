@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -392,4 +393,40 @@ func (e *Executor) classifyTool(ctx context.Context, tool string, params map[str
 		return classification{refused: err}, nil
 	}
 	return e.classify(ctx, call)
+}
+
+// TestApprovalEvent: a person's answer is reported as an approval event
+// between the step's start and its end; a step decided by the policy
+// alone has none.
+func TestApprovalEvent(t *testing.T) {
+	h := newHarness(t)
+	h.answer = true
+	e := h.executor(safety.ModeAsk, false, nil)
+	ctx := context.Background()
+	f := filepath.Join(h.dir, "x.txt")
+	if _, err := e.RunStep(ctx, planner.Step{Tool: "write_file", Parameters: map[string]any{"file_path": f, "content": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "ls"}}); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []event.Kind
+	for _, ev := range h.events {
+		kinds = append(kinds, ev.Kind)
+	}
+	want := []event.Kind{event.KindStepStart, event.KindApproval, event.KindStep, event.KindStepStart, event.KindStep}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("events %v, want %v", kinds, want)
+	}
+	a := h.events[1].Approval
+	if !a.Allowed || a.Step != 1 || a.Tool != "write_file" || a.Risk != "medium" || a.Reason != "approved by user" {
+		t.Errorf("approval %+v", a)
+	}
+	h.answer = false
+	if _, err := e.RunStep(ctx, planner.Step{Tool: "write_file", Parameters: map[string]any{"file_path": f, "content": "y"}}); err != nil {
+		t.Fatal(err)
+	}
+	if a := h.events[len(h.events)-2]; a.Kind != event.KindApproval || a.Approval.Allowed || a.Approval.Reason != "denied by user" {
+		t.Errorf("denied: %+v", a)
+	}
 }

@@ -67,10 +67,3 @@ steps:
 	}
 
 }
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}

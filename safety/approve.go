@@ -236,8 +236,6 @@ func (a *Approver) SetPrompter(p Prompter) { a.prompter = p }
 // Prompter is the approver's prompter, nil when nobody can answer.
 func (a *Approver) Prompter() Prompter { return a.prompter }
 
-// Scope returns how the approver remembers answers.
-func (a *Approver) Scope() Scope { return a.scope }
 
 // Mode returns the approver's mode.
 func (a *Approver) Mode() Mode { return a.mode }

@@ -288,3 +288,33 @@ func TestApproverAlwaysNotForAnotherDiff(t *testing.T) {
 		t.Errorf("asked %d times, want 2 (once per diff)", asked)
 	}
 }
+
+// TestApproverScopeTask: with ScopeTask an "always" answer holds until
+// NewTask; with ScopeSession NewTask forgets nothing.
+func TestApproverScopeTask(t *testing.T) {
+	req := Request{Tool: "write_file", Params: map[string]any{"file_path": "/srv/x"}, Path: "/srv/x", Risk: Assessment{Level: Medium}}
+	for _, tc := range []struct {
+		scope     Scope
+		askedThen int // questions after NewTask and the same step again
+	}{{ScopeTask, 2}, {ScopeSession, 1}} {
+		asked := 0
+		p := PrompterFunc(func(context.Context, Request) (Decision, error) {
+			asked++
+			return Decision{Allowed: true, Always: true}, nil
+		})
+		a := NewApprover(ModeAsk, p, WithScope(tc.scope))
+		for range 2 {
+			if d, err := a.Decide(context.Background(), req); err != nil || !d.Allowed {
+				t.Fatalf("%v: %+v %v", tc.scope, d, err)
+			}
+		}
+		if asked != 1 {
+			t.Errorf("scope %v: asked %d times in one task, want 1", tc.scope, asked)
+		}
+		a.NewTask()
+		d, _ := a.Decide(context.Background(), req)
+		if asked != tc.askedThen || !d.Allowed {
+			t.Errorf("scope %v: asked %d times after NewTask, want %d (%+v)", tc.scope, asked, tc.askedThen, d)
+		}
+	}
+}

@@ -23,10 +23,9 @@ import (
 // With --out DIR: DIR/HOST.log holds each host's run as the terminal view
 // shows one host (and DIR/HOST.transcript.jsonl the model's messages).
 type batchOutput struct {
-	a      *app
-	dir    string // --out
-	total  int
-	start0 time.Time
+	a     *app
+	dir   string // --out
+	total int
 
 	// ask is held while a question is on the terminal (pause): one at a
 	// time.
@@ -62,7 +61,7 @@ func (o *batchOutput) write(fn func()) {
 }
 
 func newBatchOutput(a *app, dir string, asJSON bool, total int) (*batchOutput, error) {
-	o := &batchOutput{a: a, dir: dir, total: total, start0: time.Now()}
+	o := &batchOutput{a: a, dir: dir, total: total}
 	if asJSON {
 		o.enc = json.NewEncoder(a.stdout)
 		o.enc.SetEscapeHTML(false)
@@ -79,7 +78,6 @@ func newBatchOutput(a *app, dir string, asJSON bool, total int) (*batchOutput, e
 func (o *batchOutput) start() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.start0 = time.Now()
 	f, ok := o.a.stderr.(*os.File)
 	if !ok || !isTerminal(f) {
 		return
@@ -259,7 +257,7 @@ func fmtDuration(d time.Duration) string {
 // summary ends the run: the table on the terminal, the batch event with
 // --json.
 func (o *batchOutput) summary(r engine.BatchResult, undo string) {
-	results, llmCalls, session := r.Hosts, r.LLMCalls, r.Session
+	results, llmCalls, session, ev := r.Hosts, r.LLMCalls, r.Session, r.Batch
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, w := range o.held { // no question is pending once every host is done
@@ -270,17 +268,8 @@ func (o *batchOutput) summary(r engine.BatchResult, undo string) {
 		o.bar.Clear()
 		o.bar = nil
 	}
-	ev := event.Batch{Hosts: len(results), LLMCalls: llmCalls, DurationMS: time.Since(o.start0).Milliseconds()}
 	changed := 0
 	for _, r := range results {
-		switch r.Status {
-		case event.HostOK:
-			ev.OK++
-		case event.HostNotRun:
-			ev.NotRun++
-		default:
-			ev.Failed++
-		}
 		changed += r.Changed
 	}
 	if o.enc != nil {
@@ -292,7 +281,7 @@ func (o *batchOutput) summary(r engine.BatchResult, undo string) {
 	fmt.Fprintln(tw, "HOST\tSTATUS\tRUN\tSTEPS\tCHANGED\tDURATION\tERROR")
 	for _, r := range results {
 		status := statusWord[r.Status]
-		how, steps, changed, dur := r.How, fmt.Sprint(r.Steps), fmt.Sprint(r.Changed), fmtDuration(r.Duration)
+		how, steps, changed, dur := r.How, fmt.Sprint(r.Steps), fmt.Sprint(r.Changed), fmtDuration(time.Duration(r.DurationMS)*time.Millisecond)
 		if r.Status == event.HostNotRun {
 			how, steps, changed, dur = "-", "-", "-", "-"
 		}
