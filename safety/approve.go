@@ -236,7 +236,6 @@ func (a *Approver) SetPrompter(p Prompter) { a.prompter = p }
 // Prompter is the approver's prompter, nil when nobody can answer.
 func (a *Approver) Prompter() Prompter { return a.prompter }
 
-
 // Mode returns the approver's mode.
 func (a *Approver) Mode() Mode { return a.mode }
 
