@@ -42,7 +42,10 @@ func DefaultPolicy() Policy {
 			"/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd", "/etc/ssh/ssh_host_*_key",
 			"/etc/ssl/private", "/etc/letsencrypt/live", "/etc/letsencrypt/archive", "~/.ssh", "~/.gnupg",
 			"~/.aws/credentials", "~/.netrc", "~/.pgpass", "~/.git-credentials", "~/.docker/config.json",
-			"~/.kube/config", "~/.vault-token", "/proc/*/environ", "/proc/kcore", "/dev/mem", "/dev/kmem",
+			"~/.kube/config", "~/.vault-token", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.config/gh/hosts.yml",
+			"~/.bash_history", "~/.zsh_history", "~/.histfile", "~/.sh_history", "~/.python_history",
+			"~/.mysql_history", "~/.psql_history", "~/.sqlite_history", "~/.rediscli_history", "~/.lesshst",
+			"~/.local/share/fish/fish_history", "~/.node_repl_history", "~/.config/agent", "~/.local/state/agent", "/proc/*/environ", "/proc/kcore", "/dev/mem", "/dev/kmem",
 			"/dev/port", "/dev/sd*", "/dev/nvme*", "/dev/vd*", "/dev/xvd*", "/dev/disk", "id_rsa", "id_dsa",
 			"id_ecdsa", "id_ed25519", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "privkey*.pem",
 			"*-key.pem", "*_key.pem", "*.key.pem", "shadow", "gshadow", ".env"},
@@ -50,7 +53,15 @@ func DefaultPolicy() Policy {
 			"~/.ssh/environment", "~/.ssh/rc"},
 		ProtectedPaths: []string{"~/.ssh", "~/.gnupg", "~/.bashrc", "~/.bash_profile", "~/.bash_login",
 			"~/.bash_logout", "~/.profile", "~/.zshrc", "~/.zprofile", "~/.zshenv", "~/.config/systemd",
-			"~/.config/autostart", "~/.pam_environment", "~/.local/bin"},
+			"~/.config/autostart", "~/.pam_environment", "~/.local/bin", "~/.bash_aliases", "~/.zlogin",
+			"~/.zlogout", "~/.config/fish", "~/.config/environment.d", "~/.gitconfig", "~/.config/git",
+			"~/.aws", "~/.kube", "~/.docker", "~/.netrc", "~/.npmrc", "~/.pypirc", "~/.curlrc", "~/.wgetrc",
+			"~/.vimrc", "~/.vim", "~/.config/nvim", "~/.exrc", "~/.emacs", "~/.emacs.d", "~/.tmux.conf",
+			"~/.screenrc", "~/.gdbinit", "~/.inputrc", "~/.xinitrc", "~/.xprofile", "~/.xsession",
+			"~/.config/systemd", "~/.local/share/systemd", "~/.config/containers", "~/.bin", "~/bin",
+			"~/.cargo/bin", "~/go/bin", "~/.config/pip", "~/.pip", "~/.ssh/rc", "~/.forward", "~/.procmailrc",
+			"~/.mailcap", "~/.lessfilter", "~/.editorconfig", "~/.config/agent", "~/.local/state/agent",
+			"~/.bash_history", "~/.zsh_history", "/var/spool/cron"},
 	}
 	p.defaultCommands()
 	p.defaultSubcommands()

@@ -1,7 +1,6 @@
 package safety
 
 import (
-	"os"
 	"path"
 	"strings"
 )
@@ -151,26 +150,12 @@ func (p *Policy) writeRisk(abs, home string, glob bool) (Level, string) {
 		return Safe, ""
 	case p.underSystem(abs, glob):
 		return High, "write to system path"
-	case p.matchAny(p.ProtectedPaths, abs, home, glob):
-		return High, "write to protected path"
 	case p.matchAny(ownDirs(), abs, home, glob):
 		return High, "write to agent's own configuration or state (its policy, audit log, undo journal)"
+	case p.matchAny(p.ProtectedPaths, abs, home, glob):
+		return High, "write to protected path"
 	}
 	return Medium, "writes a file"
-}
-
-// ownDirs are agent's configuration and state directories, default and
-// XDG-overridden: a step writing there could change the next run's policy
-// or rewrite the audit log, so it is High whatever the policy file says.
-// On a remote host the same paths are only protected needlessly.
-func ownDirs() []string {
-	dirs := []string{"~/.config/agent", "~/.local/state/agent"}
-	for _, env := range []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
-		if d := os.Getenv(env); path.IsAbs(d) {
-			dirs = append(dirs, path.Join(d, "agent"))
-		}
-	}
-	return dirs
 }
 
 // readRisk says what reading abs means: High for sensitive files.
@@ -180,6 +165,9 @@ func (p *Policy) readRisk(abs, home string, glob bool) (Level, string) {
 	}
 	if p.matchAny(p.SensitivePaths, abs, home, glob) {
 		return High, "reads sensitive file"
+	}
+	if p.matchAny(ownDirs(), abs, home, glob) {
+		return High, "reads agent's own configuration or state"
 	}
 	return Safe, ""
 }

@@ -54,6 +54,13 @@ func (a *app) loadConfig() (safety.Policy, *llm.FileConfig, error) {
 		return safety.Policy{}, nil, usagef("config: %w", err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return safety.Policy{}, nil, usagef("config: %w", err)
+	}
+	if err := safety.CheckPolicyFile(path, fi); err != nil {
+		return safety.Policy{}, nil, usagef("config: %w", err)
+	}
 	p, other, err := safety.LoadConfigPolicy(f)
 	if err != nil {
 		return safety.Policy{}, nil, usagef("config %s: %w", path, err)
