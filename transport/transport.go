@@ -79,6 +79,14 @@ type Command struct {
 	// command prints it (for a terminal or a file); Result still holds the
 	// bounded capture. They are written from other goroutines.
 	Stdout, Stderr io.Writer
+	// Wrap, when set, is the argv the command's shell runs under: the
+	// transport runs Wrap[0] with the arguments Wrap[1:] followed by the
+	// shell and its arguments ("/bin/sh", "-c", Command), in Dir, in the
+	// command's own process group, so that a timeout kills it all. Wrap[0]
+	// is a path on the host (or a name looked up in its PATH). Wrappers
+	// compose by prefixing: sudo's argv, then a confining launcher's
+	// (package confine), then the shell.
+	Wrap []string
 }
 
 // Tee returns w, or w and extra together when extra is set: what a transport

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -74,8 +75,8 @@ func (t *Transport) expand(p string) (string, error) {
 	return p, nil
 }
 
-// Run runs c.Command with /bin/sh -c in a new process group; on timeout or
-// cancellation the whole group is killed.
+// Run runs c.Command with /bin/sh -c (under c.Wrap when set) in a new
+// process group; on timeout or cancellation the whole group is killed.
 func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
 	if t.closed.Load() {
 		return transport.Result{}, transport.ErrClosed
@@ -87,7 +88,8 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 	defer cancel()
 
 	stdout, stderr := transport.NewCapture(c.CaptureLimit), transport.NewCapture(c.CaptureLimit)
-	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", c.Command)
+	argv := append(slices.Clone(c.Wrap), "/bin/sh", "-c", c.Command)
+	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = waitDelay

@@ -29,26 +29,39 @@ const (
 	maxPreamble = 64 << 10
 )
 
-// wrapper runs as `/bin/sh -c wrapper agent CMD DIR NONCE`. It prints
+// wrapper runs as `/bin/sh -c wrapper agent CMD DIR NONCE [WRAP...]`. It prints
 // "NONCE PID STATUS" on stderr, where PID is its own process ID: sshd runs
 // every session in a new session (setsid), and the exec chain keeps the
 // PID, so PID is the process group of everything the command starts. Then
 // it changes to DIR ("~" and "~/…" mean $HOME) and evaluates the command
 // in the same shell, with its own variables unset and no positional
 // parameters — as `sh -c CMD` would, minus one exec per step (the exec is a
-// measurable part of a step's latency; see bench/).
+// measurable part of a step's latency; see bench/). With a WRAP argv
+// (transport.Command.Wrap) it execs `WRAP... /bin/sh -c CMD` instead: exec
+// keeps the PID, so the process group is still the marker's.
 const wrapper = `d=$2; case $d in "~") d=$HOME ;; "~/"*) d=$HOME/${d#"~/"} ;; esac; ` +
 	`if [ -n "$d" ] && ! cd -- "$d" 2>/dev/null; then ` +
 	`if [ ! -e "$d" ]; then r=noent; elif [ ! -d "$d" ]; then r=notdir; else r=perm; fi; ` +
 	`printf '%s %s %s\n' "$3" "$$" "$r" >&2; exit 127; fi; ` +
-	`printf '%s %s ok\n' "$3" "$$" >&2; agent_cmd=$1; shift 3; unset d r; eval "unset agent_cmd
+	`printf '%s %s ok\n' "$3" "$$" >&2; agent_cmd=$1; shift 3; unset d r; ` +
+	`if [ $# -gt 0 ]; then exec "$@" /bin/sh -c "$agent_cmd"; fi; eval "unset agent_cmd
 $agent_cmd"`
 
 // remoteCommand is the exec request sent to sshd, which hands it to the
 // user's login shell: exec replaces that shell with /bin/sh running wrapper.
-func remoteCommand(nonce, command, dir string) string {
+func remoteCommand(nonce, command, dir string, wrap []string) string {
 	return "exec /bin/sh -c " + shellQuote(wrapper) + " sh " +
-		shellQuote(command) + " " + shellQuote(dir) + " " + nonce
+		shellQuote(command) + " " + shellQuote(dir) + " " + nonce + quoteArgs(wrap)
+}
+
+// quoteArgs is args quoted for a POSIX shell, each after a space.
+func quoteArgs(args []string) string {
+	var b strings.Builder
+	for _, a := range args {
+		b.WriteString(" ")
+		b.WriteString(shellQuote(a))
+	}
+	return b.String()
 }
 
 // shellQuote quotes s for a POSIX shell: in single quotes, each embedded
@@ -68,8 +81,8 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	if strings.ContainsRune(cmd.Command, 0) || strings.ContainsRune(cmd.Dir, 0) {
-		return fail(errors.New("command or directory contains a NUL byte"))
+	if strings.ContainsRune(cmd.Command, 0) || strings.ContainsRune(cmd.Dir, 0) || strings.ContainsRune(strings.Join(cmd.Wrap, ""), 0) {
+		return fail(errors.New("command, directory or wrapper contains a NUL byte"))
 	}
 	if cmd.Stdin == nil {
 		if w := t.takeWorker(ctx); w != nil {
@@ -109,7 +122,7 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	filter := &markerFilter{prefix: []byte(nonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
 	sess.Stdout, sess.Stderr, sess.Stdin = transport.Tee(stdout, cmd.Stdout), filter, cmd.Stdin
 	start := time.Now()
-	if err := sess.Start(remoteCommand(nonce, cmd.Command, cmd.Dir)); err != nil {
+	if err := sess.Start(remoteCommand(nonce, cmd.Command, cmd.Dir, cmd.Wrap)); err != nil {
 		if c.alive() && c.ping(closeWait) {
 			return fail(err) // refused by the server; the connection is fine
 		}

@@ -146,7 +146,7 @@ func TestWrapperLocally(t *testing.T) {
 		{"~/file", "", "notdir"},
 		{"it's missing", "", "noent"},
 	} {
-		cmd := exec.Command("bash", "-c", remoteCommand("n0nce", "pwd; echo 'quoted $x' >&2", tc.dir))
+		cmd := exec.Command("bash", "-c", remoteCommand("n0nce", "pwd; echo 'quoted $x' >&2", tc.dir, nil))
 		cmd.Dir, cmd.Env = home, []string{"HOME=" + home, "BASH_ENV=" + rc, "PATH=/usr/bin:/bin"}
 		var stdout, stderr bytes.Buffer
 		f := &markerFilter{prefix: []byte("n0nce "), out: &stderr}

@@ -53,7 +53,7 @@ type worker struct {
 const workerCommand = `exec /bin/sh -c 'command -v bash >/dev/null 2>&1 && exec bash --noprofile --norc -s; exec /bin/sh -s'`
 
 // workerScript is sent first on the worker's stdin. agent_run NONCE CMD DIR
-// PIDNONCE runs one command: the wrapper under /bin/sh (whatever the worker
+// PIDNONCE [WRAP...] runs one command: the wrapper under /bin/sh (whatever the worker
 // shell is), in a process group of its own. wait's stderr is discarded:
 // bash would report a job killed by a signal there ("[1]+ Terminated"),
 // which is not the command's output.
@@ -66,14 +66,16 @@ else
 fi
 agent_wrapper=` + shellQuote(wrapper) + `
 agent_run() {
-	agent_spawn "$2" "$3" "$4"
+	agent_n=$1
+	shift
+	agent_spawn "$@"
 	agent_pid=$!
 	wait "$agent_pid" 2>/dev/null
 	agent_st=$?
 	agent_bg=0
 	kill -0 -"$agent_pid" 2>/dev/null && agent_bg=1
-	printf '%s:%d:%d\n' "$1" "$agent_st" "$agent_bg"
-	printf '%s\n' "$1" >&2
+	printf '%s:%d:%d\n' "$agent_n" "$agent_st" "$agent_bg"
+	printf '%s\n' "$agent_n" >&2
 }
 `
 
@@ -145,7 +147,7 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 	stderr := transport.NewCapture(cmd.CaptureLimit)
 	filter := &markerFilter{prefix: []byte(pidNonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
 	done := w.expect(nonce, transport.Tee(stdout, cmd.Stdout), filter)
-	req := "agent_run " + nonce + " " + shellQuote(cmd.Command) + " " + shellQuote(cmd.Dir) + " " + pidNonce + "\n"
+	req := "agent_run " + nonce + " " + shellQuote(cmd.Command) + " " + shellQuote(cmd.Dir) + " " + pidNonce + quoteArgs(cmd.Wrap) + "\n"
 	start := time.Now()
 	if _, err := io.WriteString(w.in, req); err != nil {
 		w.broken = true

@@ -463,3 +463,40 @@ func init() {
 		}
 	})
 }
+
+func init() {
+	add("WrapRunsTheShellUnderAnArgv", func(t *testing.T, f Fixture) {
+		// Each wrapper argument arrives as one word, quotes and spaces kept;
+		// Dir and stdin still apply.
+		res, err := f.Transport.Run(context.Background(), transport.Command{
+			Command: `printf '%s|%s|' "$AGENT_WRAPPED" "$(pwd)"; cat`,
+			Wrap:    []string{"env", "AGENT_WRAPPED=it's a \"b\" $HOME"},
+			Dir:     f.Dir, Stdin: strings.NewReader("in"), Timeout: 30 * time.Second,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `it's a "b" $HOME|` + f.Dir + "|in"; res.Stdout != want || res.ExitCode != 0 {
+			t.Errorf("wrapped with stdin: %q (exit %d, stderr %q), want %q", res.Stdout, res.ExitCode, res.Stderr, want)
+		}
+		res = run(t, f.Transport, "true") // warm the worker path, if any
+		res, err = f.Transport.Run(context.Background(), transport.Command{
+			Command: `echo "$AGENT_WRAPPED"; exit 3`, Wrap: []string{"env", "AGENT_WRAPPED=x y"}, Timeout: 30 * time.Second,
+		})
+		if err != nil || res.Stdout != "x y\n" || res.ExitCode != 3 {
+			t.Errorf("wrapped: %q exit %d err %v", res.Stdout, res.ExitCode, err)
+		}
+	})
+
+	add("WrapTimeoutKillsProcessGroup", func(t *testing.T, f Fixture) {
+		m := sleeper(t, f)
+		_, err := f.Transport.Run(context.Background(), transport.Command{
+			Command: fmt.Sprintf("%s 1000 & %s 1001", m, m), Wrap: []string{"env"},
+			Timeout: 500 * time.Millisecond,
+		})
+		if !errors.Is(err, transport.ErrTimeout) {
+			t.Fatalf("err = %v, want ErrTimeout", err)
+		}
+		waitGone(t, m)
+	})
+}
