@@ -30,6 +30,9 @@ const (
 	KindReplan    Kind = "replan"
 	KindReplay    Kind = "replay"
 	KindBatch     Kind = "batch"
+	// KindOutput is a piece of a running command's output, as it arrives
+	// (whole lines where it can), before the step's own event.
+	KindOutput Kind = "output"
 	// KindHost ends a host of a batch with its result, after its done
 	// event; KindWarning is a message for the person. Neither is part of
 	// the --json stream (its per-host end is the done event; warnings go
@@ -63,6 +66,7 @@ type Event struct {
 	Batch     *Batch
 	HostEnd   *HostEnd
 	Warning   *Warning
+	Output    *Output
 }
 
 // Sink receives events, synchronously, in the order they happen on a host.
@@ -103,6 +107,16 @@ type StepStart struct {
 	Command     string         `json:"command,omitempty"`
 	Path        string         `json:"path,omitempty"`
 	Risk        string         `json:"risk"`
+}
+
+// Output is a piece of what a running step's command printed, in full:
+// the step event's output is bounded, the output events of a step hold
+// every byte (split at line ends where lines allow).
+type Output struct {
+	Phase  int    `json:"phase"`
+	Step   int    `json:"step"`
+	Stream string `json:"stream"` // stdout or stderr
+	Data   string `json:"data"`
 }
 
 // Step is a finished step, whatever its status.
@@ -270,6 +284,8 @@ func (e Event) payload() any {
 		return nilIf(e.HostEnd)
 	case KindWarning:
 		return nilIf(e.Warning)
+	case KindOutput:
+		return nilIf(e.Output)
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ var payloadField = map[Kind]string{
 	KindPlan: "Plan", KindPhase: "Phase", KindStepStart: "StepStart", KindStep: "Step",
 	KindApproval: "Approval", KindDone: "Done", KindThought: "Thought", KindAnswer: "Answer",
 	KindLLM: "LLM", KindReplan: "Replan", KindReplay: "Replay", KindBatch: "Batch",
-	KindHost: "HostEnd", KindWarning: "Warning",
+	KindHost: "HostEnd", KindWarning: "Warning", KindOutput: "Output",
 }
 
 func redactFields(v reflect.Value, str func(string) string, params func(map[string]any) map[string]any) {

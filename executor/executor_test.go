@@ -407,7 +407,7 @@ func TestApprovalEvent(t *testing.T) {
 	if _, err := e.RunStep(ctx, planner.Step{Tool: "write_file", Parameters: map[string]any{"file_path": f, "content": "x"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "ls"}}); err != nil {
+	if _, err := e.RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "true"}}); err != nil {
 		t.Fatal(err)
 	}
 	var kinds []event.Kind

@@ -161,7 +161,11 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 		return e.finish(ctx, st, r, start, nil)
 	}
 
-	out, err := call.Run(expectPreviewed(ctx, previewed), e.cfg.Transport)
+	tr := e.cfg.Transport
+	if call.Name == tools.ExecuteCommandName { // the structured tools' raw output is not what they report
+		tr = e.streaming(tr, r.Phase, r.Step)
+	}
+	out, err := call.Run(expectPreviewed(ctx, previewed), tr)
 	var je *journalError
 	switch {
 	case errors.As(err, &je):

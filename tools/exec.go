@@ -106,7 +106,7 @@ func runCommand(ctx context.Context, tr transport.Transport, cmd transport.Comma
 		out.Stderr += msg
 		out.ExitCode = -1
 		out.IsError = true
-		out.Observation = Observe(out.Stdout, out.Stderr, 0)
+		out.Observation = observe(out.Stdout, out.Stderr, 0)
 		return out, nil
 	case infraError(ctx, err):
 		return Output{}, fmt.Errorf("%s: %w", cmd.Command, err)

@@ -12,17 +12,25 @@ import (
 // "[exit code N]" when exitCode is not 0, each part starting on its own
 // line; no output and exit 0 give "". Each stream is bounded to
 // transport.DefaultCaptureLimit bytes of head and of tail, with the
-// transport's truncation marker in between (a command's streams already
-// are; this bounds read_file content and the like).
+// transport's truncation marker in between (for read_file content and the
+// like; a command's streams are bounded by the transport already and go
+// through observe).
 func Observe(stdout, stderr string, exitCode int) string {
+	return observe(bound(stdout), bound(stderr), exitCode)
+}
+
+// observe is Observe without bounding: for a command's streams, which the
+// transport has already bounded (transport.Capture). Bounding them again
+// would cut the truncation marker and count only its own bytes as omitted.
+func observe(stdout, stderr string, exitCode int) string {
 	var b strings.Builder
 	if stderr != "" {
 		b.WriteString("[ERROR]: ")
-		b.WriteString(bound(stderr))
+		b.WriteString(stderr)
 	}
 	if stdout != "" {
 		newline(&b)
-		b.WriteString(bound(stdout))
+		b.WriteString(stdout)
 	}
 	if exitCode != 0 {
 		newline(&b)

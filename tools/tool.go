@@ -106,7 +106,7 @@ func TextOutput(text string) Output {
 // CommandOutput turns a command's result into an Output.
 func CommandOutput(r transport.Result) Output {
 	return Output{
-		Observation: Observe(r.Stdout, r.Stderr, r.ExitCode),
+		Observation: observe(r.Stdout, r.Stderr, r.ExitCode),
 		Stdout:      r.Stdout,
 		Stderr:      r.Stderr,
 		ExitCode:    r.ExitCode,

@@ -337,7 +337,7 @@ func (o *batchOutput) hostLog(host string) *hostLog {
 		o.warn(fmt.Sprintf("%s: no log: %v", host, err))
 		return nil
 	}
-	l := &hostLog{file: f, render: &termRenderer{w: f}}
+	l := &hostLog{file: f, render: &termRenderer{w: f, full: true}}
 	o.logs[host] = l
 	return l
 }

@@ -124,13 +124,8 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 		return nil, err
 	}
 	t.close = append(t.close, t.steps.Close)
-	// The spinner only when stdout and stderr are both the terminal: with
-	// stdout redirected (agent -c … > log) its redraws would interleave
-	// with nothing on screen and garble what the terminal shows.
 	if r, ok := t.steps.render.(*termRenderer); ok {
-		if f, ok := a.stdout.(*os.File); ok && isTerminal(f) {
-			r.spin = newSpinner(a.stderr) // nil unless stderr is a terminal
-		}
+		r.afterStep = "Observing…" // the model is next
 	}
 	var chat planner.Chatter = t.client
 	if sp := t.spinner(); sp != nil {

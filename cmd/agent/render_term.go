@@ -14,6 +14,7 @@ import (
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"golang.org/x/term"
 )
 
 // Limits of the terminal view: the full output is in --json and the audit
@@ -42,6 +43,16 @@ type termRenderer struct {
 	multi   bool
 	started int        // the step whose header step_start printed
 	llm     *event.LLM // the model's usage, for the summary
+	// afterStep is the spinner's label between a step and what follows
+	// ("Observing…" in a task: the model is next; "" in a plan).
+	afterStep string
+	// full: every line a command prints is written as it arrives (an --out
+	// log keeps all of it), and not again under the step's status; the
+	// spinner's live tail is for the terminal. streamed is the step whose
+	// output was written, open its last line when it has no newline yet.
+	full     bool
+	streamed int
+	open     string
 }
 
 // newTermRenderer renders on stdout, with colours when stdout is a
@@ -125,9 +136,11 @@ func (r *termRenderer) event(e event.Event) {
 		} else {
 			r.spin.set("Executing…")
 		}
+	case event.KindOutput:
+		r.output(e.Output)
 	case event.KindStep:
 		r.step(e.Step)
-		r.spin.set("Observing…")
+		r.spin.set(r.afterStep)
 	case event.KindThought:
 		ev := e.Thought
 		r.printf("  %s %s\n", r.paint(sgrCyan, "Thought:"), r.paint(sgrDim, printable(oneLineText(ev.Text, 200))))
@@ -149,6 +162,26 @@ func (r *termRenderer) event(e event.Event) {
 		r.printf("  Phase %d cannot succeed: %s — re-planning\n", ev.Phase, printable(oneLineText(ev.Reason, 160)))
 	case event.KindLLM:
 		r.llm = e.LLM
+	}
+}
+
+// output shows a running command's output: in full (an --out log), or
+// its last lines live under the step line on a terminal.
+func (r *termRenderer) output(o *event.Output) {
+	if !r.full {
+		r.spin.output(o.Data)
+		return
+	}
+	r.streamed = o.Step
+	text := r.open + o.Data
+	r.open = ""
+	if i := strings.LastIndexByte(text, '\n'); i < len(text)-1 {
+		text, r.open = text[:i+1], text[i+1:]
+	}
+	for _, l := range strings.SplitAfter(text, "\n") {
+		if l != "" {
+			r.printf("      │ %s\n", printable(strings.TrimSuffix(l, "\n")))
+		}
 	}
 }
 
@@ -185,6 +218,11 @@ func (r *termRenderer) step(ev *event.Step) {
 		r.header(ev.Step, ev.Tool, ev.Command, ev.Path, ev.Parameters, ev.Description)
 	}
 	r.started = 0
+	streamed := r.full && r.streamed == ev.Step
+	if streamed && r.open != "" {
+		r.printf("      │ %s\n", printable(r.open))
+	}
+	r.streamed, r.open = 0, ""
 	status := map[string]string{"ok": "ok", "error": "FAILED", "skipped": "skipped", "denied": "DENIED"}[ev.Status]
 	if ev.DryRun {
 		status = "not run (dry run)"
@@ -223,6 +261,9 @@ func (r *termRenderer) step(ev *event.Step) {
 	}
 	if ev.DryRun && len(ev.Reasons) > 0 {
 		out = "risk: " + strings.Join(ev.Reasons, "; ") + "\n" + out
+	}
+	if streamed { // written above as it came; only what the executor added
+		out = afterOutput(ev.Output)
 	}
 	r.block(out, termOutputLines, "output")
 }
@@ -309,7 +350,19 @@ type spinner struct {
 	shown  bool
 	ticker *time.Ticker
 	done   chan struct{}
+	// tail is the last lines a running command printed, drawn above the
+	// spinner's line (open: its last line, still without a newline);
+	// drawn is how many lines are on screen above it; width bounds each
+	// line so that none wraps.
+	tail  []string
+	open  string
+	drawn int
+	width int
 }
+
+// spinnerTail is how many of a running command's last lines the
+// terminal shows under its step line.
+const spinnerTail = 5
 
 // newSpinner returns a spinner drawing on w, or nil when w is not a
 // terminal (or TERM is dumb): pipes and log files never get one.
@@ -318,7 +371,36 @@ func newSpinner(w io.Writer) *spinner {
 	if !ok || !isTerminal(f) || os.Getenv("TERM") == "dumb" {
 		return nil
 	}
-	return &spinner{w: w}
+	width := 80
+	if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
+		width = cols
+	}
+	return &spinner{w: w, width: width}
+}
+
+// output adds what a running command printed to the lines shown above the
+// spinner; they go when the label changes (the step ended).
+func (s *spinner) output(data string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	text := s.open + data
+	lines := strings.Split(text, "\n")
+	s.open = lines[len(lines)-1]
+	if len(s.open) > 4096 {
+		s.open = s.open[len(s.open)-4096:]
+	}
+	for _, l := range lines[:len(lines)-1] {
+		s.tail = append(s.tail, l)
+	}
+	if n := len(s.tail) - spinnerTail; n > 0 {
+		s.tail = append(s.tail[:0], s.tail[n:]...)
+	}
+	if s.label != "" {
+		s.draw()
+	}
 }
 
 // set shows label ("" stops the spinner and erases its line). The clock
@@ -333,6 +415,7 @@ func (s *spinner) set(label string) {
 		return
 	}
 	s.label, s.since = label, time.Now()
+	s.tail, s.open = nil, ""
 	if label == "" {
 		s.erase()
 		if s.done != nil {
@@ -375,23 +458,60 @@ func (s *spinner) run(done chan struct{}, tick <-chan time.Time) {
 	}
 }
 
-// draw writes the spinner line; s.mu is held.
+// draw writes the running command's last lines and the spinner line;
+// s.mu is held.
 func (s *spinner) draw() {
-	secs := int(time.Since(s.since).Seconds())
-	text := spinnerFrames[s.frame] + " " + s.label
-	if secs > 0 {
-		text += fmt.Sprintf(" %ds", secs)
+	var b strings.Builder
+	s.clear(&b)
+	lines := s.tail
+	if s.open != "" {
+		lines = append(lines[:len(lines):len(lines)], s.open)
+		if len(lines) > spinnerTail {
+			lines = lines[1:]
+		}
 	}
-	fmt.Fprint(s.w, "\r\033[K"+text)
+	for _, l := range lines {
+		b.WriteString("      │ " + clipRunes(printable(strings.TrimSuffix(l, "\r")), s.width-10) + "\n")
+	}
+	s.drawn = len(lines)
+	secs := int(time.Since(s.since).Seconds())
+	b.WriteString(spinnerFrames[s.frame] + " " + s.label)
+	if secs > 0 {
+		fmt.Fprintf(&b, " %ds", secs)
+	}
+	fmt.Fprint(s.w, b.String())
 	s.shown = true
 }
 
-// erase clears the spinner line; s.mu is held.
-func (s *spinner) erase() {
-	if s.shown {
-		fmt.Fprint(s.w, "\r\033[K")
-		s.shown = false
+// clear erases the spinner line and the lines drawn above it; s.mu is
+// held.
+func (s *spinner) clear(b *strings.Builder) {
+	if !s.shown {
+		return
 	}
+	b.WriteString("\r\033[K")
+	for range s.drawn {
+		b.WriteString("\033[1A\033[K")
+	}
+	s.drawn = 0
+	s.shown = false
+}
+
+// erase clears what the spinner drew; s.mu is held.
+func (s *spinner) erase() {
+	var b strings.Builder
+	s.clear(&b)
+	if b.Len() > 0 {
+		fmt.Fprint(s.w, b.String())
+	}
+}
+
+// clipRunes cuts s to n runes, marking the cut with "…".
+func clipRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n && n > 1 {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // hide erases the spinner while f prints; it comes back at the next tick.
@@ -430,4 +550,18 @@ func (p quietPrompter) Approve(ctx context.Context, req safety.Request) (safety.
 	p.spin.set("")
 	defer p.spin.set(prev)
 	return p.next.Approve(ctx, req)
+}
+
+// afterOutput is what a streamed step's observation adds to the output
+// already written as it came: the tool's and the executor's notes (a
+// timeout, a warning), not the command's own lines again.
+func afterOutput(obs string) string {
+	var notes []string
+	for _, l := range strings.Split(obs, "\n") {
+		l = strings.TrimPrefix(l, "[ERROR]: ")
+		if strings.HasPrefix(l, "[warning: ") || strings.HasPrefix(l, "command timed out after ") {
+			notes = append(notes, l)
+		}
+	}
+	return strings.Join(notes, "\n")
 }

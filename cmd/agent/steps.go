@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/safety"
@@ -37,6 +38,18 @@ func (a *app) openHost(ctx context.Context, policy safety.Policy, f stepFlags, v
 		return nil, err
 	}
 	s := &hostRun{render: newRenderer(a, f.json), closers: []func(){closeTTY}}
+	// The spinner (and a running command's live output) only when stdout
+	// and stderr are both the terminal: with stdout redirected (agent -c …
+	// > log) its redraws would interleave with nothing on screen and
+	// garble what the terminal shows. It stops while a person is asked.
+	if r, ok := s.render.(*termRenderer); ok {
+		if f, ok := a.stdout.(*os.File); ok && isTerminal(f) {
+			r.spin = newSpinner(a.stderr) // nil unless stderr is a terminal
+		}
+		if r.spin != nil && prompter != nil {
+			prompter = quietPrompter{next: prompter, spin: r.spin}
+		}
+	}
 	defer func() {
 		if err != nil {
 			s.Close()

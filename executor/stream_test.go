@@ -1,0 +1,122 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
+)
+
+// TestOutputEvents: a command's output arrives as output events, every
+// byte of both streams, in whole lines where lines allow, before the
+// step's own event, whose output is the bounded capture.
+func TestOutputEvents(t *testing.T) {
+	h := newHarness(t)
+	e := h.executor(safety.ModeNever, false, nil)
+	// 200,000 lines (1.3 MB) on stdout, a 100 KB line without newline at
+	// the end, two lines on stderr.
+	cmd := `seq 1 200000; head -c 100000 /dev/zero | tr '\0' x; echo oops >&2; echo again >&2`
+	r, err := e.RunStep(context.Background(), planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": cmd}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != "ok" {
+		t.Fatalf("status %s: %s", r.Status, r.Observation)
+	}
+	var stdout, stderr strings.Builder
+	last := -1
+	for i, ev := range h.events {
+		switch ev.Kind {
+		case event.KindOutput:
+			o := ev.Output
+			if o.Step != 1 || o.Phase != r.Phase {
+				t.Fatalf("output event for step %d phase %d", o.Step, o.Phase)
+			}
+			if len(o.Data) > outputChunk {
+				t.Fatalf("output event of %d bytes", len(o.Data))
+			}
+			if o.Stream == "stdout" {
+				stdout.WriteString(o.Data)
+			} else {
+				stderr.WriteString(o.Data)
+			}
+		case event.KindStep:
+			last = i
+		}
+	}
+	if last != len(h.events)-1 {
+		t.Fatalf("the step event is not last: %d of %d", last, len(h.events))
+	}
+	var want bytes.Buffer
+	for i := 1; i <= 200000; i++ {
+		want.WriteString(strconv.Itoa(i))
+		want.WriteByte('\n')
+	}
+	want.WriteString(strings.Repeat("x", 100000))
+	if stdout.String() != want.String() {
+		t.Errorf("stdout events hold %d bytes, want %d", stdout.Len(), want.Len())
+	}
+	if stderr.String() != "oops\nagain\n" {
+		t.Errorf("stderr events %q", stderr.String())
+	}
+	omitted := int64(want.Len()) - 2*32<<10
+	if !strings.Contains(r.Observation, "[output truncated: "+strconv.Itoa(int(omitted))+" bytes omitted]") {
+		t.Errorf("observation does not count %d omitted bytes: %q", omitted, clip(r.Observation))
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:150] + " … " + s[len(s)-150:]
+	}
+	return s
+}
+
+// TestOutputEventsOnlyCommands: the structured tools' raw output is not
+// streamed (their observation is what they report).
+func TestOutputEventsOnlyCommands(t *testing.T) {
+	h := newHarness(t)
+	e := h.executor(safety.ModeNever, false, nil)
+	if _, err := e.RunStep(context.Background(), planner.Step{Tool: "sys_monitor", Parameters: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range h.events {
+		if ev.Kind == event.KindOutput {
+			t.Fatalf("sys_monitor streamed %q", ev.Output.Data)
+		}
+	}
+}
+
+// FuzzLineWriter: whatever is written, in whatever pieces, is sent
+// entire and in order, in pieces of at most outputChunk bytes, each but
+// the last ending a line or at least outputHold bytes long.
+func FuzzLineWriter(f *testing.F) {
+	f.Add([]byte("a\nbc\n"), uint16(1))
+	f.Add(bytes.Repeat([]byte("x"), 70000), uint16(5000))
+	f.Add([]byte("\n\n\nabc"), uint16(2))
+	f.Fuzz(func(t *testing.T, data []byte, step uint16) {
+		n := int(step)%(3*outputChunk) + 1
+		var sent []string
+		w := &lineWriter{send: func(s string) { sent = append(sent, s) }}
+		for i := 0; i < len(data); i += n {
+			w.Write(data[i:min(i+n, len(data))])
+		}
+		w.flush()
+		if got := strings.Join(sent, ""); got != string(data) {
+			t.Fatalf("sent %q, wrote %q", got, data)
+		}
+		for i, s := range sent {
+			if s == "" || len(s) > outputChunk {
+				t.Fatalf("piece %d of %d bytes", i, len(s))
+			}
+			if i < len(sent)-1 && !strings.HasSuffix(s, "\n") && len(s) < outputHold {
+				t.Fatalf("piece %d %q is a short open line", i, s)
+			}
+		}
+	})
+}
