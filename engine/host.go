@@ -51,6 +51,7 @@ type Host struct {
 	exec    *executor.Executor
 	redact  Redactor
 	sink    event.Sink // the front end's, through the redactor
+	cfg     executor.Config
 	closers []func()
 }
 
@@ -111,8 +112,21 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 	if o.Progress != nil {
 		cfg.ToolOptions = append(cfg.ToolOptions, tools.WithProgress(o.Progress))
 	}
+	h.cfg = cfg
 	h.exec = executor.New(cfg)
 	return h, nil
+}
+
+// Worker returns another executor on the host: its connection, session,
+// undo journal, audit log, approver and event sink, with vars as its
+// execution context (nil: a new one). An Executor is not safe for
+// concurrent use; a front end that runs steps on one host concurrently
+// (the MCP server) takes a worker per concurrent step. Workers live as
+// long as the Host.
+func (h *Host) Worker(vars *execctx.Context) *executor.Executor {
+	cfg := h.cfg
+	cfg.Vars = vars
+	return executor.New(cfg)
 }
 
 // scrub returns the sink that passes events to emit with their secrets

@@ -1,0 +1,270 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/executor"
+	"github.com/autoshell/agent/safety"
+	sshtr "github.com/autoshell/agent/transport/ssh"
+)
+
+// pool keeps one open engine.Host per host name across calls. Calls to
+// one host share its connection, each with its own executor (a worker:
+// executors are not safe for concurrent use); calls to different hosts
+// run in parallel. A connection unused for IdleTimeout is closed. A dead
+// connection is redialled once by the SSH transport itself.
+type pool struct {
+	s        *Server
+	mu       sync.Mutex
+	conns    map[string]*hostConn
+	sessions map[string]string // a host's session, after an undo gave it a new one
+	base     string            // the session of every other host
+	closed   bool
+	stop     chan struct{}
+}
+
+// hostConn is one host's open Host, shared by the calls to it.
+type hostConn struct {
+	name  string
+	ready chan struct{} // closed once dialled (h or err set)
+	h     *engine.Host
+	err   error
+
+	mu      sync.Mutex // guards the fields below
+	free    []*executor.Executor
+	busy    int
+	last    time.Time
+	retired bool // taken out of the pool: closed when the last call ends
+}
+
+func newPool(s *Server) *pool {
+	p := &pool{s: s, conns: map[string]*hostConn{}, sessions: map[string]string{},
+		base: safety.NewSessionID(), stop: make(chan struct{})}
+	go p.reap(s.o.IdleTimeout)
+	return p
+}
+
+// session is the session of the host's next changes.
+func (p *pool) session(name string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if id, ok := p.sessions[name]; ok {
+		return id
+	}
+	return p.base
+}
+
+// lease is a call's use of a host: its Host and an executor of its own.
+type lease struct {
+	c    *hostConn
+	exec *executor.Executor
+	p    *pool
+}
+
+// Host is the leased host.
+func (l *lease) Host() *engine.Host { return l.c.h }
+
+// release gives the executor back; a retired connection closes with its
+// last call.
+func (l *lease) release() {
+	c := l.c
+	c.mu.Lock()
+	if l.exec != nil {
+		c.free = append(c.free, l.exec)
+	}
+	c.busy--
+	c.last = time.Now()
+	closeNow := c.retired && c.busy == 0
+	c.mu.Unlock()
+	if closeNow {
+		c.h.Close()
+	}
+}
+
+// acquire returns a lease on the host named name, dialling it when no
+// open connection exists. A failed dial is not kept: the next call dials
+// again.
+func (p *pool) acquire(ctx context.Context, name string) (*lease, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errors.New("server is shutting down")
+	}
+	c, ok := p.conns[name]
+	if !ok {
+		c = &hostConn{name: name, ready: make(chan struct{})}
+		p.conns[name] = c
+		session := p.sessions[name]
+		if session == "" {
+			session = p.base
+		}
+		go p.dial(c, session)
+	}
+	c.mu.Lock()
+	c.busy++
+	c.mu.Unlock()
+	p.mu.Unlock()
+	l := &lease{c: c, p: p}
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		l.drop()
+		return nil, ctx.Err()
+	}
+	if c.err != nil {
+		l.drop()
+		return nil, c.err
+	}
+	c.mu.Lock()
+	if n := len(c.free); n > 0 {
+		l.exec, c.free = c.free[n-1], c.free[:n-1]
+	}
+	c.mu.Unlock()
+	if l.exec == nil {
+		l.exec = c.h.Worker(nil)
+	}
+	return l, nil
+}
+
+// drop ends a lease that got no executor.
+func (l *lease) drop() {
+	c := l.c
+	c.mu.Lock()
+	c.busy--
+	closeNow := c.retired && c.busy == 0 && c.h != nil
+	c.mu.Unlock()
+	if closeNow {
+		c.h.Close()
+	}
+}
+
+// dialTimeout bounds a dial that ssh_config's ConnectTimeout does not.
+const dialTimeout = 2 * time.Minute
+
+// dial opens the host for c, whoever waits for it: a caller that gives up
+// does not cancel it for the others.
+func (p *pool) dial(c *hostConn, session string) {
+	defer close(c.ready)
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer cancel()
+	t, err := p.s.target(c.name)
+	if err == nil {
+		c.h, err = engine.Open(ctx, t, engine.DialOptions{SSH: sshtr.Options{Warn: p.s.o.Warn}}, engine.HostOptions{
+			Policy: p.s.o.Policy, Approver: p.s.approve, Session: session,
+			Secrets: engine.SecretValues(t.Vars),
+		})
+	}
+	if err != nil {
+		c.err = fmt.Errorf("host %s: %w", c.name, err)
+		p.mu.Lock()
+		if p.conns[c.name] == c {
+			delete(p.conns, c.name)
+		}
+		p.mu.Unlock()
+	}
+}
+
+// retire takes the host's connection out of the pool (it closes when its
+// calls end) and gives the host a new session: after an undo its journal
+// is closed for changes (safety.Journal), so later changes start anew.
+func (p *pool) retire(name string, newSession bool) {
+	p.mu.Lock()
+	c := p.conns[name]
+	delete(p.conns, name)
+	if newSession {
+		p.sessions[name] = safety.NewSessionID()
+	}
+	p.mu.Unlock()
+	if c == nil {
+		return
+	}
+	<-c.ready
+	c.mu.Lock()
+	c.retired = true
+	closeNow := c.busy == 0 && c.h != nil
+	c.mu.Unlock()
+	if closeNow {
+		c.h.Close()
+	}
+}
+
+// reap closes connections idle for longer than idle, checking every
+// idle/4 (at least every second).
+func (p *pool) reap(idle time.Duration) {
+	t := time.NewTicker(max(idle/4, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case now := <-t.C:
+			var old []string
+			p.mu.Lock()
+			for name, c := range p.conns {
+				c.mu.Lock()
+				if c.busy == 0 && !c.last.IsZero() && now.Sub(c.last) > idle {
+					old = append(old, name)
+				}
+				c.mu.Unlock()
+			}
+			p.mu.Unlock()
+			for _, name := range old {
+				p.retireIdle(name, idle)
+			}
+		}
+	}
+}
+
+// retireIdle retires the host's connection if it is still idle.
+func (p *pool) retireIdle(name string, idle time.Duration) {
+	p.mu.Lock()
+	c := p.conns[name]
+	if c == nil {
+		p.mu.Unlock()
+		return
+	}
+	c.mu.Lock()
+	idleNow := c.busy == 0 && time.Since(c.last) > idle
+	if idleNow {
+		c.retired = true
+		delete(p.conns, name)
+	}
+	c.mu.Unlock()
+	p.mu.Unlock()
+	if idleNow {
+		c.h.Close()
+	}
+}
+
+// open counts the open connections (for tests and the idle reaper's
+// checks).
+func (p *pool) open() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
+}
+
+// close closes every connection; calls still running end with errors.
+func (p *pool) close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	close(p.stop)
+	conns := p.conns
+	p.conns = map[string]*hostConn{}
+	p.mu.Unlock()
+	for _, c := range conns {
+		<-c.ready
+		if c.h != nil {
+			c.h.Close()
+		}
+	}
+}

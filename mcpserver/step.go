@@ -1,0 +1,128 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/planner"
+)
+
+// stepResult is the structured content of a step tool's result.
+type stepResult struct {
+	Host     string `json:"host"`
+	Tool     string `json:"tool"`
+	Status   string `json:"status"` // ok, error, skipped, denied
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Risk     string `json:"risk"`
+	Reason   string `json:"reason,omitempty"` // the approval decision's
+	Command  string `json:"command,omitempty"`
+	Path     string `json:"path,omitempty"`
+	Session  string `json:"session"` // what undo restores
+	Output   string `json:"output"`
+}
+
+// stepHandler runs the step tool name: the arguments checked, the host
+// leased, the step run by the host's executor (classification, approval,
+// journal, audit), the observation (secrets scrubbed) returned. A refused
+// or failed step is a result with isError, never a protocol error.
+func (s *Server) stepHandler(name string) mcp.ToolHandler {
+	t, _ := s.reg.Lookup(name)
+	schema := t.Schema()
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		host, params, err := stepArgs(req.Params.Arguments, s.o.MaxArgBytes, schema)
+		if err != nil {
+			return toolError("%s: %v", name, err), nil
+		}
+		l, err := s.hosts.acquire(ctx, host)
+		if err != nil {
+			return toolError("%s: %v", name, err), nil
+		}
+		defer l.release()
+		stop := s.progress(ctx, req, fmt.Sprintf("%s on %s", name, host))
+		r, err := l.exec.RunStep(withCaller(ctx, req.Session), planner.Step{Tool: name, Parameters: params})
+		stop()
+		h := l.Host()
+		if err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return toolError("%s on %s: cancelled: %s", name, host, h.Redact(err.Error())), nil
+			}
+			return toolError("%s on %s: %s", name, host, h.Redact(err.Error())), nil
+		}
+		out := stepResult{Host: host, Tool: name, Status: string(r.Status), Risk: r.Risk.Level.String(),
+			Reason: h.Redact(r.Decision.Reason), Command: h.Redact(r.Command), Path: r.Path,
+			Session: h.Session, Output: h.Redact(r.Observation)}
+		if r.Command != "" && r.Status != execctx.StatusDenied {
+			code := r.Output.ExitCode
+			out.ExitCode = &code
+		}
+		return textResult(out.Output, r.Status != execctx.StatusOK && r.Status != execctx.StatusSkipped, out), nil
+	}
+}
+
+// progress sends the client progress notifications while a call runs,
+// when it asked for them (a progress token); the returned func stops
+// them.
+func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, what string) func() {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		start := time.Now()
+		tick := time.NewTicker(s.o.Progress)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				el := now.Sub(start).Round(time.Second)
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token, Progress: el.Seconds(), Message: fmt.Sprintf("%s: running for %s", what, el),
+				})
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+// target resolves a host parameter: an inventory host when the server
+// has an inventory and the name is one of its selected hosts, else an SSH
+// destination (alias, user@host[:port]) resolved like ssh -G.
+func (s *Server) target(name string) (engine.Target, error) {
+	if s.o.Inventory != "" {
+		all, err := engine.InventoryHosts(s.o.Inventory, "", s.o.SSH)
+		if err != nil {
+			return engine.Target{}, err
+		}
+		sel, err := engine.InventoryHosts(s.o.Inventory, s.o.Limit, s.o.SSH)
+		if err != nil {
+			return engine.Target{}, err
+		}
+		for _, t := range sel {
+			if t.Name == name {
+				if _, ok := engine.Connection(t.Connection); !ok {
+					return engine.Target{}, fmt.Errorf("inventory host %s has ansible_connection=%s: agent reaches hosts over ssh or local only", name, t.Connection)
+				}
+				return t, nil
+			}
+		}
+		for _, t := range all {
+			if t.Name == name {
+				return engine.Target{}, fmt.Errorf("inventory host %s is not selected by the server's --limit %q", name, s.o.Limit)
+			}
+		}
+	}
+	return engine.HostTarget(name, s.o.SSH)
+}
