@@ -93,6 +93,13 @@ func New(o Options) (*Server, error) {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agent", Title: "agent: safe remote tools", Version: o.Version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
+			// A step's approval is asked in the middle of the step (the
+			// executor waits for the answer, as at a terminal): the
+			// protocol versions that let a server send elicitation/create
+			// while serving a call. 2026-07-28 wants multi round-trip
+			// results instead (SEP-2322), which would need the executor to
+			// pause a step across calls.
+			SupportedProtocolVersions: protocolVersions(),
 			Logger:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		})
 	for _, name := range s.reg.Names() {
@@ -110,6 +117,21 @@ const instructions = "agent runs commands and file operations on remote hosts ov
 	"File changes are journaled: the undo tool puts them back."
 
 const hostNote = " Runs on the host named by `host`, through agent's safety checks, audit log and undo journal."
+
+// elicitInCall is the newest protocol version whose servers may elicit
+// while serving a request.
+const elicitInCall = "2025-11-25"
+
+// protocolVersions are the SDK's versions up to elicitInCall.
+func protocolVersions() []string {
+	var out []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v <= elicitInCall {
+			out = append(out, v)
+		}
+	}
+	return out
+}
 
 // MCP is the underlying SDK server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
