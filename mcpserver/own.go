@@ -193,9 +193,9 @@ func (s *Server) runPlan(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	res := b.RunPlan(withCaller(ctx, req.Session), plan)
 	stop()
 	out := struct {
-		Session string     `json:"session"`
+		Session string      `json:"session"`
 		Summary event.Batch `json:"summary"`
-		Hosts   []planHost `json:"hosts"`
+		Hosts   []planHost  `json:"hosts"`
 	}{Session: res.Session, Summary: res.Batch}
 	mu.Lock()
 	for _, h := range res.Hosts {

@@ -100,7 +100,7 @@ func New(o Options) (*Server, error) {
 			// results instead (SEP-2322), which would need the executor to
 			// pause a step across calls.
 			SupportedProtocolVersions: protocolVersions(),
-			Logger:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Logger:                    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		})
 	for _, name := range s.reg.Names() {
 		t, _ := s.reg.Lookup(name)
