@@ -179,7 +179,11 @@ func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool string,
 	t.Helper()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		t.Fatalf("%s %v: %v", tool, args, err)
+		a := fmt.Sprint(args)
+		if len(a) > 200 {
+			a = a[:200] + "…"
+		}
+		t.Fatalf("%s %s: %v", tool, a, err)
 	}
 	return resultText(res), res.IsError
 }
