@@ -217,6 +217,7 @@ func replay(ctx context.Context, h *batchHost, first *firstRun) (sum executor.Su
 			phase = rs.Phase.Phase
 			info := rs.Phase
 			h.event(event.Event{Kind: event.KindPhase, Phase: &info})
+			exec.SetPhase(phase) // the steps' events name their phase
 		}
 		label := fmt.Sprintf("step %d (%s)", i+1, st.Tool)
 		if rs.Status == execctx.StatusSkipped && st.Condition != "" {

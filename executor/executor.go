@@ -81,6 +81,10 @@ type Executor struct {
 	// dryUnset holds variables that a step skipped by --dry-run would have
 	// set: later steps that need them are skipped too, not failed.
 	dryUnset map[string]bool
+	// dryWrote maps the files a step skipped by --dry-run would have
+	// written or edited to that step's number: a later read of one shows
+	// what it would read instead of failing on a file not there yet.
+	dryWrote map[string]int
 
 	homeOnce sync.Mutex
 	home     string
@@ -92,7 +96,7 @@ func New(cfg Config) *Executor {
 	if cfg.Transport == nil {
 		panic("executor: Config.Transport is nil")
 	}
-	e := &Executor{cfg: cfg, vars: cfg.Vars, host: cfg.Host, phase: cfg.Phase, dryUnset: map[string]bool{}}
+	e := &Executor{cfg: cfg, vars: cfg.Vars, host: cfg.Host, phase: cfg.Phase, dryUnset: map[string]bool{}, dryWrote: map[string]int{}}
 	if e.vars == nil {
 		e.vars = execctx.New()
 	}

@@ -260,6 +260,39 @@ func TestExecutorDryRun(t *testing.T) {
 	}
 }
 
+// TestExecutorDryRunReadsWrittenFile: in a dry run, reading a file that a
+// skipped step would have written shows what it would read, and what uses
+// the read is skipped in turn, instead of failing on a file not there.
+func TestExecutorDryRunReadsWrittenFile(t *testing.T) {
+	h := newHarness(t)
+	f := filepath.Join(h.dir, "new.conf")
+	plan := &planner.Plan{Phases: []planner.Phase{{Phase: 1, Steps: []planner.Step{
+		{Tool: "write_file", Parameters: map[string]any{"file_path": f, "content": "port: 80\n"}},
+		{Tool: "read_file", Parameters: map[string]any{"file_path": f}, SaveOutputAs: "conf"},
+		{Tool: "check_condition", Parameters: map[string]any{"condition": "'80' in conf"}},
+		{Tool: "read_file", Parameters: map[string]any{"file_path": filepath.Join(h.dir, "other")}},
+	}}}}
+	h.write("other", "x\n")
+	e := h.executor(safety.ModeAll, true, nil)
+	sum, err := e.RunPlan(context.Background(), plan)
+	if err != nil || !sum.Success || sum.OK != 1 || sum.Skipped != 3 {
+		t.Fatalf("summary %+v %v", sum, err)
+	}
+	if _, err := os.Stat(f); !os.IsNotExist(err) {
+		t.Errorf("dry run wrote the file: %v", err)
+	}
+	st := h.steps()
+	if !st[1].DryRun || !strings.Contains(st[1].Output, "would read the file written above by step 1") {
+		t.Errorf("read step %+v", st[1])
+	}
+	if !strings.Contains(st[2].Output, "needs conf") {
+		t.Errorf("dependent step %+v", st[2])
+	}
+	if st[3].Status != "ok" {
+		t.Errorf("an unrelated read did not run: %+v", st[3])
+	}
+}
+
 func TestExecutorJournalFailureRefusesChange(t *testing.T) {
 	h := newHarness(t)
 	f := h.write("big.txt", "0123456789")

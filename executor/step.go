@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,6 +129,14 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 	if e.cfg.DryRun && r.Risk.Level > safety.Safe {
 		return e.dryRun(ctx, st, r, start, call)
 	}
+	if n := e.dryWrote[r.Path]; e.cfg.DryRun && n > 0 && slices.Contains(r.files, safety.FileRead) {
+		r.Status, r.DryRun = execctx.StatusSkipped, true
+		r.Observation = fmt.Sprintf("[skipped: dry run — would read the file written above by step %d, which this dry run did not run]", n)
+		if st.SaveOutputAs != "" {
+			e.dryUnset[st.SaveOutputAs] = true
+		}
+		return e.finish(ctx, st, r, start, nil)
+	}
 	req := safety.Request{Host: e.host, Tool: st.Tool, Params: params, Command: r.Command, Path: r.Path, Risk: r.Risk}
 	if cls.show != "" {
 		req.Path = cls.show
@@ -213,6 +222,9 @@ func (e *Executor) needsDryUnset(st planner.Step) string {
 func (e *Executor) dryRun(ctx context.Context, st planner.Step, r StepResult, start time.Time, call *tools.Call) (StepResult, error) {
 	r.Status, r.DryRun = execctx.StatusSkipped, true
 	r.Observation = fmt.Sprintf("[skipped: dry run — %s risk step not run]", r.Risk.Level)
+	if r.Path != "" && (slices.Contains(r.files, safety.FileWrite) || slices.Contains(r.files, safety.FileEdit)) {
+		e.dryWrote[r.Path] = r.Step
+	}
 	out, ok, err := e.preview(ctx, call)
 	if err != nil {
 		return e.finish(ctx, st, r, start, err)

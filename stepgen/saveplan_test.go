@@ -35,7 +35,7 @@ func TestSavedPlanKeepsWhatRan(t *testing.T) {
 		ran(2, "fix it", execctx.StatusOK, cmd("echo {{out}}", "", "")),
 		ran(3, "nothing kept", execctx.StatusError, cmd("false", "", "")),
 	}}
-	p, err := res.SavedPlan()
+	p, err := res.SavedPlan(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestSavedPlanKeepsFailedDependencies(t *testing.T) {
 		ran(0, "", execctx.StatusOK, cmd("echo exit {{last.exit_code}}", "", "")),
 		ran(0, "", execctx.StatusSkipped, planner.Step{Tool: "write_file", Parameters: map[string]any{"file_path": "errors.txt", "content": "{{errs}}{{content}}"}, Condition: "errs != ''"}),
 	}}
-	p, err := res.SavedPlan()
+	p, err := res.SavedPlan(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,22 +110,22 @@ func TestSavedPlanKeepsFailedDependencies(t *testing.T) {
 }
 
 func TestSavedPlanErrors(t *testing.T) {
-	if _, err := (Result{}).SavedPlan(); !errors.Is(err, ErrNothingToSave) || !strings.Contains(err.Error(), "no step") {
+	if _, err := (Result{}).SavedPlan(nil); !errors.Is(err, ErrNothingToSave) || !strings.Contains(err.Error(), "no step") {
 		t.Errorf("empty run: %v", err)
 	}
 	res := Result{Ran: []RanStep{ran(1, "g", execctx.StatusError, cmd("false", "", "")), ran(1, "g", execctx.StatusDenied, cmd("sudo x", "", ""))}}
-	if _, err := res.SavedPlan(); !errors.Is(err, ErrNothingToSave) || !strings.Contains(err.Error(), "none of the 2 steps") {
+	if _, err := res.SavedPlan(nil); !errors.Is(err, ErrNothingToSave) || !strings.Contains(err.Error(), "none of the 2 steps") {
 		t.Errorf("only failures: %v", err)
 	}
 	// a dry run: the model chose steps without seeing the previewed ones run
 	res = Result{Ran: []RanStep{ran(1, "g", execctx.StatusOK, cmd("ls", "", "")), {Step: cmd("rm x", "", ""), Status: execctx.StatusSkipped, DryRun: true}}}
-	if _, err := res.SavedPlan(); !errors.Is(err, ErrDryRunPlan) || !strings.Contains(err.Error(), "1 of its 2 steps were only previewed") {
+	if _, err := res.SavedPlan(nil); !errors.Is(err, ErrDryRunPlan) || !strings.Contains(err.Error(), "1 of its 2 steps were only previewed") {
 		t.Errorf("dry run: %v", err)
 	}
 	// a variable from before the task (an earlier REPL task) is not in the
 	// plan: Validate says so.
 	res = Result{Ran: []RanStep{ran(1, "g", execctx.StatusOK, cmd("echo {{earlier}}", "", ""))}}
-	if _, err := res.SavedPlan(); err == nil || !strings.Contains(err.Error(), "earlier") {
+	if _, err := res.SavedPlan(nil); err == nil || !strings.Contains(err.Error(), "earlier") {
 		t.Errorf("unknown variable: %v", err)
 	}
 }
@@ -150,7 +150,7 @@ func TestSavedPlanReplays(t *testing.T) {
 			if err != nil || !res.Success {
 				t.Fatalf("Run: %v %+v", err, res.Summary)
 			}
-			p, err := res.SavedPlan()
+			p, err := res.SavedPlan(nil)
 			if err != nil {
 				t.Fatal(err)
 			}

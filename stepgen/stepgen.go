@@ -366,7 +366,11 @@ var (
 // error wrapping ErrNothingToSave; a dry run (a step skipped only because
 // of it) one wrapping ErrDryRunPlan — the model may have tried alternatives
 // to steps it saw skipped, which a replay would all run.
-func (r Result) SavedPlan() (*planner.Plan, error) {
+//
+// preset names the variables the replay will have before its first step
+// (--var, the inventory's and inventory_hostname in a batch): steps that
+// use them validate.
+func (r Result) SavedPlan(preset []string) (*planner.Plan, error) {
 	dry := 0
 	for _, rs := range r.Ran {
 		if rs.DryRun {
@@ -409,7 +413,7 @@ func (r Result) SavedPlan() (*planner.Plan, error) {
 			p.Phases[i].Goal = fmt.Sprintf("phase %d", i+1)
 		}
 	}
-	if err := planner.Validate(p, nil, nil); err != nil {
+	if err := planner.Validate(p, nil, preset); err != nil {
 		return nil, fmt.Errorf("the steps of the run do not make a valid plan: %w", err)
 	}
 	return p, nil

@@ -150,15 +150,22 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 		Chat:     func(host string) (planner.Chatter, func()) { return b.client(cfg, host) },
 		PlanOnce: o.batch.planOnce,
 	}
+	// A plan asked for and not written is an error (exit 1 when the
+	// hosts all succeeded), said once the hosts are done.
+	var saveErr error
 	if o.savePlan != "" {
 		t.Planned = func(res stepgen.Result) {
-			if err := savePlan(a.stderr, o.savePlan, res); err != nil {
+			if err := savePlan(a.stderr, o.savePlan, res, b.eb.PresetVars()); err != nil {
 				b.out.warn(err.Error())
+				saveErr = err
 			}
 		}
 	}
 	b.out.start()
-	return b.finish(ctx, b.eb.RunTask(ctx, t))
+	if err := b.finish(ctx, b.eb.RunTask(ctx, t)); err != nil {
+		return err
+	}
+	return saveErr
 }
 
 // client returns the model client for host's work and a func that closes

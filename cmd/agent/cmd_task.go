@@ -196,7 +196,7 @@ func runTask(ctx context.Context, a *app, o taskOptions) error {
 	defer t.Close()
 	res, err := t.run(ctx, o.task)
 	if o.savePlan != "" {
-		if serr := savePlan(a.stderr, o.savePlan, res); serr != nil && err == nil {
+		if serr := savePlan(a.stderr, o.savePlan, res, nil); serr != nil && err == nil {
 			err = serr
 		}
 	}

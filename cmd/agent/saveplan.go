@@ -22,13 +22,14 @@ import (
 // exit status stays the task's. A successful run with no step to save is
 // an error. The file is written atomically: a reader sees the old file or
 // the whole new one; a new file is private (0600), an existing one keeps
-// its mode.
-func savePlan(w io.Writer, path string, res stepgen.Result) error {
+// its mode. preset names the variables a replay has before its first step
+// (stepgen.Result.SavedPlan).
+func savePlan(w io.Writer, path string, res stepgen.Result, preset []string) error {
 	if !res.Success {
 		fmt.Fprintf(w, "agent: --save-plan: %s not written: the task did not succeed\n", path)
 		return nil
 	}
-	p, err := res.SavedPlan()
+	p, err := res.SavedPlan(preset)
 	if err != nil {
 		return fmt.Errorf("--save-plan %s: %w", path, err)
 	}

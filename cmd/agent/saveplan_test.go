@@ -24,7 +24,7 @@ func TestSavePlanWrites(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p.yaml")
 	var w bytes.Buffer
-	if err := savePlan(&w, path, savedResult()); err != nil {
+	if err := savePlan(&w, path, savedResult(), nil); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -41,7 +41,7 @@ func TestSavePlanWrites(t *testing.T) {
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := savePlan(&w, path, savedResult()); err != nil {
+	if err := savePlan(&w, path, savedResult(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
@@ -59,7 +59,7 @@ func TestSavePlanRefuses(t *testing.T) {
 	failed := savedResult()
 	failed.Success = false
 	path := filepath.Join(dir, "failed.yaml")
-	if err := savePlan(&w, path, failed); err != nil {
+	if err := savePlan(&w, path, failed, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) || !strings.Contains(w.String(), "not written: the task did not succeed") {
@@ -74,7 +74,7 @@ func TestSavePlanRefuses(t *testing.T) {
 		"no directory": {filepath.Join(dir, "missing", "p.yaml"), savedResult(), "no such file or directory"},
 		"a directory":  {dir, savedResult(), "is not a regular file"},
 	} {
-		err := savePlan(&w, tc.path, tc.res)
+		err := savePlan(&w, tc.path, tc.res, nil)
 		if err == nil || !strings.Contains(err.Error(), "--save-plan") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", name, err, tc.want)
 		}
