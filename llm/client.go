@@ -42,6 +42,10 @@ type Request struct {
 	// ToolChoice is "" (the server's default), "auto", "none", "required",
 	// or the name of the one tool the model must call.
 	ToolChoice string
+	// Control names tools of Tools that steer the loop rather than do work
+	// (submit_plan, phase_done): calls to them do not count toward
+	// MaxToolCalls.
+	Control []string
 }
 
 // Client talks to one endpoint. It is safe for concurrent use.
@@ -126,6 +130,10 @@ func (c *Client) Chat(ctx context.Context, req Request) (resp Response, err erro
 		defer c.observe(req, &resp, &err, time.Now())
 	}
 	known := make(map[string]bool, len(req.Tools))
+	control := make(map[string]bool, len(req.Control))
+	for _, n := range req.Control {
+		control[n] = true
+	}
 	for _, t := range req.Tools {
 		if err := ValidateTool(t); err != nil {
 			return Response{}, err
@@ -148,7 +156,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (resp Response, err erro
 			return Response{}, &Error{URL: c.url(), Attempts: attempt, Status: 200, Kind: ErrBadResponse, Detail: "no choices"}
 		}
 		if err == nil {
-			return c.finish(wresp, known), nil
+			return c.finish(wresp, known, control), nil
 		}
 		if ctx.Err() != nil {
 			return Response{}, fmt.Errorf("llm: %w", context.Cause(ctx))
@@ -175,7 +183,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (resp Response, err erro
 	}
 }
 
-func (c *Client) finish(wresp openai.ChatCompletionResponse, known map[string]bool) Response {
+func (c *Client) finish(wresp openai.ChatCompletionResponse, known, control map[string]bool) Response {
 	raw := fromWire(wresp)
 	if h := wresp.Header().Get(repairedHeader); h != "" {
 		raw.Repairs = append(raw.Repairs, h)
@@ -185,7 +193,7 @@ func (c *Client) finish(wresp openai.ChatCompletionResponse, known map[string]bo
 	if len(known) == 0 {
 		known = map[string]bool{} // no tools offered: take nothing out of the text
 	}
-	resp, _ := normalize(raw, known, &c.ids)
+	resp, _ := normalize(raw, known, control, &c.ids)
 	c.total.Calls++
 	c.total.Prompt += resp.Usage.Prompt
 	c.total.Completion += resp.Usage.Completion

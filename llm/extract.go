@@ -134,9 +134,10 @@ var textCallIDs atomic.Int64
 // takes bare objects for the offered ones, so any other JSON in a closing
 // text is left alone). The calls are normalized as Chat normalizes them;
 // those to a tool not in offered carry a ProblemUnknownTool for the
-// caller to accept or refuse. A reply with calls, or with none in its
-// text, is returned as is.
-func ExtractTextCalls(resp Response, offered, names []string) Response {
+// caller to accept or refuse; calls to the control tools do not count
+// toward MaxToolCalls (Request.Control). A reply with calls, or with none
+// in its text, is returned as is.
+func ExtractTextCalls(resp Response, offered, names []string, control ...string) Response {
 	if len(resp.ToolCalls) > 0 || resp.Content == "" {
 		return resp
 	}
@@ -159,7 +160,11 @@ func ExtractTextCalls(resp Response, offered, names []string) Response {
 	for _, n := range offered {
 		known[n] = true
 	}
+	ctl := make(map[string]bool, len(control))
+	for _, n := range control {
+		ctl[n] = true
+	}
 	var next int
-	out, _ := normalize(resp, known, &next)
+	out, _ := normalize(resp, known, ctl, &next)
 	return out
 }

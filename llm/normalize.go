@@ -94,12 +94,13 @@ func ToolError(p Problem) string {
 // problems (also in the returned Response's Problems).
 func Normalize(raw Response, known map[string]bool) (Response, []Problem) {
 	n := 0
-	return normalize(raw, known, &n)
+	return normalize(raw, known, nil, &n)
 }
 
 // normalize numbers generated ids from *next+1, so that a Client's ids stay
-// unique over a whole conversation.
-func normalize(r Response, known map[string]bool, next *int) (Response, []Problem) {
+// unique over a whole conversation. Calls to the tools in control (see
+// Request.Control) do not count toward MaxToolCalls.
+func normalize(r Response, known, control map[string]bool, next *int) (Response, []Problem) {
 	r.ToolCalls = slices.Clone(r.ToolCalls)
 	r.Problems = slices.Clone(r.Problems)
 	r.Repairs = slices.Clone(r.Repairs)
@@ -127,6 +128,7 @@ func normalize(r Response, known map[string]bool, next *int) (Response, []Proble
 		seen[tc.ID] = true
 	}
 	used := map[string]bool{}
+	counted := 0 // calls so far that count toward MaxToolCalls
 	for i := range r.ToolCalls {
 		tc := &r.ToolCalls[i]
 		if tc.ID == "" || used[tc.ID] || len(tc.ID) > 200 {
@@ -146,10 +148,13 @@ func normalize(r Response, known map[string]bool, next *int) (Response, []Proble
 		tc.Name = cleanName(tc.Name, known)
 		args, detail := normalizeArgs(tc.Arguments)
 		tc.Arguments = args
+		if !control[tc.Name] {
+			counted++
+		}
 		switch {
 		case known != nil && !known[tc.Name]:
 			r.Problems = append(r.Problems, Problem{Kind: ProblemUnknownTool, CallID: tc.ID, Name: written, Known: names})
-		case i >= MaxToolCalls:
+		case counted > MaxToolCalls && !control[tc.Name]:
 			r.Problems = append(r.Problems, Problem{Kind: ProblemTooManyCalls, CallID: tc.ID, Name: tc.Name, Known: names})
 		case detail != "":
 			r.Problems = append(r.Problems, Problem{Kind: ProblemBadArguments, CallID: tc.ID, Name: tc.Name, Detail: detail, Known: names})

@@ -50,6 +50,11 @@ type LLMPlan struct {
 	Plan       *Plan
 	TaskType   string
 	Complexity string
+	// First is the accepted planning reply without its submit_plan calls
+	// when it also carried other calls (LLMPlanner.First): the first
+	// phase's steps, for the caller to run and answer. Its ToolCalls are
+	// empty otherwise.
+	First llm.Response
 	// Fallback: the model gave no usable plan, and Plan is one phase
 	// holding the whole task.
 	Fallback bool
@@ -60,6 +65,22 @@ type LLMPlan struct {
 // LLMPlanner turns a task into phases with one submit_plan call.
 type LLMPlanner struct {
 	Chat Chatter
+	// First, when set, lets the planning reply (Plan, not Replan) start
+	// the first phase: its tools are offered beside submit_plan, its
+	// Rules close the system prompt, and the calls to them come back in
+	// LLMPlan.First.
+	First *FirstPhase
+}
+
+// FirstPhase is what the planning request offers for the first phase's
+// steps.
+type FirstPhase struct {
+	Tools []llm.Tool
+	// Control names tools of Tools that steer the loop (phase_done): they
+	// do not count toward llm.MaxToolCalls, nor does submit_plan.
+	Control []string
+	// Rules tell the model how to call Tools.
+	Rules string
 }
 
 // Plan asks the model for the task's phases. env describes the target
@@ -68,12 +89,21 @@ type LLMPlanner struct {
 // asked for again once; after that the task becomes a single phase, so a
 // weak model still gets to work. The error is the client's (the endpoint
 // failed) or ctx's.
+//
+// With First set the request offers the first phase's tools too and lets
+// the model choose which to call ("required"); the calls beside an
+// accepted submit_plan come back in LLMPlan.First, with their problems.
+// Calls beside a refused plan are answered "not run" in the retry.
 func (p *LLMPlanner) Plan(ctx context.Context, task, env string) (LLMPlan, error) {
+	sys := planSystemPrompt(env)
+	if p.First != nil {
+		sys = firstPhasePrompt(env, p.First.Rules)
+	}
 	msgs := []llm.Message{
-		{Role: llm.RoleSystem, Content: planSystemPrompt(env)},
+		{Role: llm.RoleSystem, Content: sys},
 		{Role: llm.RoleUser, Content: "Task: " + task},
 	}
-	return p.ask(ctx, task, msgs)
+	return p.ask(ctx, task, msgs, p.First)
 }
 
 // Replan asks for new phases to replace those after done (the phases that
@@ -91,11 +121,17 @@ func (p *LLMPlanner) Replan(ctx context.Context, task, env string, plan *Plan, f
 		{Role: llm.RoleSystem, Content: planSystemPrompt(env)},
 		{Role: llm.RoleUser, Content: b.String()},
 	}
-	return p.ask(ctx, task, msgs)
+	return p.ask(ctx, task, msgs, nil)
 }
 
-func (p *LLMPlanner) ask(ctx context.Context, task string, msgs []llm.Message) (LLMPlan, error) {
+func (p *LLMPlanner) ask(ctx context.Context, task string, msgs []llm.Message, first *FirstPhase) (LLMPlan, error) {
 	req := llm.Request{Tools: []llm.Tool{SubmitPlanTool()}, ToolChoice: SubmitPlanName}
+	if first != nil {
+		// a named tool_choice would forbid the other calls
+		req.Tools = append(req.Tools, first.Tools...)
+		req.ToolChoice = "required"
+		req.Control = append([]string{SubmitPlanName}, first.Control...)
+	}
 	problem := ""
 	for attempt := 1; attempt <= planAttempts; attempt++ {
 		req.Messages = msgs
@@ -112,7 +148,12 @@ func (p *LLMPlanner) ask(ctx context.Context, task string, msgs []llm.Message) (
 		var plan LLMPlan
 		var planErr error
 		taken := false
+		var others []llm.ToolCall // calls to the first phase's tools
 		for _, tc := range resp.ToolCalls {
+			if tc.Name != SubmitPlanName && first != nil {
+				others = append(others, tc)
+				continue
+			}
 			reply := "plan accepted"
 			switch pr, bad := resp.ProblemFor(tc.ID); {
 			case bad:
@@ -129,7 +170,13 @@ func (p *LLMPlanner) ask(ctx context.Context, task string, msgs []llm.Message) (
 			msgs = append(msgs, llm.ToolMessage(tc.ID, reply))
 		}
 		if taken && planErr == nil {
+			if len(others) > 0 {
+				plan.First = firstReply(resp, others)
+			}
 			return plan, nil
+		}
+		for _, tc := range others {
+			msgs = append(msgs, llm.ToolMessage(tc.ID, "error: not run: the plan was not accepted. Submit the plan first; phase 1's steps may come with it."))
 		}
 		problem = "no submit_plan call"
 		if planErr != nil {
@@ -140,6 +187,19 @@ func (p *LLMPlanner) ask(ctx context.Context, task string, msgs []llm.Message) (
 		Plan:     &Plan{Phases: []Phase{{Phase: 1, Goal: task, SuccessCriteria: "the task is done"}}},
 		Fallback: true, Problem: problem,
 	}, nil
+}
+
+// firstReply is resp with only the calls others (and their problems).
+func firstReply(resp llm.Response, others []llm.ToolCall) llm.Response {
+	out := resp
+	out.ToolCalls = others
+	out.Problems = nil
+	for _, tc := range others {
+		if pr, bad := resp.ProblemFor(tc.ID); bad {
+			out.Problems = append(out.Problems, pr)
+		}
+	}
+	return out
 }
 
 // ErrLLMPlan is wrapped by ParseLLMPlan's errors.
@@ -205,6 +265,19 @@ Break the user's task into a few phases (usually 1-4; simple tasks need one or t
 a short description and success criteria that the results of its steps can show. Do not write the steps themselves:
 another call chooses them, phase by phase, seeing the results. Call submit_plan exactly once.
 
+Execution environment:
+` + env
+}
+
+// firstPhasePrompt is the planning prompt when the reply may start the
+// first phase; rules say how to call its tools.
+func firstPhasePrompt(env, rules string) string {
+	return `You are the planner of a command-line agent that runs tools (shell commands, file reads, writes and edits) on a host.
+Break the user's task into a few phases (usually 1-4; simple tasks need one or two). Each phase has a concrete goal,
+a short description and success criteria that the results of its steps can show. Call submit_plan exactly once.
+In the same reply, after submit_plan, start phase 1: call 1-3 of the other tools for its first steps. Later phases'
+steps are chosen later, seeing the results.
+` + rules + `
 Execution environment:
 ` + env
 }

@@ -17,11 +17,13 @@ import (
 const replanMarker = "REPLAN:"
 
 // adaptive plans the task, then runs each phase: requests offering the
-// step tools until the model answers without a tool call. A phase the
-// model says cannot succeed (its text starts with "REPLAN:") replaces the
-// rest of the plan once; a second time ends the run.
+// step tools until the model closes the phase (phase_done after its last
+// steps, or a reply without a tool call). The planning reply may carry
+// the first phase's steps, and its phase_done. A phase the model says
+// cannot succeed (its summary starts with "REPLAN:") replaces the rest of
+// the plan once; a second time ends the run.
 func (r *runner) adaptive(ctx context.Context, task string) error {
-	pl := &planner.LLMPlanner{Chat: r.chat}
+	pl := &planner.LLMPlanner{Chat: r.chat, First: r.firstPhase(task)}
 	lp, err := pl.Plan(ctx, task, r.cfg.Environment)
 	if err != nil {
 		return err
@@ -38,7 +40,11 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 		r.phaseNow = phaseInfo(ph)
 		info := phaseInfo(ph)
 		r.emit(event.Event{Kind: event.KindPhase, Phase: &info})
-		text, err := r.phase(ctx, task, plan, ph, closed)
+		var first *llm.Response // the planning reply's steps of phase 1
+		if i == 0 && len(lp.First.ToolCalls) > 0 {
+			first = &lp.First
+		}
+		text, err := r.phase(ctx, task, plan, ph, closed, first)
 		if err != nil {
 			return err
 		}
@@ -83,11 +89,12 @@ func phaseInfo(ph planner.Phase) event.PhaseInfo {
 	return executor.PhaseInfo(ph, 0)
 }
 
-// phase asks for steps until the model answers without a tool call, and
-// returns that text. Each request is bounded: the system prompt holds the
+// phase asks for steps until the model closes the phase, and returns its
+// summary. first, when not nil, is the first round's reply (the planning
+// reply's steps). Each request is bounded: the system prompt holds the
 // summary of what ran before the last round, and the last round's tool
 // calls and their replies follow it verbatim (so no output is sent twice).
-func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph planner.Phase, closed []string) (string, error) {
+func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph planner.Phase, closed []string, first *llm.Response) (string, error) {
 	var exchange []llm.Message // the last round: assistant message and its tool replies
 	offered := r.phaseTools(task, ph)
 	sys := r.phasePrompt(task, plan, ph, closed, offered)
@@ -95,19 +102,25 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 		if round > r.cfg.MaxRounds {
 			return "", fmt.Errorf("%w: phase %d (%s) still not done after %d requests", ErrMaxRounds, ph.Phase, ph.Goal, r.cfg.MaxRounds)
 		}
-		msgs := []llm.Message{
-			{Role: llm.RoleSystem, Content: sys},
-			{Role: llm.RoleUser, Content: phaseInstruction(ph, round)},
-		}
-		msgs = append(msgs, exchange...)
-		resp, err := r.chat.Chat(ctx, llm.Request{Messages: msgs, Tools: offered})
-		if err != nil {
-			return "", err
-		}
-		if len(offered) < len(r.tools) && len(resp.ToolCalls) == 0 {
-			// a call to a tool not offered, written as plain JSON text, is
-			// a call, not the phase's closing text
-			resp = llm.ExtractTextCalls(resp, toolNames(offered), r.exec.Registry().Names())
+		var resp llm.Response
+		if round == 1 && first != nil {
+			resp = *first
+		} else {
+			msgs := []llm.Message{
+				{Role: llm.RoleSystem, Content: sys},
+				{Role: llm.RoleUser, Content: phaseInstruction(ph, round)},
+			}
+			msgs = append(msgs, exchange...)
+			req := llm.Request{Messages: msgs, Tools: append(slices.Clip(offered), phaseDoneTool()), Control: []string{PhaseDoneName}}
+			var err error
+			if resp, err = r.chat.Chat(ctx, req); err != nil {
+				return "", err
+			}
+			if len(offered) < len(r.tools) && len(resp.ToolCalls) == 0 {
+				// a call to a tool not offered, written as plain JSON text, is
+				// a call, not the phase's closing text
+				resp = llm.ExtractTextCalls(resp, toolNames(req.Tools), r.exec.Registry().Names(), PhaseDoneName)
+			}
 		}
 		if len(offered) < len(r.tools) && r.acceptUnoffered(&resp) {
 			offered = r.tools // the model reached for another tool: offer them all from now on
@@ -118,30 +131,36 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 			if text == "" {
 				text = "(phase closed without a summary)"
 			}
-			r.emit(event.Event{Kind: event.KindAnswer, Answer: &event.Answer{Phase: ph.Phase, Text: text, Final: ph.Phase == len(plan.Phases)}})
+			r.closePhase(plan, ph, text)
 			return text, nil
 		}
 		sys = r.phasePrompt(task, plan, ph, closed, offered) // the history before this round, for the next request
-		replies, err := r.runCalls(ctx, resp)
+		steps, done := splitDone(resp)
+		replies, reasons, err := r.runCalls(ctx, steps)
 		if err != nil {
 			return "", err
+		}
+		if len(done) > 0 {
+			text, doneReplies, ok := closing(resp, done, reasons)
+			if ok {
+				r.closePhase(plan, ph, text)
+				return text, nil
+			}
+			replies = append(replies, doneReplies...)
 		}
 		exchange = append([]llm.Message{llm.AssistantMessage(resp)}, replies...)
 	}
 }
 
+// closePhase reports a phase's closing summary.
+func (r *runner) closePhase(plan *planner.Plan, ph planner.Phase, text string) {
+	r.emit(event.Event{Kind: event.KindAnswer, Answer: &event.Answer{Phase: ph.Phase, Text: text, Final: ph.Phase == len(plan.Phases)}})
+}
+
 func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, closed []string, offered []llm.Tool) string {
 	var b strings.Builder
 	b.WriteString(stepRules)
-	var more []string
-	for _, t := range r.tools {
-		if !slices.ContainsFunc(offered, func(o llm.Tool) bool { return o.Name == t.Name }) {
-			more = append(more, t.Name)
-		}
-	}
-	if len(more) > 0 {
-		fmt.Fprintf(&b, "More tools, not described here, can be called too: %s.\n", strings.Join(more, ", "))
-	}
+	b.WriteString(r.moreTools(offered))
 	fmt.Fprintf(&b, "\n## Environment\n%s\n", r.cfg.Environment)
 	fmt.Fprintf(&b, "\n## Task\n%s\n", task)
 	b.WriteString("\n## Plan\n")
@@ -169,12 +188,26 @@ func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, 
 	return b.String()
 }
 
+// moreTools is the system prompt's line naming the tools not offered.
+func (r *runner) moreTools(offered []llm.Tool) string {
+	var more []string
+	for _, t := range r.tools {
+		if !slices.ContainsFunc(offered, func(o llm.Tool) bool { return o.Name == t.Name }) {
+			more = append(more, t.Name)
+		}
+	}
+	if len(more) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("More tools, not described here, can be called too: %s.\n", strings.Join(more, ", "))
+}
+
 func phaseInstruction(ph planner.Phase, round int) string {
 	if round == 1 {
-		return fmt.Sprintf("Do phase %d. Once its success criteria are met, reply without a tool call: a short summary. "+
-			"If it cannot succeed, reply %s and why; if the whole task cannot, %s and why.", ph.Phase, replanMarker, FailedMarker)
+		return fmt.Sprintf("Do phase %d. Add phase_done after the steps that meet its success criteria, in the same reply. "+
+			"If it cannot succeed, close it with %s and why; if the whole task cannot, %s and why.", ph.Phase, replanMarker, FailedMarker)
 	}
-	return fmt.Sprintf("Continue phase %d, or reply without a tool call if it is done.", ph.Phase)
+	return fmt.Sprintf("Continue phase %d; add phase_done after its last steps, or call it alone if it is done.", ph.Phase)
 }
 
 // stepRules is the fixed part of the step requests' system prompt (the
@@ -274,7 +307,7 @@ func (r *runner) acceptUnoffered(resp *llm.Response) bool {
 			if i := slices.IndexFunc(resp.ToolCalls, func(tc llm.ToolCall) bool { return tc.ID == p.CallID }); i >= 0 {
 				if _, ok := r.exec.Registry().Lookup(resp.ToolCalls[i].Name); ok {
 					found = true
-					if i >= llm.MaxToolCalls {
+					if i-controlCallsBefore(resp.ToolCalls, i) >= llm.MaxToolCalls {
 						p.Kind = llm.ProblemTooManyCalls
 						p.Name = resp.ToolCalls[i].Name
 						kept = append(kept, p)

@@ -22,7 +22,7 @@ func TestAdaptiveOffersCoreTools(t *testing.T) {
 	}
 	core := slices.Sorted(slices.Values(CoreTools))
 	for i, r := range f.srv.Requests()[1:] {
-		if got := r.Request.ToolNames(); !slices.Equal(got, core) {
+		if got := stepTools(t, r); !slices.Equal(got, core) {
 			t.Errorf("step request %d offers %v, want %v", i+1, got, core)
 		}
 		sys := r.Request.Messages[0].Text()
@@ -99,10 +99,10 @@ func TestAdaptiveUnofferedToolRuns(t *testing.T) {
 		t.Errorf("tool replies %q", got)
 	}
 	reqs := f.srv.Requests()
-	if n := len(reqs[1].Request.ToolNames()); n != len(CoreTools) {
+	if n := len(stepTools(t, reqs[1])); n != len(CoreTools) {
 		t.Errorf("first step request offers %d tools", n)
 	}
-	if n := len(reqs[2].Request.ToolNames()); n != 14 {
+	if n := len(stepTools(t, reqs[2])); n != 14 {
 		t.Errorf("after grep, %d tools offered, want all 14", n)
 	}
 }
@@ -131,6 +131,18 @@ func TestAdaptiveOutputSentOnce(t *testing.T) {
 	if sys := f.srv.Requests()[3].Request.Messages[0].Text(); !strings.Contains(sys, "marker-7f3a") || !strings.Contains(sys, "m = ") {
 		t.Errorf("phase 2's history lacks phase 1's step and variable:\n%s", sys)
 	}
+}
+
+// stepTools returns the step tools a step request offers: its tools but
+// phase_done, which every step request must offer last.
+func stepTools(t *testing.T, r testenv.RecordedRequest) []string {
+	t.Helper()
+	names := r.Request.ToolNames()
+	if len(names) == 0 || names[len(names)-1] != PhaseDoneName {
+		t.Errorf("step request tools %v do not end with %s", names, PhaseDoneName)
+		return names
+	}
+	return names[:len(names)-1]
 }
 
 // containsWord takes any text (the task is the operator's, the phase the

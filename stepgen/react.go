@@ -42,7 +42,7 @@ func (r *runner) react(ctx context.Context, task string) error {
 			}
 			return nil
 		}
-		replies, err := r.runCalls(ctx, resp)
+		replies, _, err := r.runCalls(ctx, resp)
 		if err != nil {
 			return err
 		}

@@ -212,29 +212,35 @@ func (r *runner) thought(phase int, resp llm.Response) {
 // runCalls runs the tool calls of resp in order and returns exactly one
 // tool message per call, in the same order. A problem call (unknown tool,
 // bad arguments, beyond the third) is answered with its tool error and not
-// run. The error stops the run: a limit, or the executor's Go error; the
-// messages are then incomplete and must not be sent.
-func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message, error) {
+// run. The reasons say, one per call that did not succeed (not run,
+// failed, denied), why; none when every step ran ok or was skipped by its
+// condition. The error stops the run: a limit, or the executor's Go error;
+// the messages are then incomplete and must not be sent.
+func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message, []string, error) {
 	msgs := make([]llm.Message, 0, len(resp.ToolCalls))
-	for _, tc := range resp.ToolCalls {
+	var reasons []string
+	for i, tc := range resp.ToolCalls {
+		which := fmt.Sprintf("call %d (%s)", i+1, tc.Name)
 		if p, bad := resp.ProblemFor(tc.ID); bad {
 			msgs = append(msgs, llm.ToolMessage(tc.ID, llm.ToolError(p)))
+			reasons = append(reasons, which+" was not run: "+strings.ReplaceAll(p.Kind, "_", " "))
 			continue
 		}
 		st, err := toStep(tc)
 		if err != nil {
 			msgs = append(msgs, llm.ToolMessage(tc.ID, "error: "+err.Error()))
+			reasons = append(reasons, which+" was not run: bad arguments")
 			continue
 		}
 		if r.res.Steps >= r.cfg.MaxSteps {
-			return nil, fmt.Errorf("%w: %d steps run (--max-steps %d) and the model still wants more", ErrMaxSteps, r.res.Steps, r.cfg.MaxSteps)
+			return nil, nil, fmt.Errorf("%w: %d steps run (--max-steps %d) and the model still wants more", ErrMaxSteps, r.res.Steps, r.cfg.MaxSteps)
 		}
 		resolved, err := r.exec.Vars().ResolveParams(st.Parameters)
 		if err != nil {
 			resolved = st.Parameters
 		}
 		if r.loop.observe(st.Tool, resolved) {
-			return nil, r.loop.err()
+			return nil, nil, r.loop.err()
 		}
 		res, err := r.exec.RunStep(ctx, st)
 		r.res.Summary.Count(res.Status)
@@ -246,12 +252,19 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 			r.res.Ran = append(r.res.Ran, rs)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		switch res.Status {
+		case execctx.StatusOK, execctx.StatusSkipped:
+		case execctx.StatusError:
+			reasons = append(reasons, which+" failed")
+		default:
+			reasons = append(reasons, which+" was "+string(res.Status))
 		}
 		// a command may print a secret the model is not shown (SetExposure)
 		msgs = append(msgs, llm.ToolMessage(tc.ID, r.exec.Vars().Scrub(res.Observation)))
 	}
-	return msgs, nil
+	return msgs, reasons, nil
 }
 
 // toStep turns a tool call into a step: the step keys description,

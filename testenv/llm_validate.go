@@ -13,7 +13,9 @@ type ChatRequest struct {
 	Model    string        `json:"model"`
 	Messages []ChatMessage `json:"messages"`
 	Tools    []ChatTool    `json:"tools,omitempty"`
-	Stream   bool          `json:"stream,omitempty"`
+	// ToolChoice is kept raw: a string or a {"type":"function",…} object.
+	ToolChoice json.RawMessage `json:"tool_choice,omitempty"`
+	Stream     bool            `json:"stream,omitempty"`
 }
 
 // ChatMessage is one message of a request. Content is kept raw: a string,
@@ -144,12 +146,47 @@ func validateChat(req *ChatRequest, d Dialect) *APIError {
 			return e
 		}
 	}
+	if e := validateToolChoice(req, d); e != nil {
+		return e
+	}
 	for i, m := range req.Messages {
 		if e := validateMessage(i, m, d); e != nil {
 			return e
 		}
 	}
 	return validatePairing(req.Messages, d)
+}
+
+// validateToolChoice: a tool_choice needs tools, a string must be one of
+// the three modes, and a named function must be among the tools (the last
+// wording is ours).
+func validateToolChoice(req *ChatRequest, d Dialect) *APIError {
+	if jsonKind(req.ToolChoice) == "null" {
+		return nil
+	}
+	if len(req.Tools) == 0 {
+		return reqErr(d, "tool_choice", "", "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.")
+	}
+	var mode string
+	if json.Unmarshal(req.ToolChoice, &mode) == nil {
+		if mode != "none" && mode != "auto" && mode != "required" {
+			return reqErr(d, "tool_choice", "invalid_value", "Invalid value: '%s'. Supported values are: 'none', 'auto', and 'required'.", mode)
+		}
+		return nil
+	}
+	var named struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(req.ToolChoice, &named) != nil || named.Type != "function" {
+		return reqErr(d, "tool_choice", "invalid_value", "Invalid value for 'tool_choice': expected 'none', 'auto', 'required' or a function.")
+	}
+	if !slices.Contains(req.ToolNames(), named.Function.Name) {
+		return reqErr(d, "tool_choice", "invalid_value", "Invalid value for 'tool_choice': function '%s' is not among 'tools'.", named.Function.Name)
+	}
+	return nil
 }
 
 func validateMessage(i int, m ChatMessage, d Dialect) *APIError {

@@ -56,6 +56,9 @@ func TestLLMServerValidation(t *testing.T) {
 		{"schema type string", withTool(`{"type":"string"}`), `Invalid schema for function 'execute_command': schema must be a JSON Schema of 'type: "object"', got 'type: "string"'.`, "tools[0].function.parameters", "invalid_function_parameters"},
 		{"schema without type", withTool(`{"properties":{}}`), `Invalid schema for function 'execute_command': schema must be a JSON Schema of 'type: "object"', got 'type: "None"'.`, "tools[0].function.parameters", "invalid_function_parameters"},
 		{"schema not an object", withTool(`[]`), "Invalid schema for function 'execute_command': [] is not of type 'object', 'boolean'.", "tools[0].function.parameters", "invalid_function_parameters"},
+		{"tool_choice without tools", `{"model":"m","tool_choice":"required","messages":[` + vUser + `]}`, "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", "tool_choice", nil},
+		{"tool_choice bad mode", `{"model":"m","tool_choice":"any","messages":[` + vUser + `],"tools":[{"type":"function","function":{"name":"ps"}}]}`, "Invalid value: 'any'. Supported values are: 'none', 'auto', and 'required'.", "tool_choice", "invalid_value"},
+		{"tool_choice names another tool", `{"model":"m","tool_choice":{"type":"function","function":{"name":"submit_plan"}},"messages":[` + vUser + `],"tools":[{"type":"function","function":{"name":"ps"}}]}`, "Invalid value for 'tool_choice': function 'submit_plan' is not among 'tools'.", "tool_choice", "invalid_value"},
 		{"schema array without items", withTool(`{"type":"object","properties":{"args":{"type":"array"}}}`), "Invalid schema for function 'execute_command': In context=('properties', 'args'), array schema missing items.", "tools[0].function.parameters", "invalid_function_parameters"},
 	}
 	s := StartLLMServer(t)

@@ -69,8 +69,18 @@ func calls(dir string, cs ...[2]string) testenv.Reply {
 	return testenv.Calls(out...)
 }
 
-func plan(phases string) testenv.Reply {
-	return testenv.Calls(testenv.Call(planner.SubmitPlanName, phases))
+// planAnd is the planning reply: submit_plan with phases, then the first
+// phase's steps and its phase_done (issue 17: one request per phase).
+func planAnd(dir, phases string, steps ...[2]string) testenv.Reply {
+	r := calls(dir, steps...)
+	r.ToolCalls = append([]testenv.ToolCall{testenv.Call(planner.SubmitPlanName, phases)}, r.ToolCalls...)
+	return r
+}
+
+// done is the phase_done call closing a phase after its last steps.
+func done(summary string) [2]string {
+	b, _ := json.Marshal(map[string]string{"summary": summary})
+	return [2]string{stepgen.PhaseDoneName, string(b)}
 }
 
 // FixScript is the spec's first scenario: run the script; if it prints 1,
@@ -99,16 +109,16 @@ func FixScript() Scenario {
 				}
 			}
 			return []testenv.Reply{
-				plan(`{"task_type":"file_edit","complexity":"simple","phases":[` +
-					`{"phase":1,"goal":"Run the script and record its output","success_criteria":"the output is known"},` +
-					`{"phase":2,"goal":"If it printed 1, change it to print 2 and check","success_criteria":"the script prints 2, or it did not print 1 and is unchanged"}]}`),
-				calls(dir, [2]string{"execute_command", `{"command":"sh DIR/test/a.sh","save_output_as":"script_output","description":"run the script"}`}),
-				testenv.Text("The script printed 1."),
+				planAnd(dir, `{"task_type":"file_edit","complexity":"simple","phases":[`+
+					`{"phase":1,"goal":"Run the script and record its output","success_criteria":"the output is known"},`+
+					`{"phase":2,"goal":"If it printed 1, change it to print 2 and check","success_criteria":"the script prints 2, or it did not print 1 and is unchanged"}]}`,
+					[2]string{"execute_command", `{"command":"sh DIR/test/a.sh","save_output_as":"script_output","description":"run the script"}`},
+					done("Ran the script; its output is in script_output.")),
 				calls(dir,
 					[2]string{"read_file", `{"file_path":"DIR/test/a.sh","save_output_as":"script_content","condition":"script_output.strip() == '1'"}`},
 					[2]string{"edit_file", `{"file_path":"DIR/test/a.sh","search_pattern":"echo 1","replacement":"echo 2","condition":"script_output.strip() == '1'"}`},
-					[2]string{"execute_command", `{"command":"sh DIR/test/a.sh","save_output_as":"new_output","description":"run it again"}`}),
-				testenv.Text("a.sh printed 1, so I changed `echo 1` to `echo 2`; it now prints 2."),
+					[2]string{"execute_command", `{"command":"sh DIR/test/a.sh","save_output_as":"new_output","description":"run it again"}`},
+					done("If a.sh printed 1, `echo 1` became `echo 2`; the run after it is in new_output.")),
 			}
 		},
 		Check: func(dir string) error {
@@ -154,15 +164,14 @@ func LogErrors() Scenario {
 				}
 			}
 			return []testenv.Reply{
-				plan(`{"task_type":"log_analysis","complexity":"simple","phases":[` +
-					`{"phase":1,"goal":"Find the ERROR lines in the log","success_criteria":"the ERROR lines are known"},` +
-					`{"phase":2,"goal":"Write them to errors.txt","success_criteria":"errors.txt holds exactly the ERROR lines"}]}`),
-				calls(dir,
+				planAnd(dir, `{"task_type":"log_analysis","complexity":"simple","phases":[`+
+					`{"phase":1,"goal":"Find the ERROR lines in the log","success_criteria":"the ERROR lines are known"},`+
+					`{"phase":2,"goal":"Write them to errors.txt","success_criteria":"errors.txt holds exactly the ERROR lines"}]}`,
 					[2]string{"read_file", `{"file_path":"DIR/app.log","save_output_as":"log_content","description":"read the log"}`},
-					[2]string{"execute_command", `{"command":"grep -F ERROR DIR/app.log","save_output_as":"error_lines","condition":"'ERROR' in log_content"}`}),
-				testenv.Text("The log has 2 ERROR lines, saved in error_lines."),
-				calls(dir, [2]string{"write_file", `{"file_path":"DIR/errors.txt","content":"{{error_lines}}","condition":"len(error_lines.strip()) > 0"}`}),
-				testenv.Text("The log had 2 ERROR lines; they are in errors.txt now."),
+					[2]string{"execute_command", `{"command":"grep -F ERROR DIR/app.log","save_output_as":"error_lines","condition":"'ERROR' in log_content"}`},
+					done("The ERROR lines are in error_lines.")),
+				calls(dir, [2]string{"write_file", `{"file_path":"DIR/errors.txt","content":"{{error_lines}}","condition":"len(error_lines.strip()) > 0"}`},
+					done("The log's ERROR lines are in errors.txt now.")),
 			}
 		},
 		Check: func(dir string) error {
@@ -212,17 +221,16 @@ func FlipFlag() Scenario {
 				}
 			}
 			return []testenv.Reply{
-				plan(`{"task_type":"config_change","complexity":"simple","phases":[` +
-					`{"phase":1,"goal":"Turn debug on if it is off","success_criteria":"the config says debug: true"},` +
-					`{"phase":2,"goal":"Restart the app and check the config","success_criteria":"the restart succeeded and debug is true"}]}`),
-				calls(dir,
+				planAnd(dir, `{"task_type":"config_change","complexity":"simple","phases":[`+
+					`{"phase":1,"goal":"Turn debug on if it is off","success_criteria":"the config says debug: true"},`+
+					`{"phase":2,"goal":"Restart the app and check the config","success_criteria":"the restart succeeded and debug is true"}]}`,
 					[2]string{"read_file", `{"file_path":"DIR/app/config.yaml","save_output_as":"config","description":"read the config"}`},
-					[2]string{"edit_file", `{"file_path":"DIR/app/config.yaml","search_pattern":"debug: false","replacement":"debug: true","condition":"'debug: false' in config.splitlines()"}`}),
-				testenv.Text("debug was false and is now true."),
+					[2]string{"edit_file", `{"file_path":"DIR/app/config.yaml","search_pattern":"debug: false","replacement":"debug: true","condition":"'debug: false' in config.splitlines()"}`},
+					done("debug is true in the config.")),
 				calls(dir,
 					[2]string{"execute_command", `{"command":"sh DIR/app/restart.sh","save_output_as":"restart_output","description":"restart the app"}`},
-					[2]string{"read_file", `{"file_path":"DIR/app/config.yaml","save_output_as":"new_config"}`}),
-				testenv.Text("debug was false; it is true now and the app was restarted."),
+					[2]string{"read_file", `{"file_path":"DIR/app/config.yaml","save_output_as":"new_config"}`},
+					done("The app was restarted with debug: true.")),
 			}
 		},
 		Check: func(dir string) error {
@@ -250,6 +258,9 @@ type Measure struct {
 	// usage (the scripted server estimates prompt tokens as request body
 	// bytes / 4).
 	Calls, PromptTokens, CompletionTokens int
+	// O200k is the o200k_base tokens of all request bodies (the real
+	// tokenizer of gpt-4o): what issue 17's token target is counted in.
+	O200k int
 	// Bytes of all request bodies, split: tool definitions, system
 	// messages, every other message, and the rest (keys, model name).
 	BodyBytes, ToolBytes, SystemBytes, MessageBytes int
@@ -373,6 +384,11 @@ func Run(ctx context.Context, h Host, sc Scenario, mode stepgen.Mode) (Measure, 
 		if err := m.addBody(r.Body); err != nil {
 			return m, err
 		}
+		n, err := O200kTokens(r.Body)
+		if err != nil {
+			return m, err
+		}
+		m.O200k += n
 		m.Bodies = append(m.Bodies, r.Body)
 	}
 	return m, nil
@@ -408,12 +424,28 @@ type Pair struct {
 	Adaptive, ReAct Measure
 }
 
-// Ratio is adaptive's prompt tokens over ReAct's.
+// Ratio is adaptive's prompt tokens over ReAct's (bytes / 4).
 func (p Pair) Ratio() float64 {
 	if p.ReAct.PromptTokens == 0 {
 		return 0
 	}
 	return float64(p.Adaptive.PromptTokens) / float64(p.ReAct.PromptTokens)
+}
+
+// O200kRatio is adaptive's o200k tokens over ReAct's.
+func (p Pair) O200kRatio() float64 {
+	if p.ReAct.O200k == 0 {
+		return 0
+	}
+	return float64(p.Adaptive.O200k) / float64(p.ReAct.O200k)
+}
+
+// CallRatio is adaptive's model calls over ReAct's.
+func (p Pair) CallRatio() float64 {
+	if p.ReAct.Calls == 0 {
+		return 0
+	}
+	return float64(p.Adaptive.Calls) / float64(p.ReAct.Calls)
 }
 
 // RunAll runs every scenario in both modes on h, ReAct first.
@@ -441,6 +473,7 @@ func Totals(ps []Pair) Pair {
 			x.dst.Scenario, x.dst.Mode, x.dst.Transport = "total", x.src.Mode, x.src.Transport
 			x.dst.Calls += x.src.Calls
 			x.dst.PromptTokens += x.src.PromptTokens
+			x.dst.O200k += x.src.O200k
 			x.dst.CompletionTokens += x.src.CompletionTokens
 			x.dst.BodyBytes += x.src.BodyBytes
 			x.dst.ToolBytes += x.src.ToolBytes
@@ -459,15 +492,16 @@ func Totals(ps []Pair) Pair {
 // Table renders pairs as a text table.
 func Table(ps []Pair) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%-10s %-9s %5s %6s %8s %8s %8s %8s %8s %8s %7s\n",
-		"scenario", "mode", "calls", "steps", "prompt", "tools_B", "system_B", "msgs_B", "ms/step", "agent_ms", "ratio")
-	row := func(m Measure, ratio string) {
-		fmt.Fprintf(&b, "%-10s %-9s %5d %6d %8d %8d %8d %8d %8.3f %8.3f %7s\n", m.Scenario, m.Mode, m.Calls, m.Steps,
-			m.PromptTokens, m.ToolBytes, m.SystemBytes, m.MessageBytes, ms(m.Overhead()), ms(m.Machinery()), ratio)
+	fmt.Fprintf(&b, "%-10s %-9s %5s %6s %8s %7s %8s %8s %8s %8s %8s %7s %7s %6s\n",
+		"scenario", "mode", "calls", "steps", "prompt", "o200k", "tools_B", "system_B", "msgs_B", "ms/step", "agent_ms", "bytes/4", "o200k", "calls")
+	row := func(m Measure, ratios string) {
+		fmt.Fprintf(&b, "%-10s %-9s %5d %6d %8d %7d %8d %8d %8d %8.3f %8.3f %s\n", m.Scenario, m.Mode, m.Calls, m.Steps,
+			m.PromptTokens, m.O200k, m.ToolBytes, m.SystemBytes, m.MessageBytes, ms(m.Overhead()), ms(m.Machinery()), ratios)
 	}
 	for _, p := range append(ps, Totals(ps)) {
 		row(p.ReAct, "")
-		row(p.Adaptive, fmt.Sprintf("%.0f%%", 100*p.Ratio()))
+		row(p.Adaptive, fmt.Sprintf("%7s %7s %6s", fmt.Sprintf("%.0f%%", 100*p.Ratio()), fmt.Sprintf("%.0f%%", 100*p.O200kRatio()),
+			fmt.Sprintf("%.2f×", p.CallRatio())))
 	}
 	return b.String()
 }

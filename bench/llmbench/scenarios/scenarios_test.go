@@ -10,9 +10,10 @@ import (
 
 // The three scenarios run in both modes on both transports through the
 // real loop: the scripts are accepted by the scripted server, the end
-// state is right (Run checks it), both modes run the same steps, and
-// adaptive sends at most 60% of ReAct's prompt tokens in total (token
-// counts are deterministic; only timing is left to the benchmarks).
+// state is right (Run checks it), both modes run the same steps, and in
+// total adaptive makes at most 0.7× ReAct's calls and sends at most 40% of
+// its o200k prompt tokens (60% by bytes / 4): calls and token counts are
+// deterministic; only timing is left to the benchmarks.
 func TestScenarios(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -41,8 +42,15 @@ func TestScenarios(t *testing.T) {
 					t.Errorf("%s: adaptive sent %d bytes of tool definitions, react %d", p.ReAct.Scenario, p.Adaptive.ToolBytes, p.ReAct.ToolBytes)
 				}
 			}
-			if r := Totals(ps).Ratio(); r > 0.60 {
-				t.Errorf("adaptive sends %.1f%% of ReAct's prompt tokens, target ≤ 60%%\n%s", 100*r, Table(ps))
+			tot := Totals(ps)
+			if r := tot.Ratio(); r > 0.60 {
+				t.Errorf("adaptive sends %.1f%% of ReAct's prompt tokens (bytes/4), target ≤ 60%%\n%s", 100*r, Table(ps))
+			}
+			if r := tot.O200kRatio(); r > 0.40 || tot.Adaptive.O200k == 0 {
+				t.Errorf("adaptive sends %.1f%% of ReAct's o200k prompt tokens, target ≤ 40%%\n%s", 100*r, Table(ps))
+			}
+			if r := tot.CallRatio(); r > 0.70 {
+				t.Errorf("adaptive makes %.2f× ReAct's calls, target ≤ 0.7×\n%s", r, Table(ps))
 			}
 			t.Logf("\n%s", Table(ps))
 		})
