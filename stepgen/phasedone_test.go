@@ -56,7 +56,7 @@ func TestAdaptiveOneRequestPerPhase(t *testing.T) {
 			if len(res.Ran) != 3 || res.Ran[0].Phase.Phase != 1 || res.Ran[1].Phase.Phase != 2 {
 				t.Errorf("ran %+v", res.Ran)
 			}
-			if _, err := res.SavedPlan(); err != nil {
+			if _, err := res.SavedPlan(nil); err != nil {
 				t.Errorf("SavedPlan: %v", err)
 			}
 		})
