@@ -11,8 +11,12 @@ import (
 // call classifies a simple command: assignments, nested code in its words,
 // then the command line itself.
 func (c *classifier) call(x *syntax.CallExpr, e env) {
+	decl := ""
+	if len(x.Args) > 0 {
+		decl = "prefix"
+	}
 	for _, as := range x.Assigns {
-		c.assign(as, e, "")
+		c.assign(as, e, decl)
 	}
 	// Commands that take variable names evaluate subscripts in them.
 	evaluates := len(x.Args) > 0 && slices.Contains([]string{"read", "unset", "printf", "mapfile", "readarray",
@@ -33,11 +37,21 @@ func (c *classifier) argv(args []arg, e env) {
 	if len(args) == 0 {
 		return
 	}
+	if c.lang == syntax.LangPOSIX && args[0].static && args[0].val == "[[" {
+		c.add(Medium, "[[ is not a command under /bin/sh (dash)")
+		return
+	}
 	if why := nameProblem(args[0]); why != "" {
 		c.add(High, "command name %s %s", args[0].text, why)
 		return
 	}
 	name, rest := args[0].val, args[1:]
+	if strings.HasPrefix(name, "/proc/") {
+		// /proc/self/root/usr/bin/vim is /usr/bin/vim.
+		if pl := c.procPlaces(place{p: path.Clean(name)}); len(pl) == 1 && !pl[0].rel && !pl[0].lost {
+			name = pl[0].p
+		}
+	}
 	if strings.Contains(name, "/") {
 		dir, base := path.Split(name)
 		inBin := slices.Contains(c.p.BinDirs, path.Clean(dir))
@@ -53,16 +67,20 @@ func (c *classifier) argv(args []arg, e env) {
 		name = base // a program in a system bin directory is that command, known or not
 	}
 	if code, ok := c.aliases[name]; ok {
+		// bash -c does not expand aliases; dash and bash in POSIX mode do,
+		// from the next line on: the command is classified both ways.
 		for _, a := range rest {
 			code += " " + a.source()
 		}
 		delete(c.aliases, name) // bash does not expand an alias inside itself
 		c.codeArg("alias "+name, arg{val: code, static: true}, e)
 		c.aliases[name] = code
-		return
 	}
 	if c.funcs[name] && !c.p.known(name) {
 		return // a function defined in this code: its body is classified
+	}
+	if _, ok := c.aliases[name]; ok && !c.p.known(name) {
+		return // an alias defined in this code, classified above
 	}
 	if w, ok := c.p.Wrappers[name]; ok {
 		c.wrapper(name, w, rest, e)
@@ -194,7 +212,7 @@ func isOption(a arg) bool { return a.static && len(a.val) > 1 && a.val[0] == '-'
 func (c *classifier) scan(name string, args []arg, base Rule) scanned {
 	s := scanned{keys: []string{name}, shown: name, rule: base}
 	key, subs, ended := name, true, false
-	values := c.p.ValueOptions[name]
+	values := slices.Concat(c.p.ValueOptions[name], parseSpec(c.p.ReadOnly[name]).valueOptions())
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !ended && a.static && a.val == "--" {
@@ -210,7 +228,7 @@ func (c *classifier) scan(name string, args []arg, base Rule) scanned {
 				}
 				s.alts[i], forms = alts, alts
 			}
-			if takesValue(forms, values) {
+			if takesValue(forms, values) || c.clusterTakesNext(s.keys, a.val) {
 				i++
 			}
 			continue
@@ -239,7 +257,8 @@ func (c *classifier) scan(name string, args []arg, base Rule) scanned {
 					if key != s.shown {
 						s.keys = append(s.keys, key)
 					}
-					values = append(slices.Clip(values), c.p.ValueOptions[s.shown]...)
+					values = slices.Concat(values, c.p.ValueOptions[s.shown], parseSpec(c.p.ReadOnly[s.shown]).valueOptions(),
+						parseSpec(c.p.ReadOnly[key]).valueOptions())
 					continue
 				}
 			}
@@ -301,6 +320,9 @@ func (c *classifier) command(name string, args []arg, e env) {
 	c.readOptions(s, args)
 	role := c.special(name, s, args, e)
 	role.quiet = rule.Level >= Medium
+	if rule.Level == Safe {
+		c.readOnlyOptions(name, s, args, &role)
+	}
 	c.operands(name, s, args, e, role)
 }
 
@@ -313,10 +335,16 @@ func (c *classifier) query(s scanned, args []arg) bool {
 				return true
 			}
 			if !strings.HasPrefix(v, "--") {
-				for _, ch := range v[1:] {
-					if slices.Contains(q, "-"+string(ch)) {
-						return true
-					}
+				// A cluster holds a query flag only when the allow-list
+				// splits all of it (iptables -nL; not kill -Kill).
+				spec, _ := c.p.spec(s.keys)
+				uses, all, hit := spec.split(args, i), true, false
+				for _, u := range uses {
+					all = all && u.ok
+					hit = hit || slices.Contains(q, u.name)
+				}
+				if all && hit && len(uses) > 0 {
+					return true
 				}
 			}
 		}
@@ -490,4 +518,27 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 	if e.xargs != "" && !dataOnly {
 		c.add(High, "%s %s: operands read from input cannot be checked", e.xargs, name)
 	}
+}
+
+// clusterTakesNext reports whether a short-option cluster ends with an
+// option the allow-list says takes a value, given as the next word
+// ("ps -eo pid,comm").
+func (c *classifier) clusterTakesNext(keys []string, v string) bool {
+	if len(v) < 3 || v[0] != '-' || v[1] == '-' {
+		return false
+	}
+	spec, ok := c.p.spec(keys)
+	if !ok {
+		return false
+	}
+	for j := 1; j < len(v); j++ {
+		kind, known := spec.opts["-"+string(v[j])]
+		switch {
+		case !known:
+			return false
+		case kind != 0 && kind != '?':
+			return j == len(v)-1
+		}
+	}
+	return false
 }

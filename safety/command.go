@@ -2,6 +2,7 @@ package safety
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -36,17 +37,70 @@ const (
 //     command; one in a BinDirs directory is only that command.
 //   - Relative paths are taken from the directory of an earlier literal cd,
 //     else from the home directory, where remote commands start.
-func (p Policy) ClassifyCommand(cmd string) (a Assessment) {
+func (p Policy) ClassifyCommand(cmd string) Assessment {
+	a, _ := p.AnalyzeCommand(cmd)
+	return a
+}
+
+// Touch is a file a command reads or writes (creates, changes, deletes),
+// as the classifier resolved it: absolute, "~/…" in the home directory, or
+// relative to the directory the step starts in.
+type Touch struct {
+	Path  string
+	Write bool
+}
+
+// AnalyzeCommand is ClassifyCommand that also returns the files the
+// command's words name for reading and writing (redirections, operands,
+// option values), each once: what symbolic links on the target must be
+// resolved for, and what an undo journal must save before the step runs.
+// It is not complete for a High command (what High code touches cannot be
+// known).
+func (p Policy) AnalyzeCommand(cmd string) (Assessment, []Touch) {
+	// The step runs under /bin/sh: dash on Debian and Ubuntu, bash in
+	// POSIX mode elsewhere. Constructs mean different things in the two
+	// ([[ a > f ]] is a test in bash and a write under dash; ((…)) is
+	// arithmetic in bash and nested subshells under dash), so the command
+	// is classified as each dialect reads it and the worse result counts.
+	a, touched := p.classifyAs(cmd, syntax.LangBash)
+	if a.Level == High {
+		return a, touches(touched) // the POSIX reading cannot make it worse
+	}
+	px, more := p.classifyAs(cmd, syntax.LangPOSIX)
+	a.Level = max(a.Level, px.Level)
+	for _, r := range px.Reasons {
+		if !slices.Contains(a.Reasons, r) {
+			a.add(px.Level, "as POSIX sh: "+r)
+		}
+	}
+	return a, touches(append(touched, more...))
+}
+
+// touches writes the classifier's places from "~" and removes repeats.
+func touches(in []Touch) []Touch {
+	var out []Touch
+	for _, t := range in {
+		if rest, ok := strings.CutPrefix(t.Path, homeStandIn); ok && (rest == "" || rest[0] == '/') {
+			t.Path = "~" + rest
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (p Policy) classifyAs(cmd string, lang syntax.LangVariant) (a Assessment, t []Touch) {
 	c := &classifier{p: &p, seen: map[*syntax.Stmt]bool{}, funcs: map[string]bool{},
-		aliases: map[string]string{}, written: map[string]bool{}}
+		aliases: map[string]string{}, written: map[string]bool{}, links: map[string]string{}, lang: lang}
 	defer func() {
 		if r := recover(); r != nil {
-			a = c.a
+			a, t = c.a, c.touched
 			a.add(High, fmt.Sprintf("internal error while analysing the command: %v", r))
 		}
 	}()
 	c.code(cmd, env{})
-	return c.a
+	return c.a, c.touched
 }
 
 type classifier struct {
@@ -56,8 +110,14 @@ type classifier struct {
 	funcs   map[string]bool   // functions defined in the code
 	aliases map[string]string // aliases defined in the code
 	written map[string]bool   // files the code writes content to
-	cwd     string            // directory of relative paths after a literal cd; "" while unknown
+	links   map[string]string // symbolic links the code creates: link → target
+	// allexport: set -a makes every later assignment part of the environment.
+	allexport bool
+	lang    syntax.LangVariant
+	cwds    []string          // candidate working directories: "." (where the step starts) and cd targets
 	cwdLost bool              // a cd went somewhere that cannot be resolved
+	touched []Touch           // the files the command reads and writes, as resolved
+	lastCd  []string          // where the last cd went, when it could be followed
 	steps   int
 	parsed  int    // bytes of code parsed so far
 	src     string // the code being classified, for the text of its words
@@ -107,7 +167,13 @@ func (c *classifier) code(src string, e env) {
 	}
 	defer func(outer string) { c.src = outer }(c.src)
 	c.src = src
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := syntax.NewParser(syntax.Variant(c.lang)).Parse(strings.NewReader(src), "")
+	if err != nil && c.lang == syntax.LangPOSIX {
+		// Bash reads it (the bash pass classified that); dash rejects it
+		// or, for "&>", reads "cmd & >file", which writes the same file.
+		c.add(Medium, "not POSIX shell: /bin/sh (dash) rejects or misreads it: %v", err)
+		return
+	}
 	if err != nil {
 		c.add(High, "cannot parse command: %v", err)
 		return
@@ -149,14 +215,28 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 	case *syntax.CallExpr:
 		c.call(x, e)
 	case *syntax.BinaryCmd:
+		pipe := x.Op == syntax.Pipe || x.Op == syntax.PipeAll
+		saved := c.saveCwd()
+		c.lastCd = nil
 		c.stmt(x.X, e)
-		if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
+		switch {
+		case pipe:
+			c.restoreCwd(saved) // each part of a pipeline runs in a subshell
+		case x.Op == syntax.AndStmt && isCd(x.X) && c.lastCd != nil && !c.cwdLost:
+			c.cwds = c.lastCd // the rest runs only where the cd succeeded
+		}
+		if pipe {
 			e.stdin = input{kind: inPipe, text: c.source(x.X)}
 			e.xargs = ""
 		}
 		c.stmt(x.Y, e)
+		if pipe {
+			c.restoreCwd(saved)
+		}
 	case *syntax.Subshell:
+		saved := c.saveCwd()
 		c.stmts(x.Stmts, e)
+		c.restoreCwd(saved)
 	case *syntax.Block:
 		c.stmts(x.Stmts, e)
 	case *syntax.IfClause:
@@ -179,8 +259,10 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 			c.stmts(it.Stmts, e)
 		}
 	case *syntax.FuncDecl:
+		c.add(Medium, "defines a function, which changes what a command name means")
 		c.funcDecl(x, e)
 	case *syntax.ArithmCmd, *syntax.LetClause, *syntax.TestClause:
+		c.add(Medium, "%s: bash-only construct, read differently by /bin/sh (dash)", dialectName(x))
 		c.nested(x, e)
 		c.literalCode(x)
 	case *syntax.DeclClause:
@@ -196,6 +278,36 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 	default:
 		c.add(High, "unsupported shell construct %T", x)
 	}
+}
+
+func dialectName(n syntax.Node) string {
+	switch n.(type) {
+	case *syntax.ArithmCmd:
+		return "((…))"
+	case *syntax.LetClause:
+		return "let"
+	}
+	return "[[…]]"
+}
+
+// cwdState is the working directory state a subshell must not change.
+type cwdState struct {
+	cwds []string
+	lost bool
+}
+
+func (c *classifier) saveCwd() cwdState { return cwdState{slices.Clone(c.cwds), c.cwdLost} }
+
+func (c *classifier) restoreCwd(s cwdState) { c.cwds, c.cwdLost = s.cwds, s.lost }
+
+// isCd reports a statement that is a plain cd or pushd.
+func isCd(s *syntax.Stmt) bool {
+	x, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(x.Args) == 0 || len(s.Redirs) > 0 || s.Background || s.Negated {
+		return false
+	}
+	n := x.Args[0].Lit()
+	return n == "cd" || n == "pushd"
 }
 
 // source names the command a pipe comes from, for reasons.
@@ -224,7 +336,9 @@ func (c *classifier) nested(n syntax.Node, e env) {
 	syntax.Walk(n, func(m syntax.Node) bool {
 		switch x := m.(type) {
 		case *syntax.CmdSubst:
+			saved := c.saveCwd()
 			c.stmts(x.Stmts, env{code: e.code, depth: e.depth})
+			c.restoreCwd(saved)
 			return false
 		case *syntax.ProcSubst:
 			ne := env{code: e.code, depth: e.depth}
@@ -321,11 +435,14 @@ func (c *classifier) assign(as *syntax.Assign, e env, decl string) {
 		}
 		name, _, _ = strings.Cut(a.val, "=")
 	}
-	if c.p.dangerousEnv(name) {
+	switch l := c.p.envRisk(name); {
+	case l == High:
 		c.add(High, "%s=…: changes how later commands are found or run", name)
+	case l == Medium && (decl == "prefix" || decl == "export" || c.allexport):
+		c.add(Medium, "%s=…: a command's environment variable whose effect is not known", name)
 	}
 	// declare -n ref=PATH makes later assignments to ref change PATH.
-	if decl != "" && as.Value != nil {
+	if decl != "" && decl != "prefix" && as.Value != nil {
 		if a := wordArg(as.Value, c.src); a.static && c.p.dangerousEnv(a.val) {
 			c.add(High, "%s %s=%s: name reference to %s", decl, name, a.val, a.val)
 		}

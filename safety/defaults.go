@@ -16,6 +16,7 @@ func DefaultPolicy() Policy {
 		RecursiveReaders: map[string][]string{},
 		Wrappers:         map[string]Wrapper{},
 		Interpreters:     map[string][]string{},
+		ReadOnly:         map[string]string{},
 		MaxReadBytes:     10 << 20,
 		MaxWriteBytes:    10 << 20,
 		RefuseBinary:     true,
@@ -33,7 +34,16 @@ func DefaultPolicy() Policy {
 		DangerousEnv: []string{"PATH", "LD_*", "IFS", "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS",
 			"BASHOPTS", "PS4", "BASH_FUNC_*", "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "PERL5LIB",
 			"NODE_OPTIONS", "RUBYOPT", "GIT_SSH*", "GIT_EXTERNAL_DIFF", "GIT_EXEC_PATH", "GIT_PAGER",
-			"GIT_EDITOR", "PAGER", "EDITOR", "VISUAL", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "HOME", "CDPATH"},
+			"GIT_EDITOR", "PAGER", "EDITOR", "VISUAL", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "HOME", "CDPATH",
+			"GIT_*", "XDG_*", "*PAGER", "*EDITOR", "LESS*", "SYSTEMD_*", "*_OPTIONS", "*OPTS", "PERL*", "PYTHON*",
+			"RUBY*", "NODE_*", "JAVA_*", "GCONV_PATH", "LOCPATH", "OPENSSL_*", "CURL_HOME", "WGETRC", "SSH_*",
+			"*ASKPASS", "KUBECONFIG", "DOCKER_*", "HISTFILE", "BASH_*", "ZDOTDIR", "INPUTRC", "BROWSER", "SHELL",
+			"TMPDIR", "MANOPT", "MANPATH", "TERMINFO*", "HOSTALIASES", "RES_OPTIONS", "LOCALDOMAIN", "*_PROXY",
+			"*_proxy", "GNUPGHOME", "EMACS*", "VIM*", "MYVIMRC", "EXINIT", "TAR_*", "GZIP", "XZ_*", "ZSTD_*",
+			"PS1", "PS2", "PS3", "FPATH", "GLOBIGNORE", "MAIL*", "POSIXLY_CORRECT_UNSAFE"},
+		HarmlessEnv: []string{"LANG", "LANGUAGE", "LC_*", "TZ", "TERM", "COLUMNS", "LINES", "NO_COLOR", "CLICOLOR",
+			"CLICOLOR_FORCE", "FORCE_COLOR", "TIME_STYLE", "LS_COLORS", "GREP_COLOR", "GREP_COLORS",
+			"POSIXLY_CORRECT", "SYSTEMD_COLORS", "SYSTEMD_URLIFY", "DEBIAN_FRONTEND", "NEEDRESTART_MODE"},
 		SystemRoots: []string{"/etc", "/sys", "/proc", "/dev", "/boot", "/root", "/usr", "/bin", "/sbin",
 			"/lib", "/lib32", "/lib64", "/libx32", "/var/lib", "/var/spool", "/var/log", "/run", "/snap"},
 		HarmlessDevices: []string{"/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty",
@@ -69,6 +79,7 @@ func DefaultPolicy() Policy {
 	p.defaultOptions()
 	p.defaultWrappers()
 	p.defaultOperatorTools()
+	p.defaultReadOnly()
 	return p
 }
 
@@ -163,6 +174,7 @@ func (p *Policy) defaultSubcommands() {
 		s["git "+sub] = map[string]Rule{"": {}, "*": {Medium, "changes the repository"}}
 	}
 	rules(s["git reflog"], Safe, "", "show")
+	git["stash"] = Rule{}
 	rules(s["git remote"], Safe, "", "show", "get-url")
 	s["git stash"] = rules(map[string]Rule{"*": {Medium, "changes the repository"}, "": {Medium, "changes the repository"}},
 		Safe, "", "list", "show")

@@ -57,6 +57,7 @@ func (p *Policy) defaultFlags() {
 		f[d+" compose down"] = flagRules(High, "deletes container volumes", "-v", "--volumes")
 	}
 	f["ip"] = flagRules(High, "runs commands from a file", "-b", "-batch", "-force")
+	rules(f["ip"], Safe, "", "-br", "-brief")
 	f["tar"] = flagRules(High, "runs a command", "--to-command", "--checkpoint-action", "--use-compress-program",
 		"-I", "--info-script", "-F", "--new-volume-script")
 	f["zip"] = flagRules(High, "runs a command", "-TT", "--unzip-command")
@@ -165,7 +166,10 @@ func (p *Policy) defaultOptions() {
 		"--trace-ascii", "--stderr", "--libcurl", "--etag-save"}
 	w["wget"] = []string{"-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P",
 		"--directory-prefix"}
-	w["tar"] = []string{"-C", "--directory"}
+	w["tar"] = []string{"-C", "--directory", "-f", "--file"}
+	w["git archive"] = []string{"-o", "--output"}
+	w["git format-patch"] = []string{"-o", "--output-directory"}
+	w["openssl"] = []string{"-out", "-keyout", "-writerand"}
 	w["unzip"] = []string{"-d"}
 	for _, c := range []string{"cp", "mv", "ln", "install"} {
 		w[c] = []string{"-t", "--target-directory"}
@@ -182,6 +186,9 @@ func (p *Policy) defaultOptions() {
 	r["curl"] = []string{"-T", "--upload-file", "-K", "--config"}
 	r["wget"] = []string{"--post-file", "--body-file", "-i", "--input-file"}
 	r["sort"] = []string{"--files0-from"}
+	r["xargs"] = []string{"-a", "--arg-file"}
+	r["parallel"] = []string{"-a", "--arg-file"}
+	r["openssl"] = []string{"-in", "-key", "-CAfile", "-certfile", "-signkey", "-config", "-rand"}
 	r["ss"] = []string{"-F", "--filter"}
 	for _, c := range []string{"grep", "egrep", "fgrep", "zgrep"} {
 		r[c] = []string{"-f", "--file"}

@@ -134,8 +134,9 @@ func (p *Policy) defaultOperatorTools() {
 	v["openssl"] = []string{"-in", "-out", "-keyout", "-CAfile", "-CApath", "-config", "-passin", "-passout",
 		"-subj", "-days", "-newkey", "-key", "-name", "-inform", "-outform", "-connect", "-servername",
 		"-certfile", "-signkey", "-untrusted"}
-	p.ReadOptions["openssl"] = []string{"-in", "-key", "-CAfile", "-certfile", "-signkey", "-config"}
-	p.WriteOptions["openssl"] = []string{"-out", "-keyout"}
+	p.ReadOptions["openssl"] = []string{"-in", "-key", "-CAfile", "-certfile", "-signkey", "-config", "-rand"}
+	p.WriteOptions["openssl"] = []string{"-out", "-keyout", "-writerand"}
+	v["openssl"] = append(v["openssl"], "-writerand", "-rand")
 
 	// Database clients run queries (-e, -c, stdin) whose effect cannot be
 	// known: High, except asking for the version or a listing.

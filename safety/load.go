@@ -23,6 +23,8 @@ type policyFile struct {
 	WriteOperands    map[string]string          `yaml:"write_operands"`
 	ReadOptions      map[string][]string        `yaml:"read_options"`
 	RecursiveReaders map[string][]string        `yaml:"recursive_readers"`
+	ReadOnly         map[string]string          `yaml:"read_only"`
+	AnyOptions       *[]string                  `yaml:"any_options"`
 	PatternCommands  *[]string                  `yaml:"pattern_commands"`
 	DataOnly         *[]string                  `yaml:"data_only"`
 	MetadataOnly     *[]string                  `yaml:"metadata_only"`
@@ -31,6 +33,7 @@ type policyFile struct {
 	Interpreters     map[string][]string        `yaml:"interpreters"`
 	BinDirs          *[]string                  `yaml:"bin_dirs"`
 	DangerousEnv     *[]string                  `yaml:"dangerous_env"`
+	HarmlessEnv      *[]string                  `yaml:"harmless_env"`
 	SystemRoots      *[]string                  `yaml:"system_roots"`
 	HarmlessDevices  *[]string                  `yaml:"harmless_devices"`
 	SensitivePaths   *[]string                  `yaml:"sensitive_paths"`
@@ -85,6 +88,13 @@ func LoadConfigPolicy(r io.Reader) (Policy, map[string]yaml.Node, error) {
 // over merges f over p and returns p.
 func (f policyFile) over(p Policy) Policy {
 	merge(p.Commands, f.Commands)
+	// A command the file itself rates safe, without a read_only list, is
+	// the operator's word: its options are not checked.
+	for name, r := range f.Commands {
+		if _, listed := f.ReadOnly[name]; r.Level == Safe && !listed {
+			p.AnyOptions = append(p.AnyOptions, name)
+		}
+	}
 	mergeNested(p.Subcommands, f.Subcommands)
 	mergeNested(p.Flags, f.Flags)
 	merge(p.QueryFlags, f.QueryFlags)
@@ -95,12 +105,13 @@ func (f policyFile) over(p Policy) Policy {
 	merge(p.RecursiveReaders, f.RecursiveReaders)
 	merge(p.Wrappers, f.Wrappers)
 	merge(p.Interpreters, f.Interpreters)
+	merge(p.ReadOnly, f.ReadOnly)
 	for _, l := range []struct {
 		dst *[]string
 		src *[]string
 	}{
-		{&p.PatternCommands, f.PatternCommands}, {&p.DataOnly, f.DataOnly}, {&p.MetadataOnly, f.MetadataOnly},
-		{&p.Shells, f.Shells}, {&p.BinDirs, f.BinDirs}, {&p.DangerousEnv, f.DangerousEnv},
+		{&p.PatternCommands, f.PatternCommands}, {&p.AnyOptions, f.AnyOptions}, {&p.DataOnly, f.DataOnly}, {&p.MetadataOnly, f.MetadataOnly},
+		{&p.Shells, f.Shells}, {&p.BinDirs, f.BinDirs}, {&p.DangerousEnv, f.DangerousEnv}, {&p.HarmlessEnv, f.HarmlessEnv},
 		{&p.SystemRoots, f.SystemRoots}, {&p.HarmlessDevices, f.HarmlessDevices},
 		{&p.SensitivePaths, f.SensitivePaths}, {&p.PublicPaths, f.PublicPaths}, {&p.ProtectedPaths, f.ProtectedPaths},
 	} {

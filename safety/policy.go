@@ -74,6 +74,15 @@ type Policy struct {
 	// WriteOperands: which operands are written, created or deleted:
 	// "all", "last" or "second".
 	WriteOperands map[string]string `yaml:"write_operands"`
+	// ReadOnly is the allow-list of a command rated Safe: per command key
+	// ("ls", "git log"), the options known to be read-only (see optSpec for
+	// the syntax). On a Safe command any other option, a short-option
+	// cluster the list cannot split, or an operand beyond "ops=N" is at
+	// least Medium; values naming files are checked as reads or writes.
+	ReadOnly map[string]string `yaml:"read_only"`
+	// AnyOptions are Safe commands none of whose options writes, runs or
+	// reads a file (echo, true, uname): their options are not checked.
+	AnyOptions []string `yaml:"any_options"`
 	// PatternCommands take a pattern or program as first operand (grep, awk).
 	PatternCommands []string `yaml:"pattern_commands"`
 	// DataOnly commands cannot do harm or leak files whatever their
@@ -96,6 +105,10 @@ type Policy struct {
 	// DangerousEnv lists variables (glob patterns) whose assignment changes
 	// how later commands are found or run (PATH, LD_PRELOAD).
 	DangerousEnv []string `yaml:"dangerous_env"`
+	// HarmlessEnv lists variables (glob patterns) a command may be given
+	// unasked (LANG, TZ, COLUMNS); any other, exported or set before a
+	// command, is at least Medium.
+	HarmlessEnv []string `yaml:"harmless_env"`
 	// SystemRoots: writing, deleting or changing anything under them is High.
 	SystemRoots []string `yaml:"system_roots"`
 	// HarmlessDevices may be written freely (/dev/null).
@@ -161,6 +174,22 @@ func (p *Policy) interpreter(name string) ([]string, bool) {
 }
 
 func (p *Policy) dataOnly(name string) bool { return slices.Contains(p.DataOnly, name) }
+
+// envRisk is the level of setting an environment variable for a command:
+// High for DangerousEnv, Safe for HarmlessEnv, Medium for any other (what
+// a program does with a variable it reads cannot be known: GIT_TRACE=FILE
+// writes FILE, GIT_CONFIG_* runs commands).
+func (p *Policy) envRisk(name string) Level {
+	if p.dangerousEnv(name) {
+		return High
+	}
+	for _, pat := range p.HarmlessEnv {
+		if ok, _ := path.Match(pat, name); ok {
+			return Safe
+		}
+	}
+	return Medium
+}
 
 func (p *Policy) dangerousEnv(name string) bool {
 	for _, pat := range p.DangerousEnv {

@@ -99,9 +99,10 @@ func scanSed(s string) sedScan {
 		i++
 		switch cmd {
 		case '{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
-		case '#', ':', 'a', 'i', 'c':
+		case '#', 'a', 'i', 'c':
 			restOfLine()
-		case 'b', 't', 'T', 'v', 'q', 'Q', 'l', 'L':
+		case ':', 'b', 't', 'T', 'v', 'q', 'Q', 'l', 'L':
+			// GNU sed ends a label at ";" (":a;N;$!ba"), so ":a;e cmd" runs cmd.
 			for i < len(s) && strings.IndexByte(";\n}", s[i]) < 0 {
 				i++
 			}

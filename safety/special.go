@@ -34,6 +34,15 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 			}
 		}
 	}
+	// Options that move where the command works: later relative paths
+	// are taken from there (git -C DIR, tar -C DIR, make -C DIR).
+	for _, i := range s.opts {
+		for _, opt := range chdirOptions[name] {
+			if v, _, ok := s.value(args, i, opt); ok {
+				c.cd([]arg{v})
+			}
+		}
+	}
 	switch name {
 	case "find":
 		c.findExec(args, e)
@@ -81,9 +90,56 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 				}
 			}
 		}
-	case "trap", "alias", "eval", "kill":
+	case "trap", "alias":
+		r.noPath = true
+		if len(s.operands) > 0 && (name == "alias" || len(s.operands) > 1) {
+			c.add(Medium, "%s: defines code that runs later or replaces a command name", name)
+		}
+		c.codeOperands(name, s, args, e)
+	case "eval":
 		r.noPath = true
 		c.codeOperands(name, s, args, e)
+	case "kill":
+		r.noPath = true
+		c.kill(args)
+	case "set":
+		r.noPath = true
+		for _, a := range args {
+			if !a.static {
+				c.add(Medium, "set %s: not statically resolvable", a.text)
+				continue
+			}
+			v := a.val
+			if len(v) > 1 && (v[0] == '-' || v[0] == '+') && v[1] != '-' && v[1] != 'o' && strings.ContainsAny(v, "akBHT") ||
+				slices.Contains([]string{"allexport", "keyword", "posix", "braceexpand", "histexpand", "functrace",
+					"errtrace"}, v) {
+				c.add(Medium, "set %s: changes how the shell reads or runs later code", a.text)
+			}
+			if strings.HasPrefix(v, "-") && strings.Contains(v, "a") && v[1] != '-' && v[1] != 'o' || v == "allexport" {
+				c.allexport = true
+			}
+		}
+	case "shopt", "enable":
+		for _, a := range args {
+			if a.static && (a.val == "-s" || a.val == "-u" || strings.HasPrefix(a.val, "-") && strings.ContainsAny(a.val, "su")) {
+				c.add(Medium, "%s %s: changes how the shell reads or runs later code", name, a.text)
+				break
+			}
+		}
+	case "ps":
+		c.ps(s, args, &r)
+	case "tmux":
+		for _, a := range args {
+			if a.static && (a.val == ";" || strings.HasSuffix(a.val, ";")) {
+				c.add(High, "tmux %s: runs a further tmux command, which can start programs", a.text)
+			}
+		}
+	case "vi", "vim", "nvim", "ex", "view", "vim.basic", "vim.tiny", "less", "more":
+		for _, i := range s.operands {
+			if a := args[i]; a.static && strings.HasPrefix(a.val, "+") || !a.static {
+				c.add(High, "%s %s: runs an editor or pager command, which can start programs", name, a.text)
+			}
+		}
 	case "read", "mapfile", "readarray", "getopts", "printf":
 		for _, a := range args {
 			if a.static && isAssignment(a.val+"=") && c.p.dangerousEnv(a.val) {
@@ -114,6 +170,8 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		}
 	case "cd", "pushd":
 		c.cd(args)
+	case "ln", "cp":
+		c.linkOperands(name, s, args)
 	case "popd":
 		c.cwdLost = true
 	case "git":
@@ -417,5 +475,118 @@ func (c *classifier) containerExec(name string, s scanned, args []arg, e env) {
 	if inner := args[s.operands[0]+1:]; len(inner) > 0 {
 		e.xargs = ""
 		c.argv(inner, e)
+	}
+}
+
+// kill: the signal is the first option word (-9, -KILL, -Kill, -sKILL,
+// -s KILL, -n 9, --signal=KILL, any case, with or without SIG); KILL is
+// High, as are process ids that name groups (-1 is every process of the
+// user, -PGID a group). A signal word that cannot be read is High.
+func (c *classifier) kill(args []arg) {
+	i, sig := 0, ""
+	if len(args) > 0 && args[0].static && strings.HasPrefix(args[0].val, "-") && args[0].val != "--" {
+		v := args[0].val
+		switch {
+		case v == "-l" || v == "-L" || v == "--list" || v == "--table" || strings.HasPrefix(v, "--list="):
+			return
+		case v == "-s" || v == "-n" || v == "--signal":
+			if len(args) < 2 || !args[1].static {
+				c.add(High, "kill %s: signal is not statically resolvable", v)
+				return
+			}
+			sig, i = args[1].val, 2
+		case strings.HasPrefix(v, "--signal="):
+			sig, i = strings.TrimPrefix(v, "--signal="), 1
+		case strings.HasPrefix(v, "-s") && len(v) > 2 && !isDigits(v[2:]) && !strings.HasPrefix(strings.ToUpper(v[1:]), "SIG"):
+			sig, i = v[2:], 1
+		case strings.HasPrefix(v, "-n") && len(v) > 2 && isDigits(v[2:]):
+			sig, i = v[2:], 1
+		default:
+			sig, i = v[1:], 1
+		}
+	}
+	norm := strings.TrimPrefix(strings.ToUpper(sig), "SIG")
+	switch {
+	case norm == "KILL" || norm == "9":
+		c.add(High, "kill -%s: forced kill", sig)
+	case sig != "" && !isDigits(norm) && !slices.Contains(signalNames, norm):
+		c.add(High, "kill -%s: signal not known", sig)
+	}
+	for _, a := range args[i:] {
+		switch {
+		case !a.static:
+			c.add(High, "kill %s: process is not statically resolvable", a.text)
+		case a.val == "--":
+		case strings.HasPrefix(a.val, "-") || a.val == "0":
+			c.add(High, "kill %s: signals a process group (-1: every process of the user)", a.text)
+		}
+	}
+}
+
+var signalNames = []string{"HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "IOT", "BUS", "FPE", "USR1", "SEGV",
+	"USR2", "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG", "XCPU",
+	"XFSZ", "VTALRM", "PROF", "WINCH", "IO", "POLL", "PWR", "SYS", "0"}
+
+// ps: BSD-style operands are options ("ps aux"); e and -o environ show
+// every process's environment, where secrets live.
+func (c *classifier) ps(s scanned, args []arg, r *role) {
+	r.noPath = true
+	for _, i := range s.operands {
+		a := args[i]
+		switch {
+		case !a.static:
+			c.add(High, "ps %s: not statically resolvable", a.text)
+		case isDigits(strings.ReplaceAll(a.val, ",", "")):
+		case strings.Trim(a.val, "auxwfjlsvmrTHLcnhSqtgGrZ") != "":
+			c.add(High, "ps %s: shows other processes' environment or is not known to be read-only", a.text)
+		}
+	}
+	for _, i := range s.opts {
+		for _, opt := range []string{"-o", "-O", "--format"} {
+			if v, _, ok := s.value(args, i, opt); ok && (!v.static || strings.Contains(strings.ToLower(v.val), "env")) {
+				c.add(High, "ps %s: shows other processes' environment", v.text)
+			}
+		}
+	}
+}
+
+// chdirOptions are the options that change a command's working directory.
+var chdirOptions = map[string][]string{"git": {"-C"}, "tar": {"-C", "--directory"}, "make": {"-C", "--directory"},
+	"env": {"-C", "--chdir"}, "sudo": {"-D", "--chdir"}}
+
+// linkOperands: ln, and cp -s/-l, make links; what they link to becomes
+// writable through the link.
+func (c *classifier) linkOperands(name string, s scanned, args []arg) {
+	makes, dir := name == "ln", ""
+	var dirArg arg
+	for _, i := range s.opts {
+		for _, f := range s.forms(args, i) {
+			if name == "cp" && (f == "--symbolic-link" || f == "--link" ||
+				!strings.HasPrefix(f, "--") && strings.ContainsAny(f[1:], "sl")) {
+				makes = true
+			}
+		}
+		for _, opt := range []string{"-t", "--target-directory"} {
+			if v, _, ok := s.value(args, i, opt); ok {
+				dir, dirArg = opt, v
+			}
+		}
+	}
+	if !makes {
+		return
+	}
+	var ops []arg
+	for _, i := range s.operands {
+		ops = append(ops, args[i])
+	}
+	switch {
+	case dir != "":
+		c.link(name, ops, dirArg, true)
+	case len(ops) == 1:
+		c.link(name, ops, arg{val: ".", static: true}, true)
+	case len(ops) > 1:
+		last := ops[len(ops)-1]
+		into := len(ops) > 2 || last.static && strings.HasSuffix(last.val, "/")
+		c.link(name, ops[:len(ops)-1], last, into)
 	}
 }

@@ -2,15 +2,33 @@ package safety
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
-// pathOf resolves a static word naming a file to an absolute path, using
-// the directory of an earlier literal cd for relative paths. rel is true
-// when the path stays relative to an unknown working directory.
-func (c *classifier) pathOf(a arg) (p string, rel bool) {
+// place is where a static word naming a file may be when the step runs.
+type place struct {
+	p    string // cleaned path: absolute, or relative to the unknown start directory
+	rel  bool   // p is relative to the directory the step starts in (home on SSH)
+	lost bool   // the directory is unknown (another process's cwd): High to touch
+}
+
+// maxTouched bounds the files AnalyzeCommand lists.
+const maxTouched = 1024
+
+// maxCwds bounds the working directories a command is followed into.
+const maxCwds = 16
+
+// places resolves a static word naming a file to every place it may be:
+// each working directory an earlier cd, env -C, git -C … may have left
+// (a cd in a pipeline or subshell does not last, so the earlier ones stay
+// candidates), "/proc/self/root/X" as "/X", "/proc/self/cwd/X" as a
+// relative "X", and through symbolic links the same command created.
+func (c *classifier) places(a arg) []place {
 	v := a.val
-	if a.tilde && strings.HasPrefix(v, "~") {
+	var out []place
+	switch {
+	case a.tilde && strings.HasPrefix(v, "~"):
 		user, rest, _ := strings.Cut(v[1:], "/")
 		home := homeStandIn
 		switch {
@@ -19,15 +37,86 @@ func (c *classifier) pathOf(a arg) (p string, rel bool) {
 		case user != "":
 			home = "/home/" + user
 		}
-		return path.Clean(home + "/" + rest), false
+		out = []place{{p: path.Clean(home + "/" + rest)}}
+	case path.IsAbs(v):
+		out = []place{{p: path.Clean(v)}}
+	default:
+		out = c.fromCwds(v)
 	}
-	if path.IsAbs(v) {
-		return path.Clean(v), false
+	var res []place
+	for _, pl := range out {
+		res = append(res, c.procPlaces(pl)...)
 	}
-	if c.cwd != "" {
-		return path.Join(c.cwd, v), false
+	for _, pl := range res {
+		if t, ok := c.linkTarget(pl.p); ok {
+			res = append(res, c.places(arg{val: t, static: true, glob: a.glob})...)
+		}
+		if len(res) > 4*maxCwds {
+			break
+		}
 	}
-	return path.Clean(v), true
+	return res
+}
+
+// fromCwds joins a relative path to every candidate working directory.
+func (c *classifier) fromCwds(v string) []place {
+	cwds := c.cwds
+	if len(cwds) == 0 {
+		cwds = []string{"."}
+	}
+	var out []place
+	for _, d := range cwds {
+		out = append(out, place{p: path.Join(d, v), rel: !path.IsAbs(d)})
+	}
+	return out
+}
+
+// procPlaces rewrites the /proc paths that lead back into the file tree:
+// /proc/self/root/X (and /proc/PID/root/X) is /X; /proc/self/cwd/X is X
+// from the working directory; /proc/PID/cwd/X is in a directory not known.
+func (c *classifier) procPlaces(pl place) []place {
+	if pl.rel || !strings.HasPrefix(pl.p, "/proc/") {
+		return []place{pl}
+	}
+	parts := strings.SplitN(strings.TrimPrefix(pl.p, "/proc/"), "/", 3)
+	if len(parts) < 2 {
+		return []place{pl}
+	}
+	self := parts[0] == "self" || parts[0] == "thread-self"
+	if !self && !isDigits(parts[0]) {
+		return []place{pl}
+	}
+	rest := ""
+	if len(parts) == 3 {
+		rest = parts[2]
+	}
+	switch parts[1] {
+	case "root":
+		return c.procPlaces(place{p: path.Clean("/" + rest)})
+	case "cwd":
+		if self {
+			if rest == "" {
+				rest = "."
+			}
+			return c.fromCwds(rest)
+		}
+		return []place{{p: path.Join(homeStandIn, rest), lost: true}}
+	}
+	return []place{pl}
+}
+
+// linkTarget follows a symbolic or hard link the command created (ln),
+// for p or a directory above it.
+func (c *classifier) linkTarget(p string) (string, bool) {
+	for link, target := range c.links {
+		if p == link {
+			return target, true
+		}
+		if rest, ok := strings.CutPrefix(p, link+"/"); ok {
+			return path.Join(target, rest), true
+		}
+	}
+	return "", false
 }
 
 // climbs reports whether a relative path leaves its starting directory.
@@ -48,31 +137,39 @@ func (c *classifier) write(who string, a arg, how int) {
 	if a.val == "-" {
 		return // standard output
 	}
-	p, rel := c.pathOf(a)
-	switch {
-	case rel && climbs(p):
-		c.add(High, "%s %s: path climbs above the working directory", who, a.text)
-		return
-	case rel && c.cwdLost:
-		c.add(High, "%s %s: relative path after cd to an unresolved directory", who, a.text)
-		return
-	case rel:
-		// The working directory is unknown: assume the home directory, where
-		// remote commands start, so ".ssh/authorized_keys" is caught.
-		p = path.Join(homeStandIn, p)
-	}
-	if network(p) {
-		c.add(High, "%s %s: connects to another host", who, a.text)
-		return
-	}
-	if how&wContent != 0 && !a.glob {
-		c.written[p] = true
-	}
-	l, why := c.p.writeRisk(p, "", a.glob)
-	if l == High || l == Medium && how&wQuiet == 0 {
-		c.add(l, "%s %s: %s", who, a.text, why)
-	} else {
-		c.a.add(l, "")
+	for _, pl := range c.places(a) {
+		p := pl.p
+		switch {
+		case pl.lost:
+			c.add(High, "%s %s: path in another process's working directory", who, a.text)
+			return
+		case pl.rel && climbs(p):
+			c.add(High, "%s %s: path climbs above the working directory", who, a.text)
+			return
+		case pl.rel && c.cwdLost:
+			c.add(High, "%s %s: relative path after cd to an unresolved directory", who, a.text)
+			return
+		case pl.rel:
+			// The working directory is unknown: assume the home directory, where
+			// remote commands start, so ".ssh/authorized_keys" is caught.
+			p = path.Join(homeStandIn, p)
+		}
+		if network(p) {
+			c.add(High, "%s %s: connects to another host", who, a.text)
+			return
+		}
+		if how&wContent != 0 && !a.glob {
+			c.written[p] = true
+		}
+		if len(c.touched) < maxTouched {
+			c.touched = append(c.touched, Touch{Path: p, Write: true})
+		}
+		l, why := c.p.writeRisk(p, "", a.glob)
+		if l == High || l == Medium && how&wQuiet == 0 {
+			c.add(l, "%s %s: %s", who, a.text, why)
+		} else {
+			c.a.add(l, "")
+		}
 	}
 }
 
@@ -88,25 +185,34 @@ func (c *classifier) runs(who string, a arg) {
 		c.add(High, "%s: script %s is not statically resolvable", who, a.text)
 		return
 	}
-	p, rel := c.pathOf(a)
-	if rel {
-		p = path.Join(homeStandIn, p)
-	}
-	if c.written[p] {
-		c.add(High, "%s: runs %s, which the same command wrote", who, a.text)
-		return
+	for _, pl := range c.places(a) {
+		p := pl.p
+		if pl.rel {
+			p = path.Join(homeStandIn, p)
+		}
+		if c.written[p] {
+			c.add(High, "%s: runs %s, which the same command wrote", who, a.text)
+			return
+		}
 	}
 	c.add(Medium, "%s: runs script or program file %s", who, a.text)
 }
 
 // readTree classifies reading a whole directory tree: High when it holds
-// sensitive files. Relative directories are not checked.
+// sensitive files.
 func (c *classifier) readTree(who string, a arg) {
 	if !a.static {
 		return
 	}
-	if p, rel := c.pathOf(a); !rel && c.p.holdsSensitive(p, a.glob) {
-		c.add(High, "%s %s: reads a directory holding sensitive files", who, a.text)
+	for _, pl := range c.places(a) {
+		p := pl.p
+		if pl.rel {
+			p = path.Join(homeStandIn, p)
+		}
+		if c.p.holdsSensitive(p, a.glob) {
+			c.add(High, "%s %s: reads a directory holding sensitive files", who, a.text)
+			return
+		}
 	}
 }
 
@@ -116,33 +222,48 @@ func (c *classifier) read(who string, a arg) {
 		c.add(High, "%s %s: source is not statically resolvable", who, a.text)
 		return
 	}
-	p, rel := c.pathOf(a)
-	if network(p) {
-		c.add(High, "%s %s: connects to another host", who, a.text)
-		return
-	}
-	candidates := []string{p}
-	if rel {
-		// The working directory is unknown: try the home directory, and
-		// from anywhere "../../etc/shadow" may reach /etc/shadow.
-		candidates = append(candidates, path.Join(homeStandIn, p))
-		if climbs(p) {
-			stripped := p
-			for climbs(stripped) {
-				stripped = strings.TrimPrefix(strings.TrimPrefix(stripped, ".."), "/")
-			}
-			candidates = append(candidates, "/"+stripped)
-		}
-	}
-	for _, cand := range candidates {
-		if l, why := c.p.readRisk(cand, "", a.glob); l > Safe {
-			c.add(l, "%s %s: %s", who, a.text, why)
+	for _, pl := range c.places(a) {
+		p := pl.p
+		switch {
+		case pl.lost:
+			c.add(High, "%s %s: path in another process's working directory", who, a.text)
 			return
+		case pl.rel && c.cwdLost:
+			c.add(High, "%s %s: relative path after cd to an unresolved directory", who, a.text)
+			return
+		}
+		if network(p) {
+			c.add(High, "%s %s: connects to another host", who, a.text)
+			return
+		}
+		candidates := []string{p}
+		if pl.rel {
+			// The working directory is unknown: try the home directory, and
+			// from anywhere "../../etc/shadow" may reach /etc/shadow.
+			candidates = append(candidates, path.Join(homeStandIn, p))
+			if climbs(p) {
+				stripped := p
+				for climbs(stripped) {
+					stripped = strings.TrimPrefix(strings.TrimPrefix(stripped, ".."), "/")
+				}
+				candidates = append(candidates, "/"+stripped)
+			}
+		}
+		if len(c.touched) < maxTouched {
+			c.touched = append(c.touched, Touch{Path: candidates[len(candidates)-1]})
+		}
+		for _, cand := range candidates {
+			if l, why := c.p.readRisk(cand, "", a.glob); l > Safe {
+				c.add(l, "%s %s: %s", who, a.text, why)
+				return
+			}
 		}
 	}
 }
 
-// cd follows a literal change of directory for later relative paths.
+// cd follows a literal change of directory for later relative paths. The
+// directories before it stay candidates: a cd in a pipeline, a subshell
+// or a branch not taken does not last.
 func (c *classifier) cd(args []arg) {
 	var ops []arg
 	for _, a := range args {
@@ -151,8 +272,10 @@ func (c *classifier) cd(args []arg) {
 		}
 		ops = append(ops, a)
 	}
+	c.lastCd = nil
 	if len(ops) == 0 {
-		c.cwd = homeStandIn
+		c.addCwd(homeStandIn)
+		c.lastCd = []string{homeStandIn}
 		return
 	}
 	a := ops[0]
@@ -160,12 +283,62 @@ func (c *classifier) cd(args []arg) {
 		c.cwdLost = true
 		return
 	}
-	p, rel := c.pathOf(a)
-	if rel {
-		if climbs(p) {
+	var went []string
+	for _, pl := range c.places(a) {
+		switch {
+		case pl.lost || pl.rel && climbs(pl.p):
 			c.cwdLost = true
+			return
+		default:
+			c.addCwd(pl.p)
+			went = append(went, pl.p)
 		}
+	}
+	c.lastCd = went
+}
+
+func (c *classifier) addCwd(d string) {
+	if len(c.cwds) == 0 {
+		c.cwds = []string{"."}
+	}
+	if slices.Contains(c.cwds, d) {
 		return
 	}
-	c.cwd = p
+	if len(c.cwds) >= maxCwds {
+		c.cwdLost = true
+		return
+	}
+	c.cwds = append(c.cwds, d)
+}
+
+// link records a link the command creates (ln, cp -s/-l): the link's
+// targets become writable through it, so creating a link to a protected
+// path is High, and later reads and writes of the link are checked as the
+// target's.
+func (c *classifier) link(who string, targets []arg, link arg, intoDir bool) {
+	for _, t := range targets {
+		c.write(who+" (link target)", t, wQuiet)
+		if !t.static || !link.static {
+			continue
+		}
+		to := t.val
+		if t.tilde {
+			to = c.places(t)[0].p
+		}
+		for _, pl := range c.places(link) {
+			p := pl.p
+			if pl.rel {
+				p = path.Join(homeStandIn, p)
+			}
+			if intoDir {
+				p = path.Join(p, path.Base(to))
+			}
+			if len(c.links) < 64 {
+				c.links[p] = to
+				if pl.rel {
+					c.links[pl.p] = to
+				}
+			}
+		}
+	}
 }

@@ -34,6 +34,14 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 		if !isOption(args[i]) {
 			continue
 		}
+		for _, opt := range chdirOptions[name] {
+			for _, f := range forms(i) {
+				if v, _, ok := optionValueAs(args, i, f, opt); ok {
+					c.cd([]arg{v})
+					break
+				}
+			}
+		}
 		for _, opt := range w.CodeOptions {
 			for _, f := range forms(i) {
 				if v, _, ok := optionValueAs(args, i, f, opt); ok {
@@ -55,8 +63,11 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 		}
 		if w.Assignments && isAssignment(a.val) {
 			env, _, _ := strings.Cut(a.val, "=")
-			if c.p.dangerousEnv(env) {
+			switch c.p.envRisk(env) {
+			case High:
 				c.add(High, "%s %s=…: changes how the command is found or run", name, env)
+			case Medium:
+				c.add(Medium, "%s %s=…: a command's environment variable whose effect is not known", name, env)
 			}
 			continue
 		}
@@ -68,6 +79,14 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 			for _, f := range fs {
 				if v, _, ok := optionValueAs(args, i, f, opt); ok {
 					c.write(name+" "+opt, v, wContent)
+					break
+				}
+			}
+		}
+		for _, opt := range c.p.ReadOptions[name] {
+			for _, f := range fs {
+				if v, _, ok := optionValueAs(args, i, f, opt); ok {
+					c.read(name+" "+opt, v)
 					break
 				}
 			}

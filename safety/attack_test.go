@@ -1,0 +1,27 @@
+package safety
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestAttackCorpusIsHigh: every entry of testdata/attacks.txt (issue 13's
+// bypass classes) is High: denied without a terminal by default and still
+// asked at --approve medium. Entries of a "medium…" class are at least
+// Medium: not safe.
+func TestAttackCorpusIsHigh(t *testing.T) {
+	cmds, classes := corpus(t, "attacks.txt")
+	p := DefaultPolicy()
+	missed := map[string]int{}
+	for i, c := range cmds {
+		want := High
+		if strings.HasPrefix(classes[i], "medium") {
+			want = Medium // not safe, but no worse than the rest of its kind
+		}
+		if a := p.ClassifyCommand(c); a.Level < want {
+			missed[classes[i]]++
+			t.Errorf("%s: %s = %s, want %s", classes[i], c, a, want)
+		}
+	}
+	t.Logf("%d attacks; below high per class: %v", len(cmds), missed)
+}
