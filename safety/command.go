@@ -113,14 +113,14 @@ type classifier struct {
 	links   map[string]string // symbolic links the code creates: link → target
 	// allexport: set -a makes every later assignment part of the environment.
 	allexport bool
-	lang    syntax.LangVariant
-	cwds    []string          // candidate working directories: "." (where the step starts) and cd targets
-	cwdLost bool              // a cd went somewhere that cannot be resolved
-	touched []Touch           // the files the command reads and writes, as resolved
-	lastCd  []string          // where the last cd went, when it could be followed
-	steps   int
-	parsed  int    // bytes of code parsed so far
-	src     string // the code being classified, for the text of its words
+	lang      syntax.LangVariant
+	cwds      []string // candidate working directories: "." (where the step starts) and cd targets
+	cwdLost   bool     // a cd went somewhere that cannot be resolved
+	touched   []Touch  // the files the command reads and writes, as resolved
+	lastCd    []string // where the last cd went, when it could be followed
+	steps     int
+	parsed    int    // bytes of code parsed so far
+	src       string // the code being classified, for the text of its words
 }
 
 // env is what a statement inherits from where it appears.
