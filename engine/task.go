@@ -53,6 +53,7 @@ type Conversation struct {
 // earlierTask is a task done earlier in the conversation.
 type earlierTask struct {
 	task, status, answer string
+	shell                bool // the operator's own command (Shell); answer is its output
 }
 
 // Describe collects the target's description for the model once; without
@@ -94,8 +95,19 @@ func (c *Conversation) Run(ctx context.Context, task string) (stepgen.Result, er
 	return res, err
 }
 
-// Tasks is how many tasks the conversation has run.
-func (c *Conversation) Tasks() int { return len(c.earlier) }
+// Tasks is how many tasks the conversation has given the model.
+func (c *Conversation) Tasks() int { return len(c.earlier) - c.Commands() }
+
+// Commands is how many of the operator's own commands (Shell) it has run.
+func (c *Conversation) Commands() int {
+	n := 0
+	for _, e := range c.earlier {
+		if e.shell {
+			n++
+		}
+	}
+	return n
+}
 
 // notes tells the model, after the environment, what the earlier tasks
 // did and which variables they left, bounded in size.
@@ -110,6 +122,14 @@ func (c *Conversation) notes() string {
 		fmt.Fprintf(&b, "(%d older tasks not shown)\n", from)
 	}
 	for i, e := range c.earlier[from:] {
+		if e.shell {
+			fmt.Fprintf(&b, "%d. the operator ran the command %q (no model) → %s", from+i+1, clipText(e.task, earlierTextBytes), e.status)
+			if e.answer != "" {
+				b.WriteString("; it showed:\n" + indentLines(e.answer, "   | "))
+			}
+			b.WriteString("\n")
+			continue
+		}
 		fmt.Fprintf(&b, "%d. %s → %s", from+i+1, clipText(e.task, earlierTextBytes), e.status)
 		if e.answer != "" {
 			fmt.Fprintf(&b, ": %s", clipText(e.answer, earlierTextBytes))
@@ -135,6 +155,11 @@ func (c *Conversation) notes() string {
 		}
 	}
 	return b.String()
+}
+
+// indentLines prefixes every line of s with prefix.
+func indentLines(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
 
 // clipText is s on one line, at most n bytes (whole runes), "…" marking a cut.

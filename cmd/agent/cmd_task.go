@@ -182,6 +182,20 @@ func (t *taskRunner) run(ctx context.Context, task string) (stepgen.Result, erro
 	return res, err
 }
 
+// shell runs the operator's own command (the REPL's !command) without the
+// model: the step's output is shown in full as it comes, then its status.
+// ok: it ran and exited 0; denied: the safety policy or the operator
+// refused it.
+func (t *taskRunner) shell(ctx context.Context, command string) (ok, denied bool, err error) {
+	if r, isTerm := t.steps.render.(*termRenderer); isTerm {
+		full, after := r.full, r.afterStep
+		r.full, r.afterStep = true, ""
+		defer func() { r.full, r.afterStep = full, after }()
+	}
+	res, err := t.conv.Shell(ctx, command)
+	return res.Status == execctx.StatusOK, res.Status == execctx.StatusDenied, err
+}
+
 // runTask is `agent -c TASK`: the model drives the task through the tools
 // and the safety machinery on the host (stepgen), the same executor as
 // `agent run`; with -i, on every selected host of an inventory.

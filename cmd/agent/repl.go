@@ -14,6 +14,7 @@ import (
 	"github.com/peterh/liner"
 
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/stepgen"
 )
 
 // replPrompt is the first product spec's prompt.
@@ -26,10 +27,17 @@ const (
 	replSkip replAction = iota // empty line
 	replExit                   // exit, quit
 	replTask                   // anything else: a task for the model
+	replShell                  // !command: the command, run without the model
 )
 
 // parseREPLLine classifies a line typed at the prompt and returns the task
-// text, trimmed.
+// text, trimmed, or for a line starting with '!' the command after it.
+//
+// Only '!' passes a line to the shell: a plain line is always a task for
+// the model, even one that is exactly a command. Words such as "reboot",
+// "top", "free", "uptime" or "history" are both commands and requests,
+// and a guess that took "reboot" for a command would run it; typing '!' is
+// the operator's unambiguous "run this" (docs/decisions.md).
 func parseREPLLine(line string) (replAction, string) {
 	task := strings.TrimSpace(line)
 	switch strings.ToLower(task) {
@@ -37,6 +45,9 @@ func parseREPLLine(line string) (replAction, string) {
 		return replSkip, ""
 	case "exit", "quit", "exit()", "quit()", ":q":
 		return replExit, ""
+	}
+	if cmd, ok := strings.CutPrefix(task, "!"); ok {
+		return replShell, strings.TrimSpace(cmd)
 	}
 	return replTask, task
 }
@@ -340,12 +351,23 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 		if action == replExit {
 			return end()
 		}
-		in.addHistory(task)
+		in.addHistory(strings.TrimSpace(line))
+		if action == replShell && task == "" {
+			fmt.Fprintln(a.stderr, "agent: '!' runs a command on the target without the model, e.g. !df -h")
+			continue
+		}
 		tctx, cancel := context.WithCancel(ctx)
 		mu.Lock()
 		cancelTask = cancel
 		mu.Unlock()
-		res, err := t.run(tctx, task)
+		var ok, denied bool
+		if action == replShell {
+			ok, denied, err = t.shell(tctx, task)
+		} else {
+			var res stepgen.Result
+			res, err = t.run(tctx, task)
+			ok, denied = res.Success && res.Denied == 0, res.Denied > 0
+		}
 		mu.Lock()
 		cancelTask = nil
 		mu.Unlock()
@@ -354,15 +376,19 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		what := "task"
+		if action == replShell {
+			what = "command"
+		}
 		switch {
 		case interrupted:
-			fmt.Fprintln(a.stderr, "agent: task interrupted")
+			fmt.Fprintf(a.stderr, "agent: %s interrupted\n", what)
 		case err != nil:
 			fmt.Fprintln(a.stderr, "agent:", err)
 		}
 		switch {
-		case interrupted || err == nil && res.Success && res.Denied == 0:
-		case err == nil && res.Denied > 0:
+		case interrupted || err == nil && ok:
+		case err == nil && denied:
 			if worst == 0 {
 				worst = exitDenied
 			}
@@ -374,11 +400,15 @@ func runREPL(ctx context.Context, a *app, o taskOptions) error {
 
 // replBye closes an interactive session with what it cost.
 func replBye(a *app, t *taskRunner, interactive bool) {
-	n := t.conv.Tasks()
-	if !interactive || n == 0 {
+	n, c := t.conv.Tasks(), t.conv.Commands()
+	if !interactive || n+c == 0 {
 		return
 	}
+	what := fmt.Sprintf("%d %s", n, pluralize(n, "task"))
+	if c > 0 {
+		what += fmt.Sprintf(" and %d %s", c, pluralize(c, "command"))
+	}
 	u := t.client.Usage()
-	fmt.Fprintf(a.stdout, "%d %s this session; LLM: %d %s, %d prompt + %d completion tokens\n",
-		n, pluralize(n, "task"), u.Calls, pluralize(u.Calls, "call"), u.Prompt, u.Completion)
+	fmt.Fprintf(a.stdout, "%s this session; LLM: %d %s, %d prompt + %d completion tokens\n",
+		what, u.Calls, pluralize(u.Calls, "call"), u.Prompt, u.Completion)
 }
