@@ -24,10 +24,10 @@ const replPrompt = "Agent > "
 type replAction int
 
 const (
-	replSkip replAction = iota // empty line
-	replExit                   // exit, quit
-	replTask                   // anything else: a task for the model
-	replShell                  // !command: the command, run without the model
+	replSkip  replAction = iota // empty line
+	replExit                    // exit, quit
+	replTask                    // anything else: a task for the model
+	replShell                   // !command: the command, run without the model
 )
 
 // parseREPLLine classifies a line typed at the prompt and returns the task
