@@ -78,7 +78,12 @@ func OpenBatch(o BatchOptions) (*Batch, error) {
 	if _, err := ParseVars(o.Vars); err != nil {
 		return nil, err
 	}
+	forks, warn := capForks(o.Forks)
+	o.Forks = forks
 	b := &Batch{o: o, session: safety.NewSessionID(), start: time.Now()}
+	if warn != "" {
+		b.emit(event.Event{Kind: event.KindWarning, Warning: &event.Warning{Text: warn}})
+	}
 	auditPath, err := safety.AuditPath()
 	if err != nil {
 		return nil, err

@@ -78,6 +78,7 @@ func commands() []command {
 		{name: "run", args: "PLAN.yaml [--ssh-host HOST | -i INVENTORY [--limit PAT] [--forks N] [--out DIR]] [--var k=v]… [--dry-run] [--json] [--approve MODE]", summary: "run a saved plan's steps on the host or on every inventory host, with the safety checks (no LLM)", run: runRun},
 		{name: "undo", args: "[SESSION] [--ssh-host HOST | -i INVENTORY [--limit PAT]] [--force]", summary: "put back the files a session (default: the newest) changed, on the host or on each inventory host it touched", run: runUndo},
 		{name: "mcp", args: "[-i INVENTORY [--limit PAT]] [--approve MODE] [--http ADDR]", summary: "serve agent's safe remote tools to an MCP client (Claude Code, Codex, …) on stdio or HTTP", run: runMCP},
+		{name: "report", args: "FILE… [--json]", summary: "merge the --json outputs of a batch run's parts (--shard K/N) into one summary and exit status", run: runReport},
 		{name: "inventory", args: "list -i FILE [--limit PATTERN] [--json]", summary: "print an inventory's selected hosts with their groups and connection settings", run: runInventory},
 		{name: "config", args: "set-llm | show", summary: "set up the model endpoint, or print the effective configuration (key masked)", run: runConfig},
 		{name: "ssh-config", args: "HOST", summary: "print the SSH settings agent uses for HOST, in the format of `ssh -G`", run: runSSHConfig},
@@ -200,7 +201,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 // changedBatchFlags lists the batch flags given in fs.
 func changedBatchFlags(fs *pflag.FlagSet) []string {
 	var out []string
-	for _, name := range []string{"limit", "forks", "plan-once", "out"} {
+	for _, name := range []string{"limit", "forks", "plan-once", "out", "shard"} {
 		if fs.Lookup(name) != nil && fs.Changed(name) {
 			out = append(out, "--"+name)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,6 +43,9 @@ func (a *app) openBatch(o batchOptions, f stepFlags, vars []string, policy safet
 	}
 	hosts, err := engine.SelectHosts(o.inventory, o.limit, a.host.overrides())
 	if err != nil {
+		return nil, err
+	}
+	if hosts, err = a.shard(o.shard, hosts, f.json); err != nil {
 		return nil, err
 	}
 	b := &batch{a: a, o: o}
@@ -223,4 +227,30 @@ func (b *batch) finish(ctx context.Context, r engine.BatchResult) error {
 		}
 	}
 	return nil
+}
+
+// shard applies --shard K/N to the selected hosts. A part with no host
+// (more parts than hosts) has nothing to do: it says so and ends the run
+// with status 0 — with --json as an empty batch, which agent report counts
+// as a finished part.
+func (a *app) shard(spec string, hosts []engine.Target, asJSON bool) ([]engine.Target, error) {
+	if spec == "" {
+		return hosts, nil
+	}
+	sh, err := engine.ParseShard(spec)
+	if err != nil {
+		return nil, err
+	}
+	part := sh.Select(hosts)
+	if len(part) > 0 {
+		return part, nil
+	}
+	fmt.Fprintf(a.stderr, "agent: --shard %s: none of the %d selected %s is in this part; nothing to do\n", sh, len(hosts), pluralize(len(hosts), "host"))
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		if err := enc.Encode(event.Event{Kind: event.KindBatch, Batch: &event.Batch{}}); err != nil {
+			return nil, err
+		}
+	}
+	return nil, exitError{code: exitOK}
 }

@@ -154,6 +154,11 @@ func (o *batchOutput) event(ev event.Event) {
 		return
 	case event.KindHost:
 		o.hostDone(ev.Host, ev.HostEnd)
+		if o.enc != nil { // the host's result, for agent report
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			o.write(func() { o.encode(ev) })
+		}
 		return
 	case event.KindStep:
 		if shellChange(ev.Step) {
@@ -363,7 +368,11 @@ func (o *batchOutput) hostWarning(host string, w *event.Warning) {
 		}
 		return
 	}
-	if !w.LogOnly {
+	switch {
+	case w.LogOnly:
+	case host == "": // about the batch
+		o.warn(w.Text)
+	default:
 		o.warn(host + ": " + w.Text)
 	}
 }

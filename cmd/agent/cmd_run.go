@@ -55,6 +55,9 @@ func mergeBatch(dst *batchOptions, src batchOptions, fs *pflag.FlagSet) {
 	if fs.Changed("out") {
 		dst.out = src.out
 	}
+	if fs.Changed("shard") {
+		dst.shard = src.shard
+	}
 }
 
 // mergeHost applies the host flags given after the command over the global

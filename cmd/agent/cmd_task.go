@@ -41,6 +41,7 @@ type batchOptions struct {
 	forks     int
 	planOnce  bool
 	out       string // --out DIR
+	shard     string // --shard K/N
 }
 
 // defaultForks is how many hosts a batch run works on at once.
@@ -66,6 +67,7 @@ func (o *batchOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.forks, "forks", defaultForks, "work on `N` hosts at once")
 	fs.BoolVar(&o.planOnce, "plan-once", false, "with -i: do the task with the model on the first host, replay its steps on the others")
 	fs.StringVar(&o.out, "out", "", "with -i: write per-host logs and transcripts under `DIR`")
+	fs.StringVar(&o.shard, "shard", "", "with -i: work on part `K/N` of the selected hosts (1 ≤ K ≤ N; by host name, so N controllers split one inventory)")
 }
 
 // taskRunner does tasks with the model on one host: what `agent -c` and
