@@ -234,16 +234,25 @@ var CoreTools = []string{"execute_command", "read_file", "write_file", "edit_fil
 // find tool ("find the ERROR lines", "find out why"); a tool the hints
 // miss is still listed by name and runs when called.
 var toolHints = map[string][]string{
-	"find":          {"locate", "find file", "find the file", "find director", "which file", "where is", "查找文件", "找文件", "哪个文件"},
-	"grep":          {"grep", "search", "matching", "lines containing", "occurrence", "搜索", "匹配"},
-	"wget":          {"wget", "download", "url", "http", "下载", "网址"},
-	"ps":            {"process", "pid", "running", "进程"},
-	"ss":            {"port", "socket", "listen", "connection", "network", "端口", "监听", "连接", "网络"},
-	"lsof":          {"lsof", "open file", "port", "in use", "端口", "占用"},
-	"sys_monitor":   {"sys_monitor", "cpu", "memory", "ram", "disk", "load", "usage", "resource", "monitor", "内存", "磁盘", "负载", "使用率", "资源", "监控"},
-	"upload_file":   {"upload", "transfer", "local machine", "my machine", "上传", "传输", "本地"},
-	"download_file": {"download", "transfer", "local machine", "my machine", "下载", "传输", "本地"},
+	"find":              {"locate", "find file", "find the file", "find director", "which file", "where is", "查找文件", "找文件", "哪个文件"},
+	"grep":              {"grep", "search", "matching", "lines containing", "occurrence", "搜索", "匹配"},
+	"wget":              {"wget", "download", "url", "http", "下载", "网址"},
+	"ps":                {"process", "pid", "running", "进程"},
+	"ss":                {"port", "socket", "listen", "connection", "network", "端口", "监听", "连接", "网络"},
+	"lsof":              {"lsof", "open file", "port", "in use", "端口", "占用"},
+	"sys_monitor":       {"sys_monitor", "cpu", "memory", "ram", "disk", "load", "usage", "resource", "monitor", "内存", "磁盘", "负载", "使用率", "资源", "监控"},
+	"upload_file":       {"upload", "transfer", "local machine", "my machine", "上传", "传输", "本地"},
+	"download_file":     {"download", "transfer", "local machine", "my machine", "下载", "传输", "本地"},
+	"container_list":    containerHints,
+	"container_logs":    containerHints,
+	"container_inspect": containerHints,
+	"container_start":   containerHints,
+	"container_stop":    containerHints,
+	"container_restart": containerHints,
 }
+
+// containerHints bring the container tools.
+var containerHints = []string{"container", "docker", "podman", "容器"}
 
 // phaseTools returns the tools a phase's requests offer: the core tools
 // and those the task or the phase text calls for (toolHints). Tool names

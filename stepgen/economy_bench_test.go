@@ -35,8 +35,8 @@ func TestAdaptiveOffersCoreTools(t *testing.T) {
 	if _, err := g.run(ModeReAct, 0, "t", 0); err != nil {
 		t.Fatal(err)
 	}
-	if got := g.srv.Requests()[0].Request.ToolNames(); len(got) != 14 {
-		t.Errorf("react offers %v, want all 14 tools", got)
+	if got := g.srv.Requests()[0].Request.ToolNames(); len(got) != 20 {
+		t.Errorf("react offers %v, want all 20 tools", got)
 	}
 }
 
@@ -102,8 +102,8 @@ func TestAdaptiveUnofferedToolRuns(t *testing.T) {
 	if n := len(stepTools(t, reqs[1])); n != len(CoreTools) {
 		t.Errorf("first step request offers %d tools", n)
 	}
-	if n := len(stepTools(t, reqs[2])); n != 14 {
-		t.Errorf("after grep, %d tools offered, want all 14", n)
+	if n := len(stepTools(t, reqs[2])); n != 20 {
+		t.Errorf("after grep, %d tools offered, want all 20", n)
 	}
 }
 

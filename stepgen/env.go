@@ -10,7 +10,7 @@ import (
 )
 
 // envCommand prints the facts the model needs about the target in one
-// round trip: OS and kernel, shell, user, home, working directory, docker.
+// round trip: OS and kernel, shell, user, home, working directory, the container CLI.
 //
 // It is one shell and, on Linux, nothing else: the kernel's name and
 // release come from /proc/sys/kernel (what uname(2) reports), the user
@@ -29,7 +29,14 @@ const envCommand = `if { read -r s </proc/sys/kernel/ostype && read -r r </proc/
 	`if [ -n "$u" ]; then printf 'user: %s\n' "$u"; else printf 'user: %s\n' "$(id -un 2>/dev/null || whoami 2>/dev/null || echo unknown)"; fi; ` +
 	`printf 'home: %s\n' "$HOME"; ` +
 	`printf 'cwd: '; pwd; ` +
-	`if command -v docker >/dev/null 2>&1; then echo 'docker: present'; else echo 'docker: absent'; fi`
+	envContainers
+
+// envContainers names the container CLI the container_* tools use on the
+// target (tools.containerLine's choice: docker when its daemon answers or
+// podman is absent, else podman).
+const envContainers = `if command -v docker >/dev/null 2>&1 && { ! command -v podman >/dev/null 2>&1 || docker version >/dev/null 2>&1; }; ` +
+	`then echo 'containers: docker (container_* tools)'; elif command -v podman >/dev/null 2>&1; ` +
+	`then echo 'containers: podman (container_* tools)'; else echo 'containers: none (no docker or podman)'; fi`
 
 // Environment describes the target host for the model, from one command
 // run through tr. A command that fails still gives what it printed; only

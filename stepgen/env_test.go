@@ -49,8 +49,7 @@ const oldEnv = `printf 'os: %s\n' "$(uname -sr 2>/dev/null || echo unknown)"; ` 
 	`printf 'shell: %s\n' "${SHELL:-unknown}"; ` +
 	`printf 'user: %s\n' "$(id -un 2>/dev/null || whoami 2>/dev/null || echo unknown)"; ` +
 	`printf 'home: %s\n' "$HOME"; ` +
-	`printf 'cwd: %s\n' "$(pwd)"; ` +
-	`if command -v docker >/dev/null 2>&1; then echo 'docker: present'; else echo 'docker: absent'; fi`
+	`printf 'cwd: %s\n' "$(pwd)"; ` + envContainers
 
 func TestEnvironmentSameAsCommands(t *testing.T) {
 	for name, tr := range envHosts(t) {
@@ -90,8 +89,8 @@ func TestEnvironmentStartsNoProcess(t *testing.T) {
 			t.Errorf("line %d without PATH = %q, want %q", i+1, got[i], want[i])
 		}
 	}
-	if got[len(got)-1] != "docker: absent" {
-		t.Errorf("last line without PATH = %q, want docker: absent", got[len(got)-1])
+	if got[len(got)-1] != "containers: none (no docker or podman)" {
+		t.Errorf("last line without PATH = %q, want containers: none", got[len(got)-1])
 	}
 }
 

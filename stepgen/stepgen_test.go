@@ -143,7 +143,7 @@ func TestAdaptiveScriptFix(t *testing.T) {
 				t.Errorf("planning request tools = %v", names)
 			}
 			sys := reqs[1].Request.Messages[0].Text()
-			for _, want := range []string{"os: ", "docker: ", "cwd: ", "Success criteria: its output is known", "run a.sh;"} {
+			for _, want := range []string{"os: ", "containers: ", "cwd: ", "Success criteria: its output is known", "run a.sh;"} {
 				if !strings.Contains(sys, want) {
 					t.Errorf("phase prompt lacks %q:\n%s", want, sys)
 				}

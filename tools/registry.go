@@ -30,7 +30,8 @@ func NewRegistry(tools ...Tool) *Registry {
 
 // Default returns a registry of every tool: the five core tools of
 // DESIGN.md, find, grep, wget, ps, ss, lsof, sys_monitor, upload_file and
-// download_file. File tools follow policy's path rules and size caps.
+// download_file, and the container tools (container_list, _logs,
+// _inspect, _start, _stop, _restart). File tools follow policy's path rules and size caps.
 // check_condition needs WithConditionEvaluator; without it, it reports that
 // the runner must evaluate conditions.
 func Default(policy safety.Policy, opts ...Option) *Registry {
@@ -44,6 +45,8 @@ func Default(policy safety.Policy, opts ...Option) *Registry {
 		newFind(c), newGrep(c), newWget(c), newPs(c), newSs(c), newLsof(c),
 		newSysMonitor(c),
 		newUploadFile(c), newDownloadFile(c),
+		newContainerList(c), newContainerLogs(c), newContainerInspect(c),
+		newContainerStart(c), newContainerStop(c), newContainerRestart(c),
 	)
 }
 
