@@ -239,4 +239,3 @@ func newContainerStop(c *config) *containerTool[ContainerStopParams] {
 func newContainerRestart(c *config) *containerTool[ContainerStopParams] {
 	return newContainerTool(c, ContainerRestartName, "Restart a container.", stopLine("restart"), nil)
 }
-
