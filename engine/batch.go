@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -386,7 +387,7 @@ func hostVars(t Target, kvs []string, warn func(string)) (*execctx.Context, erro
 	}
 	set("inventory_hostname", t.Name)
 	set("group_names", groups)
-	markSecretVars(vars)
+	markSecretVars(vars, t.Secrets)
 	return vars, nil
 }
 
@@ -394,10 +395,10 @@ func hostVars(t Target, kvs []string, warn func(string)) (*execctx.Context, erro
 // connection and privilege passwords (HiddenVar) are left out of what it
 // is shown, other secret-named variables (safety.SecretKey) show as
 // [REDACTED]. Both still work in templates.
-func markSecretVars(vars *execctx.Context) {
+func markSecretVars(vars *execctx.Context, vaulted []string) {
 	for k := range vars.Vars() {
 		switch {
-		case HiddenVar(k):
+		case HiddenVar(k) || slices.Contains(vaulted, k):
 			vars.SetExposure(k, execctx.ExposeNone)
 		case safety.SecretKey(k):
 			vars.SetExposure(k, execctx.ExposeName)
@@ -448,7 +449,34 @@ func (b *Batch) secretValues(t Target) []string {
 			vars[k] = v
 		}
 	}
-	return SecretValues(vars)
+	out := SecretValues(vars)
+	for _, k := range t.Secrets { // vaulted values, whatever their names
+		out = append(out, leafStrings(t.Vars[k])...)
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// leafStrings are the strings (and numbers) inside v at least
+// minSecretValue bytes long.
+func leafStrings(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			out = append(out, leafStrings(e)...)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, leafStrings(e)...)
+		}
+	case nil, bool:
+	default:
+		if s := fmt.Sprint(x); len(s) >= minSecretValue {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // minSecretValue is the shortest secret value replaced in output (shorter

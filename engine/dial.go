@@ -28,6 +28,12 @@ type Target struct {
 	// variables; nil otherwise.
 	Groups []string
 	Vars   map[string]any
+	// Secrets are the names of Vars decrypted from Ansible Vault: never
+	// shown to the model, their values redacted everywhere.
+	Secrets []string
+	// Unused are the host's ansible_* variables (or parts of them) agent
+	// does not act on, for InventoryWarnings.
+	Unused []UnusedVar
 }
 
 // DialOptions are what a dialer may need besides the target.

@@ -137,7 +137,7 @@ func TestEngineBatchPlanSSHD(t *testing.T) {
 	}
 	invFile := writeFile(t, "hosts.ini", inv.String())
 
-	hosts, err := engine.SelectHosts(invFile, "", engine.SSHOverrides{ConfigFile: sshConfig})
+	hosts, err := engine.SelectHosts(engine.InventorySpec{Sources: []string{invFile}}, "", engine.SSHOverrides{ConfigFile: sshConfig})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,15 +2,32 @@ package engine
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/inventory"
+	"github.com/autoshell/agent/inventory/vault"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
-// SelectHosts loads the inventory file, selects the hosts matching limit
+// InventorySpec names an inventory: its sources (-i, given once or more:
+// files, directories, scripts, host lists) and how to read them.
+type InventorySpec struct {
+	Sources []string
+	// Vault holds the vault passwords (--vault-password-file, --vault-id,
+	// --ask-vault-pass); nil: vaulted data is an error saying so.
+	Vault *vault.Keyring
+	// ScriptTimeout bounds each inventory script run (0: the default).
+	ScriptTimeout time.Duration
+}
+
+// Name is how messages name the inventory.
+func (s InventorySpec) Name() string { return strings.Join(s.Sources, ",") }
+
+// SelectHosts loads the inventory, selects the hosts matching limit
 // ("" for all) in the inventory's order, and resolves their SSH settings:
 // the inventory's connection variables (ansible_host, ansible_port,
 // ansible_user, ansible_ssh_private_key_file) over what ~/.ssh/config (or
@@ -18,11 +35,12 @@ import (
 // ConfigError naming file:line; so is a limit (or an inventory) that
 // selects no host, as in Ansible ("no hosts to target"), and a host whose
 // ansible_connection agent cannot use.
-func SelectHosts(file, limit string, o SSHOverrides) ([]Target, error) {
-	hosts, err := InventoryHosts(file, limit, o)
+func SelectHosts(spec InventorySpec, limit string, o SSHOverrides) ([]Target, error) {
+	hosts, err := InventoryHosts(spec, limit, o)
 	if err != nil {
 		return nil, err
 	}
+	file := spec.Name()
 	for _, h := range hosts {
 		if _, ok := Connection(h.Connection); !ok {
 			return nil, configf("inventory %s: host %s has ansible_connection=%s: agent reaches hosts over ssh or local only", file, h.Name, h.Connection)
@@ -39,11 +57,12 @@ func SelectHosts(file, limit string, o SSHOverrides) ([]Target, error) {
 
 // InventoryHosts is SelectHosts without the "no hosts" error and the
 // check of ansible_connection.
-func InventoryHosts(file, limit string, o SSHOverrides) ([]Target, error) {
-	if file == "" {
+func InventoryHosts(spec InventorySpec, limit string, o SSHOverrides) ([]Target, error) {
+	if len(spec.Sources) == 0 {
 		return nil, configf("no inventory: give -i FILE")
 	}
-	inv, err := inventory.Load(file)
+	file := spec.Name()
+	inv, err := inventory.LoadSources(spec.Sources, inventory.LoadOptions{Vault: spec.Vault, ScriptTimeout: spec.ScriptTimeout})
 	if err != nil {
 		return nil, ConfigError{err}
 	}
@@ -53,14 +72,15 @@ func InventoryHosts(file, limit string, o SSHOverrides) ([]Target, error) {
 	}
 	out := make([]Target, 0, len(sel))
 	for _, h := range sel {
-		cv := &connVars{name: h.Name, groups: inv.GroupNames(h), vars: inv.HostVars(h)}
+		vars, secrets := plainVars(inv, h)
+		cv := &connVars{name: h.Name, groups: inv.GroupNames(h), vars: vars}
 		cv.origin = func(key string) string {
 			if o, ok := inv.VarOrigin(h, key); ok {
 				return o.String()
 			}
 			return file
 		}
-		cfg, err := resolveInventoryHost(cv, o)
+		cfg, unused, err := resolveInventoryHost(cv, o)
 		if err != nil {
 			return nil, err
 		}
@@ -68,9 +88,49 @@ func InventoryHosts(file, limit string, o SSHOverrides) ([]Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Target{Name: h.Name, Groups: cv.groups, Vars: cv.vars, SSH: cfg, Connection: conn})
+		out = append(out, Target{Name: h.Name, Groups: cv.groups, Vars: cv.vars, SSH: cfg, Connection: conn, Secrets: secrets,
+			Unused: append(unused, unusedVars(vars)...)})
 	}
 	return out, nil
+}
+
+// plainVars are h's merged variables with the values decrypted from
+// Ansible Vault as plain strings, and the names of the variables that
+// hold such values or come from a vaulted file (sorted): secrets.
+func plainVars(inv *inventory.Inventory, h *inventory.Host) (map[string]any, []string) {
+	vars := inv.HostVars(h)
+	var secrets []string
+	for k, v := range vars {
+		o, _ := inv.VarOrigin(h, k)
+		if !o.Vault && !inventory.Vaulted(v) {
+			continue
+		}
+		secrets = append(secrets, k)
+		vars[k] = unvault(v)
+	}
+	sort.Strings(secrets)
+	return vars, secrets
+}
+
+// unvault copies v with inventory.VaultString values as strings.
+func unvault(v any) any {
+	switch x := v.(type) {
+	case inventory.VaultString:
+		return string(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = unvault(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = unvault(e)
+		}
+		return out
+	}
+	return v
 }
 
 // connVars are one inventory host's variables as its connection settings
@@ -149,12 +209,18 @@ func (c *connVars) get(keys ...string) (string, string, error) {
 // new ones, as in Ansible. --user, --port and --identity apply where the
 // inventory sets nothing (Ansible's -u and --private-key lose to
 // inventory variables too). Templated values are rendered (connVars.get).
-func resolveInventoryHost(c *connVars, o SSHOverrides) (*sshtr.HostConfig, error) {
+//
+// ansible_ssh_timeout is ConnectTimeout; ansible_ssh_args, _common_args and
+// _extra_args are read as ssh's command line (parseSSHArgs) and apply
+// before the config files, as they do for ssh; what agent cannot act on
+// in them is returned in unused, for a warning.
+func resolveInventoryHost(c *connVars, o SSHOverrides) (*sshtr.HostConfig, []UnusedVar, error) {
+	var unused []UnusedVar
 	name := c.name
 	dest := name
 	h, _, err := c.get("ansible_host", "ansible_ssh_host")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if h != "" {
 		dest = h
@@ -165,34 +231,62 @@ func resolveInventoryHost(c *connVars, o SSHOverrides) (*sshtr.HostConfig, error
 	}
 	u, _, err := c.get("ansible_user", "ansible_ssh_user")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if u != "" {
 		opts.User = u
 	}
 	p, key, err := c.get("ansible_port", "ansible_ssh_port")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n <= 0 || n > 65535 {
-			return nil, configf("%s: inventory host %s: bad %s %q: want a port number from 1 to 65535", c.origin(key), name, key, p)
+			return nil, nil, configf("%s: inventory host %s: bad %s %q: want a port number from 1 to 65535", c.origin(key), name, key, p)
 		}
 		opts.Port = n
 	}
 	k, _, err := c.get("ansible_private_key_file", "ansible_ssh_private_key_file")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if k != "" {
 		// Only the inventory's key, as Ansible's --private-key loses to
 		// ansible_ssh_private_key_file.
 		opts.IdentityFiles = []string{k}
 	}
+	t, key, err := c.get("ansible_ssh_timeout")
+	if err != nil {
+		return nil, nil, err
+	}
+	if t != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(t))
+		if err != nil || n < 0 {
+			return nil, nil, configf("%s: inventory host %s: bad %s %q: want whole seconds", c.origin(key), name, key, t)
+		}
+		opts.Options = append(opts.Options, fmt.Sprintf("ConnectTimeout %d", n))
+	}
+	for _, v := range sshArgVars {
+		s, key, err := c.get(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		lines, ignored, err := parseSSHArgs(s)
+		if err != nil {
+			return nil, nil, configf("%s: inventory host %s: %s %q: %v", c.origin(key), name, key, s, err)
+		}
+		opts.Options = append(opts.Options, lines...)
+		if len(ignored) > 0 {
+			unused = append(unused, UnusedVar{Var: v, Detail: "agent does not act on " + strings.Join(ignored, ", ")})
+		}
+	}
 	cfg, err := sshtr.Resolve(dest, opts)
 	if err != nil {
-		return nil, configf("inventory host %s: %w", name, err)
+		return nil, nil, configf("inventory host %s: %w", name, err)
 	}
-	return cfg, nil
+	return cfg, unused, nil
 }

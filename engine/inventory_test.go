@@ -39,7 +39,7 @@ db1 ansible_ssh_host=10.0.0.9 ansible_host=10.0.0.8 ansible_ssh_user=old ansible
 role=frontend
 `)
 	o := SSHOverrides{ConfigFile: sshConfig}
-	hosts, err := SelectHosts(inv, "", o)
+	hosts, err := SelectHosts(InventorySpec{Sources: []string{inv}}, "", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ role=frontend
 	// --user, --port and --identity fill in only what the inventory
 	// leaves unset.
 	o.User, o.Port, o.Identities = "flaguser", 2022, []string{"/keys/flag"}
-	hosts, err = SelectHosts(inv, "web", o)
+	hosts, err = SelectHosts(InventorySpec{Sources: []string{inv}}, "web", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +95,12 @@ role=frontend
 	}
 
 	// A limit that selects nothing, and a bad inventory, are usage errors.
-	if _, err := SelectHosts(inv, "nosuch", o); !errors.As(err, new(ConfigError)) {
+	if _, err := SelectHosts(InventorySpec{Sources: []string{inv}}, "nosuch", o); !errors.As(err, new(ConfigError)) {
 		t.Errorf("limit matching nothing: err = %v, want a ConfigError", err)
 	}
 	bad := filepath.Join(dir, "bad.ini")
 	writeInvFile(t, bad, "[web\nhost1\n")
-	_, err = SelectHosts(bad, "", o)
+	_, err = SelectHosts(InventorySpec{Sources: []string{bad}}, "", o)
 	if !errors.As(err, new(ConfigError)) || !strings.Contains(err.Error(), bad+":1:") {
 		t.Errorf("unclosed section: err = %v, want a ConfigError naming %s:1", err, bad)
 	}
@@ -126,7 +126,7 @@ home=/h
 `)
 	o := SSHOverrides{ConfigFile: filepath.Join(dir, "none")}
 	writeInvFile(t, o.ConfigFile, "")
-	hosts, err := SelectHosts(inv, "", o)
+	hosts, err := SelectHosts(InventorySpec{Sources: []string{inv}}, "", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ home=/h
 		{`b1 ansible_ssh_private_key_file="{{ 'k' ~ x }}"`, `hosts.ini:2: inventory host b1: ansible_ssh_private_key_file "{{ 'k' ~ x }}": only plain`},
 	} {
 		writeInvFile(t, inv, "[web]\n"+tt.line+"\n")
-		_, err := SelectHosts(inv, "", o)
+		_, err := SelectHosts(InventorySpec{Sources: []string{inv}}, "", o)
 		if !errors.As(err, new(ConfigError)) || !strings.Contains(err.Error(), inv+":2: ") || !strings.Contains(err.Error(), strings.TrimPrefix(tt.want, "hosts.ini:2: ")) {
 			t.Errorf("%s: err = %v, want a ConfigError %s…", tt.line, err, tt.want)
 		}

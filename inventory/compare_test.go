@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/autoshell/agent/inventory/vault"
 )
 
 // needAnsible returns the path of an Ansible command, skipping the test
@@ -56,7 +58,7 @@ func ansibleEnv(t *testing.T) []string {
 		"ANSIBLE_INVENTORY_UNPARSED_FAILED=true",
 		"ANSIBLE_LOCAL_TEMP="+filepath.Join(home, "tmp"),
 		"ANSIBLE_NOCOLOR=1",
-		"ANSIBLE_INVENTORY_ENABLED=host_list,yaml,ini",
+		"ANSIBLE_INVENTORY_ENABLED=host_list,script,yaml,ini",
 	)
 }
 
@@ -96,7 +98,11 @@ func listJSON(inv *Inventory) map[string]any {
 	}
 	walk(inv.Group("all"))
 	for _, h := range inv.Hosts() {
-		hostvars[h.Name] = inv.HostVars(h)
+		hv := inv.HostVars(h)
+		for k, v := range hv {
+			hv[k] = plainVault(v)
+		}
+		hostvars[h.Name] = hv
 	}
 	out["_meta"] = map[string]any{"hostvars": hostvars}
 	// Round-trip through JSON so both sides hold the same Go types.
@@ -161,12 +167,13 @@ type patternResult struct {
 	Error         string
 }
 
-// patterns runs testdata/ansible_patterns.py on file with Python's hash
-// seed set to seed.
-func (r *ansibleRunner) patterns(t *testing.T, file, seed string, patterns []string) map[string]patternResult {
+// patterns runs testdata/ansible_patterns.py on the sources with Python's
+// hash seed set to seed.
+func (r *ansibleRunner) patterns(t *testing.T, sources []string, env []string, seed string, patterns []string) map[string]patternResult {
 	t.Helper()
-	args := append([]string{r.python, "testdata/ansible_patterns.py", file}, patterns...)
-	stdout, stderr, err := r.run([]string{"PYTHONHASHSEED=" + seed}, args...)
+	srcJSON, _ := json.Marshal(sources)
+	args := append([]string{r.python, "testdata/ansible_patterns.py", "-"}, patterns...)
+	stdout, stderr, err := r.run(append([]string{"PYTHONHASHSEED=" + seed, "PATTERN_SOURCES=" + string(srcJSON)}, env...), args...)
 	if err != nil {
 		t.Fatalf("ansible_patterns.py: %v\n%s", err, stderr)
 	}
@@ -184,17 +191,44 @@ func (r *ansibleRunner) patterns(t *testing.T, file, seed string, patterns []str
 // host order of deep hierarchies changes with the seed; where it does,
 // only the set of hosts is compared.
 func (r *ansibleRunner) compare(t *testing.T, file string, patterns []string, seeds ...string) {
-	inv, err := Load(file)
+	r.compareSources(t, sourceCase{sources: []string{file}}, patterns, seeds...)
+}
+
+// sourceCase is what compareSources reads: the -i sources, the options
+// LoadSources gets, and what ansible-inventory and ansible_patterns.py
+// get besides (the vault password).
+type sourceCase struct {
+	sources     []string
+	opts        LoadOptions
+	ansibleArgs []string
+	env         []string
+	// decrypt opens the {"__ansible_vault": …} values ansible-inventory
+	// prints for !vault ones.
+	decrypt *vault.Keyring
+}
+
+// compareSources is compare for one or more -i sources.
+func (r *ansibleRunner) compareSources(t *testing.T, c sourceCase, patterns []string, seeds ...string) {
+	t.Helper()
+	sources := c.sources
+	inv, err := LoadSources(sources, c.opts)
 	if err != nil {
-		t.Fatalf("Load: %v", err)
+		t.Fatalf("LoadSources: %v", err)
 	}
-	stdout, stderr, err := r.run(nil, r.invBin, "-i", file, "--list")
+	args := []string{r.invBin, "--list"}
+	for _, s := range sources {
+		args = append(args, "-i", s)
+	}
+	stdout, stderr, err := r.run(c.env, append(args, c.ansibleArgs...)...)
 	if err != nil {
 		t.Fatalf("ansible-inventory --list: %v\n%s", err, stderr)
 	}
 	var want map[string]any
 	if err := json.Unmarshal(stdout, &want); err != nil {
 		t.Fatalf("ansible-inventory output: %v\n%s", err, stdout)
+	}
+	if c.decrypt != nil {
+		openVault(t, want, c.decrypt)
 	}
 	compareList(t, listJSON(inv), want)
 
@@ -203,7 +237,7 @@ func (r *ansibleRunner) compare(t *testing.T, file string, patterns []string, se
 	}
 	runs := make([]map[string]patternResult, len(seeds))
 	for i, seed := range seeds {
-		runs[i] = r.patterns(t, file, seed, patterns)
+		runs[i] = r.patterns(t, sources, c.env, seed, patterns)
 	}
 	for _, pat := range patterns {
 		want := runs[0][pat]
@@ -353,6 +387,51 @@ func unwrapUnsafe(v any) any {
 	case []any:
 		for i, e := range x {
 			x[i] = unwrapUnsafe(e)
+		}
+	}
+	return v
+}
+
+// plainVault turns VaultString values into strings (a listing marshals
+// them as "[vaulted]"; the comparison wants the decrypted text).
+func plainVault(v any) any {
+	switch x := v.(type) {
+	case VaultString:
+		return string(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = plainVault(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plainVault(e)
+		}
+		return out
+	}
+	return v
+}
+
+// openVault replaces ansible-inventory's {"__ansible_vault": TEXT} by the
+// decrypted text.
+func openVault(t *testing.T, v any, k *vault.Keyring) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if s, ok := x["__ansible_vault"].(string); ok && len(x) == 1 {
+			p, err := k.Decrypt([]byte(s))
+			if err != nil {
+				t.Fatalf("decrypt Ansible's vaulted value: %v", err)
+			}
+			return string(p)
+		}
+		for key, e := range x {
+			x[key] = openVault(t, e, k)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = openVault(t, e, k)
 		}
 	}
 	return v

@@ -46,10 +46,26 @@
 //   - Ansible walks grandchild groups in Python set order, so its host
 //     order below the second level of groups changes with the hash seed;
 //     here it is breadth first, children in declaration order.
-//   - No implicit localhost, no @file limits, no inventory directories,
-//     scripts or plugins; !unsafe values are plain strings, !vault ones
-//     are not decrypted; Python sets and complex numbers in INI values
-//     stay strings.
+//   - No implicit localhost and no inventory plugins; !unsafe values are
+//     plain strings; Python sets and complex numbers in INI values stay
+//     strings.
+//   - A malformed pattern ("web[", "web[1", "~[", "web]"), which
+//     Ansible's split drops bits of and so widens to a group or every
+//     host, is an error (MalformedPattern). An @FILE limit whose lines
+//     are all empty selects nothing (Ansible: every host).
+//   - An inventory script runs at most LoadOptions.ScriptTimeout (60 s by
+//     default; its process group is then killed); Ansible waits forever.
+//
+// Sources (sources.go, script.go): LoadSources reads -i given once or
+// more as Ansible does: directories (entries in name order, recursively,
+// skipping hidden files, group_vars, host_vars and .ini .cfg .retry .md
+// .txt and backup files), inventory scripts (executable or #!: --list,
+// _meta.hostvars or --host per host), "a,b:2222," host lists, and
+// files; then each source's group_vars/ and host_vars/, source by
+// source. Ansible Vault (package vault): whole vaulted files (inventories
+// and vars files) and !vault values are decrypted with the passwords in
+// LoadOptions.Vault; decrypted values are VaultString (JSON: "[vaulted]")
+// and Origin.Vault marks what came from a vaulted file: secrets.
 //   - Bounded: a range may produce 100,000 names, an inventory 100,000
 //     host entries and 1,000,000 host-line variables (hosts times the
 //     variables on their line or entry), YAML aliases 1,000,000 nodes.

@@ -28,6 +28,18 @@ type pending struct {
 // is an error. Errors name file:line.
 func ParseINI(file string, data []byte) (*Inventory, error) {
 	inv := newInventory(file)
+	inv.addSource(file)
+	if err := inv.parseINI(file, data); err != nil {
+		return nil, err
+	}
+	if err := inv.finish(); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+// parseINI parses one INI file into inv; the caller calls finish.
+func (inv *Inventory) parseINI(file string, data []byte) error {
 	fail := func(line int, format string, a ...any) error {
 		return &Error{File: file, Line: line, Msg: fmt.Sprintf(format, a...)}
 	}
@@ -68,7 +80,7 @@ func ParseINI(file string, data []byte) (*Inventory, error) {
 				state = "hosts"
 			}
 			if state != "hosts" && state != "children" && state != "vars" {
-				return nil, fail(lineno, "section [%s:%s] has unknown type: %s", m[1], m[2], m[2])
+				return fail(lineno, "section [%s:%s] has unknown type: %s", m[1], m[2], m[2])
 			}
 			if inv.groupIdx[group] == nil {
 				if _, ok := pend[group]; state == "vars" && !ok {
@@ -80,7 +92,7 @@ func ParseINI(file string, data []byte) (*Inventory, error) {
 				switch p.state {
 				case "children":
 					if err := addPendingChildren(group); err != nil {
-						return nil, err
+						return err
 					}
 				case "vars":
 					delete(pend, group)
@@ -89,31 +101,31 @@ func ParseINI(file string, data []byte) (*Inventory, error) {
 			continue
 		}
 		if line[0] == '[' && !strings.Contains(line, "]") {
-			return nil, fail(lineno, "unclosed section header: %s", line)
+			return fail(lineno, "unclosed section header: %s", line)
 		}
 		if line[0] == '[' && line[len(line)-1] == ']' {
-			return nil, fail(lineno, "invalid section entry: %q; make sure there are no spaces or other invalid characters in the section entry", line)
+			return fail(lineno, "invalid section entry: %q; make sure there are no spaces or other invalid characters in the section entry", line)
 		}
 		switch state {
 		case "hosts":
 			if err := parseHostLine(inv, group, line, lineno); err != nil {
-				return nil, fail(lineno, "%v", err)
+				return fail(lineno, "%v", err)
 			}
 		case "vars":
 			k, v, ok := strings.Cut(line, "=")
 			if !ok {
-				return nil, fail(lineno, "expected key=value, got: %s", line)
+				return fail(lineno, "expected key=value, got: %s", line)
 			}
-			setGroupVar(inv.groupIdx[group], strings.TrimSpace(k), iniValue(strings.TrimSpace(v)), lineno)
+			inv.setGroupVar(inv.groupIdx[group], strings.TrimSpace(k), iniValue(strings.TrimSpace(v)), lineno)
 		case "children":
 			m := reGroupName.FindStringSubmatch(line)
 			if m == nil {
-				return nil, fail(lineno, "expected group name, got: %s", line)
+				return fail(lineno, "expected group name, got: %s", line)
 			}
 			child := m[1]
 			if cg := inv.groupIdx[child]; cg != nil {
 				if err := inv.addChild(inv.groupIdx[group], cg, lineno); err != nil {
-					return nil, fail(lineno, "%v", err)
+					return fail(lineno, "%v", err)
 				}
 			} else if p, ok := pend[child]; ok {
 				p.parents = append(p.parents, group)
@@ -128,19 +140,16 @@ func ParseINI(file string, data []byte) (*Inventory, error) {
 			continue
 		}
 		if p.state == "vars" {
-			return nil, fail(p.line, "section [%s:vars] is for a group that is never declared: %s", name, name)
+			return fail(p.line, "section [%s:vars] is for a group that is never declared: %s", name, name)
 		}
-		return nil, fail(p.line, "section [%s:children] includes a group that is never declared: %s", p.parents[len(p.parents)-1], name)
+		return fail(p.line, "section [%s:children] includes a group that is never declared: %s", p.parents[len(p.parents)-1], name)
 	}
-	if err := inv.finish(); err != nil {
-		return nil, err
-	}
-	return inv, nil
+	return nil
 }
 
 // setGroupVar sets a group variable; ansible_group_priority sets the
 // group's priority instead, as in Ansible.
-func setGroupVar(g *Group, k string, v any, line int) {
+func (inv *Inventory) setGroupVar(g *Group, k string, v any, line int) {
 	if k == "ansible_group_priority" {
 		switch n := v.(type) {
 		case int:
@@ -157,7 +166,7 @@ func setGroupVar(g *Group, k string, v any, line int) {
 		}
 	}
 	g.Vars[k] = v
-	g.lines[k] = line
+	g.lines[k] = inv.at(line)
 }
 
 // parseHostLine handles "name[:port] [k=v]…" in a hosts section.
@@ -214,7 +223,13 @@ func iniHostPattern(inv *Inventory, pattern string) ([]string, int, error) {
 // shlexSplit is Python's shlex.split(line, comments=True): POSIX quoting,
 // backslash escapes, and "#" outside quotes ending the line (even inside
 // a word).
-func shlexSplit(s string) ([]string, error) {
+func shlexSplit(s string) ([]string, error) { return splitWords(s, true) }
+
+// SplitArgs is Python's shlex.split(s) (POSIX, no comments): how Ansible
+// splits ansible_ssh_common_args and its kin into ssh arguments.
+func SplitArgs(s string) ([]string, error) { return splitWords(s, false) }
+
+func splitWords(s string, comments bool) ([]string, error) {
 	var out []string
 	var tok strings.Builder
 	inTok := false
@@ -227,7 +242,7 @@ func shlexSplit(s string) ([]string, error) {
 				tok.Reset()
 				inTok = false
 			}
-		case c == '#':
+		case c == '#' && comments:
 			i = len(s)
 		case c == '\\':
 			if i+1 >= len(s) {

@@ -1,20 +1,37 @@
 package inventory
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/autoshell/agent/inventory/vault"
 )
 
 // Inventory is a parsed inventory: hosts and groups in the order Ansible
 // records them. Build one with Load, Parse, ParseINI or ParseYAML.
 type Inventory struct {
-	// File is the name errors and listings use for the source.
+	// File is the name errors and listings use for the source: the
+	// sources given to LoadSources joined by commas.
 	File string
+
+	// sources are the files (or host lists) parsed into the inventory,
+	// in order; src is the one being parsed. A pos names one of them.
+	sources []string
+	src     int
+	// dirs are the inventory sources' directories whose group_vars/ and
+	// host_vars/ apply, in the order of the sources (LoadSources).
+	dirs []varsDir
+	// vaultedSrc are the sources that were whole vaulted files: every
+	// variable they set is a secret.
+	vaultedSrc map[int]bool
+	// vault decrypts vaulted data (nil: none can be); scriptTimeout
+	// bounds an inventory script run (LoadOptions).
+	vault         *vault.Keyring
+	scriptTimeout time.Duration
 
 	hosts    []*Host // in the order first seen (Ansible's inventory.hosts)
 	hostIdx  map[string]*Host
@@ -25,11 +42,46 @@ type Inventory struct {
 	// links records each parent→child link's order and line, for
 	// dedupe and for naming the link that closes a loop (checkLoops).
 	links map[link]linkInfo
+}
 
-	// groupFileVars and hostFileVars come from group_vars/ and host_vars/
-	// beside the inventory file (Load only), with where each was set.
-	groupFileVars map[*Group]varsFile
-	hostFileVars  map[*Host]varsFile
+// varsDir is what one inventory directory's group_vars/ and host_vars/
+// say, with where each variable was set.
+type varsDir struct {
+	groups map[*Group]varsFile
+	hosts  map[*Host]varsFile
+}
+
+// pos is where a variable or link was set: a source of the inventory
+// and a line in it (0 when on none).
+type pos struct {
+	src  int32
+	line int32
+}
+
+// at is the position of line in the source being parsed.
+func (inv *Inventory) at(line int) pos { return pos{src: int32(inv.src), line: int32(line)} }
+
+// origin turns a pos into file and line.
+func (inv *Inventory) origin(p pos) Origin {
+	f := inv.File
+	if int(p.src) < len(inv.sources) {
+		f = inv.sources[p.src]
+	}
+	return Origin{File: f, Line: int(p.line), Vault: inv.vaultedSrc[int(p.src)]}
+}
+
+// addSource makes name the source being parsed.
+func (inv *Inventory) addSource(name string) {
+	inv.sources = append(inv.sources, name)
+	inv.src = len(inv.sources) - 1
+}
+
+// file is the name of the source being parsed.
+func (inv *Inventory) file() string {
+	if inv.src < len(inv.sources) {
+		return inv.sources[inv.src]
+	}
+	return inv.File
 }
 
 // varsFile is the merged variables of one host's or group's vars files.
@@ -51,6 +103,9 @@ const (
 type Origin struct {
 	File string
 	Line int
+	// Vault is set when the value was decrypted with Ansible Vault (a
+	// !vault value or an encrypted file): a secret.
+	Vault bool
 }
 
 func (o Origin) String() string {
@@ -83,20 +138,20 @@ type Host struct {
 	// of its own: read it, never write to it.
 	Vars map[string]any
 
-	lines  map[string]int // the line of the inventory file each of Vars was set on
+	lines  map[string]pos // where each of Vars was set
 	shared bool           // Vars and lines are shared with other hosts
 	direct []*Group       // groups the host was put in directly
 }
 
 // setVar sets one of h's own variables, copying a shared map first.
-func (h *Host) setVar(k string, v any, line int) {
+func (h *Host) setVar(k string, v any, at pos) {
 	if h.shared {
 		h.Vars = maps.Clone(h.Vars)
 		h.lines = maps.Clone(h.lines)
 		h.shared = false
 	}
 	h.Vars[k] = v
-	h.lines[k] = line
+	h.lines[k] = at
 }
 
 // Group is one inventory group. all and ungrouped always exist.
@@ -104,8 +159,8 @@ type Group struct {
 	Name string
 	// Vars are the group's own variables ([g:vars] or vars:).
 	Vars map[string]any
-	// lines are the line of the inventory file each of Vars was set on.
-	lines map[string]int
+	// lines are where each of Vars was set.
+	lines map[string]pos
 	// Children and Hosts are the direct members in the order added.
 	Children []*Group
 	Hosts    []*Host
@@ -146,57 +201,55 @@ func newInventory(file string) *Inventory {
 	return inv
 }
 
-// Load reads an inventory file. Files named *.yaml, *.yml or *.json are
-// YAML, *.ini INI; a file with another name is YAML if it is a YAML
-// mapping and INI otherwise (Ansible too tries its yaml plugin first).
-// The group_vars/ and host_vars/ directories beside the file are read
-// too, as Ansible reads them.
+// Load reads an inventory file (or directory, or script) as LoadSources
+// does, with its default options.
 func Load(file string) (*Inventory, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the inventory: %v", err)}
-	}
-	inv, err := Parse(file, data)
-	if err != nil {
+	return LoadSources([]string{file}, LoadOptions{})
+}
+
+// Parse parses data named file, choosing the format as Load does.
+func Parse(file string, data []byte) (*Inventory, error) {
+	inv := newInventory(file)
+	inv.addSource(file)
+	if err := inv.parseData(file, data); err != nil {
 		return nil, err
 	}
-	if err := inv.loadVarsDirs(filepath.Dir(file)); err != nil {
+	if err := inv.finish(); err != nil {
 		return nil, err
 	}
 	return inv, nil
 }
 
-// Parse parses data named file, choosing the format as Load does.
-func Parse(file string, data []byte) (*Inventory, error) {
+// parseData parses one file's data into inv. Files named *.yaml, *.yml or
+// *.json are YAML, *.ini INI; a file with another name is YAML if it is a
+// YAML mapping and INI otherwise (Ansible too tries its yaml plugin
+// first).
+func (inv *Inventory) parseData(file string, data []byte) error {
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".yaml", ".yml", ".json":
-		inv, mapping, err := parseYAML(file, data)
+		mapping, err := inv.parseYAML(file, data)
 		if err != nil && !mapping {
 			// Not YAML at all: Ansible's ini plugin gets its turn.
-			if inv, ierr := ParseINI(file, data); ierr == nil {
-				return inv, nil
+			if ierr := inv.parseINI(file, data); ierr == nil {
+				return nil
 			}
 		}
-		return inv, err
+		return err
 	case ".ini":
-		return ParseINI(file, data)
+		return inv.parseINI(file, data)
 	}
-	inv, mapping, err := parseYAML(file, data)
+	mapping, err := inv.parseYAML(file, data)
 	if mapping {
-		return inv, err
+		return err
 	}
-	return ParseINI(file, data)
+	return inv.parseINI(file, data)
 }
 
 func (inv *Inventory) addGroup(name string) *Group {
 	if g, ok := inv.groupIdx[name]; ok {
 		return g
 	}
-	g := &Group{Name: name, Vars: map[string]any{}, lines: map[string]int{}, Priority: 1, members: map[*Host]bool{}}
+	g := &Group{Name: name, Vars: map[string]any{}, lines: map[string]pos{}, Priority: 1, members: map[*Host]bool{}}
 	inv.groups = append(inv.groups, g)
 	inv.groupIdx[name] = g
 	return g
@@ -207,7 +260,7 @@ func (inv *Inventory) addGroup(name string) *Group {
 func (inv *Inventory) addHost(name string, g *Group) (*Host, bool) {
 	h, ok := inv.hostIdx[name]
 	if !ok {
-		h = &Host{Name: name, Vars: map[string]any{}, lines: map[string]int{}}
+		h = &Host{Name: name, Vars: map[string]any{}, lines: map[string]pos{}}
 		inv.hosts = append(inv.hosts, h)
 		inv.hostIdx[name] = h
 	}
@@ -234,7 +287,7 @@ func (inv *Inventory) addHosts(names []string, g *Group, port int, keys []string
 		return fmt.Errorf("the inventory sets more than %d host variables (hosts times the variables on their lines)", maxVarSets)
 	}
 	var shared map[string]any
-	var lines map[string]int
+	var lines map[string]pos
 	for _, name := range names {
 		if name == "" {
 			return fmt.Errorf("empty host name")
@@ -242,17 +295,17 @@ func (inv *Inventory) addHosts(names []string, g *Group, port int, keys []string
 		h, isNew := inv.addHost(name, g)
 		if !isNew {
 			for i, k := range keys {
-				h.setVar(k, vals[i], keyLines[i])
+				h.setVar(k, vals[i], inv.at(keyLines[i]))
 			}
 			continue
 		}
 		if shared == nil {
-			shared, lines = make(map[string]any, n), make(map[string]int, n)
+			shared, lines = make(map[string]any, n), make(map[string]pos, n)
 			if port > 0 {
-				shared["ansible_port"], lines["ansible_port"] = port, line
+				shared["ansible_port"], lines["ansible_port"] = port, inv.at(line)
 			}
 			for i, k := range keys {
-				shared[k], lines[k] = vals[i], keyLines[i]
+				shared[k], lines[k] = vals[i], inv.at(keyLines[i])
 			}
 		}
 		h.Vars, h.lines, h.shared = shared, lines, true
@@ -262,7 +315,10 @@ func (inv *Inventory) addHosts(names []string, g *Group, port int, keys []string
 
 type link struct{ parent, child *Group }
 
-type linkInfo struct{ seq, line int }
+type linkInfo struct {
+	seq int
+	at  pos
+}
 
 // addChild makes child a child group of parent (line is where the file
 // says so, 0 if nowhere). A group cannot be its own child; longer loops
@@ -276,7 +332,7 @@ func (inv *Inventory) addChild(parent, child *Group, line int) error {
 	if _, ok := inv.links[l]; ok {
 		return nil
 	}
-	inv.links[l] = linkInfo{seq: len(inv.links), line: line}
+	inv.links[l] = linkInfo{seq: len(inv.links), at: inv.at(line)}
 	parent.Children = append(parent.Children, child)
 	child.Parents = append(child.Parents, parent)
 	return nil
@@ -285,8 +341,8 @@ func (inv *Inventory) addChild(parent, child *Group, line int) error {
 // later reports whether a was added after b, preferring links a file
 // states (line > 0) to the ones finish adds under all.
 func later(a, b linkInfo) bool {
-	if (a.line > 0) != (b.line > 0) {
-		return a.line > 0
+	if (a.at.line > 0) != (b.at.line > 0) {
+		return a.at.line > 0
 	}
 	return a.seq > b.seq
 }
@@ -332,7 +388,8 @@ func (inv *Inventory) checkLoops() error {
 						last = l
 					}
 				}
-				return &Error{File: inv.File, Line: inv.links[last].line, Msg: fmt.Sprintf(
+				o := inv.origin(inv.links[last].at)
+				return &Error{File: o.File, Line: o.Line, Msg: fmt.Sprintf(
 					"adding group %q as child to %q creates a recursive dependency loop", last.child.Name, last.parent.Name)}
 			}
 		}
@@ -464,9 +521,10 @@ func (inv *Inventory) GroupNames(h *Host) []string {
 // HostVars returns h's merged inventory variables: the vars of all its
 // groups ordered by depth (all first, then parents before children), then
 // ansible_group_priority, then name, each overriding the previous one
-// key by key; then the same groups' group_vars/ files in the same order;
-// then the host's own vars; then its host_vars/ files. This is Ansible's
-// order (VARIABLE_PRECEDENCE's default).
+// key by key; then, source by source, the same groups' group_vars/ files
+// in the same order; then the host's own vars; then, source by source, its
+// host_vars/ files. This is Ansible's order (VARIABLE_PRECEDENCE's
+// default, vars plugins run per inventory source).
 func (inv *Inventory) HostVars(h *Host) map[string]any {
 	gs := inv.sortedGroups(h)
 	out := map[string]any{}
@@ -475,16 +533,20 @@ func (inv *Inventory) HostVars(h *Host) map[string]any {
 			out[k] = v
 		}
 	}
-	for _, g := range gs {
-		for k, v := range inv.groupFileVars[g].vars {
-			out[k] = v
+	for _, d := range inv.dirs {
+		for _, g := range gs {
+			for k, v := range d.groups[g].vars {
+				out[k] = v
+			}
 		}
 	}
 	for k, v := range h.Vars {
 		out[k] = v
 	}
-	for k, v := range inv.hostFileVars[h].vars {
-		out[k] = v
+	for _, d := range inv.dirs {
+		for k, v := range d.hosts[h].vars {
+			out[k] = v
+		}
 	}
 	return out
 }
@@ -492,21 +554,25 @@ func (inv *Inventory) HostVars(h *Host) map[string]any {
 // VarOrigin returns where the value HostVars gives h for name was set,
 // and false when HostVars has no such variable.
 func (inv *Inventory) VarOrigin(h *Host, name string) (Origin, bool) {
-	if o, ok := inv.hostFileVars[h].origin[name]; ok {
-		return o, true
+	for i := len(inv.dirs) - 1; i >= 0; i-- {
+		if o, ok := inv.dirs[i].hosts[h].origin[name]; ok {
+			return o, true
+		}
 	}
 	if _, ok := h.Vars[name]; ok {
-		return Origin{File: inv.File, Line: h.lines[name]}, true
+		return inv.origin(h.lines[name]), true
 	}
 	gs := inv.sortedGroups(h)
-	for i := len(gs) - 1; i >= 0; i-- {
-		if o, ok := inv.groupFileVars[gs[i]].origin[name]; ok {
-			return o, true
+	for i := len(inv.dirs) - 1; i >= 0; i-- {
+		for j := len(gs) - 1; j >= 0; j-- {
+			if o, ok := inv.dirs[i].groups[gs[j]].origin[name]; ok {
+				return o, true
+			}
 		}
 	}
 	for i := len(gs) - 1; i >= 0; i-- {
 		if _, ok := gs[i].Vars[name]; ok {
-			return Origin{File: inv.File, Line: gs[i].lines[name]}, true
+			return inv.origin(gs[i].lines[name]), true
 		}
 	}
 	return Origin{}, false

@@ -1,7 +1,11 @@
 package inventory
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -48,9 +52,87 @@ func SplitPattern(pattern string) []string {
 // then intersections, then exclusions, whatever order they are written
 // in. A part matching nothing adds nothing; a subscript outside the
 // matched hosts and an invalid regex are errors.
+//
+// A malformed pattern — an unclosed or stray bracket ("web[", "web[1",
+// "~[", "web]"), which Ansible's split silently drops and so widens to a
+// whole group or every host — is an error naming it (MalformedPattern).
 func (inv *Inventory) Select(pattern string) ([]*Host, error) {
+	if err := checkPattern(pattern); err != nil {
+		return nil, err
+	}
+	return inv.selectParts(SplitPattern(pattern))
+}
+
+// MalformedPattern is a host pattern with brackets Ansible would drop.
+type MalformedPattern struct {
+	Pattern string
+	Why     string
+}
+
+func (e *MalformedPattern) Error() string {
+	return fmt.Sprintf("malformed host pattern %q: %s", e.Pattern, e.Why)
+}
+
+// checkPattern refuses what Ansible's split_host_pattern drops without a
+// word: for a colon-separated pattern, characters that belong to no part
+// (the "[" of "web[1"); for a comma-separated one, a part (other than a
+// ~regex) whose brackets do not close.
+func checkPattern(pattern string) error {
+	if strings.Contains(pattern, ",") {
+		for _, p := range strings.Split(pattern, ",") {
+			p = strings.TrimSpace(p)
+			if p == "" || strings.HasPrefix(strings.TrimLeft(p, "!&"), "~") {
+				continue
+			}
+			if why := bracketProblem(p); why != "" {
+				return &MalformedPattern{Pattern: pattern, Why: why}
+			}
+		}
+		return nil
+	}
+	if _, _, ok := parseAddress(pattern); ok {
+		return nil
+	}
+	last := 0
+	for _, m := range rePatternSplit.FindAllStringIndex(pattern, -1) {
+		if gap := strings.Trim(pattern[last:m[0]], ": \t\r\n\f\v"); gap != "" {
+			return &MalformedPattern{Pattern: pattern, Why: fmt.Sprintf("%q is not part of any host or group pattern (an unclosed or stray bracket?)", gap)}
+		}
+		last = m[1]
+	}
+	if gap := strings.Trim(pattern[last:], ": \t\r\n\f\v"); gap != "" {
+		return &MalformedPattern{Pattern: pattern, Why: fmt.Sprintf("%q is not part of any host or group pattern (an unclosed or stray bracket?)", gap)}
+	}
+	return nil
+}
+
+// bracketProblem says what is wrong with p's brackets, "" if nothing.
+func bracketProblem(p string) string {
+	open := false
+	for _, c := range p {
+		switch c {
+		case '[':
+			if open {
+				return "a \"[\" inside brackets"
+			}
+			open = true
+		case ']':
+			if !open {
+				return "a \"]\" without its \"[\""
+			}
+			open = false
+		}
+	}
+	if open {
+		return "an unclosed \"[\""
+	}
+	return ""
+}
+
+// selectParts is Select over a pattern already split into parts.
+func (inv *Inventory) selectParts(parts []string) ([]*Host, error) {
 	var regular, inter, excl []string
-	for _, p := range SplitPattern(pattern) {
+	for _, p := range parts {
 		switch p[0] {
 		case '!':
 			excl = append(excl, p)
@@ -104,13 +186,36 @@ func (inv *Inventory) Select(pattern string) ([]*Host, error) {
 
 // Limit returns the hosts matching pattern in inventory order (the order
 // of "all"), which is what --limit does to a play over all hosts. An empty
-// pattern selects every host.
+// pattern selects every host. A part "@FILE" stands for the lines of
+// FILE, each a pattern (a retry file: one host a line), as in Ansible.
 func (inv *Inventory) Limit(pattern string) ([]*Host, error) {
 	all := inv.Hosts()
 	if strings.TrimSpace(pattern) == "" {
 		return all, nil
 	}
-	sel, err := inv.Select(pattern)
+	if err := checkPattern(pattern); err != nil {
+		return nil, err
+	}
+	var parts []string
+	files := false
+	for _, p := range SplitPattern(pattern) {
+		if !strings.HasPrefix(p, "@") {
+			parts = append(parts, p)
+			continue
+		}
+		files = true
+		lines, err := limitFile(p[1:])
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, lines...)
+	}
+	if len(parts) == 0 && files {
+		// Only empty limit files: Ansible then selects every host; here
+		// nothing (a run refuses an empty selection).
+		return nil, nil
+	}
+	sel, err := inv.selectParts(parts)
 	if err != nil {
 		return nil, err
 	}
@@ -321,4 +426,49 @@ func classChar(r rune) string {
 		return `\x{` + strconv.FormatInt(int64(r), 16) + `}`
 	}
 	return string(r)
+}
+
+// maxLimitFile bounds a --limit @FILE.
+const maxLimitFile = 16 << 20
+
+// limitFile reads a --limit @FILE: its lines, stripped, empty ones left
+// out; each is checked as a pattern.
+func limitFile(name string) ([]string, error) {
+	if name == "" {
+		return nil, errors.New("@ needs a file name (--limit @FILE)")
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("limit file %s: %v", name, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("limit file %s: is a directory (a limit starting with @ names a file)", name)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxLimitFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("limit file %s: %v", name, err)
+	}
+	if len(data) > maxLimitFile {
+		return nil, fmt.Errorf("limit file %s: larger than %d bytes", name, maxLimitFile)
+	}
+	var out []string
+	for i, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if strings.HasPrefix(l, "@") {
+			return nil, fmt.Errorf("limit file %s:%d: %q: a limit file cannot name another", name, i+1, l)
+		}
+		if err := checkPattern(l); err != nil {
+			return nil, fmt.Errorf("limit file %s:%d: %w", name, i+1, err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }

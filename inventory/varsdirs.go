@@ -17,13 +17,15 @@ import (
 // (C.YAML_FILENAME_EXTENSIONS, and no extension).
 var varsExtensions = []string{"", ".yml", ".yaml", ".json"}
 
-// loadVarsDirs reads group_vars/ and host_vars/ beside the inventory file
-// as Ansible's host_group_vars plugin does: for a group or host named N,
+// loadVarsDirs reads group_vars/ and host_vars/ in dir as Ansible's
+// host_group_vars plugin does: for a group or host named N,
 // the first of N, N.yml, N.yaml, N.json that exists; if that is a
 // directory, every file in it (recursively, sorted, skipping hidden files,
 // backups ending in ~ and other extensions), merged in that order. Each
-// file is a YAML mapping; an empty file adds nothing.
+// file is a YAML mapping; an empty file adds nothing. A file encrypted
+// with Ansible Vault is decrypted first.
 func (inv *Inventory) loadVarsDirs(dir string) error {
+	d := varsDir{}
 	for _, sub := range []string{"group_vars", "host_vars"} {
 		base := filepath.Join(dir, sub)
 		fi, err := os.Stat(base)
@@ -40,10 +42,10 @@ func (inv *Inventory) loadVarsDirs(dir string) error {
 					return err
 				}
 				if vars.vars != nil {
-					if inv.groupFileVars == nil {
-						inv.groupFileVars = map[*Group]varsFile{}
+					if d.groups == nil {
+						d.groups = map[*Group]varsFile{}
 					}
-					inv.groupFileVars[g] = vars
+					d.groups[g] = vars
 				}
 			}
 			continue
@@ -54,12 +56,15 @@ func (inv *Inventory) loadVarsDirs(dir string) error {
 				return err
 			}
 			if vars.vars != nil {
-				if inv.hostFileVars == nil {
-					inv.hostFileVars = map[*Host]varsFile{}
+				if d.hosts == nil {
+					d.hosts = map[*Host]varsFile{}
 				}
-				inv.hostFileVars[h] = vars
+				d.hosts[h] = vars
 			}
 		}
+	}
+	if d.groups != nil || d.hosts != nil {
+		inv.dirs = append(inv.dirs, d)
 	}
 	return nil
 }
@@ -90,7 +95,7 @@ func (inv *Inventory) readVarsFiles(base, name string) (varsFile, error) {
 	}
 	var out varsFile
 	for _, f := range files {
-		vars, err := readVarsFile(f)
+		vars, err := inv.readVarsFile(f)
 		if err != nil {
 			return varsFile{}, err
 		}
@@ -144,8 +149,9 @@ func dirVarsFiles(dir string) ([]string, error) {
 	return found, nil
 }
 
-// readVarsFile reads one vars file: a YAML mapping, or nothing.
-func readVarsFile(file string) (varsFile, error) {
+// readVarsFile reads one vars file: a YAML mapping, or nothing; a file
+// encrypted with Ansible Vault is decrypted and its variables are secrets.
+func (inv *Inventory) readVarsFile(file string) (varsFile, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		var pe *fs.PathError
@@ -154,7 +160,11 @@ func readVarsFile(file string) (varsFile, error) {
 		}
 		return varsFile{}, &Error{File: file, Msg: fmt.Sprintf("cannot read vars file: %v", err)}
 	}
-	p := &yamlParser{inv: newInventory(file), file: file, json: json.Valid(data)}
+	data, vaulted, err := inv.decryptFile(file, data)
+	if err != nil {
+		return varsFile{}, err
+	}
+	p := &yamlParser{inv: newInventory(file), file: file, json: json.Valid(data), vault: inv.vault}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return varsFile{}, p.yamlError(err)
@@ -180,7 +190,7 @@ func readVarsFile(file string) (varsFile, error) {
 			return varsFile{}, err
 		}
 		k := keyString(kv.key)
-		out.vars[k], out.origin[k] = v, Origin{File: file, Line: kv.keyNode.Line}
+		out.vars[k], out.origin[k] = v, Origin{File: file, Line: kv.keyNode.Line, Vault: vaulted || hasVault(v)}
 	}
 	return out, nil
 }

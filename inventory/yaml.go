@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/inventory/vault"
 )
 
 var errNotMapping = errors.New("YAML inventory has invalid structure, it should be a mapping of groups")
@@ -25,51 +26,55 @@ var errNotMapping = errors.New("YAML inventory has invalid structure, it should 
 // 90. Unlike Ansible, which warns and keeps the last one, a duplicate key
 // is an error. Errors name file:line.
 func ParseYAML(file string, data []byte) (*Inventory, error) {
-	inv, _, err := parseYAML(file, data)
-	return inv, err
+	inv := newInventory(file)
+	inv.addSource(file)
+	if _, err := inv.parseYAML(file, data); err != nil {
+		return nil, err
+	}
+	if err := inv.finish(); err != nil {
+		return nil, err
+	}
+	return inv, nil
 }
 
-// parseYAML is ParseYAML that also says whether data was a YAML mapping
-// at all (if not, a file of unknown type is read as INI).
-func parseYAML(file string, data []byte) (inv *Inventory, mapping bool, err error) {
-	p := &yamlParser{inv: newInventory(file), file: file, json: json.Valid(data)}
+// parseYAML parses one YAML file into inv (the caller calls finish) and
+// says whether data was a YAML mapping at all (if not, a file of unknown
+// type is read as INI).
+func (inv *Inventory) parseYAML(file string, data []byte) (mapping bool, err error) {
+	p := &yamlParser{inv: inv, file: file, json: json.Valid(data), vault: inv.vault}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, false, p.yamlError(err)
+		return false, p.yamlError(err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil, false, &Error{File: file, Msg: "empty YAML inventory"}
+		return false, &Error{File: file, Msg: "empty YAML inventory"}
 	}
 	root := resolveAlias(doc.Content[0])
 	if root.Kind == yaml.ScalarNode && isNull(root) {
-		return nil, false, &Error{File: file, Msg: "empty YAML inventory"}
+		return false, &Error{File: file, Msg: "empty YAML inventory"}
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, false, &Error{File: file, Line: root.Line, Msg: errNotMapping.Error()}
+		return false, &Error{File: file, Line: root.Line, Msg: errNotMapping.Error()}
 	}
-	inv, err = p.parse(root)
-	return inv, true, err
+	return true, p.parse(root)
 }
 
-func (p *yamlParser) parse(root *yaml.Node) (*Inventory, error) {
+func (p *yamlParser) parse(root *yaml.Node) error {
 	pairs, err := p.pairs(root)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, kv := range pairs {
 		if s, ok := kv.key.(string); ok && s == "plugin" {
-			return nil, p.fail(kv.keyNode, "this is an inventory plugin configuration, not a YAML inventory")
+			return p.fail(kv.keyNode, "this is an inventory plugin configuration, not a YAML inventory")
 		}
 	}
 	for _, kv := range pairs {
 		if _, err := p.group(kv.keyNode, kv.key, kv.val, 0); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := p.inv.finish(); err != nil {
-		return nil, err
-	}
-	return p.inv, nil
+	return nil
 }
 
 type yamlParser struct {
@@ -81,6 +86,8 @@ type yamlParser struct {
 	// json is set when the whole file is JSON: Ansible's loader tries
 	// json.loads before YAML, so numbers are JSON's (1e5 is a float).
 	json bool
+	// vault decrypts !vault values (nil: they are errors).
+	vault *vault.Keyring
 }
 
 // maxYAMLWork bounds the nodes one inventory may expand to.
@@ -241,7 +248,7 @@ func (p *yamlParser) group(kn *yaml.Node, key any, body *yaml.Node, depth int) (
 				if err != nil {
 					return nil, err
 				}
-				setGroupVar(g, keyString(it.key), val, it.keyNode.Line)
+				p.inv.setGroupVar(g, keyString(it.key), val, it.keyNode.Line)
 			}
 		case "children":
 			for _, it := range items {
@@ -432,6 +439,12 @@ func (p *yamlParser) scalar(n *yaml.Node) (any, error) {
 	}
 	v := n.Value
 	switch tag {
+	case "!vault":
+		plain, err := p.vault.Decrypt([]byte(v))
+		if err != nil {
+			return nil, p.fail(n, "!vault value: %v", err)
+		}
+		return VaultString(plain), nil
 	case "!!null":
 		return nil, nil
 	case "!!bool":

@@ -213,7 +213,7 @@ func changedBatchFlags(fs *pflag.FlagSet) []string {
 // silently ignored, and `agent --limit web -c "restart nginx"` would run
 // on this machine.
 func batchWithoutInventory(b batchOptions, given []string) error {
-	if b.inventory != "" || len(given) == 0 {
+	if b.inv.given() || len(given) == 0 {
 		return nil
 	}
 	return usagef("%s: batch flags need -i INVENTORY; without it the run would be on one host, ignoring them", strings.Join(given, ", "))

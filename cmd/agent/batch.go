@@ -31,7 +31,7 @@ type batch struct {
 
 // openBatch checks the batch flags, selects the hosts and opens what the
 // hosts share. Nothing has run when it fails (usage errors exit 2).
-func (a *app) openBatch(o batchOptions, f stepFlags, vars []string, policy safety.Policy) (_ *batch, err error) {
+func (a *app) openBatch(ctx context.Context, o batchOptions, f stepFlags, vars []string, policy safety.Policy) (_ *batch, err error) {
 	if a.host.sshHost != "" {
 		return nil, usagef("-i and --ssh-host: choose the inventory or one host")
 	}
@@ -41,10 +41,15 @@ func (a *app) openBatch(o batchOptions, f stepFlags, vars []string, policy safet
 	if _, err := engine.ParseVars(vars); err != nil {
 		return nil, err
 	}
-	hosts, err := engine.SelectHosts(o.inventory, o.limit, a.host.overrides())
+	spec, err := o.inv.spec(ctx)
 	if err != nil {
 		return nil, err
 	}
+	hosts, err := engine.SelectHosts(spec, o.limit, a.host.overrides())
+	if err != nil {
+		return nil, err
+	}
+	a.warnInventory(hosts)
 	if hosts, err = a.shard(o.shard, hosts, f.json); err != nil {
 		return nil, err
 	}
@@ -106,7 +111,7 @@ func runBatchPlan(ctx context.Context, a *app, o runOptions, planPath string) er
 	if err != nil {
 		return err
 	}
-	b, err := a.openBatch(o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}, o.vars, policy)
+	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}, o.vars, policy)
 	if err != nil {
 		return err
 	}
@@ -144,7 +149,7 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	b, err := a.openBatch(o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}, nil, policy)
+	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}, nil, policy)
 	if err != nil {
 		return err
 	}
@@ -209,7 +214,7 @@ func (b *batch) undoCommand() string {
 	for _, id := range h.identities {
 		args = append(args, "--identity", tools.Quote(id))
 	}
-	return strings.Join(append(args, "-i", tools.Quote(b.o.inventory)), " ")
+	return strings.Join(append(args, b.o.inv.args(tools.Quote)...), " ")
 }
 
 // finish prints the summary and maps the results to agent's exit

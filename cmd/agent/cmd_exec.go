@@ -34,7 +34,7 @@ func runExec(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
 		return usagef("exec: no command given (agent [--ssh-host HOST] exec -- COMMAND…)")
 	}
-	if a.task.batch.inventory != "" {
+	if a.task.batch.inv.given() {
 		return usagef("exec runs on one host (--ssh-host); for an inventory, put the command in a plan: agent run PLAN.yaml -i FILE")
 	}
 	t, err := a.open(ctx)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -19,10 +20,10 @@ import (
 // --json may also come before "inventory" (they are global flags too);
 // the ones after it win.
 type inventoryOptions struct {
-	host      hostOptions
-	inventory string
-	limit     string
-	json      bool
+	host  hostOptions
+	inv   inventoryFlags
+	limit string
+	json  bool
 }
 
 // runInventory is `agent inventory list -i FILE [--limit PAT] [--json]`.
@@ -38,7 +39,7 @@ func runInventory(ctx context.Context, a *app, args []string) error {
 	var o inventoryOptions
 	o.host.addFlags(fs)
 	_ = fs.MarkHidden("ssh-host") // the inventory names the hosts
-	fs.StringVarP(&o.inventory, "inventory", "i", "", "the Ansible inventory `FILE` (INI or YAML)")
+	o.inv.addFlags(fs, "the Ansible inventory `SOURCE`")
 	fs.StringVar(&o.limit, "limit", "", "list only the hosts matching `PATTERN` (Ansible's: web:&prod, web:!db, ~regex…)")
 	fs.BoolVar(&o.json, "json", false, "print a JSON array (sorted by name) instead of a table")
 	usage := func(w io.Writer) {
@@ -53,20 +54,25 @@ func runInventory(ctx context.Context, a *app, args []string) error {
 		return usagef("inventory list takes no arguments (got %q)", fs.Args())
 	}
 	mergeHost(&a.host, o.host, fs)
-	if !fs.Changed("inventory") {
-		o.inventory = a.task.batch.inventory
-	}
+	given := o.inv
+	o.inv = a.task.batch.inv
+	mergeInventory(&o.inv, given, fs)
 	if !fs.Changed("limit") {
 		o.limit = a.task.batch.limit
 	}
 	o.json = o.json || a.task.json
-	if o.inventory == "" {
+	if !o.inv.given() {
 		return usagef("inventory list: give the inventory with -i FILE")
 	}
-	hosts, err := engine.InventoryHosts(o.inventory, o.limit, a.host.overrides())
+	spec, err := o.inv.spec(ctx)
 	if err != nil {
 		return err
 	}
+	hosts, err := engine.InventoryHosts(spec, o.limit, a.host.overrides())
+	if err != nil {
+		return err
+	}
+	a.warnInventory(hosts)
 	sort.SliceStable(hosts, func(i, j int) bool { return hosts[i].Name < hosts[j].Name })
 	if o.json {
 		return writeInventoryJSON(a, hosts)
@@ -138,7 +144,10 @@ func writeInventoryJSON(a *app, hosts []engine.Target) error {
 		if e.Vars == nil {
 			e.Vars = map[string]any{}
 		}
-		e.Vars = jsonSafe(e.Vars).(map[string]any)
+		e.Vars = jsonSafe(maps.Clone(e.Vars)).(map[string]any)
+		for _, k := range h.Secrets { // decrypted from Ansible Vault: never printed
+			e.Vars[k] = "[vaulted]"
+		}
 		out = append(out, e)
 	}
 	b, err := json.MarshalIndent(out, "", "  ")

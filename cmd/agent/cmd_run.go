@@ -40,9 +40,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 // mergeBatch applies the batch flags given after the command over the
 // global ones, like mergeHost.
 func mergeBatch(dst *batchOptions, src batchOptions, fs *pflag.FlagSet) {
-	if fs.Changed("inventory") {
-		dst.inventory = src.inventory
-	}
+	mergeInventory(&dst.inv, src.inv, fs)
 	if fs.Changed("limit") {
 		dst.limit = src.limit
 	}
@@ -116,7 +114,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	if err := checkVarsUsed(fs.Arg(0), o.vars); err != nil {
 		return err
 	}
-	if o.batch.inventory != "" {
+	if o.batch.inv.given() {
 		return runBatchPlan(ctx, a, o, fs.Arg(0))
 	}
 	vars, err := engine.ParseVars(o.vars)

@@ -36,12 +36,12 @@ type taskOptions struct {
 
 // batchOptions select hosts from an inventory (batch.go).
 type batchOptions struct {
-	inventory string // -i FILE
-	limit     string // --limit PATTERN
-	forks     int
-	planOnce  bool
-	out       string // --out DIR
-	shard     string // --shard K/N
+	inv      inventoryFlags // -i FILE… and the vault passwords
+	limit    string         // --limit PATTERN
+	forks    int
+	planOnce bool
+	out      string // --out DIR
+	shard    string // --shard K/N
 }
 
 // defaultForks is how many hosts a batch run works on at once.
@@ -62,7 +62,7 @@ func (o *taskOptions) addFlags(fs *pflag.FlagSet) {
 }
 
 func (o *batchOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVarP(&o.inventory, "inventory", "i", "", "run on the hosts of the Ansible inventory `FILE` (INI or YAML)")
+	o.inv.addFlags(fs, "run on the hosts of the Ansible inventory `SOURCE`")
 	fs.StringVar(&o.limit, "limit", "", "select the inventory's hosts matching `PATTERN` (Ansible's: web:&prod, web:!db, ~regex…)")
 	fs.IntVar(&o.forks, "forks", defaultForks, "work on `N` hosts at once")
 	fs.BoolVar(&o.planOnce, "plan-once", false, "with -i: do the task with the model on the first host, replay its steps on the others")
@@ -202,7 +202,7 @@ func (t *taskRunner) shell(ctx context.Context, command string) (ok, denied bool
 // and the safety machinery on the host (stepgen), the same executor as
 // `agent run`; with -i, on every selected host of an inventory.
 func runTask(ctx context.Context, a *app, o taskOptions) error {
-	if o.batch.inventory != "" {
+	if o.batch.inv.given() {
 		return runBatchTask(ctx, a, o)
 	}
 	t, err := a.newTaskRunner(ctx, o)

@@ -31,8 +31,9 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 	fs.SetOutput(a.stderr)
 	var host hostOptions
 	host.addFlags(fs)
-	var inv, limit string
-	fs.StringVarP(&inv, "inventory", "i", "", "undo a batch session on the hosts of the inventory `FILE` it ran on")
+	var inv inventoryFlags
+	var limit string
+	inv.addFlags(fs, "undo a batch session on the hosts of the inventory `SOURCE` it ran on")
 	fs.StringVar(&limit, "limit", "", "with -i: only the inventory hosts matching `PATTERN`")
 	force := fs.Bool("force", false, "restore files that changed after the session changed them, overwriting those changes")
 	list := fs.Bool("list", false, "list the sessions that changed files: id, hosts, time, files, restored or not")
@@ -46,19 +47,19 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	mergeHost(&a.host, host, fs)
-	if !fs.Changed("inventory") {
-		inv = a.task.batch.inventory
-	}
+	given := inv
+	inv = a.task.batch.inv
+	mergeInventory(&inv, given, fs)
 	if !fs.Changed("limit") {
 		limit = a.task.batch.limit
 	}
 	if fs.NArg() > 1 {
 		return usagef("undo: at most one session id")
 	}
-	if inv == "" && limit != "" {
+	if !inv.given() && limit != "" {
 		return usagef("undo: --limit needs -i INVENTORY")
 	}
-	if inv != "" && a.host.sshHost != "" {
+	if inv.given() && a.host.sshHost != "" {
 		return usagef("undo: -i and --ssh-host: choose the inventory or one host")
 	}
 	stateDir, err := safety.StateDir()
@@ -84,7 +85,7 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if inv != "" {
+	if inv.given() {
 		return undoBatch(ctx, a, stateDir, info, inv, limit, *force)
 	}
 	target, err := undoHost(info, a.host.sshHost)
@@ -134,11 +135,16 @@ func undoOn(ctx context.Context, a *app, tr transport.Transport, stateDir string
 // changes are put back on every selected inventory host it changed, one
 // host after another, each dialled with its inventory settings as a batch
 // run dials it. A host that fails does not stop the others; exit 3 then.
-func undoBatch(ctx context.Context, a *app, stateDir string, info safety.SessionInfo, inv, limit string, force bool) error {
-	hosts, err := engine.SelectHosts(inv, limit, a.host.overrides())
+func undoBatch(ctx context.Context, a *app, stateDir string, info safety.SessionInfo, inv inventoryFlags, limit string, force bool) error {
+	spec, err := inv.spec(ctx)
 	if err != nil {
 		return err
 	}
+	hosts, err := engine.SelectHosts(spec, limit, a.host.overrides())
+	if err != nil {
+		return err
+	}
+	a.warnInventory(hosts)
 	var todo []engine.Target
 	for _, h := range hosts {
 		if slices.Contains(info.Hosts, h.Name) {
@@ -146,7 +152,7 @@ func undoBatch(ctx context.Context, a *app, stateDir string, info safety.Session
 		}
 	}
 	if len(todo) == 0 {
-		return usagef("undo: session %s changed files on %s, none of them selected from %s", info.ID, strings.Join(info.Hosts, ", "), inv)
+		return usagef("undo: session %s changed files on %s, none of them selected from %s", info.ID, strings.Join(info.Hosts, ", "), inv.name())
 	}
 	failed := 0
 	for _, h := range todo {

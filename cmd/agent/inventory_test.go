@@ -173,3 +173,62 @@ func ansibleListing(t *testing.T, out []byte) map[string]ansibleHost {
 	}
 	return res
 }
+
+// TestInventorySourcesCLI: -i more than once (a directory, a script, a
+// vaulted file), the vault flags, decrypted values hidden from the
+// listing, the warnings for unused ansible_* variables, --limit @FILE,
+// and malformed patterns exiting 2 naming them.
+func TestInventorySourcesCLI(t *testing.T) {
+	home := t.TempDir()
+	sshConfig := filepath.Join(home, "ssh_config")
+	writeInvFile(t, sshConfig, "")
+	retry := filepath.Join(home, "site.retry")
+	writeInvFile(t, retry, "db1\nextra1\n")
+	const inv = "../../inventory/testdata/"
+	run := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := Main(append([]string{"-F", sshConfig}, args...), strings.NewReader(""), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+	code, out, errOut := run("inventory", "list", "-i", inv+"vault/hosts.yml", "-i", inv+"vault/enc_hosts",
+		"--vault-id", "prod@"+inv+"vault/pw_prod", "--vault-password-file", inv+"vault/pw", "--limit", "@"+retry, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got []inventoryEntry
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != "db1" || got[1].Name != "extra1" {
+		t.Fatalf("hosts %+v, want db1 and extra1", got)
+	}
+	for _, secret := range []string{"s3cr3t-db-password", "tok-prod-9f8e7d", "all-hosts-backup-key", "from_encrypted_ini"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the listing shows the vaulted value %q", secret)
+		}
+	}
+	if got[0].Vars["db_password"] != "[vaulted]" || got[1].Host != "192.0.2.7" {
+		t.Errorf("db1 vars %v, extra1 host %q", got[0].Vars, got[1].Host)
+	}
+	code, _, errOut = run("inventory", "list", "-i", inv+"vault/hosts.yml")
+	if code != 2 || !strings.Contains(errOut, "--vault-password-file") {
+		t.Errorf("without a password: exit %d, %s", code, errOut)
+	}
+	code, _, errOut = run("inventory", "list", "-i", inv+"vault/enc_hosts", "--vault-password-file", inv+"vault/pw_prod")
+	if code != 2 || !strings.Contains(errOut, "wrong password") {
+		t.Errorf("wrong password: exit %d, %s", code, errOut)
+	}
+	dir := t.TempDir()
+	writeInvFile(t, filepath.Join(dir, "hosts"), "[web]\nweb1 ansible_python_interpreter=/usr/bin/python3\nweb2\n")
+	code, out, errOut = run("inventory", "list", "-i", dir, "-i", inv+"sources/scripts/nometa.sh")
+	if code != 0 || !strings.Contains(out, "app1") || !strings.Contains(out, "web2") ||
+		!strings.Contains(errOut, "warning: inventory variable ansible_python_interpreter: agent does not act on it (host web1)") {
+		t.Errorf("two sources: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, p := range []string{"~[", "web[", "web[1"} {
+		code, _, errOut = run("inventory", "list", "-i", dir, "--limit", p)
+		if code != 2 || !strings.Contains(errOut, "malformed host pattern") || !strings.Contains(errOut, p) {
+			t.Errorf("--limit %q: exit %d, %s", p, code, errOut)
+		}
+	}
+}

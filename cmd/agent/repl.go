@@ -258,7 +258,7 @@ func (a *app) interactive() bool {
 // at the end the status is the worst task's — 1 when a task failed, else
 // 4 when one needed an approval that could not be given, else 0.
 func runREPL(ctx context.Context, a *app, o taskOptions) error {
-	if o.batch.inventory != "" {
+	if o.batch.inv.given() {
 		return usagef("-i: the REPL works on one host; give the task with -c to run it across the inventory")
 	}
 	if o.savePlan != "" {

@@ -8,6 +8,7 @@ or {"error": "..."} when Ansible refuses the pattern.
 Usage: ansible_patterns.py INVENTORY PATTERN...  (one process for all
 patterns: starting ansible once per pattern is slow)."""
 import json
+import os
 import sys
 
 from ansible.errors import AnsibleError
@@ -17,7 +18,20 @@ from ansible.parsing.dataloader import DataLoader
 
 def main():
     source, patterns = sys.argv[1], sys.argv[2:]
-    im = InventoryManager(loader=DataLoader(), sources=[source], parse=True)
+    sources = [source]
+    if source == "-":  # the sources as a JSON list in PATTERN_SOURCES
+        sources = json.loads(os.environ["PATTERN_SOURCES"])
+    loader = DataLoader()
+    if os.environ.get("VAULT_IDS"):  # "id@file,id@file"
+        from ansible.parsing.vault import get_file_vault_secret
+        secrets = []
+        for spec in os.environ["VAULT_IDS"].split(","):
+            vid, path = spec.split("@", 1)
+            secret = get_file_vault_secret(filename=path, vault_id=vid, loader=loader)
+            secret.load()
+            secrets.append((vid, secret))
+        loader.set_vault_secrets(secrets)
+    im = InventoryManager(loader=loader, sources=sources, parse=True)
     out = {}
     for p in patterns:
         res = {}

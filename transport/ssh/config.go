@@ -38,6 +38,11 @@ type ResolveOptions struct {
 	User          string
 	Port          int
 	IdentityFiles []string
+	// Options are ssh_config lines given as ssh's -o options ("Key=Value"
+	// or "Key Value"), in command-line order: like the overrides above
+	// they come before the files, and the first value obtained wins.
+	// Host, Match and Include cannot be given this way, as with ssh.
+	Options []string
 }
 
 // ConfigError is a problem in an ssh_config file or in a setting given on
@@ -166,6 +171,11 @@ func resolve(dest string, opts ResolveOptions, jc jumpContext) (*HostConfig, err
 	}
 	key := hopKey(st.user, host, st.port)
 	r := &reader{st: st, env: e}
+	for _, o := range opts.Options {
+		if err := r.option(o); err != nil {
+			return nil, &ConfigError{File: "command-line option", Err: fmt.Errorf("-o %q: %w", o, err)}
+		}
+	}
 	if err := r.readConfigs(opts.ConfigFile); err != nil {
 		return nil, err
 	}

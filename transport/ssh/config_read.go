@@ -231,6 +231,31 @@ func (r *reader) line(line string, flags readFlags, active *bool, depth int) err
 	return nil
 }
 
+// option evaluates one -o option as ssh does (process_config_line with
+// the file "command-line"): a user-config line that may not open a block.
+func (r *reader) option(o string) error {
+	kw, _, _, _ := strdelim(strings.TrimLeft(o, whitespace))
+	switch asciiLower(kw) {
+	case "host", "match", "include":
+		return fmt.Errorf("%s directive not supported as a command-line option", kw)
+	}
+	if strings.ContainsAny(o, "\n\r") {
+		return errors.New("a line break inside an option")
+	}
+	active := true
+	return r.line(o, userConf, &active, 0)
+}
+
+// Keywords are the ssh_config keywords (lower case) whose values agent
+// acts on; others are read, checked where ssh would refuse them, and
+// otherwise have no effect.
+var Keywords = map[string]bool{
+	"hostname": true, "user": true, "port": true, "identityfile": true, "identitiesonly": true,
+	"identityagent": true, "stricthostkeychecking": true, "connecttimeout": true,
+	"serveraliveinterval": true, "serveralivecountmax": true, "userknownhostsfile": true,
+	"globalknownhostsfile": true, "proxyjump": true, "proxycommand": true,
+}
+
 // include evaluates an Include line: each argument is a glob, relative to
 // ~/.ssh (user config) or the system config's directory.
 func (r *reader) include(args []string, flags readFlags, active *bool, depth int) error {
