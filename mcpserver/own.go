@@ -74,7 +74,7 @@ func (s *Server) listHosts(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if err := decodeOwn(req.Params.Arguments, s.o.MaxArgBytes, &p); err != nil {
 		return toolError("%s: %v", ListHostsName, err), nil
 	}
-	if s.o.Inventory == "" {
+	if len(s.o.Inventory.Sources) == 0 {
 		return toolError("%s: the server has no inventory (start it with agent mcp -i FILE); hosts are ~/.ssh/config aliases or user@host[:port]", ListHostsName), nil
 	}
 	hosts, err := s.selectHosts(p.Limit)
@@ -208,7 +208,7 @@ func (s *Server) runPlan(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 // planHosts are run_plan's hosts: the inventory's selection by pattern
 // (within the server's --limit), or SSH destinations.
 func (s *Server) planHosts(pattern string) ([]engine.Target, error) {
-	if s.o.Inventory != "" {
+	if len(s.o.Inventory.Sources) > 0 {
 		hosts, err := s.selectHosts(pattern)
 		if err == nil && len(hosts) == 0 {
 			err = fmt.Errorf("no inventory hosts match %q", pattern)

@@ -24,8 +24,9 @@ type Options struct {
 	// cannot ask gets a refusal naming the level and reason.
 	Approve safety.Mode
 	// Inventory and Limit (-i, --limit) name the inventory hosts a host
-	// parameter may name besides SSH destinations; "" for none.
-	Inventory, Limit string
+	// parameter may name besides SSH destinations; no sources for none.
+	Inventory engine.InventorySpec
+	Limit     string
 	// SSH are the -F, -l, -p, --identity overrides over ~/.ssh/config.
 	SSH engine.SSHOverrides
 	// Warn receives connection warnings and the server's notes; nil: none.
@@ -81,7 +82,7 @@ func New(o Options) (*Server, error) {
 	if o.Warn == nil {
 		o.Warn = func(string) {}
 	}
-	if o.Inventory != "" {
+	if len(o.Inventory.Sources) > 0 {
 		// A bad inventory or --limit stops the server before it serves.
 		if _, err := engine.InventoryHosts(o.Inventory, o.Limit, o.SSH); err != nil {
 			return nil, err

@@ -101,7 +101,7 @@ func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, what st
 // has an inventory and the name is one of its selected hosts, else an SSH
 // destination (alias, user@host[:port]) resolved like ssh -G.
 func (s *Server) target(name string) (engine.Target, error) {
-	if s.o.Inventory != "" {
+	if len(s.o.Inventory.Sources) > 0 {
 		all, err := engine.InventoryHosts(s.o.Inventory, "", s.o.SSH)
 		if err != nil {
 			return engine.Target{}, err

@@ -37,7 +37,7 @@ func runMCP(ctx context.Context, a *app, args []string) error {
 	var o mcpOptions
 	o.host.addFlags(fs)
 	_ = fs.MarkHidden("ssh-host") // every call names its host
-	fs.StringVarP(&o.batch.inventory, "inventory", "i", "", "let calls name the hosts of the Ansible inventory `FILE`; list_hosts and run_plan use it")
+	o.batch.inv.addFlags(fs, "let calls name the hosts of the Ansible inventory `SOURCE`; list_hosts and run_plan use it")
 	fs.StringVar(&o.batch.limit, "limit", "", "only the inventory's hosts matching `PATTERN`")
 	fs.IntVar(&o.batch.forks, "forks", defaultForks, "run_plan's default `N` hosts at once")
 	fs.StringVar(&o.approve, "approve", "ask", "`MODE`: never, ask (the client's user is asked by MCP elicitation; refused when it cannot ask), medium or all")
@@ -60,9 +60,9 @@ func runMCP(ctx context.Context, a *app, args []string) error {
 	if a.host.sshHost != "" {
 		return usagef("mcp: --ssh-host does not apply: every call names its host")
 	}
-	if !fs.Changed("inventory") {
-		o.batch.inventory = a.task.batch.inventory
-	}
+	given := o.batch.inv
+	o.batch.inv = a.task.batch.inv
+	mergeInventory(&o.batch.inv, given, fs)
 	if !fs.Changed("limit") {
 		o.batch.limit = a.task.batch.limit
 	}
@@ -72,7 +72,7 @@ func runMCP(ctx context.Context, a *app, args []string) error {
 	if !fs.Changed("approve") && a.task.approve != "" {
 		o.approve = a.task.approve
 	}
-	if o.batch.limit != "" && o.batch.inventory == "" {
+	if o.batch.limit != "" && !o.batch.inv.given() {
 		return usagef("mcp: --limit needs -i INVENTORY")
 	}
 	if o.batch.forks < 1 {
@@ -86,8 +86,12 @@ func runMCP(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	spec, err := o.batch.inv.spec(ctx)
+	if err != nil {
+		return err
+	}
 	srv, err := mcpserver.New(mcpserver.Options{
-		Policy: policy, Approve: mode, Inventory: o.batch.inventory, Limit: o.batch.limit,
+		Policy: policy, Approve: mode, Inventory: spec, Limit: o.batch.limit,
 		SSH: a.host.overrides(), Forks: o.batch.forks, IdleTimeout: o.idle, Version: version,
 		Warn: func(msg string) { fmt.Fprintln(a.stderr, "agent mcp:", msg) },
 	})
