@@ -12,6 +12,7 @@ import (
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/safety"
+	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
 // A batch does the same work on every host selected from an inventory,
@@ -81,6 +82,10 @@ func OpenBatch(o BatchOptions) (*Batch, error) {
 	}
 	forks, warn := capForks(o.Forks)
 	o.Forks = forks
+	if o.Dial.SSH.Keys == nil {
+		// A key's passphrase is asked once for the batch, not per host.
+		o.Dial.SSH.Keys = sshtr.NewKeyCache()
+	}
 	b := &Batch{o: o, session: safety.NewSessionID(), start: time.Now()}
 	if warn != "" {
 		b.emit(event.Event{Kind: event.KindWarning, Warning: &event.Warning{Text: warn}})

@@ -205,6 +205,14 @@ func (a *authenticator) load(file string) keyFile {
 	if id.pub == nil {
 		id.pub = readPublicKey(file + ".pub")
 	}
+	if s, err, ok := a.opts.Keys.lookup(file, data); ok {
+		if err != nil {
+			a.note("%v", err)
+		} else {
+			id.pub, id.signer = s.PublicKey(), s
+		}
+		return id
+	}
 	if a.opts.Prompter == nil {
 		a.note("%s is encrypted and there is no terminal to ask for its passphrase; add it to ssh-agent", file)
 		return id
@@ -235,6 +243,18 @@ func (a *authenticator) load(file string) keyFile {
 // decrypt asks for the passphrase of an encrypted key (up to three times
 // when it is wrong) and parses the key.
 func (a *authenticator) decrypt(file string, data []byte) (gossh.Signer, error) {
+	var s gossh.Signer
+	var err error
+	// Waiting for another connection's prompt counts as asking a person:
+	// the handshake deadline is paused meanwhile.
+	a.g.pause(func() {
+		s, err = a.opts.Keys.decrypt(file, data, func() (gossh.Signer, error) { return a.ask(file, data) })
+	})
+	return s, err
+}
+
+// ask is decrypt without the cache.
+func (a *authenticator) ask(file string, data []byte) (gossh.Signer, error) {
 	for try := 0; try < passphraseTries; try++ {
 		var pass []byte
 		var err error

@@ -42,6 +42,9 @@ type Options struct {
 	// MaxSessions caps the command sessions open at once on the connection
 	// (DefaultMaxSessions when zero). Further Runs wait for a free slot.
 	MaxSessions int
+	// Keys, when set, keeps the keys decrypted by one connection for the
+	// others sharing it: a passphrase is asked once per run (a batch).
+	Keys *KeyCache
 }
 
 // Transport is a transport.Transport over one SSH connection, reused by
