@@ -250,6 +250,7 @@ func (r *reader) finish() (*HostConfig, error) {
 		ServerAliveCountMax:   3,
 		StrictHostKeyChecking: "ask",
 		IdentitiesOnly:        st.identitiesOnly == 1,
+		HashKnownHosts:        st.hashKnownHosts == 1,
 		ConnectTimeoutSet:     st.connectTimeout >= 0,
 	}
 	if st.userSet {

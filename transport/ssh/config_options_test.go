@@ -17,7 +17,7 @@ func TestOptionsMatchSSHG(t *testing.T) {
 		{"ConnectTimeout=7", "IdentityFile=/keys/k1", "IdentitiesOnly=yes"},
 		{"HostName=10.1.1.1", "ServerAliveInterval=5", "ServerAliveCountMax=9"},
 		{"ProxyCommand=none", "ProxyJump=j"},
-		{"ControlMaster=auto", "ControlPersist=60s"},
+		{"ControlMaster=auto", "ControlPersist=60s"}, {"HashKnownHosts=yes"},
 		{"Host=x"}, {"Match=all"}, {"Port=abc"}, {"StrictHostKeyChecking=maybe"},
 	} {
 		what := strings.Join(opts, " | ")

@@ -44,6 +44,7 @@ type settings struct {
 	port                         int // 0: unset
 	identities                   []identity
 	identitiesOnly               int // -1: unset
+	hashKnownHosts               int // -1: unset
 	connectTimeout               int // seconds, -1: unset
 	aliveInterval, aliveCountMax int // -1: unset
 	strict, canonicalize         string
@@ -58,7 +59,7 @@ type identity struct {
 }
 
 func newSettings(alias string) *settings {
-	return &settings{alias: alias, identitiesOnly: -1, connectTimeout: -1, aliveInterval: -1, aliveCountMax: -1}
+	return &settings{alias: alias, identitiesOnly: -1, hashKnownHosts: -1, connectTimeout: -1, aliveInterval: -1, aliveCountMax: -1}
 }
 
 // addIdentity adds an identity file unless it is already listed (ssh's
@@ -187,6 +188,8 @@ func (r *reader) line(line string, flags readFlags, active *bool, depth int) err
 		st.addIdentity(v, flags&userConf != 0)
 	case "identitiesonly":
 		return setChoice(args, kw, on, &st.identitiesOnly, flagChoices)
+	case "hashknownhosts":
+		return setChoice(args, kw, on, &st.hashKnownHosts, flagChoices)
 	case "stricthostkeychecking":
 		return setWord(args, kw, on, &st.strict, strictChoices)
 	case "canonicalizehostname":
@@ -253,7 +256,7 @@ var Keywords = map[string]bool{
 	"hostname": true, "user": true, "port": true, "identityfile": true, "identitiesonly": true,
 	"identityagent": true, "stricthostkeychecking": true, "connecttimeout": true,
 	"serveraliveinterval": true, "serveralivecountmax": true, "userknownhostsfile": true,
-	"globalknownhostsfile": true, "proxyjump": true, "proxycommand": true,
+	"globalknownhostsfile": true, "proxyjump": true, "proxycommand": true, "hashknownhosts": true,
 }
 
 // include evaluates an Include line: each argument is a glob, relative to

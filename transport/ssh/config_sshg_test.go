@@ -241,7 +241,7 @@ func TestConfigLinesMatchSSHG(t *testing.T) {
 		"ProxyJump ssh://@h", "ProxyJump a:0", "UserKnownHostsFile none x", "UserKnownHostsFile x none",
 		"UserKnownHostsFile ''", "UserKnownHostsFile /a #c", "Host", `Host ""`, "Host #", "Include",
 		"Match", "Match all host x", "Match host", "Match !all", "Match host x,y,!z", "Match all # c",
-		"HostName %z", "HostName a%", "HostName %%%h", "IdentityFile %z", "Bogus",
+		"HostName %z", "HostName a%", "HostName %%%h", "IdentityFile %z", "Bogus", "HashKnownHosts yes", "HashKnownHosts maybe",
 	}
 	for i, line := range lines {
 		t.Run(strconv.Itoa(i), func(t *testing.T) { // TempDir names must not get the line's '%'

@@ -30,6 +30,7 @@ func WriteConfig(w io.Writer, cfg *HostConfig) error {
 	line("hostname", cfg.HostName)
 	line("port", strconv.Itoa(port))
 	line("identitiesonly", map[bool]string{true: "yes", false: "no"}[cfg.IdentitiesOnly])
+	line("hashknownhosts", map[bool]string{true: "yes", false: "no"}[cfg.HashKnownHosts])
 	line("stricthostkeychecking", strict)
 	line("serveralivecountmax", strconv.Itoa(cfg.ServerAliveCountMax))
 	line("serveraliveinterval", strconv.Itoa(int(cfg.ServerAliveInterval.Seconds())))

@@ -45,6 +45,9 @@ type HostConfig struct {
 	// UserKnownHostsFiles are the known_hosts files the user owns, in order;
 	// new keys are appended to the first one.
 	UserKnownHostsFiles []string
+	// HashKnownHosts says that keys added to the user known_hosts file
+	// are written with the host name hashed (|1|salt|hash), as OpenSSH does.
+	HashKnownHosts bool
 	// GlobalKnownHostsFiles are read-only known_hosts files
 	// (/etc/ssh/ssh_known_hosts by default).
 	GlobalKnownHostsFiles []string

@@ -245,7 +245,7 @@ func (hk *hostKeyChecker) add(key gossh.PublicKey) {
 		hk.opts.Warn(fmt.Sprintf("Warning: accepted the %s host key of '%s' for this connection only (UserKnownHostsFile none).", keyKind(key), hk.addr))
 		return
 	}
-	added, err := appendKnownHost(file, hk.addr, key)
+	added, err := appendKnownHost(file, hk.addr, key, hk.h.HashKnownHosts)
 	if err != nil {
 		hk.opts.Warn(fmt.Sprintf("Warning: failed to add the host to the list of known hosts (%s): %v", file, err))
 		return
@@ -279,7 +279,10 @@ func (hk *hostKeyChecker) suggestFile() string {
 // key for addr: it was read when the connection started, and a concurrent
 // connection to the same host may have added it since. added is false
 // when nothing was written.
-func appendKnownHost(file, addr string, key gossh.PublicKey) (added bool, err error) {
+//
+// With hash (HashKnownHosts yes) the name is written hashed, as OpenSSH
+// writes it: |1|base64(salt)|base64(HMAC-SHA1(salt, name)).
+func appendKnownHost(file, addr string, key gossh.PublicKey, hash bool) (added bool, err error) {
 	mu := knownHostsLock(file)
 	mu.Lock()
 	defer mu.Unlock()
@@ -299,6 +302,10 @@ func appendKnownHost(file, addr string, key gossh.PublicKey) (added bool, err er
 		return false, nil
 	}
 	line := knownhosts.Line([]string{addr}, key) + "\n"
+	if hash {
+		line = knownhosts.HashHostname(knownhosts.Normalize(addr)) + " " +
+			strings.TrimSpace(string(gossh.MarshalAuthorizedKey(key))) + "\n"
+	}
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		line = "\n" + line
 	}

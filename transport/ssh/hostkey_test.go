@@ -63,17 +63,17 @@ func TestHostKeyAlgorithms(t *testing.T) {
 func TestAppendKnownHost(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "new", ".ssh", "known_hosts")
 	k1, k2 := newKey(t), newKey(t)
-	if added, err := appendKnownHost(file, "[127.0.0.1]:2222", k1); err != nil || !added {
+	if added, err := appendKnownHost(file, "[127.0.0.1]:2222", k1, false); err != nil || !added {
 		t.Fatal(added, err)
 	}
 	os.WriteFile(file, []byte(strings.TrimSuffix(fileText(t, file), "\n")), 0o600) // lost its newline
-	if added, err := appendKnownHost(file, "host.example", k2); err != nil || !added {
+	if added, err := appendKnownHost(file, "host.example", k2, false); err != nil || !added {
 		t.Fatal(added, err)
 	}
 	// Already there (written since the connection read the file): nothing
 	// is added.
 	for addr, k := range map[string]gossh.PublicKey{"[127.0.0.1]:2222": k1, "host.example": k2} {
-		if added, err := appendKnownHost(file, addr, k); err != nil || added {
+		if added, err := appendKnownHost(file, addr, k, false); err != nil || added {
 			t.Errorf("%s again: added %v, %v", addr, added, err)
 		}
 	}
@@ -94,13 +94,13 @@ func TestAppendKnownHostHashed(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "known_hosts")
 	k := newKey(t)
 	os.WriteFile(file, []byte(knownhosts.Line([]string{knownhosts.HashHostname("[10.0.0.1]:2200")}, k)+"\n"), 0o600)
-	if added, err := appendKnownHost(file, "[10.0.0.1]:2200", k); err != nil || added {
+	if added, err := appendKnownHost(file, "[10.0.0.1]:2200", k, false); err != nil || added {
 		t.Errorf("hashed entry present: added %v, %v", added, err)
 	}
-	if added, err := appendKnownHost(file, "[10.0.0.1]:2201", k); err != nil || !added {
+	if added, err := appendKnownHost(file, "[10.0.0.1]:2201", k, false); err != nil || !added {
 		t.Errorf("other port: added %v, %v", added, err)
 	}
-	if added, err := appendKnownHost(file, "[10.0.0.1]:2200", newKey(t)); err != nil || !added {
+	if added, err := appendKnownHost(file, "[10.0.0.1]:2200", newKey(t), false); err != nil || !added {
 		t.Errorf("other key: added %v, %v", added, err)
 	}
 	if n := strings.Count(fileText(t, file), "\n"); n != 3 {
@@ -204,6 +204,35 @@ func TestUnknownHost(t *testing.T) {
 		}
 		if q, _ := p.asked(); len(q) != 0 {
 			t.Errorf("asked %q under StrictHostKeyChecking yes", q)
+		}
+	})
+
+	t.Run("accept-new with HashKnownHosts", func(t *testing.T) {
+		cfg, file := setup(t, "accept-new")
+		cfg.HashKnownHosts = true
+		if err := tryDial(t, cfg, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil || !strings.HasPrefix(string(data), "|1|") || strings.Contains(string(data), "127.0.0.1") {
+			t.Fatalf("known_hosts %q, %v: want one hashed entry", data, err)
+		}
+		cfg.StrictHostKeyChecking = "yes"
+		if err := tryDial(t, cfg, Options{}); err != nil {
+			t.Errorf("dial with the hashed key: %v", err)
+		}
+		// OpenSSH finds the hashed entry (ssh-keygen -F) and connects with it.
+		if out, err := exec.Command("ssh-keygen", "-F", fmt.Sprintf("[127.0.0.1]:%d", d.Port), "-f", file).CombinedOutput(); err != nil || !strings.Contains(string(out), "found") {
+			t.Errorf("ssh-keygen -F: %v: %s", err, out)
+		}
+		out, err := exec.Command("ssh", "-F", "none", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+			"-o", "UserKnownHostsFile="+file, "-o", "GlobalKnownHostsFile=/dev/null", "-i", d.IdentityFile,
+			"-p", fmt.Sprint(d.Port), d.User+"@127.0.0.1", "echo ok").CombinedOutput()
+		if err != nil || !strings.HasSuffix(string(out), "ok\n") {
+			t.Errorf("ssh with our hashed known_hosts: %v: %s", err, out)
+		}
+		if after, _ := os.ReadFile(file); string(after) != string(data) {
+			t.Errorf("known_hosts changed on the second connection:\n%s", after)
 		}
 	})
 
