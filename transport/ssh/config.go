@@ -280,7 +280,7 @@ func (r *reader) finish() (*HostConfig, error) {
 		return nil, &ConfigError{Err: errors.New("CanonicalizeHostname is not supported by agent")}
 	}
 	if st.proxyCommandSet && st.proxyCommand != "none" {
-		return nil, &ConfigError{Err: fmt.Errorf("ProxyCommand %q is not supported by agent; use ProxyJump", st.proxyCommand)}
+		cfg.ProxyCommand = st.proxyCommand
 	}
 	tok := e.tokens(cfg)
 	ids := st.identities

@@ -29,6 +29,16 @@ func FuzzResolve(f *testing.F) {
 	if err := os.WriteFile(filepath.Join(inc, "inc"), []byte("Host *\n  Include inc\n"), 0o644); err != nil {
 		f.Fatal(err)
 	}
+	// Random configs must not run random commands: Match exec is
+	// evaluated (tokens expanded) but "exits" 1 without running.
+	matchExecHook = func(r *reader, cmd string) (int, error) {
+		if _, err := percentExpand(cmd, r.env.tokens(&HostConfig{Alias: r.st.alias})); err != nil {
+			return 0, err
+		}
+		return 1, nil
+	}
+	f.Cleanup(func() { matchExecHook = runMatchExec })
+	f.Add("Match exec \"test %h = x\"\n User y\n", "x")
 	f.Fuzz(func(t *testing.T, config, dest string) {
 		lower := strings.ToLower(config)
 		if strings.Contains(lower, "include") && strings.ContainsAny(config, "/~") {

@@ -1,9 +1,13 @@
 package ssh
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
+	"time"
 )
 
 // matchPattern reports whether s matches an ssh_config pattern: '*' is any
@@ -65,13 +69,64 @@ func matchHostname(host, list string) bool {
 	return matchPatternList(asciiLower(host), list, true) == 1
 }
 
+// matchExecTimeout bounds a Match exec command (ssh waits for ever; a
+// batch must not hang on a config line).
+const matchExecTimeout = 60 * time.Second
+
+// matchExec runs a Match exec command as ssh does (readconf.c
+// execute_in_shell): its %-tokens expanded with the settings obtained so
+// far, through $SHELL (else /bin/sh) -c, stdin and stdout on /dev/null,
+// stderr ours. It returns the exit status; a command that cannot be run
+// or does not finish in time is an error.
+func (r *reader) matchExec(cmd string) (int, error) {
+	return matchExecHook(r, cmd)
+}
+
+// matchExecHook runs Match exec commands; fuzz tests replace it, so that
+// random configs never run random commands.
+var matchExecHook = runMatchExec
+
+func runMatchExec(r *reader, cmd string) (int, error) {
+	host, err := r.st.matchHost()
+	if err != nil {
+		return 0, fmt.Errorf("HostName %q: %w", r.st.hostName, err)
+	}
+	cfg := &HostConfig{Alias: r.st.alias, HostName: host, Port: 22, User: r.env.localUser}
+	if r.st.port != 0 {
+		cfg.Port = r.st.port
+	}
+	if r.st.userSet {
+		cfg.User = r.st.user
+	}
+	line, err := percentExpand(cmd, r.env.tokens(cfg))
+	if err != nil {
+		return 0, fmt.Errorf("Match exec %q: %w", cmd, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), matchExecTimeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, userShell(), "-c", line)
+	c.Stderr = os.Stderr
+	c.WaitDelay = time.Second
+	err = c.Run()
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return 0, fmt.Errorf("Match exec %q: did not finish within %s", cmd, matchExecTimeout)
+	case errors.As(err, &ee) && ee.Exited():
+		return ee.ExitCode(), nil
+	case err != nil:
+		return 0, fmt.Errorf("Match exec %q: %w", cmd, err)
+	}
+	return 0, nil
+}
+
 // errUnsupportedMatch marks a Match criterion agent cannot evaluate.
 var errUnsupportedMatch = errors.New("unsupported Match criterion")
 
 // match evaluates a Match line's criteria (ssh's match_cfg_line): all,
 // host, originalhost, user and localuser, each optionally negated with
-// "!". exec and localnetwork are refused when they would decide the
-// result; canonical and final always (agent does a single pass).
+// "!", and exec (matchExec). localnetwork is refused when it would decide
+// the result; canonical and final always (agent does a single pass).
 func (r *reader) match(args []string, flags readFlags) (bool, error) {
 	result, attributes := true, 0
 	for i := 0; i < len(args); i++ {
@@ -117,7 +172,16 @@ func (r *reader) match(args []string, flags readFlags) (bool, error) {
 			ok = matchPatternList(ruser, arg, false) == 1
 		case "localuser":
 			ok = matchPatternList(r.env.localUser, arg, false) == 1
-		case "exec", "localnetwork":
+		case "exec":
+			if !result || flags&neverMatch != 0 {
+				continue // the block is off whatever this says: not run, as in ssh
+			}
+			status, err := r.matchExec(arg)
+			if err != nil {
+				return false, err
+			}
+			ok = status == 0
+		case "localnetwork":
 			if !result || flags&neverMatch != 0 {
 				continue // the block is off whatever this says
 			}

@@ -141,19 +141,18 @@ func TestResolveErrors(t *testing.T) {
 		{"quotes", "User \"bob\n", "h", ResolveOptions{}, "invalid quotes", 1},
 		{"no argument", "HostName\n", "h", ResolveOptions{}, "no argument after keyword", 1},
 		{"include loop", "Include config\n", "h", ResolveOptions{}, "too many recursive configuration includes", 1},
-		{"match exec", "Match exec true\n  User x\n", "h", ResolveOptions{}, `unsupported Match criterion "exec"`, 1},
+		{"match exec token", "Match exec \"echo %z\"\n  User x\n", "h", ResolveOptions{}, `unknown token %z`, 1},
 		{"match final", "Match final host h\n", "h", ResolveOptions{}, `unsupported Match criterion "final"`, 1},
 		{"match canonical", "Match canonical all\n", "h", ResolveOptions{}, `unsupported Match criterion "canonical"`, 1},
 		{"match tagged", "Match tagged x\n", "h", ResolveOptions{}, `unsupported Match criterion "tagged"`, 1},
 		{"match all+", "Match all host x\n", "h", ResolveOptions{}, "cannot be combined", 1},
-		{"proxycommand", "ProxyCommand nc %h %p\n", "h", ResolveOptions{}, "ProxyCommand \"nc %h %p\" is not supported", 0},
 		{"canonicalize", "CanonicalizeHostname yes\n", "h", ResolveOptions{}, "CanonicalizeHostname is not supported", 0},
 		{"hostname token", "HostName %z.example\n", "h", ResolveOptions{}, "unknown token %z", 0},
 		{"env var", "UserKnownHostsFile ${AGENT_NO_SUCH_VAR}/kh\n", "h", ResolveOptions{}, "${AGENT_NO_SUCH_VAR} has no value", 0},
 		{"no such user", "IdentityFile ~no-such-user-xyz/key\n", "h", ResolveOptions{}, "no such user", 0},
 		{"jump loop", "Host a\n  ProxyJump b\nHost b\n  ProxyJump a:2222\n", "a", ResolveOptions{}, "ProxyJump loop", 0},
 		{"jump self", "Host a\n  ProxyJump a\n", "a", ResolveOptions{}, "jumphost loop via a", 0},
-		{"hop error", "Host a\n  ProxyJump b\nHost b\n  ProxyCommand nc\n", "a", ResolveOptions{}, `ProxyJump hop "b"`, 0},
+		{"hop error", "Host a\n  ProxyJump b\nHost b\n  HostName %z\n", "a", ResolveOptions{}, `ProxyJump hop "b"`, 0},
 		{"empty user", "", "@h", ResolveOptions{}, "empty user name", 0},
 		{"empty host", "", "u@", ResolveOptions{}, "empty host name", 0},
 		{"uri port", "", "ssh://h:x", ResolveOptions{}, `bad port "x"`, 0},
@@ -269,6 +268,7 @@ user deploy
 hostname 10.0.0.1
 port 2222
 identitiesonly no
+hashknownhosts no
 stricthostkeychecking accept-new
 serveralivecountmax 3
 serveraliveinterval 90

@@ -51,6 +51,9 @@ func WriteConfig(w io.Writer, cfg *HostConfig) error {
 	} else {
 		line("connecttimeout", "none")
 	}
+	if cfg.ProxyCommand != "" {
+		line("proxycommand", cfg.ProxyCommand)
+	}
 	if cfg.ProxyJumpSpec != "" {
 		pj, err := formatJump(cfg.ProxyJumpSpec)
 		if err != nil {

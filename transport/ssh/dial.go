@@ -139,10 +139,13 @@ func dialHop(ctx context.Context, h *HostConfig, prev *gossh.Client, opts Option
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	var nc net.Conn
 	var err error
-	if prev == nil {
+	switch {
+	case prev == nil && h.ProxyCommand != "":
+		nc, err = dialProxyCommand(dctx, h)
+	case prev == nil:
 		var d net.Dialer
 		nc, err = d.DialContext(dctx, "tcp", addr)
-	} else {
+	default:
 		nc, err = prev.DialContext(dctx, "tcp", addr)
 	}
 	cancel()
@@ -189,7 +192,11 @@ func dialHop(ctx context.Context, h *HostConfig, prev *gossh.Client, opts Option
 		case isAuthFailure(err) || au.signFailed():
 			return nil, au.failure(err)
 		}
-		return nil, fmt.Errorf("%w: ssh handshake with %s: %w", transport.ErrConnection, describe(h), err)
+		err = fmt.Errorf("%w: ssh handshake with %s: %w", transport.ErrConnection, describe(h), err)
+		if pc, ok := nc.(*proxyConn); ok {
+			err = pc.explain(err)
+		}
+		return nil, err
 	}
 	nc.SetDeadline(time.Time{})
 	return gossh.NewClient(sc, chans, reqs), nil

@@ -27,6 +27,11 @@ type HostConfig struct {
 	// ProxyJump holds the jump hosts to go through, first hop first, each
 	// already resolved through the same configuration. Empty means direct.
 	ProxyJump []*HostConfig
+	// ProxyCommand is the command whose stdin and stdout carry the
+	// connection instead of TCP, as configured (%h %p %r %n %k expanded
+	// when dialling); run through $SHELL (else /bin/sh) like ssh does.
+	// Empty means none.
+	ProxyCommand string
 	// ConnectTimeout bounds the TCP connect plus the SSH handshake and
 	// authentication. Zero prints as "none" (like ssh -G), but Dial still
 	// bounds the handshake by 30 s: a host that accepts TCP and never speaks

@@ -160,8 +160,8 @@ func (hk *hostKeyChecker) refusal() error {
 }
 
 func (hk *hostKeyChecker) verify(remote net.Addr, key gossh.PublicKey) error {
-	if remote == nil {
-		remote = dummyAddr
+	if _, ok := remote.(*net.TCPAddr); !ok {
+		remote = dummyAddr // no address (a ProxyCommand's socket pair): names only
 	}
 	err := hk.cb(hk.query, remote, key)
 	if err == nil {
