@@ -159,6 +159,9 @@ func (bh *batchHost) pass(ev event.Event) {
 		if st := ev.Step; st.Status == "ok" && st.Diff != "" && !st.DryRun {
 			bh.paths[st.Path] = true
 		}
+		for _, p := range ev.Step.Journaled { // a shell command's files undo restores
+			bh.paths[p] = true
+		}
 	case event.KindDone:
 		bh.done = true
 	}

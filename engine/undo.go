@@ -29,7 +29,18 @@ func Undo(ctx context.Context, tr transport.Transport, stateDir, id, target stri
 // restorer adapts a transport to safety.FileRestorer.
 type restorer struct{ tr transport.Transport }
 
+// WriteFile puts path's content back. A symbolic link a shell command put
+// in its place (ln -sf) is removed first: the transports write through
+// links, and the file, not the link's target, is what is restored.
 func (r restorer) WriteFile(ctx context.Context, path string, rd io.Reader, perm fs.FileMode) (int64, error) {
+	q := tools.Quote(path)
+	res, err := r.tr.Run(ctx, transport.Command{Command: "if [ -L " + q + " ]; then rm -f -- " + q + "; fi"})
+	if err != nil {
+		return 0, fmt.Errorf("restore %s: %w", path, err)
+	}
+	if res.ExitCode != 0 {
+		return 0, fmt.Errorf("restore %s: removing the link in its place: %s", path, strings.TrimSpace(res.Stderr))
+	}
 	return r.tr.WriteFile(ctx, path, rd, perm)
 }
 

@@ -140,6 +140,9 @@ type Step struct {
 	Diff       string   `json:"diff,omitempty"`     // file change (done, or would be in a dry run)
 	DryRun     bool     `json:"dry_run,omitempty"`  // not run: --dry-run
 	SavedAs    string   `json:"saved_as,omitempty"`
+	// Journaled are the files a shell command wrote whose previous state
+	// the undo journal saved (agent undo restores them).
+	Journaled []string `json:"journaled,omitempty"`
 	// Interrupted: the run was cancelled (Ctrl-C) while the step ran; its
 	// exit code means nothing.
 	Interrupted bool `json:"interrupted,omitempty"`

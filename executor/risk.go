@@ -32,10 +32,14 @@ type classification struct {
 	// refused is a path the policy refuses whatever the approval (a ".."
 	// escape, an empty path): the step fails without running.
 	refused error
+	// undo is the files a medium or high command writes that the undo
+	// journal saves before it runs (planShellUndo).
+	undo []shellTarget
 }
 
 // classify decides the risk of a prepared call: the command line a
-// tools.Commander hands to the shell, parsed by safety.ClassifyCommand;
+// tools.Commander hands to the shell, parsed by safety.AnalyzeCommand (a
+// medium command whose file changes undo could not take back is high);
 // the files a tools.Toucher declares, each against the policy's path
 // rules where it really is (on the target, or on this machine for a
 // transfer's local file), at least the level the tool declares. A tool
@@ -49,7 +53,23 @@ func (e *Executor) classify(ctx context.Context, call *tools.Call) (classificati
 			return c, nil
 		}
 		c.command = line
-		c.risk = e.cfg.Policy.ClassifyCommand(line)
+		var touches []safety.Touch
+		c.risk, touches = e.cfg.Policy.AnalyzeCommand(line)
+		if e.cfg.Journal != nil && c.risk.Level >= safety.Medium {
+			cwd, _ := call.Params["cwd"].(string)
+			targets, why, err := e.planShellUndo(ctx, touches, cwd)
+			if err != nil {
+				return c, err
+			}
+			if opaque, what := safety.UndoOpaque(line); opaque && why == "" {
+				why = "it runs " + what + ", whose file changes cannot be known before it runs"
+			}
+			c.undo = targets
+			if why != "" && c.risk.Level == safety.Medium { // medium means reversible
+				c.risk.Level = safety.High
+				c.risk.Reasons = append(c.risk.Reasons, "undo could not take it back: "+why)
+			}
+		}
 		return c, nil
 	}
 	eff, ok, err := call.Touches()

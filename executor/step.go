@@ -39,6 +39,9 @@ type StepResult struct {
 	DryRun   bool
 	Diff     string
 	Duration time.Duration
+	// Journaled lists the files a shell command wrote that the undo
+	// journal saved before it ran (agent undo restores them).
+	Journaled []string
 
 	ran   bool            // the tool ran: its output may be saved
 	files []safety.FileOp // what the tool does to Path (tools.Toucher)
@@ -174,7 +177,18 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 	if call.Name == tools.ExecuteCommandName { // the structured tools' raw output is not what they report
 		tr = e.streaming(tr, r.Phase, r.Step)
 	}
+	if len(cls.undo) > 0 {
+		if err := e.journalShell(ctx, cls.undo); err != nil {
+			return e.fail(ctx, st, r, start, fmt.Sprintf("%s: %v; the command was refused because its changes could not be undone", st.Tool, err))
+		}
+		r.Journaled = targetPaths(cls.undo)
+	}
 	out, err := call.Run(expectPreviewed(ctx, previewed), tr)
+	if len(cls.undo) > 0 {
+		if jerr := e.shellChanged(context.WithoutCancel(ctx), cls.undo); jerr != nil {
+			out.Observation = strings.TrimSpace(out.Observation + "\n[warning: " + jerr.Error() + "; undo will not notice later changes to it]")
+		}
+	}
 	var je *journalError
 	switch {
 	case errors.As(err, &je):
@@ -307,7 +321,7 @@ func (e *Executor) finish(ctx context.Context, st planner.Step, r StepResult, st
 	ev := &event.Step{Phase: r.Phase, Step: r.Step, Line: r.Line, Tool: r.Tool,
 		Description: r.Description, Parameters: r.Params, Status: string(r.Status), ExitCode: r.Output.ExitCode,
 		Output: r.Observation, DurationMS: r.Duration.Milliseconds(), Command: r.Command, Path: r.Path,
-		Reasons: r.Risk.Reasons, Decision: r.Decision.Reason, Diff: r.Diff, DryRun: r.DryRun}
+		Reasons: r.Risk.Reasons, Decision: r.Decision.Reason, Diff: r.Diff, DryRun: r.DryRun, Journaled: r.Journaled}
 	if r.Command != "" || r.Path != "" || r.Decision.Reason != "" {
 		ev.Risk = r.Risk.Level.String()
 	}

@@ -159,8 +159,12 @@ func (j *Journal) Record(ctx context.Context, file string, prev []byte, existed 
 	return nil
 }
 
+// Absent is what Changed is given for a file the session's change
+// removed (a shell command's rm, mv): Restore then expects it missing.
+const Absent = "absent"
+
 // Changed records the content a change of the session gave file (its
-// SHA-256, hex), after the change succeeded: Restore then refuses to
+// SHA-256, hex, or Absent), after the change succeeded: Restore then refuses to
 // overwrite a file whose content is neither that nor its content before
 // the session, since someone changed it later. Call it after every
 // successful change of a file recorded with Record; the last call counts.
@@ -168,7 +172,7 @@ func (j *Journal) Changed(ctx context.Context, file, newSHA256 string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("undo journal: changed %s: %w", file, err)
 	}
-	if b, err := hex.DecodeString(newSHA256); err != nil || len(b) != sha256.Size {
+	if b, err := hex.DecodeString(newSHA256); newSHA256 != Absent && (err != nil || len(b) != sha256.Size) {
 		return fmt.Errorf("undo journal: changed %s: bad sha256 %q", file, newSHA256)
 	}
 	j.mu.Lock()
@@ -378,7 +382,7 @@ func (r indexRecord) check() error {
 		if r.N != 0 || r.Existed || r.SHA256 != "" || r.Mode != "" {
 			return fmt.Errorf("%s: change record with saved content", r.Path)
 		}
-		if b, err := hex.DecodeString(r.NewSHA256); err != nil || len(b) != sha256.Size {
+		if b, err := hex.DecodeString(r.NewSHA256); r.NewSHA256 != Absent && (err != nil || len(b) != sha256.Size) {
 			return fmt.Errorf("%s: bad new_sha256 %q", r.Path, r.NewSHA256)
 		}
 		return nil

@@ -175,8 +175,8 @@ func (j *Journal) unchanged(ctx context.Context, w FileRestorer, r indexRecord, 
 	var got string
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil:
-		if !r.Existed {
-			return nil // already as before the session
+		if !r.Existed || want == Absent {
+			return nil // already as before the session, or as the session left it
 		}
 		got = "missing"
 	case err != nil:

@@ -57,13 +57,15 @@ func (r *jsonRenderer) event(ev event.Event) {
 func (r *jsonRenderer) finish(executor.Summary) {}
 
 // notJournaled is the summary's note after a run whose shell commands may
-// have changed things: undo restores only what the file tools journaled.
-const notJournaled = "changes made by shell commands are not journaled and cannot be undone"
+// have changed things undo does not know of.
+const notJournaled = "changes made by these shell commands are not journaled and cannot be undone"
 
 // shellChange reports whether ev is a medium or high risk execute_command
-// that ran: what it changed, undo cannot put back.
+// that ran and whose changes undo may not put back: a high one, or a
+// medium one whose files were not journaled (a medium command's journaled
+// files are all it changes).
 func shellChange(ev *event.Step) bool {
-	return ev.Tool == "execute_command" && (ev.Risk == "medium" || ev.Risk == "high") && !ev.DryRun &&
+	return ev.Tool == "execute_command" && (ev.Risk == "high" || ev.Risk == "medium" && len(ev.Journaled) == 0) && !ev.DryRun &&
 		(ev.Status == "ok" || ev.Status == "error")
 }
 

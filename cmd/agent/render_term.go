@@ -242,6 +242,17 @@ func (r *termRenderer) step(ev *event.Step) {
 	if shellChange(ev) {
 		r.shell++
 	}
+	if ev.Status == "ok" || ev.Status == "error" {
+		for _, p := range ev.Journaled { // a shell command's files undo restores
+			if !r.paths[p] {
+				if r.paths == nil {
+					r.paths = map[string]bool{}
+				}
+				r.paths[p] = true
+				r.changed++
+			}
+		}
+	}
 	if ev.Diff != "" && (ev.Status == "ok" || ev.DryRun) {
 		if ev.Status == "ok" && !r.paths[ev.Path] {
 			if r.paths == nil {

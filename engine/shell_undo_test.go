@@ -1,0 +1,227 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/testenv"
+)
+
+// shellUndoCase is a shell command that changes files in DIR, run at
+// --approve medium: agent undo must put DIR back byte for byte and mode
+// for mode — or, when undo could not, the command must be high and not
+// run at medium.
+type shellUndoCase struct {
+	cmd  string
+	high bool // undo could not take it back: denied at --approve medium
+}
+
+var shellUndoCases = []shellUndoCase{
+	{cmd: "unlink DIR/data.txt"},
+	{cmd: "rm -f DIR/data.txt"},
+	{cmd: "sort -o DIR/data.txt /dev/null"},
+	{cmd: "cat /dev/null >| DIR/data.txt"},
+	{cmd: "cp -f DIR/other.txt DIR/data.txt"},
+	{cmd: "ln -sfT other.txt DIR/data.txt"},
+	{cmd: "install -D /dev/null DIR/data.txt"},
+	{cmd: "echo x | tee -a /dev/null > DIR/data.txt"},
+	{cmd: "echo more >> DIR/data.txt"},
+	{cmd: "chmod 600 DIR/data.txt"},
+	{cmd: "mv DIR/data.txt DIR/moved.txt"},
+	{cmd: "echo new > DIR/created.txt"},
+	{cmd: "sed -i s/precious/gone/ DIR/data.txt"},
+	{cmd: "truncate -s 0 DIR/data.txt"},
+	{cmd: "tar -cf DIR/x.tar --remove-files DIR/sub", high: true}, // a directory tree
+	{cmd: "rm -f DIR/*.txt", high: true},                          // a pattern
+	{cmd: "echo x > DIR/link.txt", high: true},                    // a symbolic link
+}
+
+// snapshot is DIR's files: content and mode, links as "-> target".
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			out[rel] = "-> " + target
+		case fi.IsDir():
+			out[rel+"/"] = fi.Mode().String()
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = fmt.Sprintf("%s %q", fi.Mode(), b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func fillUndoDir(t *testing.T, dir string) {
+	t.Helper()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, "data.txt"), []byte("precious\n"), 0o640))
+	must(os.Chmod(filepath.Join(dir, "data.txt"), 0o640))
+	must(os.WriteFile(filepath.Join(dir, "other.txt"), []byte("other\n"), 0o644))
+	must(os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "sub", "inner.txt"), []byte("inner\n"), 0o644))
+	must(os.Symlink("other.txt", filepath.Join(dir, "link.txt")))
+}
+
+// TestShellCommandUndo runs each case on this machine and over real sshd:
+// a medium command's file changes are journaled and agent undo restores
+// them exactly; a change undo could not take back is high.
+func TestShellCommandUndo(t *testing.T) {
+	localState(t)
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	kh, err := os.ReadFile(d.KnownHosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	knownHosts := writeFile(t, "known_hosts", string(kh))
+	sshConfig := writeFile(t, "ssh_config", fmt.Sprintf(
+		"Host undo-sshd\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n",
+		d.Port, d.User, d.IdentityFile, knownHosts))
+	t.Setenv("SSH_AUTH_SOCK", "")
+	sshTarget, err := engine.HostTarget("undo-sshd", engine.SSHOverrides{ConfigFile: sshConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stateDir, err := safety.StateDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range []struct {
+		name   string
+		target engine.Target
+		base   string
+	}{
+		{"local", engine.Target{Connection: engine.ConnLocal}, t.TempDir()},
+		{"ssh", sshTarget, d.Home},
+	} {
+		for i, tc := range shellUndoCases {
+			t.Run(fmt.Sprintf("%s/%d", tg.name, i), func(t *testing.T) {
+				dir, err := os.MkdirTemp(tg.base, ".undo-")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(dir) })
+				fillUndoDir(t, dir)
+				before := snapshot(t, dir)
+				shown := dir // as the command names it: from ~ in the SSH user's home (root's is a system path)
+				if rel, ok := strings.CutPrefix(dir, d.Home+"/"); ok && tg.name == "ssh" {
+					shown = "~/" + rel
+				}
+				cmd := strings.ReplaceAll(tc.cmd, "DIR", shown)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+
+				h, err := engine.Open(ctx, tg.target, engine.DialOptions{}, engine.HostOptions{
+					Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := h.Executor().RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": cmd}})
+				name, session := h.Name, h.Session
+				h.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.high {
+					if r.Risk.Level != safety.High || r.Status != "denied" {
+						t.Fatalf("%s: %s, %s (%v), want high and denied", cmd, r.Risk.Level, r.Status, r.Risk.Reasons)
+					}
+					if got := snapshot(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
+						t.Fatalf("%s changed files without approval:\n%v\n%v", cmd, before, got)
+					}
+					return
+				}
+				if r.Status != "ok" || r.Risk.Level != safety.Medium || len(r.Journaled) == 0 {
+					t.Fatalf("%s: %s %s journaled %v: %s (%v)", cmd, r.Status, r.Risk.Level, r.Journaled, r.Observation, r.Risk.Reasons)
+				}
+				if got := snapshot(t, dir); fmt.Sprint(got) == fmt.Sprint(before) {
+					t.Fatalf("%s changed nothing", cmd)
+				}
+				tr, err := engine.Dial(ctx, tg.target, engine.DialOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tr.Close()
+				if _, err := engine.Undo(ctx, tr, stateDir, session, name, false); err != nil {
+					t.Fatalf("undo after %s: %v", cmd, err)
+				}
+				if got := snapshot(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
+					t.Errorf("after %s and undo:\n got %v\nwant %v", cmd, got, before)
+				}
+			})
+		}
+	}
+}
+
+// TestShellUndoNeverClobbers: a file changed again after the session's
+// command changed it is not overwritten by undo without force.
+func TestShellUndoNeverClobbers(t *testing.T) {
+	localState(t)
+	dir := t.TempDir()
+	fillUndoDir(t, dir)
+	f := filepath.Join(dir, "data.txt")
+	ctx := context.Background()
+	h, err := engine.Open(ctx, engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, engine.HostOptions{
+		Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"echo one > " + f, "rm -f " + dir + "/other.txt"} {
+		if r, err := h.Executor().RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": cmd}}); err != nil || r.Status != "ok" {
+			t.Fatalf("%s: %v %+v", cmd, err, r)
+		}
+	}
+	name, session := h.Name, h.Session
+	h.Close()
+	if err := os.WriteFile(f, []byte("newer work\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := engine.Dial(ctx, engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	stateDir, _ := safety.StateDir()
+	_, err = engine.Undo(ctx, tr, stateDir, session, name, false)
+	if err == nil || !strings.Contains(err.Error(), "changed since session") {
+		t.Fatalf("undo over a newer change: %v", err)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "newer work\n" {
+		t.Errorf("newer work clobbered: %q", b)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "other.txt")); err != nil || string(b) != "other\n" {
+		t.Errorf("the removed file was not put back: %q %v", b, err)
+	}
+	if _, err := engine.Undo(ctx, tr, stateDir, session, name, true); err != nil {
+		t.Fatalf("undo --force: %v", err)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "precious\n" {
+		t.Errorf("forced undo: %q", b)
+	}
+}

@@ -1,0 +1,222 @@
+package executor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/autoshell/agent/safety"
+)
+
+// A shell command's file changes are journaled like the file tools': the
+// files the classifier says it writes (redirections, the operands and
+// option values of the writers and removers it knows) are saved before it
+// runs, so that `agent undo` restores them, and a change undo could not
+// take back makes the command High (medium means reversible).
+
+// shellTarget is a file a command writes, as undo will restore it.
+type shellTarget struct {
+	path    string // absolute, every symbolic link above it followed
+	existed bool
+	mode    fs.FileMode
+}
+
+// maxShellJournal bounds what one command's targets may hold in all.
+const maxShellJournal = 64 << 20
+
+// planShellUndo resolves on the host the files a command writes and tells
+// whether undo can take each back: it returns those it can, and why not
+// for the first it cannot ("" when it can take back all). The error is
+// only a done ctx or a home directory that cannot be found.
+func (e *Executor) planShellUndo(ctx context.Context, touches []safety.Touch, cwd string) ([]shellTarget, string, error) {
+	var out []shellTarget
+	var total int64
+	limit := e.journalMax()
+	seen := map[string]bool{}
+	for _, t := range touches {
+		if !t.Write || notAFile(t.Path) {
+			continue
+		}
+		if strings.ContainsAny(t.Path, "*?[") {
+			return out, fmt.Sprintf("%s names files by a pattern, unknown until the command runs", t.Path), nil
+		}
+		abs, err := e.absolute(ctx, t.Path, cwd)
+		if err != nil {
+			return out, "", err
+		}
+		if seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		st, why, err := e.shellTarget(ctx, abs)
+		if err != nil || why != "" {
+			return out, why, err
+		}
+		if st.existed {
+			fi, _ := e.cfg.Transport.Stat(ctx, st.path)
+			if fi != nil {
+				if total += fi.Size(); fi.Size() > limit || total > maxShellJournal {
+					return out, fmt.Sprintf("%s holds %d bytes, more than the undo journal keeps", st.path, fi.Size()), nil
+				}
+			}
+		}
+		out = append(out, st)
+	}
+	return out, "", nil
+}
+
+// notAFile reports the pseudo-files a redirection may name that are no
+// file to save.
+func notAFile(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/")
+}
+
+// absolute writes a classifier path ("~/x", absolute, or relative to where
+// the step starts) as an absolute path on the host.
+func (e *Executor) absolute(ctx context.Context, p, cwd string) (string, error) {
+	home, err := e.homeDir(ctx)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case p == "~":
+		return home, nil
+	case strings.HasPrefix(p, "~/"):
+		return path.Join(home, p[2:]), nil
+	case path.IsAbs(p):
+		return path.Clean(p), nil
+	}
+	base := home // where commands start on an SSH host
+	switch {
+	case cwd != "":
+		if base, err = e.absolute(ctx, cwd, ""); err != nil {
+			return "", err
+		}
+	case e.cfg.Transport.Host().Kind == "local":
+		if base, err = os.Getwd(); err != nil {
+			return "", fmt.Errorf("working directory: %w", err)
+		}
+	}
+	return path.Join(base, p), nil
+}
+
+// shellTarget looks at abs on the host: where it really is, and whether
+// undo can restore it (a regular file, or no file yet). why says why not.
+func (e *Executor) shellTarget(ctx context.Context, abs string) (shellTarget, string, error) {
+	real, err := e.realPath(ctx, abs)
+	if err != nil {
+		return shellTarget{}, "", err
+	}
+	if real != abs {
+		dir, err := e.realPath(ctx, path.Dir(abs))
+		if err != nil {
+			return shellTarget{}, "", err
+		}
+		if path.Join(dir, path.Base(abs)) != real {
+			return shellTarget{}, fmt.Sprintf("%s is a symbolic link: undo does not restore links", abs), nil
+		}
+	}
+	fi, err := e.cfg.Transport.Stat(ctx, real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return shellTarget{path: real}, "", nil
+	case err != nil:
+		if cerr := ctx.Err(); cerr != nil {
+			return shellTarget{}, "", cerr
+		}
+		return shellTarget{}, fmt.Sprintf("%s cannot be looked at to save it (%v)", real, err), nil
+	case fi.IsDir():
+		return shellTarget{}, fmt.Sprintf("%s is a directory: undo does not restore directory trees", real), nil
+	case !fi.Mode().IsRegular():
+		return shellTarget{}, fmt.Sprintf("%s is not a regular file", real), nil
+	}
+	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	return shellTarget{path: real, existed: true, mode: mode}, "", nil
+}
+
+func (e *Executor) journalMax() int64 {
+	if e.cfg.Journal != nil && e.cfg.Journal.MaxBytes > 0 {
+		return e.cfg.Journal.MaxBytes
+	}
+	return safety.DefaultUndoMaxBytes
+}
+
+// journalShell saves each target's content and mode (or its absence)
+// before the command runs; an error refuses the command.
+func (e *Executor) journalShell(ctx context.Context, targets []shellTarget) error {
+	for _, t := range targets {
+		var content []byte
+		if t.existed {
+			var b strings.Builder
+			if _, err := e.cfg.Transport.ReadFile(ctx, t.path, &limitedWriter{w: &b, n: e.journalMax()}); err != nil {
+				return &journalError{fmt.Errorf("undo journal: save %s: %w", t.path, err)}
+			}
+			content = []byte(b.String())
+		}
+		if err := e.cfg.Journal.Record(ctx, t.path, content, t.existed, t.mode); err != nil {
+			return &journalError{err}
+		}
+	}
+	return nil
+}
+
+// shellChanged records what the command left in each target (its content's
+// SHA-256, or safety.Absent), so that undo refuses to overwrite a later
+// change. It runs whether the command succeeded or not: a failed command
+// may have changed files too.
+func (e *Executor) shellChanged(ctx context.Context, targets []shellTarget) error {
+	var errs []error
+	for _, t := range targets {
+		h := sha256.New()
+		sum := ""
+		_, err := e.cfg.Transport.ReadFile(ctx, t.path, h)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			sum = safety.Absent
+		case err != nil:
+			errs = append(errs, fmt.Errorf("undo journal: %s: %w", t.path, err))
+			continue
+		default:
+			sum = hex.EncodeToString(h.Sum(nil))
+		}
+		if err := e.cfg.Journal.Changed(ctx, t.path, sum); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// limitedWriter fails once more than n bytes are written: a file that grew
+// past the journal's cap since it was planned.
+type limitedWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.n {
+		return 0, fmt.Errorf("more than the undo journal keeps: %w", safety.ErrTooLarge)
+	}
+	l.n -= int64(len(p))
+	return l.w.Write(p)
+}
+
+// targetPaths lists the targets' paths.
+func targetPaths(ts []shellTarget) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.path
+	}
+	return out
+}
