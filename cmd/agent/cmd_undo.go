@@ -41,7 +41,9 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(w, "Usage: agent undo [SESSION] [--ssh-host HOST | -i INVENTORY [--limit PAT]] [flags]\n"+
 			"       agent undo --list\n\n"+
 			"Put back the files a session changed (default: the newest session not yet\n"+
-			"restored). Changes made by shell commands are not journaled and cannot be undone.\n\nFlags:\n%s", fs.FlagUsages())
+			"restored): the file tools' changes and the files shell commands write (saved\n"+
+			"before they ran). What a high-risk command did beyond its files is not journaled\n"+
+			"and cannot be undone.\n\nFlags:\n%s", fs.FlagUsages())
 	}
 	if err := a.parseFlags(fs, args, usage); err != nil {
 		return err
