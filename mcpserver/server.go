@@ -84,8 +84,12 @@ func New(o Options) (*Server, error) {
 	}
 	if len(o.Inventory.Sources) > 0 {
 		// A bad inventory or --limit stops the server before it serves.
-		if _, err := engine.InventoryHosts(o.Inventory, o.Limit, o.SSH); err != nil {
+		hosts, err := engine.InventoryHosts(o.Inventory, o.Limit, o.SSH)
+		if err != nil {
 			return nil, err
+		}
+		for _, w := range engine.InventoryWarnings(hosts) { // once, at start
+			o.Warn("warning: " + w)
 		}
 	}
 	s := &Server{o: o, reg: tools.Default(o.Policy)}
