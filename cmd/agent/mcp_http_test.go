@@ -85,6 +85,42 @@ func TestMCPHTTPSSHD(t *testing.T) {
 	}}
 	cs := connectHTTP(t, ctx, endpoint, token, approver)
 
+	t.Run("list tools", func(t *testing.T) {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]bool{}
+		for _, tl := range res.Tools {
+			names[tl.Name] = true
+		}
+		for _, want := range []string{"execute_command", "read_file", "write_file", "edit_file", "check_condition", "find", "grep",
+			"ps", "ss", "lsof", "sys_monitor", "upload_file", "download_file", "list_hosts", "run_plan", "undo"} {
+			if !names[want] {
+				t.Errorf("no tool %s among %v", want, names)
+			}
+		}
+	})
+
+	t.Run("write then undo", func(t *testing.T) {
+		file := filepath.Join(dir, "app.conf")
+		if err := os.WriteFile(file, []byte("port=80\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if text, isErr := call(t, ctx, cs, "edit_file", map[string]any{"host": "web07", "file_path": file, "search_pattern": "port=80", "replacement": "port=8080"}); isErr {
+			t.Fatalf("edit_file: %s", text)
+		}
+		if b, _ := os.ReadFile(file); string(b) != "port=8080\n" {
+			t.Fatalf("after edit: %q", b)
+		}
+		if text, isErr := call(t, ctx, cs, "undo", map[string]any{"host": "web07"}); isErr || !strings.Contains(text, "app.conf") {
+			t.Errorf("undo: %q (error %v)", text, isErr)
+		}
+		if b, _ := os.ReadFile(file); string(b) != "port=80\n" {
+			t.Errorf("after undo: %q", b)
+		}
+	})
+
 	t.Run("list_hosts", func(t *testing.T) {
 		text, isErr := call(t, ctx, cs, "list_hosts", map[string]any{"limit": "web"})
 		var got struct {
