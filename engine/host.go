@@ -118,14 +118,17 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 }
 
 // Worker returns another executor on the host: its connection, session,
-// undo journal, audit log, approver and event sink, with vars as its
-// execution context (nil: a new one). An Executor is not safe for
-// concurrent use; a front end that runs steps on one host concurrently
-// (the MCP server) takes a worker per concurrent step. Workers live as
-// long as the Host.
-func (h *Host) Worker(vars *execctx.Context) *executor.Executor {
+// undo journal, audit log and approver, with vars as its execution context
+// (nil: a new one) and its events going to emit (nil: the host's sink),
+// secrets scrubbed. An Executor is not safe for concurrent use; a front
+// end that runs steps on one host concurrently (the MCP server) takes a
+// worker per concurrent step. Workers live as long as the Host.
+func (h *Host) Worker(vars *execctx.Context, emit event.Sink) *executor.Executor {
 	cfg := h.cfg
 	cfg.Vars = vars
+	if emit != nil {
+		cfg.Emit = h.scrub(emit)
+	}
 	return executor.New(cfg)
 }
 

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/safety"
 	sshtr "github.com/autoshell/agent/transport/ssh"
@@ -36,7 +38,7 @@ type hostConn struct {
 	err   error
 
 	mu      sync.Mutex // guards the fields below
-	free    []*executor.Executor
+	free    []*worker
 	busy    int
 	last    time.Time
 	retired bool // taken out of the pool: closed when the last call ends
@@ -59,11 +61,38 @@ func (p *pool) session(name string) string {
 	return p.base
 }
 
+// worker is an executor of a host's (engine.Host.Worker) and where the
+// output of the call using it goes.
+type worker struct {
+	exec *executor.Executor
+	out  atomic.Pointer[func(string)] // the running call's, nil when none
+}
+
+// emit passes a running command's output to the call, if it wants it.
+func (w *worker) emit(ev event.Event) {
+	if ev.Kind != event.KindOutput || ev.Output == nil {
+		return
+	}
+	if f := w.out.Load(); f != nil {
+		(*f)(ev.Output.Data)
+	}
+}
+
 // lease is a call's use of a host: its Host and an executor of its own.
 type lease struct {
 	c    *hostConn
+	w    *worker
 	exec *executor.Executor
 	p    *pool
+}
+
+// output sends the output of the lease's commands to f (nil: nowhere).
+func (l *lease) output(f func(string)) {
+	if f == nil {
+		l.w.out.Store(nil)
+		return
+	}
+	l.w.out.Store(&f)
 }
 
 // Host is the leased host.
@@ -74,8 +103,9 @@ func (l *lease) Host() *engine.Host { return l.c.h }
 func (l *lease) release() {
 	c := l.c
 	c.mu.Lock()
-	if l.exec != nil {
-		c.free = append(c.free, l.exec)
+	if l.w != nil {
+		l.w.out.Store(nil)
+		c.free = append(c.free, l.w)
 	}
 	c.busy--
 	c.last = time.Now()
@@ -122,12 +152,14 @@ func (p *pool) acquire(ctx context.Context, name string) (*lease, error) {
 	}
 	c.mu.Lock()
 	if n := len(c.free); n > 0 {
-		l.exec, c.free = c.free[n-1], c.free[:n-1]
+		l.w, c.free = c.free[n-1], c.free[:n-1]
 	}
 	c.mu.Unlock()
-	if l.exec == nil {
-		l.exec = c.h.Worker(nil)
+	if l.w == nil {
+		l.w = &worker{}
+		l.w.exec = c.h.Worker(nil, l.w.emit)
 	}
+	l.exec = l.w.exec
 	return l, nil
 }
 

@@ -189,7 +189,7 @@ func (s *Server) runPlan(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if err := planner.Validate(plan, s.reg, b.PresetVars()); err != nil {
 		return toolError("%s: %v", RunPlanName, err), nil
 	}
-	stop := s.progress(ctx, req, fmt.Sprintf("run_plan on %d hosts", len(hosts)))
+	stop, _ := s.progress(ctx, req, fmt.Sprintf("run_plan on %d hosts", len(hosts)))
 	res := b.RunPlan(withCaller(ctx, req.Session), plan)
 	stop()
 	out := struct {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,8 +46,10 @@ func (s *Server) stepHandler(name string) mcp.ToolHandler {
 			return toolError("%s: %v", name, err), nil
 		}
 		defer l.release()
-		stop := s.progress(ctx, req, fmt.Sprintf("%s on %s", name, host))
+		stop, sink := s.progress(ctx, req, fmt.Sprintf("%s on %s", name, host))
+		l.output(sink)
 		r, err := l.exec.RunStep(withCaller(ctx, req.Session), planner.Step{Tool: name, Parameters: params})
+		l.output(nil)
 		stop()
 		h := l.Host()
 		if err != nil {
@@ -65,13 +69,30 @@ func (s *Server) stepHandler(name string) mcp.ToolHandler {
 	}
 }
 
+// progressTail is how much of a running command's latest output a
+// progress notification carries.
+const progressTail = 512
+
 // progress sends the client progress notifications while a call runs,
-// when it asked for them (a progress token); the returned func stops
-// them.
-func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, what string) func() {
+// when it asked for them (a progress token): every Options.Progress, the
+// time it has run and the tail of the output printed since the last one
+// (secrets scrubbed: it comes through the host's sink). It returns the
+// func that stops them and the func that takes the output (nil when no
+// notifications are wanted).
+func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, what string) (stop func(), out func(string)) {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {
-		return func() {}
+		return func() {}, nil
+	}
+	var mu sync.Mutex
+	var tail []byte
+	out = func(data string) {
+		mu.Lock()
+		defer mu.Unlock()
+		tail = append(tail, data...)
+		if len(tail) > 2*progressTail {
+			tail = append(tail[:0], tail[len(tail)-progressTail:]...)
+		}
 	}
 	done := make(chan struct{})
 	stopped := make(chan struct{})
@@ -88,13 +109,19 @@ func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, what st
 				return
 			case now := <-tick.C:
 				el := now.Sub(start).Round(time.Second)
-				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-					ProgressToken: token, Progress: el.Seconds(), Message: fmt.Sprintf("%s: running for %s", what, el),
-				})
+				msg := fmt.Sprintf("%s: running for %s", what, el)
+				mu.Lock()
+				if len(tail) > 0 {
+					t := tail[max(0, len(tail)-progressTail):]
+					msg += "; output: " + strings.ToValidUTF8(string(t), "")
+					tail = tail[:0]
+				}
+				mu.Unlock()
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: el.Seconds(), Message: msg})
 			}
 		}
 	}()
-	return func() { close(done); <-stopped }
+	return func() { close(done); <-stopped }, out
 }
 
 // target resolves a host parameter: an inventory host when the server

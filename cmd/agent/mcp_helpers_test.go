@@ -91,6 +91,12 @@ func (c *mcpClient) questions() []string {
 	return append([]string(nil), c.asked...)
 }
 
+func (c *mcpClient) progressMessages() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.progress...)
+}
+
 func (c *mcpClient) progressed() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

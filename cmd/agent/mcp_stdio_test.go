@@ -170,7 +170,7 @@ func TestMCPStdio(t *testing.T) {
 		defer ccancel()
 		done := make(chan error, 1)
 		go func() {
-			p := &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": "vub2", "command": "sleep 300; echo " + marker}}
+			p := &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": "vub2", "command": "echo started; sleep 300; echo " + marker}}
 			p.SetProgressToken("long")
 			_, err := cs.CallTool(cctx, p)
 			done <- err
@@ -179,6 +179,12 @@ func TestMCPStdio(t *testing.T) {
 		for user.progressed() == 0 || len(processesWith(marker)) == 0 {
 			if time.Now().After(deadline) {
 				t.Fatalf("no progress (%d) or no remote process (%v)", user.progressed(), processesWith(marker))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		for !strings.Contains(strings.Join(user.progressMessages(), "\n"), "output: started") {
+			if time.Now().After(deadline) {
+				t.Fatalf("no progress with the output: %q", user.progressMessages())
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
