@@ -107,6 +107,7 @@ func (p *Policy) defaultCommands() {
 	p.set(Medium, "deletes files", "rm")
 	p.set(Medium, "changes permissions or ownership", "chmod", "chown", "chgrp", "setfacl")
 	p.set(Medium, "network download", "curl", "wget")
+	p.set(High, "dynamic loader: runs any program file", "ld.so", "ld-linux*.so*", "ld-*.so*")
 	p.set(Medium, "edits files (and can run commands)", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex")
 	p.set(Medium, "signals a process", "kill")
 	p.set(Medium, "traces a process", "strace", "ltrace")
@@ -210,8 +211,11 @@ func (p *Policy) defaultSubcommands() {
 	}
 	rules(s["snap"], Safe, "", "", "list", "info", "find", "version", "services", "changes")
 	for _, n := range []string{"pip", "pip3", "npm"} {
-		s[n] = rules(map[string]Rule{"*": {Medium, "installs or changes packages"}}, Safe, "", "", "list",
-			"show", "freeze", "check", "search", "ls", "view", "outdated", "help")
+		// Installing runs the package's own scripts (setup.py, npm
+		// lifecycle scripts): arbitrary code.
+		s[n] = rules(map[string]Rule{"*": {High, "installs packages or runs their scripts (arbitrary code)"}},
+			Safe, "", "", "list", "show", "freeze", "check", "search", "ls", "view", "outdated", "help")
+		rules(s[n], Medium, "downloads packages", "download")
 	}
 	s["tmux"] = rules(map[string]Rule{"": {High, "runs commands in a detached terminal session"},
 		"*": {High, "runs commands in a detached terminal session"}}, Safe, "", "ls", "list-sessions", "list-windows", "list-panes", "has-session",

@@ -60,7 +60,19 @@ func (p *Policy) defaultFlags() {
 	rules(f["ip"], Safe, "", "-br", "-brief")
 	f["tar"] = flagRules(High, "runs a command", "--to-command", "--checkpoint-action", "--use-compress-program",
 		"-I", "--info-script", "-F", "--new-volume-script")
+	rules(f["tar"], High, "writes outside the directory or to another host", "-P", "--absolute-names",
+		"--transform", "--xform", "--rsh-command", "--rmt-command", "--force-local")
 	f["zip"] = flagRules(High, "runs a command", "-TT", "--unzip-command")
+	f["curl"] = flagRules(High, "sends data to, or changes, another host", "-d", "--data", "--data-binary",
+		"--data-raw", "--data-urlencode", "--data-ascii", "--json", "-F", "--form", "--form-string", "-T",
+		"--upload-file", "-X", "--request", "--engine", "-K", "--config", "--unix-socket", "--abstract-unix-socket",
+		"-Q", "--quote", "--mail-rcpt", "--mail-from", "-x", "--proxy", "--preproxy", "--proxy-header")
+	f["wget"] = flagRules(High, "sends data to another host or runs a command", "--post-data", "--post-file",
+		"--body-data", "--body-file", "--method", "--use-askpass", "-e", "--execute", "--config")
+	f["split"] = flagRules(High, "runs a command", "--filter")
+	f["git apply"] = flagRules(High, "writes outside the repository", "--unsafe-paths", "--directory")
+	f["script"] = flagRules(High, "runs a shell", "-I", "--log-in", "-T", "--log-timing")
+	f["service"] = flagRules(High, "runs a command", "--full-restart")
 	f["sort"] = flagRules(High, "runs a command", "--compress-program")
 	rules(f["sort"], High, "reads the files a list names, which cannot be checked", "--files0-from")
 	f["rsync"] = flagRules(High, "runs a command", "-e", "--rsh", "--rsync-path")
@@ -212,6 +224,7 @@ func (p *Policy) defaultOptions() {
 		p.WriteOperands[c] = "last"
 	}
 	p.WriteOperands["uniq"] = "second"
+	p.WriteOperands["xxd"] = "second"
 	p.WriteOperands["git clone"] = "second"
 }
 

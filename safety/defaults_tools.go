@@ -47,10 +47,13 @@ func (p *Policy) defaultOperatorTools() {
 		"logs", "top", "version", "explain", "api-resources", "api-versions", "cluster-info", "diff", "events",
 		"wait", "auth", "config", "rollout", "completion", "help")
 	rules(kc, Medium, "changes cluster objects", "apply", "create", "scale", "label", "annotate", "patch",
-		"set", "expose", "autoscale", "cordon", "uncordon", "port-forward", "proxy")
+		"set", "expose", "autoscale", "cordon", "uncordon", "port-forward")
+	rules(kc, High, "serves the cluster API and local files on a port", "proxy")
 	rules(kc, High, "deletes or replaces cluster objects, or runs code in a pod", "delete", "drain", "replace",
 		"exec", "attach", "run", "debug", "cp", "edit", "taint", "certificate", "plugin", "kustomize")
 	s["kubectl"] = kc
+	f["kubectl"] = flagRules(High, "a kubeconfig can name a program to run (exec credential plugin)",
+		"--kubeconfig")
 	s["kubectl get"] = map[string]Rule{"*": {}, "": {},
 		"secret": {High, "reads secrets"}, "secrets": {High, "reads secrets"}}
 	s["kubectl describe"] = s["kubectl get"]

@@ -150,6 +150,8 @@ func (p *Policy) writeRisk(abs, home string, glob bool) (Level, string) {
 		return Safe, ""
 	case p.underSystem(abs, glob):
 		return High, "write to system path"
+	case gitRuns(abs):
+		return High, "write to a git hook or configuration (git runs what it names)"
 	case p.matchAny(ownDirs(), abs, home, glob):
 		return High, "write to agent's own configuration or state (its policy, audit log, undo journal)"
 	case p.matchAny(p.ProtectedPaths, abs, home, glob):
@@ -198,4 +200,15 @@ func (p *Policy) holdsSensitive(abs string, glob bool) bool {
 		}
 	}
 	return false
+}
+
+// gitRuns reports a path inside a repository's hooks or config, which git
+// runs or obeys on its next command.
+func gitRuns(abs string) bool {
+	for _, c := range []string{"/.git/hooks", "/.git/config", "/.git/info/attributes"} {
+		if strings.HasSuffix(abs, c) || strings.Contains(abs, c+"/") {
+			return true
+		}
+	}
+	return abs == "/.git" || strings.HasSuffix(abs, "/.git")
 }

@@ -60,6 +60,8 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 				c.add(High, "hostname %s: sets the host name", a.text)
 			case name == "sysctl" && (!a.static || strings.Contains(a.val, "=")):
 				c.add(High, "sysctl %s: changes a kernel parameter", a.text)
+			case name == "sysctl" && (strings.Contains(a.val, "/") && strings.Contains(a.val, "..") || strings.Contains(a.val, "~")):
+				c.add(High, "sysctl %s: names a file outside /proc/sys", a.text)
 			}
 		}
 	case "chmod", "chown", "chgrp":
@@ -128,6 +130,26 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		}
 	case "ps":
 		c.ps(s, args, &r)
+	case "service":
+		for _, a := range args {
+			if a.static && strings.HasPrefix(a.val, "-") {
+				continue
+			}
+			if !a.static || strings.ContainsAny(a.val, "/") || a.val == ".." {
+				c.add(High, "service %s: runs a script outside the init directory", a.text)
+			}
+			break
+		}
+	case "curl", "wget":
+		for _, a := range ops {
+			if !a.static {
+				continue
+			}
+			if scheme, _, ok := strings.Cut(a.val, "://"); ok && !slices.Contains([]string{"http", "https", "ftp", "ftps"},
+				strings.ToLower(scheme)) {
+				c.add(High, "%s %s: a %s:// URL can send anything to another host", name, a.text, scheme)
+			}
+		}
 	case "tmux":
 		for _, a := range args {
 			if a.static && (a.val == ";" || strings.HasSuffix(a.val, ";")) {
@@ -588,5 +610,38 @@ func (c *classifier) linkOperands(name string, s scanned, args []arg) {
 		last := ops[len(ops)-1]
 		into := len(ops) > 2 || last.static && strings.HasSuffix(last.val, "/")
 		c.link(name, ops[:len(ops)-1], last, into)
+	}
+}
+
+// script records a session: without -c it runs an interactive shell
+// (High); its operand and -O/-B/-I/-T files are written.
+func (c *classifier) script(args []arg) {
+	code := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.static {
+			continue
+		}
+		v := a.val
+		switch {
+		case v == "-c" || v == "--command" || v == "-E" || v == "--echo" || v == "-o" || v == "--output-limit":
+			code = code || v == "-c" || v == "--command"
+			i++
+		case strings.HasPrefix(v, "--command="):
+			code = true
+		case v == "-O" || v == "-B" || v == "-I" || v == "-T" || v == "--log-out" || v == "--log-io" ||
+			v == "--log-in" || v == "--log-timing":
+			if i+1 < len(args) {
+				c.write("script "+v, args[i+1], wContent)
+			}
+			i++
+		case strings.HasPrefix(v, "-") && len(v) > 1:
+			code = code || !strings.HasPrefix(v, "--") && strings.Contains(v, "c")
+		default:
+			c.write("script", a, wContent)
+		}
+	}
+	if !code {
+		c.add(High, "script: runs an interactive shell")
 	}
 }

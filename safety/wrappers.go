@@ -30,6 +30,9 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 		return []string{args[i].val}
 	}
 	c.ownFlags(name, args, w.ValueOptions, false)
+	if name == "script" {
+		c.script(args)
+	}
 	for i := range args {
 		if !isOption(args[i]) {
 			continue
