@@ -53,8 +53,17 @@ func (e *Executor) classify(ctx context.Context, call *tools.Call) (classificati
 			return c, nil
 		}
 		c.command = line
+		// Paths under the host's home are its "~/…" too (a HOME outside
+		// /home); without it, "~" and /home/USER still are.
+		home, err := e.homeDir(ctx)
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return c, cerr
+			}
+			home = ""
+		}
 		var touches []safety.Touch
-		c.risk, touches = e.cfg.Policy.AnalyzeCommand(line)
+		c.risk, touches = e.cfg.Policy.AnalyzeCommandAt(line, home)
 		if e.cfg.Journal != nil && c.risk.Level >= safety.Medium {
 			cwd, _ := call.Params["cwd"].(string)
 			targets, why, err := e.planShellUndo(ctx, touches, cwd)

@@ -2,6 +2,7 @@ package safety
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -38,7 +39,15 @@ const (
 //   - Relative paths are taken from the directory of an earlier literal cd,
 //     else from the home directory, where remote commands start.
 func (p Policy) ClassifyCommand(cmd string) Assessment {
-	a, _ := p.AnalyzeCommand(cmd)
+	a, _ := p.AnalyzeCommandAt(cmd, "")
+	return a
+}
+
+// ClassifyCommandAt is ClassifyCommand for a host whose home directory is
+// home: absolute paths under it are also matched as "~/…" (a HOME outside
+// /home and /root).
+func (p Policy) ClassifyCommandAt(cmd, home string) Assessment {
+	a, _ := p.AnalyzeCommandAt(cmd, home)
 	return a
 }
 
@@ -56,17 +65,23 @@ type Touch struct {
 // resolved for, and what an undo journal must save before the step runs.
 // It is not complete for a High command (what High code touches cannot be
 // known).
-func (p Policy) AnalyzeCommand(cmd string) (Assessment, []Touch) {
+func (p Policy) AnalyzeCommand(cmd string) (Assessment, []Touch) { return p.AnalyzeCommandAt(cmd, "") }
+
+// AnalyzeCommandAt is AnalyzeCommand for a host whose home directory is home.
+func (p Policy) AnalyzeCommandAt(cmd, home string) (Assessment, []Touch) {
+	if home != "" {
+		home = path.Clean(home)
+	}
 	// The step runs under /bin/sh: dash on Debian and Ubuntu, bash in
 	// POSIX mode elsewhere. Constructs mean different things in the two
 	// ([[ a > f ]] is a test in bash and a write under dash; ((…)) is
 	// arithmetic in bash and nested subshells under dash), so the command
 	// is classified as each dialect reads it and the worse result counts.
-	a, touched := p.classifyAs(cmd, syntax.LangBash)
+	a, touched := p.classifyAs(cmd, home, syntax.LangBash)
 	if a.Level == High {
 		return a, touches(touched) // the POSIX reading cannot make it worse
 	}
-	px, more := p.classifyAs(cmd, syntax.LangPOSIX)
+	px, more := p.classifyAs(cmd, home, syntax.LangPOSIX)
 	a.Level = max(a.Level, px.Level)
 	for _, r := range px.Reasons {
 		if !slices.Contains(a.Reasons, r) {
@@ -90,9 +105,9 @@ func touches(in []Touch) []Touch {
 	return out
 }
 
-func (p Policy) classifyAs(cmd string, lang syntax.LangVariant) (a Assessment, t []Touch) {
+func (p Policy) classifyAs(cmd, home string, lang syntax.LangVariant) (a Assessment, t []Touch) {
 	c := &classifier{p: &p, seen: map[*syntax.Stmt]bool{}, funcs: map[string]bool{},
-		aliases: map[string]string{}, written: map[string]bool{}, links: map[string]string{}, lang: lang}
+		aliases: map[string]string{}, written: map[string]bool{}, links: map[string]string{}, lang: lang, home: home}
 	defer func() {
 		if r := recover(); r != nil {
 			a, t = c.a, c.touched
@@ -114,6 +129,7 @@ type classifier struct {
 	// allexport: set -a makes every later assignment part of the environment.
 	allexport bool
 	lang      syntax.LangVariant
+	home      string   // the host's home directory when known, else ""
 	cwds      []string // candidate working directories: "." (where the step starts) and cd targets
 	cwdLost   bool     // a cd went somewhere that cannot be resolved
 	touched   []Touch  // the files the command reads and writes, as resolved

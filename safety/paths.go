@@ -176,11 +176,11 @@ func (p *Policy) readRisk(abs, home string, glob bool) (Level, string) {
 
 // holdsSensitive reports whether a directory (or pattern) contains a place
 // a sensitive path pattern names.
-func (p *Policy) holdsSensitive(abs string, glob bool) bool {
-	if abs == "/home" {
-		return true // every user's home
+func (p *Policy) holdsSensitive(abs, home string, glob bool) bool {
+	if abs == "/home" || home != "" && strings.HasPrefix(home+"/", abs+"/") {
+		return true // every user's home, or a directory above the user's
 	}
-	for _, form := range pathForms(abs, "") {
+	for _, form := range pathForms(abs, home) {
 		fc := components(form)
 		for _, pat := range p.SensitivePaths {
 			if !strings.Contains(pat, "/") || pathKind(pat) != pathKind(form) {

@@ -64,3 +64,26 @@ func TestCheckPolicyFileRefusesWritableByOthers(t *testing.T) {
 		}
 	}
 }
+
+// A HOME outside /home and /root is still home when the host's home is known.
+func TestClassifyCommandAtHome(t *testing.T) {
+	p := DefaultPolicy()
+	for cmd, want := range map[string]Level{
+		"echo x >> /srv/h/.bashrc":         High,
+		"cat /srv/h/.ssh/id_rsa":           High,
+		"grep -r x /srv":                   High, // holds the home
+		"echo x > /srv/h/notes.txt":        Medium,
+		"cat /srv/h/notes.txt":             Safe,
+		"cd /srv/h && cat .aws/config":     High,
+		"cd /srv/h/app && grep -r x .":     Safe,
+		"ln -s /srv/h/.bashrc /tmp/x":      High,
+		"cat /proc/self/root/srv/h/.netrc": High,
+	} {
+		if a := p.ClassifyCommandAt(cmd, "/srv/h/"); a.Level != want {
+			t.Errorf("ClassifyCommandAt(%q, /srv/h) = %s, want %s", cmd, a, want)
+		}
+	}
+	if a := p.ClassifyCommand("echo x >> /srv/h/.bashrc"); a.Level != Medium {
+		t.Errorf("without the home: %s, want medium", a)
+	}
+}

@@ -164,7 +164,7 @@ func (c *classifier) write(who string, a arg, how int) {
 		if len(c.touched) < maxTouched {
 			c.touched = append(c.touched, Touch{Path: p, Write: true})
 		}
-		l, why := c.p.writeRisk(p, "", a.glob)
+		l, why := c.p.writeRisk(p, c.home, a.glob)
 		if l == High || l == Medium && how&wQuiet == 0 {
 			c.add(l, "%s %s: %s", who, a.text, why)
 		} else {
@@ -209,7 +209,7 @@ func (c *classifier) readTree(who string, a arg) {
 		if pl.rel {
 			p = path.Join(homeStandIn, p)
 		}
-		if c.p.holdsSensitive(p, a.glob) {
+		if c.p.holdsSensitive(p, c.home, a.glob) {
 			c.add(High, "%s %s: reads a directory holding sensitive files", who, a.text)
 			return
 		}
@@ -253,7 +253,7 @@ func (c *classifier) read(who string, a arg) {
 			c.touched = append(c.touched, Touch{Path: candidates[len(candidates)-1]})
 		}
 		for _, cand := range candidates {
-			if l, why := c.p.readRisk(cand, "", a.glob); l > Safe {
+			if l, why := c.p.readRisk(cand, c.home, a.glob); l > Safe {
 				c.add(l, "%s %s: %s", who, a.text, why)
 				return
 			}
