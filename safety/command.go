@@ -77,11 +77,13 @@ func (p Policy) AnalyzeCommandAt(cmd, home string) (Assessment, []Touch) {
 	// ([[ a > f ]] is a test in bash and a write under dash; ((…)) is
 	// arithmetic in bash and nested subshells under dash), so the command
 	// is classified as each dialect reads it and the worse result counts.
-	a, touched := p.classifyAs(cmd, home, syntax.LangBash)
-	if a.Level == High {
-		return a, touches(touched) // the POSIX reading cannot make it worse
+	a, touched, bashOnly := p.classifyAs(cmd, home, syntax.LangBash)
+	if a.Level == High || !bashOnly {
+		// The POSIX reading cannot make it worse: the command is High, or
+		// it holds no syntax that only bash reads (both parse it the same).
+		return a, touches(touched)
 	}
-	px, more := p.classifyAs(cmd, home, syntax.LangPOSIX)
+	px, more, _ := p.classifyAs(cmd, home, syntax.LangPOSIX)
 	a.Level = max(a.Level, px.Level)
 	for _, r := range px.Reasons {
 		if !slices.Contains(a.Reasons, r) {
@@ -105,7 +107,7 @@ func touches(in []Touch) []Touch {
 	return out
 }
 
-func (p Policy) classifyAs(cmd, home string, lang syntax.LangVariant) (a Assessment, t []Touch) {
+func (p Policy) classifyAs(cmd, home string, lang syntax.LangVariant) (a Assessment, t []Touch, bashOnly bool) {
 	c := &classifier{p: &p, seen: map[*syntax.Stmt]bool{}, funcs: map[string]bool{},
 		aliases: map[string]string{}, written: map[string]bool{}, links: map[string]string{}, lang: lang, home: home}
 	defer func() {
@@ -115,7 +117,7 @@ func (p Policy) classifyAs(cmd, home string, lang syntax.LangVariant) (a Assessm
 		}
 	}()
 	c.code(cmd, env{})
-	return c.a, c.touched
+	return c.a, c.touched, c.bashOnly
 }
 
 type classifier struct {
@@ -130,10 +132,12 @@ type classifier struct {
 	allexport bool
 	lang      syntax.LangVariant
 	home      string   // the host's home directory when known, else ""
+	bashOnly  bool     // the code (or code nested in it) has syntax only bash reads
 	cwds      []string // candidate working directories: "." (where the step starts) and cd targets
 	cwdLost   bool     // a cd went somewhere that cannot be resolved
 	touched   []Touch  // the files the command reads and writes, as resolved
 	lastCd    []string // where the last cd went, when it could be followed
+	linkHops  int      // links followed so far (see maxLinkWork)
 	steps     int
 	parsed    int    // bytes of code parsed so far
 	src       string // the code being classified, for the text of its words
@@ -193,6 +197,9 @@ func (c *classifier) code(src string, e env) {
 	if err != nil {
 		c.add(High, "cannot parse command: %v", err)
 		return
+	}
+	if c.lang == syntax.LangBash && !c.bashOnly {
+		c.bashOnly = hasBashOnly(f)
 	}
 	c.stmts(f.Stmts, e)
 	// Anything the structural walk did not reach is still classified.
@@ -522,4 +529,45 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// hasBashOnly reports syntax the bash parser reads one way and the POSIX
+// parser another (or not at all): where /bin/sh (dash) may do something
+// else. Without it both parsers build the same tree.
+func hasBashOnly(f *syntax.File) bool {
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.ArithmCmd, *syntax.TestClause, *syntax.LetClause, *syntax.DeclClause, *syntax.CStyleLoop,
+			*syntax.ProcSubst, *syntax.ExtGlob, *syntax.CoprocClause, *syntax.TimeClause, *syntax.TestDecl,
+			*syntax.BraceExp:
+			found = true
+		case *syntax.Redirect:
+			found = found || x.Op == syntax.RdrAll || x.Op == syntax.AppAll || x.Op == syntax.WordHdoc ||
+				x.Op == syntax.RdrAllClob || x.Op == syntax.AppAllClob || x.Op == syntax.AppClob
+		case *syntax.BinaryCmd:
+			found = found || x.Op == syntax.PipeAll
+		case *syntax.SglQuoted:
+			found = found || x.Dollar
+		case *syntax.DblQuoted:
+			found = found || x.Dollar
+		case *syntax.ParamExp:
+			found = found || x.Excl || x.Slice != nil || x.Repl != nil || x.Names != 0 || x.Index != nil ||
+				x.Width || x.IsSet || x.Exp != nil && x.Exp.Op >= syntax.UpperFirst
+		case *syntax.Assign:
+			found = found || x.Array != nil || x.Index != nil || x.Append || x.Naked
+		case *syntax.FuncDecl:
+			found = found || x.RsrvWord
+		case *syntax.ForClause:
+			found = found || x.Select
+		case *syntax.Word:
+			for _, p := range x.Parts {
+				if l, ok := p.(*syntax.Lit); ok && strings.ContainsAny(l.Value, "{}") {
+					found = true // brace expansion
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }

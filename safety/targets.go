@@ -24,7 +24,16 @@ const maxCwds = 16
 // (a cd in a pipeline or subshell does not last, so the earlier ones stay
 // candidates), "/proc/self/root/X" as "/X", "/proc/self/cwd/X" as a
 // relative "X", and through symbolic links the same command created.
-func (c *classifier) places(a arg) []place {
+func (c *classifier) places(a arg) []place { return c.placesVia(a, 0) }
+
+// maxLinkHops bounds following links the command created (they may loop);
+// maxLinkWork bounds the links followed in all.
+const (
+	maxLinkHops = 8
+	maxLinkWork = 4096
+)
+
+func (c *classifier) placesVia(a arg, hops int) []place {
 	v := a.val
 	var out []place
 	switch {
@@ -47,9 +56,17 @@ func (c *classifier) places(a arg) []place {
 	for _, pl := range out {
 		res = append(res, c.procPlaces(pl)...)
 	}
-	for _, pl := range res {
+	if hops >= maxLinkHops {
+		return res
+	}
+	n := len(res)
+	for _, pl := range res[:n] {
 		if t, ok := c.linkTarget(pl.p); ok {
-			res = append(res, c.places(arg{val: t, static: true, glob: a.glob})...)
+			if c.linkHops++; c.linkHops > maxLinkWork {
+				c.add(High, "too many links created by the command to follow")
+				break
+			}
+			res = append(res, c.placesVia(arg{val: t, static: true, glob: a.glob}, hops+1)...)
 		}
 		if len(res) > 4*maxCwds {
 			break
