@@ -257,6 +257,14 @@ func (r *ansibleRunner) compareSources(t *testing.T, c sourceCase, patterns []st
 			t.Errorf("pattern %q: Select: %v, Limit: %v; Ansible selects %v", pat, selErr, limErr, want.Select)
 		case want.Error == "":
 			gs, gl, ws, wl := names(sel), names(lim), want.Select, want.Limit
+			if ordered && (!reflect.DeepEqual(gs, ws) || !reflect.DeepEqual(gl, wl)) &&
+				reflect.DeepEqual(sorted(gs), sorted(ws)) && reflect.DeepEqual(sorted(gl), sorted(wl)) {
+				// The same hosts in another order: ask Ansible once more. Its
+				// order was seen to change between runs on a loaded machine
+				// (the seeds all agreeing); if it changes, only sets count.
+				again := r.patterns(t, sources, c.env, "3", []string{pat})[pat]
+				ordered = reflect.DeepEqual(again.Select, want.Select) && reflect.DeepEqual(again.Limit, want.Limit)
+			}
 			if !ordered {
 				gs, gl, ws, wl = sorted(gs), sorted(gl), sorted(ws), sorted(wl)
 			}
