@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -166,39 +167,62 @@ func (c *Context) SetExposure(name string, e Exposure) {
 	c.exposed[name] = e
 }
 
+// hidden is a value of a variable not shown, and its name.
+type hidden struct{ value, name string }
+
 // hiddenValues are the string values of the variables not shown, longest
 // first, each also as it appears inside JSON text.
-func (c *Context) hiddenValues() []string {
-	var vals []string
+func (c *Context) hiddenValues() []hidden {
+	var vals []hidden
 	for name, e := range c.exposed {
 		s, ok := c.vars[name].(string)
 		if e == ExposeValue || !ok || len(s) < minScrub {
 			continue
 		}
-		vals = append(vals, s)
+		vals = append(vals, hidden{s, name})
 		if j := jsonText(s); len(j) > 2 && j[1:len(j)-1] != s {
-			vals = append(vals, j[1:len(j)-1])
+			vals = append(vals, hidden{j[1 : len(j)-1], name})
 		}
 	}
-	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+	sort.Slice(vals, func(i, j int) bool { return len(vals[i].value) > len(vals[j].value) })
 	return vals
 }
 
 // Scrub replaces, in s, the values of the variables the model is not
-// shown (SetExposure): what a step's raw output says goes through it before
-// it reaches the model.
+// shown (SetExposure) by Redacted.
 func (c *Context) Scrub(s string) string {
+	out, _ := c.ScrubMarked(s, func(string) string { return Redacted })
+	return out
+}
+
+// ScrubMarked replaces, in s, the value of each variable the model is not
+// shown (SetExposure) by mark(its name), and lists the names replaced:
+// what a step's raw output says goes through it before it reaches the
+// model.
+func (c *Context) ScrubMarked(s string, mark func(name string) string) (string, []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.scrub(s)
+	return c.scrubMarked(s, mark)
 }
 
 // scrub replaces the values of variables not shown in s.
 func (c *Context) scrub(s string) string {
-	for _, v := range c.hiddenValues() {
-		s = strings.ReplaceAll(s, v, Redacted)
+	out, _ := c.scrubMarked(s, func(string) string { return Redacted })
+	return out
+}
+
+func (c *Context) scrubMarked(s string, mark func(string) string) (string, []string) {
+	var names []string
+	for _, h := range c.hiddenValues() {
+		if !strings.Contains(s, h.value) {
+			continue
+		}
+		s = strings.ReplaceAll(s, h.value, mark(h.name))
+		if !slices.Contains(names, h.name) {
+			names = append(names, h.name)
+		}
 	}
-	return s
+	return s, names
 }
 
 func (c *Context) varsBlock(budget int) string {

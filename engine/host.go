@@ -106,11 +106,14 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 	journal.MaxBytes = o.Policy.MaxWriteBytes
 	cfg := executor.Config{
 		Transport: tr, Policy: o.Policy, Approver: o.Approver,
-		Audit: audit, Journal: journal, Session: h.Session, Host: h.Name,
+		Audit: audit, Redact: h.redact.String, Journal: journal, Session: h.Session, Host: h.Name,
 		Emit: h.sink, DryRun: o.DryRun, Vars: o.Vars,
 	}
 	if o.Progress != nil {
 		cfg.ToolOptions = append(cfg.ToolOptions, tools.WithProgress(o.Progress))
+	}
+	if o.Vars != nil {
+		markSecretVars(o.Vars) // --var db_password=…: kept from the model as in a batch
 	}
 	h.cfg = cfg
 	h.exec = executor.New(cfg)

@@ -17,6 +17,8 @@ type TaskOptions struct {
 	// Environment describes the target for the model; "" collects it once
 	// per task through the host's connection.
 	Environment string
+	// SendSecrets: see stepgen.Config.
+	SendSecrets bool
 }
 
 // RunTask does task with the model on the host: the model drives it
@@ -25,7 +27,7 @@ type TaskOptions struct {
 func (h *Host) RunTask(ctx context.Context, chat planner.Chatter, o TaskOptions, task string) (stepgen.Result, error) {
 	return stepgen.Run(ctx, stepgen.Config{
 		LLM: chat, Executor: h.exec, Mode: o.Mode, Transport: h.tr, Environment: o.Environment,
-		MaxSteps: o.MaxSteps, Host: h.Name, Session: h.Session, Emit: h.sink,
+		MaxSteps: o.MaxSteps, Host: h.Name, Session: h.Session, Emit: h.sink, SendSecrets: o.SendSecrets,
 	}, task)
 }
 

@@ -46,6 +46,11 @@ type Config struct {
 	// Audit receives one line per step, denied and skipped ones included;
 	// nil: no audit log.
 	Audit *safety.Audit
+	// Redact takes the host's secrets out of the audit line's parameters,
+	// output, error and reasons before the log's own redaction
+	// (safety.RedactString): the engine's Redactor, which knows the values
+	// of the host's secret variables. nil: the log's redaction only.
+	Redact func(string) string
 	// Journal records a file's previous content before any change; nil: no
 	// undo journal. A Journal that fails refuses the change.
 	Journal *safety.Journal

@@ -126,8 +126,10 @@ func (c *Client) Usage() Usage {
 // timeout (Config.Timeout per attempt) and other statuses are not. The
 // error is an *Error, or ctx's error when ctx ends.
 func (c *Client) Chat(ctx context.Context, req Request) (resp Response, err error) {
+	var sent []byte // the body as sent, for the exchange hook
 	if c.onExchange != nil {
-		defer c.observe(req, &resp, &err, time.Now())
+		ctx = context.WithValue(ctx, sentKey{}, &sent)
+		defer func(start time.Time) { c.observe(req, sent, &resp, &err, start) }(time.Now())
 	}
 	known := make(map[string]bool, len(req.Tools))
 	control := make(map[string]bool, len(req.Control))

@@ -90,6 +90,9 @@ type FileConfig struct {
 	APIKey     string   `yaml:"api_key"`
 	Timeout    Duration `yaml:"timeout"`
 	MaxRetries *int     `yaml:"max_retries"`
+	// SendSecrets: step outputs go to the model with what looks like a
+	// secret left in (--send-secrets for every run).
+	SendSecrets bool `yaml:"send_secrets"`
 }
 
 // Duration is a YAML duration: "90s", "2m", or a number of seconds.

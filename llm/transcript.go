@@ -6,12 +6,15 @@ import (
 )
 
 // Exchange is one Chat call, for a transcript: the request as the caller
-// gave it, and the normalized reply or the error. Every string in it has the
-// client's API key replaced by its masked form.
+// gave it and the body sent for it, and the normalized reply or the error.
+// Every string in it has the client's API key replaced by its masked form.
 type Exchange struct {
-	Seq      int // 1, 2, … per client
-	Model    string
-	Request  Request
+	Seq     int // 1, 2, … per client
+	Model   string
+	Request Request
+	// Body is the request body exactly as sent (the last attempt's); nil
+	// when nothing was sent (a request refused before it left).
+	Body     []byte
 	Response Response // zero when Err is set
 	Err      error
 	Duration time.Duration
@@ -25,13 +28,16 @@ func WithExchangeHook(f func(Exchange)) Option {
 }
 
 // observe reports one Chat call to the exchange hook.
-func (c *Client) observe(req Request, resp *Response, err *error, start time.Time) {
+func (c *Client) observe(req Request, body []byte, resp *Response, err *error, start time.Time) {
 	c.mu.Lock()
 	c.seq++
 	seq := c.seq
 	c.mu.Unlock()
 	x := Exchange{Seq: seq, Model: c.cfg.Model, Duration: time.Since(start),
-		Request: Request{ToolChoice: req.ToolChoice, Tools: req.Tools}}
+		Request: Request{ToolChoice: req.ToolChoice, Tools: req.Tools, Control: req.Control}}
+	if body != nil {
+		x.Body = []byte(c.redact(string(body)))
+	}
 	for _, m := range req.Messages {
 		x.Request.Messages = append(x.Request.Messages, c.redactMessage(m))
 	}

@@ -84,12 +84,22 @@ func fromWire(r openai.ChatCompletionResponse) Response {
 	return out
 }
 
+// sentKey is the context key of the slot that receives a request's body
+// as sent (Exchange.Body).
+type sentKey struct{}
+
 // repairDoer rewrites what go-openai cannot decode before it sees it:
 // tool-call arguments sent as a JSON object (Ollama, some vLLM templates)
 // instead of a string. Everything else passes through untouched.
 type repairDoer struct{ next openai.HTTPDoer }
 
 func (d repairDoer) Do(req *http.Request) (*http.Response, error) {
+	if slot, ok := req.Context().Value(sentKey{}).(*[]byte); ok && req.GetBody != nil {
+		if rc, err := req.GetBody(); err == nil {
+			*slot, _ = io.ReadAll(rc)
+			rc.Close()
+		}
+	}
 	resp, err := d.next.Do(req)
 	if err != nil || resp.StatusCode/100 != 2 || !strings.HasSuffix(req.URL.Path, "/chat/completions") {
 		return resp, err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -200,6 +201,10 @@ var (
 	passKeyRE = regexp.MustCompile(`(?i)(?:^|[_.-])pass(?:phrase)?$|[_.-]pwd$`)
 	// pwdRE: NAME_PWD=value (MYSQL_PWD…); a bare PWD= is the working directory.
 	pwdRE = regexp.MustCompile(`(?i)(\b(?:[A-Za-z0-9]+[_.-])+pwd["']?\s*=\s*)('[^']*'|"(?:[^"\\]|\\.)*"|` + unquotedValue + `)`)
+	// NAME=value and NAME: value where NAME ends in _KEY (STRIPE_KEY,
+	// secret_key_base is assignRE's) or starts with AWS_ (AWS_REGION too:
+	// issue 14 names AWS_* whole).
+	keyEndRE = regexp.MustCompile(`(?i)(\b(?:aws_[A-Za-z0-9_.-]*|[A-Za-z0-9_.-]*[_.-]key)["']?\s*[:=]\s*)('[^']*'|"(?:[^"\\]|\\.)*"|` + unquotedValue + `)`)
 	// "Bearer xyz" anywhere, e.g. in output.
 	bearerRE = regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`)
 	// Well-known key shapes: AWS access key ids, OpenAI/Anthropic-style
@@ -224,8 +229,9 @@ const unquotedValue = "[^\\s'\";&|()<>\x60]+"
 // RedactString replaces secrets inside free text — command lines, output,
 // error messages: PEM private keys, values of secret-named assignments,
 // headers and options (PASSWORD=x, Authorization: Bearer x, --token x,
-// "api_key": "x"), bearer tokens, well-known key shapes, URL passwords and
-// credential query parameters (?key=x), and .netrc passwords.
+// "api_key": "x", STRIPE_KEY=x, AWS_REGION=x), bearer tokens, well-known
+// key shapes, URL passwords and credential query parameters (?key=x), and
+// .netrc passwords — each by Redacted.
 //
 // Each pattern runs only on text that holds the words it needs (redactGate):
 // most text (statuses, tool names, ordinary output) holds none, and the
@@ -234,42 +240,148 @@ func RedactString(s string) string {
 	if s == "" {
 		return s
 	}
-	return redactGated(s, newRedactGate(s))
+	return redactGated(s, newRedactGate(s), plainMark)
 }
 
-// redactGated is RedactString where g says which patterns may match.
-func redactGated(s string, g redactGate) string {
+// RedactNamed is RedactString with each secret replaced by
+// "[REDACTED:NAME]", NAME saying what it was (DB_PASSWORD, PRIVATE_KEY,
+// URL_PASSWORD, …), for text sent to a model: it learns that a value was
+// withheld and which. names lists the NAMEs in order of appearance, each
+// once.
+func RedactNamed(s string) (out string, names []string) {
+	if s == "" {
+		return s, nil
+	}
+	mark := func(name string) string {
+		name = MarkName(name)
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		return NamedMark(name)
+	}
+	return redactGated(s, newRedactGate(s), mark), names
+}
+
+// NamedMark is what RedactNamed puts in place of a secret called name.
+func NamedMark(name string) string { return "[REDACTED:" + name + "]" }
+
+// MarkName is name as NamedMark shows it: upper case, letters, digits and
+// "_" only, at most 64 bytes ("SECRET" when nothing is left).
+func MarkName(name string) string {
+	b := make([]byte, 0, len(name))
+	for i := 0; i < len(name) && len(b) < 64; i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+			b = append(b, c-'a'+'A')
+		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_':
+			b = append(b, c)
+		case c == '-' || c == '.':
+			b = append(b, '_')
+		}
+	}
+	if len(b) == 0 {
+		return "SECRET"
+	}
+	return string(b)
+}
+
+func plainMark(string) string { return Redacted }
+
+// redactGated is RedactString where g says which patterns may match and
+// mark gives the replacement of a secret called name.
+func redactGated(s string, g redactGate, mark func(name string) string) string {
 	if g.has("-----BEGIN") {
-		s = pemRE.ReplaceAllLiteralString(s, Redacted)
+		s = pemRE.ReplaceAllStringFunc(s, func(string) string { return mark("PRIVATE_KEY") })
 	}
 	if g.hasFold("passw", "secret", "token", "api", "authorization", "private") {
-		s = assignRE.ReplaceAllString(s, "${1}"+Redacted)
+		s = replaceValues(s, assignRE, "", mark, keyName)
+	}
+	if g.hasFold("key", "aws_") {
+		s = replaceValues(s, keyEndRE, "", mark, keyName)
 	}
 	if g.hasFold("pass") {
-		s = passRE.ReplaceAllString(s, "${1}"+Redacted)
+		s = replaceValues(s, passRE, "", mark, keyName)
 	}
 	if g.hasFold("pwd") {
-		s = pwdRE.ReplaceAllString(s, "${1}"+Redacted)
+		s = replaceValues(s, pwdRE, "", mark, keyName)
 	}
 	if g.hasFold("bearer") {
-		s = bearerRE.ReplaceAllString(s, "${1}"+Redacted)
+		s = replaceValues(s, bearerRE, "", mark, fixedName("BEARER_TOKEN"))
 	}
 	if g.has("AKIA", "ASIA", "sk-", "gh", "xox") {
-		s = keyShapeRE.ReplaceAllLiteralString(s, Redacted)
+		s = keyShapeRE.ReplaceAllStringFunc(s, func(m string) string { return mark(shapeName(m)) })
 	}
 	if g.has("://") {
-		s = userinfoRE.ReplaceAllString(s, "${1}"+Redacted+"@")
+		s = replaceValues(s, userinfoRE, "@", mark, fixedName("URL_PASSWORD"))
 	}
 	if g.has("=") && g.has("?", "&") {
-		s = queryRE.ReplaceAllString(s, "${1}"+Redacted)
+		s = replaceValues(s, queryRE, "", mark, keyName)
 	}
 	if g.hasFold("machine", "default") && netrcGateRE.MatchString(s) {
-		s = netrcRE.ReplaceAllString(s, "${1}"+Redacted)
+		s = replaceValues(s, netrcRE, "", mark, fixedName("NETRC_PASSWORD"))
 	}
 	if g.has("mysql", "mariadb", "sshpass", "curl", "htpasswd") {
-		s = redactCommandSecrets(s)
+		s = redactCommandSecrets(s, mark("PASSWORD"))
 	}
 	return s
+}
+
+// replaceValues replaces each match of re in s but its group 1 (what
+// comes before the value) by mark(name(group 1)) and suffix.
+func replaceValues(s string, re *regexp.Regexp, suffix string, mark func(string) string, name func(string) string) string {
+	ms := re.FindAllStringSubmatchIndex(s, -1)
+	if ms == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		prefix := s[m[2]:m[3]]
+		if strings.HasPrefix(s[m[3]:m[1]], "[REDACTED") { // replaced already (a hidden variable's value)
+			continue
+		}
+		b.WriteString(s[last:m[3]])
+		b.WriteString(mark(name(prefix)))
+		b.WriteString(suffix)
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// keyName is the name in an assignment's prefix (`DB_PASSWORD=`,
+// `"api_key": `, `--token `, `?access_token=`, `Authorization: Bearer `):
+// its first run of name characters.
+func keyName(prefix string) string {
+	i := strings.IndexFunc(prefix, func(r rune) bool { return r != '-' && isNameRune(r) })
+	if i < 0 {
+		return "SECRET"
+	}
+	j := strings.IndexFunc(prefix[i:], func(r rune) bool { return !isNameRune(r) })
+	if j < 0 {
+		return prefix[i:]
+	}
+	return prefix[i : i+j]
+}
+
+func isNameRune(r rune) bool {
+	return r == '_' || r == '.' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+}
+
+func fixedName(name string) func(string) string { return func(string) string { return name } }
+
+// shapeName names a well-known key shape.
+func shapeName(key string) string {
+	switch {
+	case strings.HasPrefix(key, "AKIA"), strings.HasPrefix(key, "ASIA"):
+		return "AWS_ACCESS_KEY_ID"
+	case strings.HasPrefix(key, "sk-"):
+		return "API_KEY"
+	case strings.HasPrefix(key, "gh"):
+		return "GITHUB_TOKEN"
+	}
+	return "SLACK_TOKEN"
 }
 
 // redactGate says whether a text holds the words a pattern of RedactString
@@ -320,8 +432,8 @@ var (
 )
 
 // redactCommandSecrets replaces the passwords that secretCmdRE's commands
-// take as words.
-func redactCommandSecrets(s string) string {
+// take as words by mark.
+func redactCommandSecrets(s, mark string) string {
 	var spans [][2]int // sorted, as commands are found left to right
 	for _, m := range secretCmdRE.FindAllStringSubmatchIndex(s, -1) {
 		name, at := s[m[2]:m[3]], m[3]
@@ -341,7 +453,7 @@ func redactCommandSecrets(s string) string {
 			continue
 		}
 		b.WriteString(s[last:sp[0]])
-		b.WriteString(Redacted)
+		b.WriteString(mark)
 		last = sp[1]
 	}
 	b.WriteString(s[last:])

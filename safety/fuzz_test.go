@@ -85,7 +85,7 @@ func FuzzRedactGate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := RedactString(s), redactGated(s, redactGate{all: true}); got != want {
+		if got, want := RedactString(s), redactGated(s, redactGate{all: true}, plainMark); got != want {
 			t.Fatalf("RedactString(%q) = %q, ungated %q", s, got, want)
 		}
 	})

@@ -55,7 +55,7 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 			}
 			replanned = true
 			r.emit(event.Event{Kind: event.KindReplan, Replan: &event.Replan{Phase: ph.Phase, Reason: reason}})
-			np, err := pl.Replan(ctx, task, r.cfg.Environment, plan, ph, reason, r.exec.Vars().Summary(r.cfg.SummaryBudget))
+			np, err := pl.Replan(ctx, task, r.cfg.Environment, plan, ph, reason, r.history())
 			if err != nil {
 				return err
 			}
@@ -148,7 +148,7 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 			}
 			replies = append(replies, doneReplies...)
 		}
-		exchange = append([]llm.Message{llm.AssistantMessage(resp)}, replies...)
+		exchange = append([]llm.Message{r.assistant(resp)}, replies...)
 	}
 }
 
@@ -184,7 +184,7 @@ func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, 
 	if ph.SuccessCriteria != "" {
 		fmt.Fprintf(&b, "Success criteria: %s\n", ph.SuccessCriteria)
 	}
-	fmt.Fprintf(&b, "\n## History and variables\n%s", r.exec.Vars().Summary(r.cfg.SummaryBudget))
+	fmt.Fprintf(&b, "\n## History and variables\n%s", r.history())
 	return b.String()
 }
 

@@ -29,7 +29,7 @@ func (r *runner) react(ctx context.Context, task string) error {
 			return err
 		}
 		r.thought(0, resp)
-		msgs = append(msgs, llm.AssistantMessage(resp))
+		msgs = append(msgs, r.assistant(resp))
 		if len(resp.ToolCalls) == 0 {
 			text := strings.TrimSpace(resp.Content)
 			if text == "" {

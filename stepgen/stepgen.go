@@ -65,6 +65,10 @@ type Config struct {
 	SummaryBudget int
 	// Host and Session name the run in events.
 	Host, Session string
+	// SendSecrets sends step outputs to the model without taking out what
+	// safety's patterns find (--send-secrets); the values of variables the
+	// model is not shown (inventory secrets) are withheld all the same.
+	SendSecrets bool
 	// Emit receives this package's events; the Executor emits its own
 	// (step_start, step) through its own config.
 	Emit event.Sink
@@ -153,6 +157,9 @@ func Run(ctx context.Context, cfg Config, task string) (Result, error) {
 		}
 		r.cfg.Environment = env
 	}
+	// the environment may carry an earlier task's variables and answers
+	// (engine.Conversation): their secrets stay home too
+	r.cfg.Environment, _ = r.scrub(r.cfg.Environment)
 	var err error
 	switch cfg.Mode {
 	case ModeReAct:
@@ -261,8 +268,8 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 		default:
 			reasons = append(reasons, which+" was "+string(res.Status))
 		}
-		// a command may print a secret the model is not shown (SetExposure)
-		msgs = append(msgs, llm.ToolMessage(tc.ID, r.exec.Vars().Scrub(res.Observation)))
+		// the output may hold secrets: they stay on the host (secrets.go)
+		msgs = append(msgs, llm.ToolMessage(tc.ID, r.observation(res.Observation)))
 	}
 	return msgs, reasons, nil
 }

@@ -28,6 +28,8 @@ type fixture struct {
 	srv    *testenv.LLMServer
 	events []event.Event
 	mode   safety.Mode
+	// sendSecrets is Config.SendSecrets.
+	sendSecrets bool
 }
 
 func newFixture(t *testing.T, replies ...testenv.Reply) *fixture {
@@ -71,7 +73,7 @@ func (f *fixture) run(mode Mode, maxSteps int, task string, retries int) (Result
 		llm.WithSleep(func(context.Context, time.Duration) error { return nil }))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return Run(ctx, Config{LLM: client, Executor: ex, Mode: mode, Transport: tr, MaxSteps: maxSteps, Host: "local", Emit: emit}, task)
+	return Run(ctx, Config{LLM: client, Executor: ex, Mode: mode, Transport: tr, MaxSteps: maxSteps, Host: "local", Emit: emit, SendSecrets: f.sendSecrets}, task)
 }
 
 // toolReplies returns the content of every tool message the server

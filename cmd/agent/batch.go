@@ -155,7 +155,7 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 	}
 	defer b.Close()
 	t := engine.BatchTask{
-		Task: o.task, Opts: engine.TaskOptions{Mode: mode, MaxSteps: o.maxSteps},
+		Task: o.task, Opts: engine.TaskOptions{Mode: mode, MaxSteps: o.maxSteps, SendSecrets: sendSecrets(o, fileLLM)},
 		Chat:     func(host string) (planner.Chatter, func()) { return b.client(cfg, host) },
 		PlanOnce: o.batch.planOnce,
 	}

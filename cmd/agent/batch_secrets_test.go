@@ -40,7 +40,7 @@ func TestBatchInventorySecretsNotSentToModel(t *testing.T) {
 			}
 		}
 	}
-	if body := string(reqs[1].Body); !strings.Contains(body, "api_token = [REDACTED]") || !strings.Contains(body, `role = \"frontend\"`) {
+	if body := string(reqs[1].Body); !strings.Contains(body, "api_token = [REDACTED") || !strings.Contains(body, `role = \"frontend\"`) {
 		t.Errorf("step request's variables:\n%s", body)
 	}
 	b, err := os.ReadFile(filepath.Join(f.dir, "web01.sec"))

@@ -114,7 +114,7 @@ func (a *app) mcpGlobalsUnused() error {
 	t := a.task
 	var bad []string
 	for flag, set := range map[string]bool{
-		"--json": t.json, "--dry-run": t.dryRun, "--save-plan": t.savePlan != "", "--transcript": t.transcript != "",
+		"--json": t.json, "--dry-run": t.dryRun, "--save-plan": t.savePlan != "", "--transcript": t.transcript != "", "--send-secrets": t.sendSecrets,
 		"--plan-once": t.batch.planOnce, "--out": t.batch.out != "", "--model": t.model != "", "--base-url": t.baseURL != "",
 	} {
 		if set {

@@ -31,7 +31,10 @@ type taskOptions struct {
 	dryRun     bool
 	savePlan   string // --save-plan FILE: the steps that ran, as a plan file
 	transcript string // --transcript FILE: every message exchanged, JSON lines
-	batch      batchOptions
+	// sendSecrets (--send-secrets): step outputs go to the model without
+	// taking out what looks like a secret.
+	sendSecrets bool
+	batch       batchOptions
 }
 
 // batchOptions select hosts from an inventory (batch.go).
@@ -57,7 +60,8 @@ func (o *taskOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.json, "json", false, "print one JSON event per line on stdout instead of the terminal view")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "run safe steps only; show medium and high ones without running them")
 	fs.StringVar(&o.savePlan, "save-plan", "", "write the steps that ran to `FILE` as a plan for `agent run`")
-	fs.StringVar(&o.transcript, "transcript", "", "append every message exchanged with the model to `FILE` (JSON lines, secrets redacted)")
+	fs.StringVar(&o.transcript, "transcript", "", "append every message exchanged with the model to `FILE` (JSON lines, exactly what was sent)")
+	fs.BoolVar(&o.sendSecrets, "send-secrets", false, "send step outputs to the model with what looks like a secret left in (default: [REDACTED:NAME]; inventory secrets are withheld all the same)")
 	o.batch.addFlags(fs)
 }
 
@@ -133,7 +137,8 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 	if sp := t.spinner(); sp != nil {
 		chat = thinkingChatter{next: t.client, spin: sp}
 	}
-	t.conv = &engine.Conversation{Host: t.steps.Host, Chat: chat, Opts: engine.TaskOptions{Mode: mode, MaxSteps: o.maxSteps}}
+	t.conv = &engine.Conversation{Host: t.steps.Host, Chat: chat,
+		Opts: engine.TaskOptions{Mode: mode, MaxSteps: o.maxSteps, SendSecrets: sendSecrets(o, fileLLM)}}
 	t.setPrompter(nil)
 	return t, nil
 }
@@ -274,4 +279,9 @@ func checkDefaultModel(ctx context.Context, o taskOptions, file *llm.FileConfig,
 		return ctx.Err()
 	}
 	return usageError{err}
+}
+
+// sendSecrets is --send-secrets, or llm.send_secrets in the config file.
+func sendSecrets(o taskOptions, file *llm.FileConfig) bool {
+	return o.sendSecrets || file != nil && file.SendSecrets
 }

@@ -16,11 +16,15 @@ import (
 // write it, and a func that closes the file.
 //
 // The file gets one JSON object per line, appended, with an "event" key as in --json: for each Chat call a
-// "request" line (the messages and tools sent) and then a "response" line
-// (the normalized reply: text, reasoning, tool calls, usage) or an "error"
-// line; both carry the call's "seq". Secrets are redacted the way the audit
-// log redacts them (safety.RedactString, safety.Redact on tool arguments),
-// and the llm client masks its API key before anything reaches this file.
+// "request" line (the messages and tools sent, and "body": the request body
+// exactly as it was sent) and then a "response" line (the normalized reply:
+// text, reasoning, tool calls, usage) or an "error" line; both carry the
+// call's "seq". A request line records what was sent, nothing taken out
+// or added: step outputs lose their secrets before they are sent (stepgen,
+// unless --send-secrets), not here. Response and error lines are redacted
+// the way the audit log redacts (safety.RedactString, safety.Redact on tool
+// arguments). The llm client masks its API key before anything reaches
+// this file.
 // The file is created with mode 0600: it holds command output; an existing
 // file readable by others is chmod-ed to 0600 first.
 func transcriptOptions(path string) ([]llm.Option, func(), error) {
@@ -64,6 +68,8 @@ type (
 		ToolChoice string      `json:"tool_choice,omitempty"`
 		Messages   []trMessage `json:"messages"`
 		Tools      []trTool    `json:"tools,omitempty"`
+		// Body is the request body as sent; absent when none was.
+		Body json.RawMessage `json:"body,omitempty"`
 	}
 	trMessage struct {
 		Role       string       `json:"role"`
@@ -110,8 +116,11 @@ func (t *transcript) write(x llm.Exchange) {
 	now, start := end.Format(time.RFC3339Nano), end.Add(-x.Duration).Format(time.RFC3339Nano)
 	req := trRequest{Event: "request", Seq: x.Seq, Time: start, Model: x.Model, ToolChoice: x.Request.ToolChoice}
 	for _, m := range x.Request.Messages {
-		req.Messages = append(req.Messages, trMessage{Role: m.Role, Content: safety.RedactString(m.Content),
-			Reasoning: safety.RedactString(m.Reasoning), ToolCalls: trCalls(m.ToolCalls), ToolCallID: m.ToolCallID})
+		req.Messages = append(req.Messages, trMessage{Role: m.Role, Content: m.Content,
+			Reasoning: m.Reasoning, ToolCalls: sentCalls(m.ToolCalls), ToolCallID: m.ToolCallID})
+	}
+	if json.Valid(x.Body) {
+		req.Body = x.Body
 	}
 	for _, tl := range x.Request.Tools {
 		req.Tools = append(req.Tools, trTool{Name: tl.Name, Description: tl.Description, Parameters: tl.Parameters})
@@ -158,6 +167,20 @@ func trCalls(calls []llm.ToolCall) []trToolCall {
 			args = safety.Redact(obj)
 		} else {
 			args = safety.RedactString(string(tc.Arguments))
+		}
+		out = append(out, trToolCall{ID: tc.ID, Name: tc.Name, Arguments: args})
+	}
+	return out
+}
+
+// sentCalls are tool calls as sent: the arguments object, or the text
+// when it is not one.
+func sentCalls(calls []llm.ToolCall) []trToolCall {
+	var out []trToolCall
+	for _, tc := range calls {
+		var args any = string(tc.Arguments)
+		if json.Valid(tc.Arguments) {
+			args = json.RawMessage(tc.Arguments)
 		}
 		out = append(out, trToolCall{ID: tc.ID, Name: tc.Name, Arguments: args})
 	}

@@ -1,0 +1,105 @@
+package stepgen
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/autoshell/agent/llm"
+	"github.com/autoshell/agent/safety"
+)
+
+// What goes to the model from the host — step observations and the
+// history summary — leaves without secret values (issue 14 §4): the values
+// of the variables it is not shown (inventory secrets, execctx exposure)
+// always, and what safety's patterns find (secret-named assignments,
+// private keys, bearer and basic credentials, URL passwords, key shapes)
+// unless Config.SendSecrets. Each becomes [REDACTED:NAME] and an
+// observation that lost one says so.
+
+// observation is a step's observation as the model gets it.
+func (r *runner) observation(s string) string {
+	s, names := r.scrub(s)
+	if len(names) == 0 {
+		return s
+	}
+	return s + fmt.Sprintf("\n[agent: secret values withheld from you: %s. They are still there on the host: "+
+		"use them where they are (files, variables as {{name}}); do not print or ask for them.]", strings.Join(names, ", "))
+}
+
+// history is the history summary as the model gets it.
+func (r *runner) history() string {
+	s, _ := r.scrub(r.exec.Vars().Summary(r.cfg.SummaryBudget))
+	return s
+}
+
+// scrub replaces the secrets of s and names them.
+func (r *runner) scrub(s string) (string, []string) {
+	s, names := r.exec.Vars().ScrubMarked(s, func(name string) string { return safety.NamedMark(safety.MarkName(name)) })
+	for i, n := range names {
+		names[i] = safety.MarkName(n)
+	}
+	if r.cfg.SendSecrets {
+		return s, names
+	}
+	s, more := safety.RedactNamed(s)
+	for _, n := range more {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return s, names
+}
+
+// assistant is the history entry of a reply, as sent back to the model:
+// a secret the model wrote itself (in a command, an argument, its text)
+// does not go back either, so that no request carries one (unless
+// Config.SendSecrets). Arguments stay a JSON object: a secret-named key's
+// value is replaced whole, other strings through safety.RedactNamed.
+func (r *runner) assistant(resp llm.Response) llm.Message {
+	m := llm.AssistantMessage(resp)
+	if r.cfg.SendSecrets {
+		return m
+	}
+	m.Content, _ = safety.RedactNamed(m.Content)
+	m.Reasoning, _ = safety.RedactNamed(m.Reasoning)
+	calls := make([]llm.ToolCall, len(m.ToolCalls))
+	for i, tc := range m.ToolCalls {
+		var args map[string]any
+		if json.Unmarshal(tc.Arguments, &args) == nil && args != nil {
+			if b, err := json.Marshal(redactArgs(args)); err == nil {
+				tc.Arguments = b
+			}
+		}
+		calls[i] = tc
+	}
+	m.ToolCalls = calls
+	return m
+}
+
+// redactArgs is safety.Redact with named marks.
+func redactArgs(v any) any {
+	switch x := v.(type) {
+	case string:
+		s, _ := safety.RedactNamed(x)
+		return s
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if _, isStr := e.(string); isStr && safety.SecretKey(k) {
+				out[k] = safety.NamedMark(safety.MarkName(k))
+				continue
+			}
+			out[k] = redactArgs(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redactArgs(e)
+		}
+		return out
+	}
+	return v
+}
