@@ -113,7 +113,7 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		cfg.ToolOptions = append(cfg.ToolOptions, tools.WithProgress(o.Progress))
 	}
 	if o.Vars != nil {
-		markSecretVars(o.Vars) // --var db_password=…: kept from the model as in a batch
+		markSecretVars(o.Vars, nil) // --var db_password=…: kept from the model as in a batch
 	}
 	h.cfg = cfg
 	h.exec = executor.New(cfg)
