@@ -88,6 +88,9 @@ func InventoryHosts(spec InventorySpec, limit string, o SSHOverrides) ([]Target,
 		if err != nil {
 			return nil, err
 		}
+		if err := refuseBecome(cv); err != nil {
+			return nil, err
+		}
 		out = append(out, Target{Name: h.Name, Groups: cv.groups, Vars: cv.vars, SSH: cfg, Connection: conn, Secrets: secrets,
 			Unused: append(unused, unusedVars(vars)...)})
 	}

@@ -90,18 +90,19 @@ func TestSSHArgsMatchSSH(t *testing.T) {
 }
 
 // TestInventoryWarnings: every ansible_* variable agent does not act on
-// gets one warning naming it and its hosts; become variables are left to
-// the become work; plain variables are no concern.
+// gets one warning naming it and its hosts (become settings that do not
+// turn become on included); plain variables are no concern.
 func TestInventoryWarnings(t *testing.T) {
 	dir := t.TempDir()
 	inv := filepath.Join(dir, "hosts")
-	writeInvFile(t, inv, "[web]\nw[1:7] ansible_python_interpreter=/usr/bin/python3\nx1 ansible_ssh_timeout=5 ansible_become=yes role=db ansible_password=pw\n")
+	writeInvFile(t, inv, "[web]\nw[1:7] ansible_python_interpreter=/usr/bin/python3\nx1 ansible_ssh_timeout=5 ansible_become_user=app role=db ansible_password=pw\n")
 	hosts, err := SelectHosts(InventorySpec{Sources: []string{inv}}, "", SSHOverrides{ConfigFile: "none"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := InventoryWarnings(hosts)
 	want := []string{
+		"inventory variable ansible_become_user: agent does not act on it (host x1)",
 		"inventory variable ansible_password: agent does not act on it (host x1)",
 		"inventory variable ansible_python_interpreter: agent does not act on it (hosts w1, w2, w3, w4, w5 and 2 more)",
 	}

@@ -14,7 +14,7 @@ type UnusedVar struct {
 }
 
 // actedOn are the ansible_* variables agent acts on (inventory.go, the
-// dialers, the batch); ansible_become* are the become work's.
+// dialers, the batch).
 var actedOn = map[string]bool{
 	"ansible_host": true, "ansible_ssh_host": true, "ansible_port": true, "ansible_ssh_port": true,
 	"ansible_user": true, "ansible_ssh_user": true, "ansible_private_key_file": true,
@@ -28,7 +28,7 @@ func unusedVars(vars map[string]any) []UnusedVar {
 	var out []UnusedVar
 	for k := range vars {
 		lk := strings.ToLower(k)
-		if !strings.HasPrefix(lk, "ansible_") || actedOn[lk] || strings.HasPrefix(lk, "ansible_become") {
+		if !strings.HasPrefix(lk, "ansible_") || actedOn[lk] {
 			continue
 		}
 		out = append(out, UnusedVar{Var: k})
@@ -81,4 +81,30 @@ func pluralHosts(n int) string {
 		return "host"
 	}
 	return "hosts"
+}
+
+// becomeOn are the variables that turn privilege escalation on.
+var becomeOn = []string{"ansible_become", "ansible_sudo", "ansible_su"}
+
+// refuseBecome refuses a host whose inventory turns on privilege
+// escalation: agent does not run steps through sudo yet, and running them
+// as the login user while the inventory asked for another would be wrong
+// in a way nothing shows. Other ansible_become_* settings alone are only
+// warned about (unusedVars).
+func refuseBecome(cv *connVars) error {
+	for _, name := range becomeOn {
+		v, key, err := cv.get(name)
+		if err != nil {
+			return err
+		}
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "", "no", "false", "0", "off", "n", "f":
+			continue
+		}
+		if key != "" {
+			return configf("inventory %s: host %s sets %s=%s: agent cannot run steps as another user yet (no become/sudo support); "+
+				"remove it for this run or exclude the host with --limit", cv.origin(name), cv.name, name, v)
+		}
+	}
+	return nil
 }
