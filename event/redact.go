@@ -67,27 +67,38 @@ func redactFields(v reflect.Value, str func(string) string, params func(map[stri
 				if params != nil {
 					m = params(m)
 				}
-				f.Set(reflect.ValueOf(redactValue(m, str)))
+				f.Set(reflect.ValueOf(RedactValue(m, str)))
 			}
 		}
 	}
 }
 
-// redactValue passes the strings of a parameter value through str.
-func redactValue(v any, str func(string) string) any {
+// RedactValue returns a copy of v with str applied to every string in it,
+// through maps and slices (a parameter value, an audit entry's
+// parameters); other values are returned as they are.
+func RedactValue(v any, str func(string) string) any {
 	switch v := v.(type) {
 	case string:
 		return str(v)
 	case map[string]any:
+		if v == nil {
+			return v
+		}
 		out := make(map[string]any, len(v))
 		for k, x := range v {
-			out[k] = redactValue(x, str)
+			out[k] = RedactValue(x, str)
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
-			out[i] = redactValue(x, str)
+			out[i] = RedactValue(x, str)
+		}
+		return out
+	case []string:
+		out := make([]string, len(v))
+		for i, x := range v {
+			out[i] = str(x)
 		}
 		return out
 	}

@@ -26,6 +26,7 @@ type shellTarget struct {
 	path    string // absolute, every symbolic link above it followed
 	existed bool
 	mode    fs.FileMode
+	size    int64
 }
 
 // maxShellJournal bounds what one command's targets may hold in all.
@@ -59,13 +60,8 @@ func (e *Executor) planShellUndo(ctx context.Context, touches []safety.Touch, cw
 		if err != nil || why != "" {
 			return out, why, err
 		}
-		if st.existed {
-			fi, _ := e.cfg.Transport.Stat(ctx, st.path)
-			if fi != nil {
-				if total += fi.Size(); fi.Size() > limit || total > maxShellJournal {
-					return out, fmt.Sprintf("%s holds %d bytes, more than the undo journal keeps", st.path, fi.Size()), nil
-				}
-			}
+		if total += st.size; st.size > limit || total > maxShellJournal {
+			return out, fmt.Sprintf("%s holds %d bytes, more than the undo journal keeps", st.path, st.size), nil
 		}
 		out = append(out, st)
 	}
@@ -142,7 +138,7 @@ func (e *Executor) shellTarget(ctx context.Context, abs string) (shellTarget, st
 		return shellTarget{}, fmt.Sprintf("%s is not a regular file", real), nil
 	}
 	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	return shellTarget{path: real, existed: true, mode: mode}, "", nil
+	return shellTarget{path: real, existed: true, mode: mode, size: fi.Size()}, "", nil
 }
 
 func (e *Executor) journalMax() int64 {

@@ -359,7 +359,7 @@ func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error 
 	}
 	if red := e.cfg.Redact; red != nil {
 		ent.Output, ent.Error = red(ent.Output), red(ent.Error)
-		ent.Params, _ = redactStrings(ent.Params, red).(map[string]any)
+		ent.Params, _ = event.RedactValue(ent.Params, red).(map[string]any)
 		reasons := make([]string, len(ent.Risk.Reasons))
 		for i, r := range ent.Risk.Reasons {
 			reasons[i] = red(r)
@@ -403,35 +403,4 @@ func oneLine(s string, n int) string {
 		s = s[:cut] + "…"
 	}
 	return s
-}
-
-// redactStrings returns a copy of v with red applied to every string in
-// it, through maps and slices.
-func redactStrings(v any, red func(string) string) any {
-	switch x := v.(type) {
-	case string:
-		return red(x)
-	case map[string]any:
-		if x == nil {
-			return x
-		}
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = redactStrings(e, red)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = redactStrings(e, red)
-		}
-		return out
-	case []string:
-		out := make([]string, len(x))
-		for i, e := range x {
-			out[i] = red(e)
-		}
-		return out
-	}
-	return v
 }
