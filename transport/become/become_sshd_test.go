@@ -9,8 +9,8 @@ import (
 	"github.com/autoshell/agent/testenv"
 	"github.com/autoshell/agent/transport"
 	"github.com/autoshell/agent/transport/become"
-	"github.com/autoshell/agent/transport/transporttest"
 	sshtr "github.com/autoshell/agent/transport/ssh"
+	"github.com/autoshell/agent/transport/transporttest"
 )
 
 // dialAs logs in to d as user.

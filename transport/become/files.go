@@ -17,11 +17,11 @@ import (
 
 // Exit statuses of the file scripts.
 const (
-	exitNoEnt    = 3
-	exitPerm     = 4
-	exitIsDir    = 5
-	exitOwner    = 6
-	exitSELinux  = 7
+	exitNoEnt   = 3
+	exitPerm    = 4
+	exitIsDir   = 5
+	exitOwner   = 6
+	exitSELinux = 7
 )
 
 const readScript = `f=$1; if [ ! -e "$f" ]; then exit 3; fi; if [ -d "$f" ]; then exit 5; fi; ` +
