@@ -38,6 +38,9 @@ type BatchOptions struct {
 	// asks one question at a time); each host's warnings become its
 	// KindWarning events.
 	Dial DialOptions
+	// Become is the operator's become settings; each host's inventory
+	// variables go over them (ResolveBecome).
+	Become Become
 	// Emit receives every host's events, host set and secrets scrubbed,
 	// each host's in order: a host ends with its done event, then a
 	// KindHost event with its result; the batch ends with KindBatch.
@@ -316,16 +319,28 @@ func (b *Batch) connect(ctx context.Context, bh *batchHost) (*Host, error) {
 	}
 	d := b.o.Dial
 	d.SSH.Warn = bh.warn
+	hb, err := ResolveBecome(bh.t, b.o.Become)
+	if err != nil {
+		return nil, err
+	}
 	tr, err := Dial(ctx, bh.t, d)
 	if err != nil {
 		return nil, err
 	}
 	// The Host scrubs its events with the host's secrets; the batch host
 	// counts them and passes them on.
-	return OpenOn(tr, bh.t.Name, HostOptions{
+	h, err := OpenOn(tr, bh.t.Name, HostOptions{
 		Policy: b.o.Policy, Approver: b.o.Approver, Session: b.session, Audit: b.audit,
-		Emit: bh.pass, Secrets: bh.redact.Secrets, DryRun: b.o.DryRun, Vars: vars,
+		Emit: bh.pass, Secrets: bh.redact.Secrets, DryRun: b.o.DryRun, Vars: vars, Become: hb,
 	})
+	if err != nil {
+		return nil, err
+	}
+	if err := h.checkBecome(ctx); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
 }
 
 // finish ends the batch: its result, and the KindBatch event.
@@ -460,6 +475,12 @@ func (b *Batch) secretValues(t Target) []string {
 	out := SecretValues(vars)
 	for _, k := range t.Secrets { // vaulted values, whatever their names
 		out = append(out, leafStrings(t.Vars[k])...)
+	}
+	// The become password: the operator's (-K), the inventory's rendered.
+	for _, pw := range []string{b.o.Become.Password, t.BecomeVars["password"].Value} {
+		if len(pw) >= minSecretValue {
+			out = append(out, pw)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out

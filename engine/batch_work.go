@@ -94,7 +94,7 @@ func (b *Batch) runTask(ctx context.Context, h *batchHost, t BatchTask, replayed
 	defer release()
 	o := t.Opts
 	if replayed {
-		env, err := stepgen.Environment(ctx, h.h.Transport())
+		env, err := stepgen.Environment(ctx, h.h.StepTransport())
 		if err != nil {
 			return stepgen.Result{}, err
 		}

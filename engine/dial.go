@@ -34,6 +34,10 @@ type Target struct {
 	// Unused are the host's ansible_* variables (or parts of them) agent
 	// does not act on, for InventoryWarnings.
 	Unused []UnusedVar
+	// BecomeVars are an inventory host's become settings (ansible_become,
+	// ansible_become_user…, rendered), by key: enabled, user, method,
+	// password, exe, flags (see ResolveBecome).
+	BecomeVars map[string]BecomeVar
 }
 
 // DialOptions are what a dialer may need besides the target.

@@ -11,6 +11,7 @@ import (
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
+	"github.com/autoshell/agent/transport/become"
 )
 
 // HostOptions say how to run steps on a host.
@@ -38,6 +39,9 @@ type HostOptions struct {
 	Vars *execctx.Context
 	// Progress draws transfer progress; nil draws nothing.
 	Progress tools.ProgressFunc
+	// Become is the host's become settings (ResolveBecome); nil: no step
+	// may run as another user. Its password is scrubbed like Secrets.
+	Become *HostBecome
 }
 
 // Host is a host opened for steps: its connection, the session's undo
@@ -53,6 +57,10 @@ type Host struct {
 	sink    event.Sink // the front end's, through the redactor
 	cfg     executor.Config
 	closers []func()
+
+	become    *become.Transport // the host as the become user; nil: none
+	becomeAll bool
+	hb        *HostBecome
 }
 
 // Open dials t and opens it for steps. The caller must Close the Host.
@@ -61,7 +69,15 @@ func Open(ctx context.Context, t Target, d DialOptions, o HostOptions) (*Host, e
 	if err != nil {
 		return nil, err
 	}
-	return OpenOn(tr, t.name(tr), o)
+	h, err := OpenOn(tr, t.name(tr), o)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.checkBecome(ctx); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
 }
 
 // OpenOn opens the session's undo journal (and the audit log unless o has
@@ -69,6 +85,9 @@ func Open(ctx context.Context, t Target, d DialOptions, o HostOptions) (*Host, e
 // Host owns tr; on error it is closed.
 func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err error) {
 	secrets := slices.Clone(o.Secrets)
+	if o.Become != nil && o.Become.Config.Password != "" {
+		secrets = append(secrets, o.Become.Config.Password)
+	}
 	slices.SortStableFunc(secrets, func(a, b string) int { return len(b) - len(a) }) // longest first
 	h := &Host{tr: tr, Name: name, Session: o.Session, redact: Redactor{Secrets: secrets}}
 	h.sink = h.scrub(o.Emit)
@@ -115,6 +134,13 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 	if o.Vars != nil {
 		markSecretVars(o.Vars, nil) // --var db_password=…: kept from the model as in a batch
 	}
+	if o.Become != nil {
+		if h.become, err = become.New(tr, o.Become.Config); err != nil {
+			return nil, ConfigError{err}
+		}
+		h.becomeAll, h.hb = o.Become.All, o.Become
+		cfg.Become, cfg.BecomeAll = h.become, h.becomeAll
+	}
 	h.cfg = cfg
 	h.exec = executor.New(cfg)
 	return h, nil
@@ -152,6 +178,19 @@ func (h *Host) Executor() *executor.Executor { return h.exec }
 
 // Transport is the host's connection.
 func (h *Host) Transport() transport.Transport { return h.tr }
+
+// Become is the host's become settings (nil: none), for undo.
+func (h *Host) Become() *HostBecome { return h.hb }
+
+// StepTransport is what the host's steps run on by default: the host as
+// the become user when every step becomes (the model's description of
+// the target is then that user's), else the connection.
+func (h *Host) StepTransport() transport.Transport {
+	if h.become != nil && h.becomeAll {
+		return h.become
+	}
+	return h.tr
+}
 
 // Vars is the host's execution context.
 func (h *Host) Vars() *execctx.Context { return h.exec.Vars() }

@@ -88,11 +88,20 @@ func InventoryHosts(spec InventorySpec, limit string, o SSHOverrides) ([]Target,
 		if err != nil {
 			return nil, err
 		}
-		if err := refuseBecome(cv); err != nil {
+		if err := refuseEscalation(cv); err != nil {
 			return nil, err
 		}
-		out = append(out, Target{Name: h.Name, Groups: cv.groups, Vars: cv.vars, SSH: cfg, Connection: conn, Secrets: secrets,
-			Unused: append(unused, unusedVars(vars)...)})
+		bv, err := inventoryBecome(cv)
+		if err != nil {
+			return nil, err
+		}
+		t := Target{Name: h.Name, Groups: cv.groups, Vars: cv.vars, SSH: cfg, Connection: conn, Secrets: secrets,
+			Unused: append(unused, unusedVars(vars)...), BecomeVars: bv}
+		// A become setting agent cannot act on refuses the selection.
+		if _, err := ResolveBecome(t, Become{}); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }

@@ -90,8 +90,8 @@ func TestSSHArgsMatchSSH(t *testing.T) {
 }
 
 // TestInventoryWarnings: every ansible_* variable agent does not act on
-// gets one warning naming it and its hosts (become settings that do not
-// turn become on included); plain variables are no concern.
+// gets one warning naming it and its hosts (the become settings it acts
+// on are not named); plain variables are no concern.
 func TestInventoryWarnings(t *testing.T) {
 	dir := t.TempDir()
 	inv := filepath.Join(dir, "hosts")
@@ -102,7 +102,6 @@ func TestInventoryWarnings(t *testing.T) {
 	}
 	got := InventoryWarnings(hosts)
 	want := []string{
-		"inventory variable ansible_become_user: agent does not act on it (host x1)",
 		"inventory variable ansible_password: agent does not act on it (host x1)",
 		"inventory variable ansible_python_interpreter: agent does not act on it (hosts w1, w2, w3, w4, w5 and 2 more)",
 	}

@@ -21,6 +21,12 @@ var actedOn = map[string]bool{
 	"ansible_ssh_private_key_file": true, "ansible_connection": true, "ansible_ssh_timeout": true,
 	"ansible_ssh_args": true, "ansible_ssh_common_args": true, "ansible_ssh_extra_args": true,
 	"ansible_group_priority": true,
+	// become.go: ResolveBecome acts on each or refuses the selection.
+	"ansible_become": true, "ansible_become_user": true, "ansible_become_method": true,
+	"ansible_become_pass": true, "ansible_become_password": true, "ansible_become_exe": true,
+	"ansible_become_flags": true, "ansible_sudo_user": true, "ansible_sudo_pass": true,
+	"ansible_sudo_exe": true, "ansible_sudo_flags": true,
+	"ansible_sudo": true, "ansible_su": true, // refuseEscalation
 }
 
 // unusedVars are the ansible_* variables among vars agent does not act on.
@@ -83,27 +89,26 @@ func pluralHosts(n int) string {
 	return "hosts"
 }
 
-// becomeOn are the variables that turn privilege escalation on.
-var becomeOn = []string{"ansible_become", "ansible_sudo", "ansible_su"}
+// oldEscalation are the variables of Ansible 1.x that turned privilege
+// escalation on; current Ansible reads ansible_become alone.
+var oldEscalation = []string{"ansible_sudo", "ansible_su"}
 
-// refuseBecome refuses a host whose inventory turns on privilege
-// escalation: agent does not run steps through sudo yet, and running them
-// as the login user while the inventory asked for another would be wrong
-// in a way nothing shows. Other ansible_become_* settings alone are only
-// warned about (unusedVars).
-func refuseBecome(cv *connVars) error {
-	for _, name := range becomeOn {
+// refuseEscalation refuses a host whose inventory turns privilege
+// escalation on with ansible_sudo or ansible_su: running its steps as the
+// login user while the inventory asked for another would be wrong in a
+// way nothing shows. ansible_become (engine/become.go) is how to say it.
+func refuseEscalation(cv *connVars) error {
+	for _, name := range oldEscalation {
 		v, key, err := cv.get(name)
 		if err != nil {
 			return err
 		}
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "", "no", "false", "0", "off", "n", "f":
+		if b, ok := ansibleBool(v); ok && !b {
 			continue
 		}
 		if key != "" {
-			return configf("inventory %s: host %s sets %s=%s: agent cannot run steps as another user yet (no become/sudo support); "+
-				"remove it for this run or exclude the host with --limit", cv.origin(name), cv.name, name, v)
+			return configf("inventory %s: host %s sets %s=%s: agent escalates with ansible_become (method sudo) only; "+
+				"say ansible_become=yes (with ansible_become_method=sudo), or exclude the host with --limit", cv.origin(name), cv.name, name, v)
 		}
 	}
 	return nil

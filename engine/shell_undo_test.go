@@ -168,7 +168,7 @@ func TestShellCommandUndo(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer tr.Close()
-				if _, err := engine.Undo(ctx, tr, stateDir, session, name, false); err != nil {
+				if _, err := engine.Undo(ctx, tr, stateDir, session, name, false, nil); err != nil {
 					t.Fatalf("undo after %s: %v", cmd, err)
 				}
 				if got := snapshot(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
@@ -208,7 +208,7 @@ func TestShellUndoNeverClobbers(t *testing.T) {
 	}
 	defer tr.Close()
 	stateDir, _ := safety.StateDir()
-	_, err = engine.Undo(ctx, tr, stateDir, session, name, false)
+	_, err = engine.Undo(ctx, tr, stateDir, session, name, false, nil)
 	if err == nil || !strings.Contains(err.Error(), "changed since session") {
 		t.Fatalf("undo over a newer change: %v", err)
 	}
@@ -218,7 +218,7 @@ func TestShellUndoNeverClobbers(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "other.txt")); err != nil || string(b) != "other\n" {
 		t.Errorf("the removed file was not put back: %q %v", b, err)
 	}
-	if _, err := engine.Undo(ctx, tr, stateDir, session, name, true); err != nil {
+	if _, err := engine.Undo(ctx, tr, stateDir, session, name, true, nil); err != nil {
 		t.Fatalf("undo --force: %v", err)
 	}
 	if b, _ := os.ReadFile(f); string(b) != "precious\n" {

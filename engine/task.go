@@ -26,7 +26,7 @@ type TaskOptions struct {
 // as RunPlan. The host's events go to its sink.
 func (h *Host) RunTask(ctx context.Context, chat planner.Chatter, o TaskOptions, task string) (stepgen.Result, error) {
 	return stepgen.Run(ctx, stepgen.Config{
-		LLM: chat, Executor: h.exec, Mode: o.Mode, Transport: h.tr, Environment: o.Environment,
+		LLM: chat, Executor: h.exec, Mode: o.Mode, Transport: h.StepTransport(), Environment: o.Environment,
 		MaxSteps: o.MaxSteps, Host: h.Name, Session: h.Session, Emit: h.sink, SendSecrets: o.SendSecrets,
 	}, task)
 }
@@ -61,7 +61,7 @@ type earlierTask struct {
 // Describe collects the target's description for the model once; without
 // it each task collects its own.
 func (c *Conversation) Describe(ctx context.Context) error {
-	env, err := stepgen.Environment(ctx, c.Host.tr)
+	env, err := stepgen.Environment(ctx, c.Host.StepTransport())
 	if err != nil {
 		return err
 	}

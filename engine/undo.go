@@ -17,13 +17,15 @@ import (
 // returns the actions taken — only those files were put back when the
 // error is not nil; safety.ErrAlreadyRestored when there was nothing left
 // to do. With force, files that changed after the session changed them are
-// restored too.
-func Undo(ctx context.Context, tr transport.Transport, stateDir, id, target string, force bool) ([]safety.Action, error) {
+// restored too. Files the session changed as another user through become
+// are restored as that user, with hb's password and sudo settings (nil:
+// sudo without a password).
+func Undo(ctx context.Context, tr transport.Transport, stateDir, id, target string, force bool, hb *HostBecome) ([]safety.Action, error) {
 	journal, err := safety.OpenJournal(stateDir, id, target)
 	if err != nil {
 		return nil, err
 	}
-	return journal.RestoreWith(ctx, restorer{tr}, safety.RestoreOptions{Force: force})
+	return journal.RestoreWith(ctx, restorer{tr}, safety.RestoreOptions{Force: force, As: becomeRestorer(tr, hb)})
 }
 
 // restorer adapts a transport to safety.FileRestorer.

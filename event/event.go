@@ -107,6 +107,9 @@ type StepStart struct {
 	Command     string         `json:"command,omitempty"`
 	Path        string         `json:"path,omitempty"`
 	Risk        string         `json:"risk"`
+	// As is the user the step runs as through become (sudo); "" for the
+	// login user.
+	As string `json:"as,omitempty"`
 }
 
 // Output is a piece of what a running step's command printed, in full:
@@ -146,6 +149,8 @@ type Step struct {
 	// Interrupted: the run was cancelled (Ctrl-C) while the step ran; its
 	// exit code means nothing.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// As is the user the step ran as through become; "" for the login user.
+	As string `json:"as,omitempty"`
 }
 
 // Approval is a person's answer to a step that needed one (emitted only

@@ -69,6 +69,20 @@ type Config struct {
 	Vars *execctx.Context
 	// Phase is the phase number RunStep reports until RunPlan sets it.
 	Phase int
+	// Become is the host as the become user (transport/become): the
+	// transport of the steps that escalate — every step when BecomeAll,
+	// else the plan steps that say become: true. Nil: a step asking to
+	// escalate fails.
+	Become Becomer
+	// BecomeAll runs every step through Become (--become, ansible_become).
+	BecomeAll bool
+}
+
+// Becomer is a host's transport as another user (transport/become).
+type Becomer interface {
+	transport.Transport
+	// User is the user it acts as.
+	User() string
 }
 
 // Executor runs steps on one host: condition, templating, validation,
@@ -116,7 +130,7 @@ func New(cfg Config) *Executor {
 		opts := append([]tools.Option{
 			tools.WithBeforeChange(e.BeforeChange),
 			tools.WithConditionEvaluator(e.vars.Eval),
-			tools.WithHome(func(ctx context.Context, _ transport.Transport) (string, error) { return e.homeDir(ctx) }),
+			tools.WithHome(e.homeDirOf),
 		}, cfg.ToolOptions...)
 		e.reg = tools.Default(cfg.Policy, opts...)
 	}
@@ -155,13 +169,17 @@ func (e *Executor) BeforeChange(ctx context.Context, tr transport.Transport, ch 
 	if e.cfg.Journal == nil {
 		return nil
 	}
+	as := ""
+	if b, ok := tr.(Becomer); ok {
+		as = b.User()
+	}
 	mode := ch.OldMode
 	if ch.Existed {
 		if fi, err := tr.Stat(ctx, ch.Path); err == nil {
 			mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 		}
 	}
-	if err := e.cfg.Journal.Record(ctx, ch.Path, old, ch.Existed, mode); err != nil {
+	if err := e.cfg.Journal.RecordAs(ctx, ch.Path, old, ch.Existed, mode, as); err != nil {
 		return &journalError{err}
 	}
 	return nil
@@ -221,6 +239,37 @@ func expectPreviewed(ctx context.Context, previewed []tools.FileChange) context.
 		}
 	}
 	return ctx
+}
+
+// BecomeAll reports whether every step runs as the become user: the
+// operator enabled become for the run (the model may then ask for it).
+func (e *Executor) BecomeAll() bool { return e.cfg.BecomeAll && e.cfg.Become != nil }
+
+// stepTransport is the transport st runs on and the user it runs as
+// through become ("" for the login user).
+func (e *Executor) stepTransport(st planner.Step) (transport.Transport, string, error) {
+	if !st.Become && !e.cfg.BecomeAll {
+		return e.cfg.Transport, "", nil
+	}
+	if e.cfg.Become == nil {
+		return nil, "", errors.New("become: this run cannot run steps as another user (no become settings for this host)")
+	}
+	return e.cfg.Become, e.cfg.Become.User(), nil
+}
+
+// homeDirOf is the home directory of the user tr acts as: the become
+// user's for the become transport, else the login user's.
+func (e *Executor) homeDirOf(ctx context.Context, tr transport.Transport) (string, error) {
+	if b, ok := tr.(Becomer); ok {
+		if hd, ok := b.(tools.HomeDirer); ok {
+			h, err := hd.HomeDir(ctx)
+			if err != nil {
+				return "", fmt.Errorf("home directory of %s on %s: %w", b.User(), e.host, err)
+			}
+			return h, nil
+		}
+	}
+	return e.homeDir(ctx)
 }
 
 // homeDir is the target user's home, looked up once per executor: tools

@@ -425,7 +425,7 @@ func (e *Executor) classifyTool(ctx context.Context, tool string, params map[str
 	if err != nil {
 		return classification{refused: err}, nil
 	}
-	return e.classify(ctx, call)
+	return e.classify(ctx, call, e.cfg.Transport, "")
 }
 
 // TestApprovalEvent: a person's answer is reported as an approval event

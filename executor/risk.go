@@ -45,7 +45,33 @@ type classification struct {
 // transfer's local file), at least the level the tool declares. A tool
 // that is neither is medium: not known. The error is infrastructure (the
 // home directory could not be found).
-func (e *Executor) classify(ctx context.Context, call *tools.Call) (classification, error) {
+//
+// A step that runs as another user through become (as) is classified for
+// that user: "~" is its home and symbolic links are followed as it sees
+// them; its files are classified as the login user sees them too and the
+// worse level counts, so become never lowers a level. The reasons say
+// who the step runs as.
+func (e *Executor) classify(ctx context.Context, call *tools.Call, tr transport.Transport, as string) (classification, error) {
+	c, err := e.classifyOn(ctx, call, tr)
+	if err != nil || c.refused != nil || as == "" {
+		return c, err
+	}
+	if tr != e.cfg.Transport && c.command == "" && c.path != "" {
+		login, err := e.classifyOn(ctx, call, e.cfg.Transport)
+		if err != nil {
+			return c, err
+		}
+		if login.refused == nil && login.risk.Level > c.risk.Level {
+			c.risk.Level = login.risk.Level
+			c.risk.Reasons = append(c.risk.Reasons, login.risk.Reasons...)
+		}
+	}
+	c.risk.Reasons = append(c.risk.Reasons, "runs as "+as+" (become, through sudo)")
+	return c, nil
+}
+
+// classifyOn is classify for the user tr acts as.
+func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transport.Transport) (classification, error) {
 	var c classification
 	if line, ok, err := call.CommandLine(); ok {
 		if err != nil {
@@ -66,7 +92,7 @@ func (e *Executor) classify(ctx context.Context, call *tools.Call) (classificati
 		c.risk, touches = e.cfg.Policy.AnalyzeCommandAt(line, home)
 		if e.cfg.Journal != nil && c.risk.Level >= safety.Medium {
 			cwd, _ := call.Params["cwd"].(string)
-			targets, why, err := e.planShellUndo(ctx, touches, cwd)
+			targets, why, err := e.planShellUndo(ctx, tr, touches, cwd)
 			if err != nil {
 				return c, err
 			}
@@ -96,7 +122,7 @@ func (e *Executor) classify(ctx context.Context, call *tools.Call) (classificati
 			continue
 		}
 		remote = true
-		if c, err = e.classifyFile(ctx, c, a.Op, a.Path); err != nil || c.refused != nil {
+		if c, err = e.classifyFile(ctx, tr, c, a.Op, a.Path); err != nil || c.refused != nil {
 			return c, err
 		}
 		c.files = append(c.files, a.Op)
@@ -129,8 +155,8 @@ func (e *Executor) classify(ctx context.Context, call *tools.Call) (classificati
 // classifyFile classifies op on file as written and on the file it really
 // is on the target, following symbolic links (the transports write and
 // read through them), taking the worse.
-func (e *Executor) classifyFile(ctx context.Context, c classification, op safety.FileOp, file string) (classification, error) {
-	home, err := e.homeDir(ctx)
+func (e *Executor) classifyFile(ctx context.Context, tr transport.Transport, c classification, op safety.FileOp, file string) (classification, error) {
+	home, err := e.homeDirOf(ctx, tr)
 	if err != nil {
 		return c, err
 	}
@@ -140,7 +166,7 @@ func (e *Executor) classifyFile(ctx context.Context, c classification, op safety
 		return c, nil
 	}
 	c.path, c.risk = resolved, a
-	real, err := e.realPath(ctx, resolved)
+	real, err := e.realPath(ctx, tr, resolved)
 	if err != nil {
 		return c, err
 	}
@@ -214,8 +240,8 @@ type realPather interface {
 // for every file step. When that fails, file is returned as is (the file
 // tool will fail the same way: a directory on the way is missing); the
 // error is only a done ctx.
-func (e *Executor) realPath(ctx context.Context, file string) (string, error) {
-	if rp, ok := e.cfg.Transport.(realPather); ok {
+func (e *Executor) realPath(ctx context.Context, tr transport.Transport, file string) (string, error) {
+	if rp, ok := tr.(realPather); ok {
 		real, err := rp.RealPath(ctx, file)
 		if cerr := ctx.Err(); cerr != nil {
 			return "", cerr
@@ -225,7 +251,7 @@ func (e *Executor) realPath(ctx context.Context, file string) (string, error) {
 		}
 		return real, nil
 	}
-	res, err := e.cfg.Transport.Run(ctx, transport.Command{Command: "readlink -f -- " + tools.Quote(file)})
+	res, err := tr.Run(ctx, transport.Command{Command: "readlink -f -- " + tools.Quote(file)})
 	if cerr := ctx.Err(); cerr != nil {
 		return "", cerr
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/transport"
 )
 
 // A shell command's file changes are journaled like the file tools': the
@@ -36,7 +37,7 @@ const maxShellJournal = 64 << 20
 // whether undo can take each back: it returns those it can, and why not
 // for the first it cannot ("" when it can take back all). The error is
 // only a done ctx or a home directory that cannot be found.
-func (e *Executor) planShellUndo(ctx context.Context, touches []safety.Touch, cwd string) ([]shellTarget, string, error) {
+func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, touches []safety.Touch, cwd string) ([]shellTarget, string, error) {
 	var out []shellTarget
 	var total int64
 	limit := e.journalMax()
@@ -48,7 +49,7 @@ func (e *Executor) planShellUndo(ctx context.Context, touches []safety.Touch, cw
 		if strings.ContainsAny(t.Path, "*?[") {
 			return out, fmt.Sprintf("%s names files by a pattern, unknown until the command runs", t.Path), nil
 		}
-		abs, err := e.absolute(ctx, t.Path, cwd)
+		abs, err := e.absolute(ctx, tr, t.Path, cwd)
 		if err != nil {
 			return out, "", err
 		}
@@ -56,7 +57,7 @@ func (e *Executor) planShellUndo(ctx context.Context, touches []safety.Touch, cw
 			continue
 		}
 		seen[abs] = true
-		st, why, err := e.shellTarget(ctx, abs)
+		st, why, err := e.shellTarget(ctx, tr, abs)
 		if err != nil || why != "" {
 			return out, why, err
 		}
@@ -79,9 +80,10 @@ func notAFile(p string) bool {
 }
 
 // absolute writes a classifier path ("~/x", absolute, or relative to where
-// the step starts) as an absolute path on the host.
-func (e *Executor) absolute(ctx context.Context, p, cwd string) (string, error) {
-	home, err := e.homeDir(ctx)
+// the step starts) as an absolute path on the host, for the user tr acts
+// as ("~" is the become user's home; sudo keeps the working directory).
+func (e *Executor) absolute(ctx context.Context, tr transport.Transport, p, cwd string) (string, error) {
+	home, err := e.homeDirOf(ctx, tr)
 	if err != nil {
 		return "", err
 	}
@@ -96,7 +98,7 @@ func (e *Executor) absolute(ctx context.Context, p, cwd string) (string, error) 
 	base := home // where commands start on an SSH host
 	switch {
 	case cwd != "":
-		if base, err = e.absolute(ctx, cwd, ""); err != nil {
+		if base, err = e.absolute(ctx, tr, cwd, ""); err != nil {
 			return "", err
 		}
 	case e.cfg.Transport.Host().Kind == "local":
@@ -109,13 +111,15 @@ func (e *Executor) absolute(ctx context.Context, p, cwd string) (string, error) 
 
 // shellTarget looks at abs on the host: where it really is, and whether
 // undo can restore it (a regular file, or no file yet). why says why not.
-func (e *Executor) shellTarget(ctx context.Context, abs string) (shellTarget, string, error) {
-	real, err := e.realPath(ctx, abs)
+// It looks as the user tr acts as: a become step's files are looked at,
+// saved and restored through sudo.
+func (e *Executor) shellTarget(ctx context.Context, tr transport.Transport, abs string) (shellTarget, string, error) {
+	real, err := e.realPath(ctx, tr, abs)
 	if err != nil {
 		return shellTarget{}, "", err
 	}
 	if real != abs {
-		dir, err := e.realPath(ctx, path.Dir(abs))
+		dir, err := e.realPath(ctx, tr, path.Dir(abs))
 		if err != nil {
 			return shellTarget{}, "", err
 		}
@@ -123,7 +127,7 @@ func (e *Executor) shellTarget(ctx context.Context, abs string) (shellTarget, st
 			return shellTarget{}, fmt.Sprintf("%s is a symbolic link: undo does not restore links", abs), nil
 		}
 	}
-	fi, err := e.cfg.Transport.Stat(ctx, real)
+	fi, err := tr.Stat(ctx, real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return shellTarget{path: real}, "", nil
@@ -149,18 +153,20 @@ func (e *Executor) journalMax() int64 {
 }
 
 // journalShell saves each target's content and mode (or its absence)
-// before the command runs; an error refuses the command.
-func (e *Executor) journalShell(ctx context.Context, targets []shellTarget) error {
+// before the command runs, read as the user tr acts as (as: the become
+// user, recorded so that undo restores them as that user); an error
+// refuses the command.
+func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as string, targets []shellTarget) error {
 	for _, t := range targets {
 		var content []byte
 		if t.existed {
 			var b strings.Builder
-			if _, err := e.cfg.Transport.ReadFile(ctx, t.path, &limitedWriter{w: &b, n: e.journalMax()}); err != nil {
+			if _, err := tr.ReadFile(ctx, t.path, &limitedWriter{w: &b, n: e.journalMax()}); err != nil {
 				return &journalError{fmt.Errorf("undo journal: save %s: %w", t.path, err)}
 			}
 			content = []byte(b.String())
 		}
-		if err := e.cfg.Journal.Record(ctx, t.path, content, t.existed, t.mode); err != nil {
+		if err := e.cfg.Journal.RecordAs(ctx, t.path, content, t.existed, t.mode, as); err != nil {
 			return &journalError{err}
 		}
 	}
@@ -171,12 +177,12 @@ func (e *Executor) journalShell(ctx context.Context, targets []shellTarget) erro
 // SHA-256, or safety.Absent), so that undo refuses to overwrite a later
 // change. It runs whether the command succeeded or not: a failed command
 // may have changed files too.
-func (e *Executor) shellChanged(ctx context.Context, targets []shellTarget) error {
+func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []shellTarget) error {
 	var errs []error
 	for _, t := range targets {
 		h := sha256.New()
 		sum := ""
-		_, err := e.cfg.Transport.ReadFile(ctx, t.path, h)
+		_, err := tr.ReadFile(ctx, t.path, h)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			sum = safety.Absent

@@ -13,6 +13,7 @@ import (
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
+	"github.com/autoshell/agent/transport"
 )
 
 // StepResult is how one step ended.
@@ -35,6 +36,8 @@ type StepResult struct {
 	Command, Path string
 	Risk          safety.Assessment
 	Decision      safety.Decision
+	// As is the user the step ran as through become; "" for the login user.
+	As string
 	// DryRun: the step was not run because of --dry-run.
 	DryRun   bool
 	Diff     string
@@ -118,7 +121,12 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 	if err != nil {
 		return e.fail(ctx, st, r, start, err.Error())
 	}
-	cls, err := e.classify(ctx, call)
+	tr, as, err := e.stepTransport(st)
+	if err != nil {
+		return e.fail(ctx, st, r, start, err.Error())
+	}
+	r.As = as
+	cls, err := e.classify(ctx, call, tr, as)
 	if err != nil {
 		return e.finish(ctx, st, r, start, err)
 	}
@@ -127,10 +135,10 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 		return e.fail(ctx, st, r, start, fmt.Sprintf("%s: %v", st.Tool, cls.refused))
 	}
 	e.emit(event.Event{Kind: event.KindStepStart, StepStart: &event.StepStart{Phase: r.Phase, Step: r.Step, Tool: st.Tool,
-		Description: st.Description, Parameters: params, Command: r.Command, Path: r.Path, Risk: r.Risk.Level.String()}})
+		Description: st.Description, Parameters: params, Command: r.Command, Path: r.Path, Risk: r.Risk.Level.String(), As: as}})
 
 	if e.cfg.DryRun && r.Risk.Level > safety.Safe {
-		return e.dryRun(ctx, st, r, start, call)
+		return e.dryRun(ctx, st, r, start, call, tr)
 	}
 	if n := e.dryWrote[r.Path]; e.cfg.DryRun && n > 0 && slices.Contains(r.files, safety.FileRead) {
 		r.Status, r.DryRun = execctx.StatusSkipped, true
@@ -140,13 +148,13 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 		}
 		return e.finish(ctx, st, r, start, nil)
 	}
-	req := safety.Request{Host: e.host, Tool: st.Tool, Params: params, Command: r.Command, Path: r.Path, Risk: r.Risk}
+	req := safety.Request{Host: e.host, Tool: st.Tool, Params: params, Command: r.Command, Path: r.Path, Risk: r.Risk, As: as}
 	if cls.show != "" {
 		req.Path = cls.show
 	}
 	var previewed []tools.FileChange
 	if e.mayAsk(r.Risk.Level) {
-		if out, ok, err := e.preview(ctx, call); err != nil {
+		if out, ok, err := e.preview(ctx, call, tr); err != nil {
 			return e.finish(ctx, st, r, start, err)
 		} else if ok {
 			req.Diff, previewed = out.Diff, out.FilesChanged
@@ -173,19 +181,19 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 		return e.finish(ctx, st, r, start, nil)
 	}
 
-	tr := e.cfg.Transport
-	if call.Name == tools.ExecuteCommandName { // the structured tools' raw output is not what they report
-		tr = e.streaming(tr, r.Phase, r.Step)
-	}
 	if len(cls.undo) > 0 {
-		if err := e.journalShell(ctx, cls.undo); err != nil {
+		if err := e.journalShell(ctx, tr, as, cls.undo); err != nil {
 			return e.fail(ctx, st, r, start, fmt.Sprintf("%s: %v; the command was refused because its changes could not be undone", st.Tool, err))
 		}
 		r.Journaled = targetPaths(cls.undo)
 	}
-	out, err := call.Run(expectPreviewed(ctx, previewed), tr)
+	runOn := tr
+	if call.Name == tools.ExecuteCommandName { // the structured tools' raw output is not what they report
+		runOn = e.streaming(tr, r.Phase, r.Step)
+	}
+	out, err := call.Run(expectPreviewed(ctx, previewed), runOn)
 	if len(cls.undo) > 0 {
-		if jerr := e.shellChanged(context.WithoutCancel(ctx), cls.undo); jerr != nil {
+		if jerr := e.shellChanged(context.WithoutCancel(ctx), tr, cls.undo); jerr != nil {
 			out.Observation = strings.TrimSpace(out.Observation + "\n[warning: " + jerr.Error() + "; undo will not notice later changes to it]")
 		}
 	}
@@ -233,13 +241,13 @@ func (e *Executor) needsDryUnset(st planner.Step) string {
 }
 
 // dryRun shows a medium or high step without running it.
-func (e *Executor) dryRun(ctx context.Context, st planner.Step, r StepResult, start time.Time, call *tools.Call) (StepResult, error) {
+func (e *Executor) dryRun(ctx context.Context, st planner.Step, r StepResult, start time.Time, call *tools.Call, tr transport.Transport) (StepResult, error) {
 	r.Status, r.DryRun = execctx.StatusSkipped, true
 	r.Observation = fmt.Sprintf("[skipped: dry run — %s risk step not run]", r.Risk.Level)
 	if r.Path != "" && (slices.Contains(r.files, safety.FileWrite) || slices.Contains(r.files, safety.FileEdit)) {
 		e.dryWrote[r.Path] = r.Step
 	}
-	out, ok, err := e.preview(ctx, call)
+	out, ok, err := e.preview(ctx, call, tr)
 	if err != nil {
 		return e.finish(ctx, st, r, start, err)
 	}
@@ -269,8 +277,8 @@ func (e *Executor) mayAsk(l safety.Level) bool {
 
 // preview computes a file tool's change without making it; ok is false
 // for tools that are not Previewers.
-func (e *Executor) preview(ctx context.Context, call *tools.Call) (tools.Output, bool, error) {
-	out, ok, err := call.Preview(ctx, e.cfg.Transport)
+func (e *Executor) preview(ctx context.Context, call *tools.Call, tr transport.Transport) (tools.Output, bool, error) {
+	out, ok, err := call.Preview(ctx, tr)
 	if err != nil {
 		return tools.Output{}, false, fmt.Errorf("preview step %d (%s): %w", e.n, call.Name, err)
 	}
@@ -321,7 +329,7 @@ func (e *Executor) finish(ctx context.Context, st planner.Step, r StepResult, st
 	ev := &event.Step{Phase: r.Phase, Step: r.Step, Line: r.Line, Tool: r.Tool,
 		Description: r.Description, Parameters: r.Params, Status: string(r.Status), ExitCode: r.Output.ExitCode,
 		Output: r.Observation, DurationMS: r.Duration.Milliseconds(), Command: r.Command, Path: r.Path,
-		Reasons: r.Risk.Reasons, Decision: r.Decision.Reason, Diff: r.Diff, DryRun: r.DryRun, Journaled: r.Journaled}
+		Reasons: r.Risk.Reasons, Decision: r.Decision.Reason, Diff: r.Diff, DryRun: r.DryRun, Journaled: r.Journaled, As: r.As}
 	if r.Command != "" || r.Path != "" || r.Decision.Reason != "" {
 		ev.Risk = r.Risk.Level.String()
 	}
@@ -338,7 +346,7 @@ func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error 
 		return nil
 	}
 	ent := safety.Entry{Session: e.cfg.Session, Host: e.host, Tool: r.Tool, Params: r.Params, Risk: r.Risk,
-		By: r.Decision.By, Output: r.Observation, Duration: r.Duration}
+		By: r.Decision.By, Output: r.Observation, Duration: r.Duration, As: r.As}
 	switch {
 	case r.Status == execctx.StatusDenied:
 		ent.Decision = safety.AuditDenied

@@ -277,7 +277,7 @@ func (s *Server) undo(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		return toolError("%s: %v", UndoName, err), nil
 	}
 	h := l.Host()
-	acts, err := engine.Undo(ctx, h.Transport(), stateDir, id, h.Name, p.Force)
+	acts, err := engine.Undo(ctx, h.Transport(), stateDir, id, h.Name, p.Force, h.Become())
 	res := undoResult{Host: host, Session: id, Restored: []string{}}
 	for _, a := range acts {
 		res.Restored = append(res.Restored, a.String())

@@ -97,6 +97,7 @@ type fileStep struct {
 	SaveOutputAs yamlString `yaml:"save_output_as,omitempty"`
 	Condition    yamlString `yaml:"condition,omitempty"`
 	IgnoreErrors bool       `yaml:"ignore_errors,omitempty"`
+	Become       bool       `yaml:"become,omitempty"`
 }
 
 func fileSteps(steps []Step) ([]fileStep, error) {
@@ -123,7 +124,7 @@ func fileSteps(steps []Step) ([]fileStep, error) {
 		}
 		out = append(out, fileStep{Tool: yamlString(st.Tool), Description: yamlString(st.Description),
 			Parameters: pv, SaveOutputAs: yamlString(st.SaveOutputAs), Condition: yamlString(st.Condition),
-			IgnoreErrors: st.IgnoreErrors})
+			IgnoreErrors: st.IgnoreErrors, Become: st.Become})
 	}
 	return out, nil
 }

@@ -26,7 +26,7 @@ const (
 var (
 	planKeys  = []string{"name", "vars", "steps", "phases"}
 	phaseKeys = []string{"phase", "goal", "description", "success_criteria", "steps"}
-	stepKeys  = []string{"tool", "description", "parameters", "save_output_as", "condition", "ignore_errors"}
+	stepKeys  = []string{"tool", "description", "parameters", "save_output_as", "condition", "ignore_errors", "become"}
 )
 
 // ParseFile reads the plan file at path; see Parse.
@@ -250,6 +250,13 @@ func (p *parser) step(n *yaml.Node) Step {
 			p.errorf(in, "`ignore_errors` must be true or false, not %s", kindOf(in))
 		} else {
 			st.IgnoreErrors = in.Value == "true" || in.Value == "True" || in.Value == "TRUE"
+		}
+	}
+	if in := f["become"]; in != nil && !isNull(in) {
+		if in.Kind != yaml.ScalarNode || in.ShortTag() != "!!bool" {
+			p.errorf(in, "`become` must be true or false, not %s", kindOf(in))
+		} else {
+			st.Become = in.Value == "true" || in.Value == "True" || in.Value == "TRUE"
 		}
 	}
 	if pn := f["parameters"]; pn != nil && !isNull(pn) {

@@ -12,6 +12,10 @@ type Step struct {
 	// status error and observation are recorded and the run goes on
 	// instead of stopping there. A denied step still stops the run.
 	IgnoreErrors bool `json:"ignore_errors,omitempty" yaml:"ignore_errors,omitempty"`
+	// Become (Ansible's task keyword): the step runs as the become user
+	// (root unless --become-user or ansible_become_user says otherwise)
+	// through sudo. A run with become enabled runs every step so.
+	Become bool `json:"become,omitempty" yaml:"become,omitempty"`
 	// Line is the step's line in its plan file; 0 if it is not from a file.
 	Line int `json:"-" yaml:"-"`
 }

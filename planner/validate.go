@@ -122,7 +122,7 @@ func (v *validator) step(n int, st Step) {
 
 // stepLevelKeys are keys of a step that a plan file might wrongly put
 // under `parameters`, where the executor would ignore them.
-var stepLevelKeys = []string{"condition", "save_output_as", "description", "ignore_errors"}
+var stepLevelKeys = []string{"condition", "save_output_as", "description", "ignore_errors", "become"}
 
 // misplacedKeys returns the step-level keys in params, sorted, except
 // check_condition's own `condition` parameter.

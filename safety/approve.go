@@ -103,6 +103,9 @@ type Request struct {
 	Risk    Assessment
 	// Diff previews a file change (unified diff); empty for commands.
 	Diff string
+	// As is the user the step runs as through become (sudo); "" for the
+	// login user. An answer for one user never covers another.
+	As string
 }
 
 // Who decided.
@@ -408,7 +411,8 @@ func StepKey(req Request) (key string, ok bool) {
 		Command string         `json:"c"`
 		Path    string         `json:"f"`
 		Diff    string         `json:"d,omitempty"`
-	}{req.Tool, req.Params, req.Command, req.Path, diff})
+		As      string         `json:"as,omitempty"`
+	}{req.Tool, req.Params, req.Command, req.Path, diff, req.As})
 	if err != nil {
 		return "", false
 	}
@@ -509,6 +513,9 @@ func FormatRequest(req Request) string {
 	fmt.Fprintf(&b, "%s risk: %s", strings.ToUpper(req.Risk.Level.String()), terminalSafe(req.Tool))
 	if req.Host != "" {
 		fmt.Fprintf(&b, " on %s", terminalSafe(req.Host))
+	}
+	if req.As != "" {
+		fmt.Fprintf(&b, " as %s", terminalSafe(req.As))
 	}
 	b.WriteString("\n")
 	if req.Command != "" {

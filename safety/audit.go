@@ -86,6 +86,9 @@ type Entry struct {
 	Duration time.Duration
 	// Error is a failure to run the tool (not a non-zero exit).
 	Error string
+	// As is the user the step ran as through become (sudo); "" for the
+	// login user.
+	As string
 }
 
 // OutputHeadBytes is how much of a tool's output the audit log keeps.
@@ -106,6 +109,7 @@ type auditLine struct {
 	Output     string         `json:"output,omitempty"`
 	DurationMS int64          `json:"duration_ms"`
 	Error      string         `json:"error,omitempty"`
+	As         string         `json:"as,omitempty"`
 }
 
 // Log appends e as one JSON line and syncs it to disk. It writes even when
@@ -134,6 +138,7 @@ func (a *Audit) Log(ctx context.Context, e Entry) error {
 		Output:     outputHead(e.Output),
 		DurationMS: e.Duration.Milliseconds(),
 		Error:      RedactString(e.Error),
+		As:         e.As,
 	})
 	if err != nil {
 		// Parameters of a type JSON cannot encode: keep the line, say so.

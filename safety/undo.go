@@ -104,6 +104,9 @@ type indexRecord struct {
 	// the content Path got from the session.
 	Changed   bool   `json:"changed,omitempty"`
 	NewSHA256 string `json:"new_sha256,omitempty"`
+	// As is the user the change was made as through become (sudo): the
+	// restore is made as that user too. "" for the login user.
+	As string `json:"as,omitempty"`
 }
 
 // Record stores the state path had before a change: prev and mode when it
@@ -115,6 +118,12 @@ type indexRecord struct {
 // ErrTooLarge. mode keeps its permission, setuid, setgid and sticky bits
 // (see UnixMode).
 func (j *Journal) Record(ctx context.Context, file string, prev []byte, existed bool, mode fs.FileMode) error {
+	return j.RecordAs(ctx, file, prev, existed, mode, "")
+}
+
+// RecordAs is Record for a change made as user as through become (sudo):
+// Restore puts the file back as that user (RestoreOptions.As).
+func (j *Journal) RecordAs(ctx context.Context, file string, prev []byte, existed bool, mode fs.FileMode, as string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("undo journal: record %s: %w", file, err)
 	}
@@ -140,7 +149,7 @@ func (j *Journal) Record(ctx context.Context, file string, prev []byte, existed 
 	if err := os.MkdirAll(j.dir, 0o700); err != nil {
 		return fmt.Errorf("undo journal: %w", err)
 	}
-	rec := indexRecord{Host: j.host, Path: file, Existed: existed, Time: time.Now().UTC()}
+	rec := indexRecord{Host: j.host, Path: file, Existed: existed, Time: time.Now().UTC(), As: as}
 	if existed {
 		sum := sha256.Sum256(prev)
 		rec.Mode = fmt.Sprintf("%04o", UnixMode(mode))
@@ -369,6 +378,9 @@ func parseIndex(r io.Reader) ([]indexRecord, error) {
 }
 
 func (r indexRecord) check() error {
+	if r.As != "" && (r.Restored || r.Changed || !userName(r.As)) {
+		return fmt.Errorf("%s: bad become user %q", r.Path, r.As)
+	}
 	if r.Restored {
 		if r.Path != "" || r.N != 0 || r.Changed {
 			return errors.New("restore mark with a file")
@@ -423,4 +435,18 @@ func checkJournalPath(p string) error {
 		}
 	}
 	return nil
+}
+
+// userName accepts a user name or #UID as sudo -u takes them.
+func userName(u string) bool {
+	if len(u) == 0 || len(u) > 65 || u[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(u); i++ {
+		c := u[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == '$' || c == '#' && i == 0) {
+			return false
+		}
+	}
+	return true
 }

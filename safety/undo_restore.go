@@ -39,6 +39,10 @@ type RestoreOptions struct {
 	// Force restores files that changed after the session last changed
 	// them, overwriting those later changes.
 	Force bool
+	// As returns the restorer acting as user (become, sudo) for the files
+	// the session changed as that user; nil: such files are not restored
+	// and their errors say so.
+	As func(user string) (FileRestorer, error)
 }
 
 // UnixMode returns m's permission, setuid, setgid and sticky bits as Unix
@@ -140,13 +144,25 @@ func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOp
 		if err := ctx.Err(); err != nil {
 			return actions, errors.Join(append(errs, fmt.Errorf("undo session %s: %w", j.session, err))...)
 		}
+		rw := w
+		if r.As != "" {
+			if opt.As == nil {
+				errs = append(errs, fmt.Errorf("undo: %s was changed as %s through become: restore it with become", r.Path, r.As))
+				continue
+			}
+			var err error
+			if rw, err = opt.As(r.As); err != nil {
+				errs = append(errs, fmt.Errorf("undo: %s (changed as %s): %w", r.Path, r.As, err))
+				continue
+			}
+		}
 		if want, ok := lastNew[r.Path]; ok && !opt.Force {
-			if err := j.unchanged(ctx, w, r, want); err != nil {
+			if err := j.unchanged(ctx, rw, r, want); err != nil {
 				errs = append(errs, err)
 				continue
 			}
 		}
-		a, err := j.restoreOne(ctx, w, r)
+		a, err := j.restoreOne(ctx, rw, r)
 		if err != nil {
 			errs = append(errs, err)
 			continue

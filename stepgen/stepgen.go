@@ -239,6 +239,13 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 			reasons = append(reasons, which+" was not run: bad arguments")
 			continue
 		}
+		if st.Become && !r.exec.BecomeAll() {
+			// Only the operator escalates: the model may ask for become
+			// only in a run started with it.
+			msgs = append(msgs, llm.ToolMessage(tc.ID, "error: become is not enabled for this run (the operator did not start it with --become); "+
+				"run the step without become, or report that the task needs privileges"))
+			continue
+		}
 		if r.res.Steps >= r.cfg.MaxSteps {
 			return nil, nil, fmt.Errorf("%w: %d steps run (--max-steps %d) and the model still wants more", ErrMaxSteps, r.res.Steps, r.cfg.MaxSteps)
 		}
@@ -317,6 +324,16 @@ func toStep(tc llm.ToolCall) (planner.Step, error) {
 	if tc.Name != tools.CheckConditionName {
 		if st.Condition, err = take("condition"); err != nil {
 			return st, err
+		}
+	}
+	if v, ok := params["become"]; ok {
+		delete(params, "become")
+		switch v := v.(type) {
+		case nil:
+		case bool:
+			st.Become = v
+		default:
+			return st, fmt.Errorf("become of %s must be true or false, not %v", tc.Name, v)
 		}
 	}
 	st.Parameters = params

@@ -118,6 +118,6 @@ func CommandOutput(r transport.Result) Output {
 // infrastructure (a Go error for the caller) rather than something the model
 // can fix (a missing file, a permission, a bad directory).
 func infraError(ctx context.Context, err error) bool {
-	return errors.Is(err, transport.ErrConnection) || errors.Is(err, transport.ErrClosed) ||
+	return errors.Is(err, transport.ErrConnection) || errors.Is(err, transport.ErrClosed) || errors.Is(err, transport.ErrBecome) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil
 }

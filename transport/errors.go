@@ -10,4 +10,8 @@ var (
 	ErrConnection = errors.New("connection to host failed")
 	// ErrClosed is returned by methods called after Close.
 	ErrClosed = errors.New("transport closed")
+	// ErrBecome marks a failure to become another user (transport/become):
+	// sudo refused or is missing. Like a lost connection it is the host's
+	// problem, not the step's.
+	ErrBecome = errors.New("become failed")
 )

@@ -162,6 +162,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 		return nil
 	}
 	a.batchFlags = changedBatchFlags(fs)
+	mergeBecome(&a.host.become, a.host.become, fs) // records the global become flags given
 	if fs.Changed("command") || fs.NArg() == 0 {
 		if err := batchWithoutInventory(a.task.batch, a.batchFlags); err != nil {
 			return err

@@ -53,6 +53,10 @@ func (a *app) openBatch(ctx context.Context, o batchOptions, f stepFlags, vars [
 	if hosts, err = a.shard(o.shard, hosts, f.json); err != nil {
 		return nil, err
 	}
+	bec, err := a.becomeSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
 	b := &batch{a: a, o: o}
 	defer func() {
 		if err != nil {
@@ -84,7 +88,7 @@ func (a *app) openBatch(ctx context.Context, o batchOptions, f stepFlags, vars [
 	}
 	b.eb, err = engine.OpenBatch(engine.BatchOptions{
 		Hosts: hosts, Forks: o.forks, Vars: vars, Policy: policy, Approver: approver, DryRun: f.dryRun,
-		Dial: engine.DialOptions{SSH: sshtr.Options{Prompter: hk}}, Emit: b.out.event,
+		Dial: engine.DialOptions{SSH: sshtr.Options{Prompter: hk}}, Emit: b.out.event, Become: bec,
 	})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/transport"
 )
 
@@ -48,6 +49,9 @@ func runExec(ctx context.Context, a *app, args []string) error {
 		return hostError{err}
 	}
 	defer t.Close()
+	if t, err = a.execAs(ctx, t); err != nil {
+		return err
+	}
 	res, err := t.Run(ctx, transport.Command{
 		Command: strings.Join(args, " "), Stdin: stdinOrNil(a.stdin),
 		Stdout: a.stdout, Stderr: a.stderr, // streamed in full, as with ssh
@@ -63,6 +67,17 @@ func runExec(ctx context.Context, a *app, args []string) error {
 		return exitError{code: max(res.ExitCode, 1)}
 	}
 	return nil
+}
+
+// execAs is the host as the become user when --become (or the config
+// file) says so: the operator's own command runs through sudo, as with
+// `ssh host sudo …`.
+func (a *app) execAs(ctx context.Context, t transport.Transport) (transport.Transport, error) {
+	hb, err := a.hostBecome(ctx, engine.Target{})
+	if err != nil || !hb.All {
+		return t, err
+	}
+	return engine.BecomeTransport(t, hb)
 }
 
 // stdinOrNil passes piped input on to the command, but not an interactive

@@ -54,6 +54,9 @@ func runInventory(ctx context.Context, a *app, args []string) error {
 		return usagef("inventory list takes no arguments (got %q)", fs.Args())
 	}
 	mergeHost(&a.host, o.host, fs)
+	if err := a.noBecome("inventory"); err != nil {
+		return err
+	}
 	given := o.inv
 	o.inv = a.task.batch.inv
 	mergeInventory(&o.inv, given, fs)

@@ -76,6 +76,7 @@ func mergeHost(dst *hostOptions, src hostOptions, fs *pflag.FlagSet) {
 	if fs.Changed("identity") {
 		dst.identities = append(dst.identities, src.identities...)
 	}
+	mergeBecome(&dst.become, src.become, fs)
 }
 
 // runRun is `agent run PLAN.yaml`: the whole plan is parsed and validated

@@ -25,6 +25,9 @@ func runSSHConfig(_ context.Context, a *app, args []string) error {
 		return err
 	}
 	mergeHost(&a.host, host, fs)
+	if err := a.noBecome("ssh-config"); err != nil {
+		return err
+	}
 	if fs.NArg() != 1 {
 		return usagef("ssh-config: want exactly one HOST, got %d arguments", fs.NArg())
 	}

@@ -110,12 +110,26 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer tr.Close()
-	return undoOn(ctx, a, tr, stateDir, info, target, *force)
+	hb, err := a.hostBecome(ctx, engine.Target{})
+	if err != nil {
+		return err
+	}
+	return undoOn(ctx, a, tr, stateDir, info, target, *force, hb)
+}
+
+// hostBecome is t's become settings for undo: a file changed through
+// become is restored as the same user.
+func (a *app) hostBecome(ctx context.Context, t engine.Target) (*engine.HostBecome, error) {
+	b, err := a.becomeSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return engine.ResolveBecome(t, b)
 }
 
 // undoOn restores session info's changes on target, reached through tr.
-func undoOn(ctx context.Context, a *app, tr transport.Transport, stateDir string, info safety.SessionInfo, target string, force bool) error {
-	actions, err := engine.Undo(ctx, tr, stateDir, info.ID, target, force)
+func undoOn(ctx context.Context, a *app, tr transport.Transport, stateDir string, info safety.SessionInfo, target string, force bool, hb *engine.HostBecome) error {
+	actions, err := engine.Undo(ctx, tr, stateDir, info.ID, target, force, hb)
 	for _, act := range actions {
 		fmt.Fprintf(a.stdout, "%s: %s\n", printable(target), act)
 	}
@@ -183,7 +197,11 @@ func undoInventoryHost(ctx context.Context, a *app, stateDir string, info safety
 		return err
 	}
 	defer tr.Close()
-	return undoOn(ctx, a, tr, stateDir, info, h.Name, force)
+	hb, err := a.hostBecome(ctx, h)
+	if err != nil {
+		return err
+	}
+	return undoOn(ctx, a, tr, stateDir, info, h.Name, force, hb)
 }
 
 // errAllRestored: agent undo without an id found only restored sessions.

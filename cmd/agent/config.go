@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/safety"
 )
@@ -42,28 +43,36 @@ func (a *app) loadPolicy() (safety.Policy, error) {
 // loadPolicy) and the "llm:" section (nil when absent). An unknown section
 // is a usage error.
 func (a *app) loadConfig() (safety.Policy, *llm.FileConfig, error) {
+	p, lc, _, err := a.loadSections()
+	return p, lc, err
+}
+
+// loadSections reads every section of the config file: safety, llm and
+// become (empty when absent).
+func (a *app) loadSections() (safety.Policy, *llm.FileConfig, *engine.BecomeFile, error) {
+	bf := &engine.BecomeFile{}
 	path, explicit, err := a.configPath()
 	if err != nil {
-		return safety.Policy{}, nil, usageError{err}
+		return safety.Policy{}, nil, nil, usageError{err}
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
-		return safety.DefaultPolicy(), nil, nil
+		return safety.DefaultPolicy(), nil, bf, nil
 	}
 	if err != nil {
-		return safety.Policy{}, nil, usagef("config: %w", err)
+		return safety.Policy{}, nil, nil, usagef("config: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return safety.Policy{}, nil, usagef("config: %w", err)
+		return safety.Policy{}, nil, nil, usagef("config: %w", err)
 	}
 	if err := safety.CheckPolicyFile(path, fi); err != nil {
-		return safety.Policy{}, nil, usagef("config: %w", err)
+		return safety.Policy{}, nil, nil, usagef("config: %w", err)
 	}
 	p, other, err := safety.LoadConfigPolicy(f)
 	if err != nil {
-		return safety.Policy{}, nil, usagef("config %s: %w", path, err)
+		return safety.Policy{}, nil, nil, usagef("config %s: %w", path, err)
 	}
 	names := make([]string, 0, len(other))
 	for name := range other {
@@ -73,12 +82,18 @@ func (a *app) loadConfig() (safety.Policy, *llm.FileConfig, error) {
 	var lc *llm.FileConfig
 	for _, name := range names {
 		n := other[name]
-		if name != "llm" {
-			return safety.Policy{}, nil, usagef("config %s:%d: unknown section %q (known: safety, llm)", path, n.Line, name)
-		}
-		if lc, err = llm.DecodeFileConfig(&n); err != nil {
-			return safety.Policy{}, nil, usagef("config %s: %w", path, err)
+		switch name {
+		case "llm":
+			if lc, err = llm.DecodeFileConfig(&n); err != nil {
+				return safety.Policy{}, nil, nil, usagef("config %s: %w", path, err)
+			}
+		case "become":
+			if bf, err = engine.DecodeBecomeFile(&n); err != nil {
+				return safety.Policy{}, nil, nil, usagef("config %s: %w", path, err)
+			}
+		default:
+			return safety.Policy{}, nil, nil, usagef("config %s:%d: unknown section %q (known: safety, llm, become)", path, n.Line, name)
 		}
 	}
-	return p, lc, nil
+	return p, lc, bf, nil
 }

@@ -20,6 +20,7 @@ type hostOptions struct {
 	user       string
 	port       int
 	identities []string
+	become     becomeFlags
 }
 
 func (o *hostOptions) addFlags(fs *pflag.FlagSet) {
@@ -29,6 +30,7 @@ func (o *hostOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVarP(&o.port, "port", "p", 0, "remote `PORT` (overrides the config file)")
 	// -i is the inventory (as in Ansible); the key file is --identity only.
 	fs.StringArrayVar(&o.identities, "identity", nil, "private key `FILE` to try first (repeatable; ssh's -i)")
+	o.become.addFlags(fs)
 }
 
 // overrides are the flags over ~/.ssh/config.

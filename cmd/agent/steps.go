@@ -63,10 +63,18 @@ func (a *app) openHost(ctx context.Context, policy safety.Policy, f stepFlags, v
 	if err != nil {
 		return nil, err
 	}
+	bec, err := a.becomeSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hb, err := engine.ResolveBecome(t, bec)
+	if err != nil {
+		return nil, err
+	}
 	h, err := engine.Open(ctx, t, a.dialOptions(), engine.HostOptions{
 		Policy: policy, Approver: safety.NewApprover(mode, prompter, opts...), Emit: s.render.event,
 		DryRun: f.dryRun, Vars: ctxVars, Progress: progressFunc(a.stderr, f.json),
-		Secrets: engine.SecretValues(ctxVars.Vars()),
+		Secrets: engine.SecretValues(ctxVars.Vars()), Become: hb,
 	})
 	if err != nil {
 		return nil, err

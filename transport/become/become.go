@@ -18,9 +18,9 @@ import (
 
 // ErrBecome marks a failure to become the user: sudo refused (a wrong or
 // missing password, no sudoers entry, a sudo that wants a terminal) or is
-// not installed. It is the host's problem, not the step's: the engine
-// fails the host with it.
-var ErrBecome = errors.New("become failed")
+// not installed. It is the host's problem, not the step's: the tools
+// return it as an error and the host fails with it.
+var ErrBecome = transport.ErrBecome
 
 // prompt is what sudo -S writes on stderr before reading the password; it
 // is recognised and removed from error messages.
