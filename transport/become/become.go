@@ -148,7 +148,7 @@ func (t *Transport) HomeDir(ctx context.Context) (string, error) {
 
 // sudoLine is the command line the login user's shell runs: sudo, then
 // /bin/sh running script with cmd, dir and nonce.
-func (t *Transport) sudoLine(command, dir, nonce string) string {
+func (t *Transport) sudoLine(command, dir, nonce string, wrap ...string) string {
 	var b strings.Builder
 	b.WriteString(quote(t.cfg.Exe))
 	skip := ""
@@ -162,7 +162,12 @@ func (t *Transport) sudoLine(command, dir, nonce string) string {
 	for _, f := range t.cfg.Flags {
 		b.WriteString(" " + quote(f))
 	}
-	b.WriteString(" -- /bin/sh -c " + quote(fmt.Sprintf(script, skip)) + " sh " +
+	b.WriteString(" --")
+	// A wrapper (a confining launcher) runs between sudo and the shell.
+	for _, w := range wrap {
+		b.WriteString(" " + quote(w))
+	}
+	b.WriteString(" /bin/sh -c " + quote(fmt.Sprintf(script, skip)) + " sh " +
 		quote(command) + " " + quote(dir) + " " + nonce)
 	return b.String()
 }
@@ -182,7 +187,7 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	stderr := transport.NewCapture(cmd.CaptureLimit)
 	f := &markerFilter{prefix: []byte(nonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
 	in := transport.Command{
-		Command: t.sudoLine(cmd.Command, cmd.Dir, nonce), Stdin: cmd.Stdin,
+		Command: t.sudoLine(cmd.Command, cmd.Dir, nonce, cmd.Wrap...), Stdin: cmd.Stdin,
 		Timeout: cmd.Timeout, CaptureLimit: cmd.CaptureLimit, Stdout: cmd.Stdout, Stderr: f,
 	}
 	in.Stdin = t.stdin(nonce, cmd.Stdin)
