@@ -46,7 +46,7 @@ func TestDecodeBecomeFile(t *testing.T) {
 		"become:\n  colour: red\n":           "unknown key",
 		"become:\n  user: a\n  user: b\n":    "given twice",
 		"become:\n  ask_pass: ~\n":           "want true or false",
-		"become:\n  flags: $(reboot)\n":      "not supported",
+		"become:\n  flags: $(reboot)\n":      "expansions",
 		"become:\n  enabled: true\n  x: 1\n": "line 3",
 	}
 	for text, want := range bad {
