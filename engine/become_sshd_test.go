@@ -201,7 +201,7 @@ wrong ansible_user=%[1]s ansible_become=yes ansible_become_pass=wrong-%[2]s
 tty ansible_user=%[4]s ansible_become=yes
 plain ansible_user=%[3]s
 `, e.s.PassUser, e.s.Password, e.s.NoPassUser, e.s.TTYUser))
-	hosts, err := engine.SelectHosts(inv, "", engine.SSHOverrides{ConfigFile: e.sshConfig})
+	hosts, err := engine.SelectHosts(engine.InventorySpec{Sources: []string{inv}}, "", engine.SSHOverrides{ConfigFile: e.sshConfig})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ plain ansible_user=%[3]s
 		{"h ansible_become_exe='sudo -i'", "ansible_become_exe"},
 	} {
 		f := writeFile(t, "bad.ini", "[g]\n"+tc.line+"\n")
-		_, err := engine.SelectHosts(f, "", engine.SSHOverrides{ConfigFile: e.sshConfig})
+		_, err := engine.SelectHosts(engine.InventorySpec{Sources: []string{f}}, "", engine.SSHOverrides{ConfigFile: e.sshConfig})
 		var ce engine.ConfigError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "host h") {
 			t.Errorf("%s: %v, want a ConfigError naming %q and the host", tc.line, err, tc.want)
