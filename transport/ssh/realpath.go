@@ -11,8 +11,6 @@ import (
 	"syscall"
 
 	"github.com/pkg/sftp"
-
-	"github.com/autoshell/agent/transport"
 )
 
 // maxLinks is how many symbolic links RealPath follows before it gives up
@@ -42,7 +40,7 @@ func (t *Transport) RealPath(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("realpath %s: %w", p, err)
 	}
-	p = transport.ExpandHome(p, home)
+	p = t.expandHome(p, home)
 	real, err := call(ctx, func() (string, error) { return realPath(sc, p) })
 	if err != nil {
 		return "", t.fileErr(c, sc, "realpath", p, err)

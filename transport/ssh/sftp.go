@@ -122,7 +122,7 @@ func (t *Transport) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", p, err)
 	}
-	p = transport.ExpandHome(p, home)
+	p = t.expandHome(p, home)
 	fi, err := call(ctx, func() (fs.FileInfo, error) { return sc.Stat(p) })
 	if err != nil {
 		return nil, t.fileErr(c, sc, "stat", p, err)
@@ -138,7 +138,7 @@ func (t *Transport) ReadFile(ctx context.Context, p string, w io.Writer) (int64,
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", p, err)
 	}
-	p = transport.ExpandHome(p, home)
+	p = t.expandHome(p, home)
 	gw := &gatedWriter{w: w}
 	done := make(chan error, 1)
 	go func() { done <- readFile(sc, p, gw) }()
@@ -184,7 +184,7 @@ func (t *Transport) WriteFile(ctx context.Context, p string, r io.Reader, perm f
 	if err != nil {
 		return 0, fmt.Errorf("write %s: %w", p, err)
 	}
-	p = transport.ExpandHome(p, home)
+	p = t.expandHome(p, home)
 	if perm == 0 {
 		perm = 0o644
 	}

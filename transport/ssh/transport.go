@@ -71,6 +71,9 @@ type Transport struct {
 	worker   *worker    // the idle-or-busy worker shell of the current connection
 	noWorker *conn      // a connection whose host cannot run a worker
 	retired  []*worker  // workers draining output held by background processes, oldest first
+
+	hmu  sync.Mutex // guards home; held while finding it
+	home string     // $HOME of commands, once known (HomeDir)
 }
 
 // maxRetired is how many retired workers may keep draining at once. Each

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,8 +44,9 @@ type worker struct {
 	errs      demux
 	exited    chan struct{} // closed when the worker's session ended
 	busy      sync.Mutex
-	broken    bool // set under busy: the worker must not be used again
-	lingering bool // set under busy: its last command left processes in its group
+	broken    bool   // set under busy: the worker must not be used again
+	lingering bool   // set under busy: its last command left processes in its group
+	home      string // $HOME as the shell has it (what commands inherit); "" if not absolute
 }
 
 // workerCommand starts the worker shell: bash when the host has it (its
@@ -106,8 +109,9 @@ func startWorker(ctx context.Context, c *conn) (*worker, error) {
 		close(w.exited)
 	}()
 	nonce := randomHex(16)
-	done := w.expect(nonce, io.Discard, io.Discard)
-	if _, err := io.WriteString(w.in, workerScript+"printf '%s:0:0\\n' "+nonce+"; printf '%s\\n' "+nonce+" >&2\n"); err != nil {
+	var home bytes.Buffer // the shell's $HOME, printed before the ready marker: "~" then costs no command
+	done := w.expect(nonce, &home, io.Discard)
+	if _, err := io.WriteString(w.in, workerScript+"printf '%s\\n' \"$HOME\"; printf '%s:0:0\\n' "+nonce+"; printf '%s\\n' "+nonce+" >&2\n"); err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("worker start: %w", err)
 	}
@@ -115,6 +119,9 @@ func startWorker(ctx context.Context, c *conn) (*worker, error) {
 	defer timer.Stop()
 	select {
 	case <-done:
+		if h := strings.TrimSuffix(home.String(), "\n"); path.IsAbs(h) && !strings.ContainsRune(h, '\n') {
+			w.home = h
+		}
 		return w, nil
 	case <-w.exited:
 		return nil, errors.New("worker start: the host's shell exited (neither bash nor setsid?)")
