@@ -10,9 +10,13 @@
 #
 # Environment: AGENT (binary, default bin/agent), RUNS (timed runs of each
 # tool, default 3; min and median are reported), TOOLS (subset of: agent
-# agent-text pssh pssh3 ansible ansible-facts), NSSHD (sshd instances, default 4),
-# MEM=0 skips the 500-host memory run, KEEP=1 keeps the work directory,
+# agent-text pssh pssh3 ansible ansible-facts), HOSTS (inventory hosts,
+# default 100), FORKS (hosts at a time, default 50), NSSHD (sshd instances,
+# default 4), MEM=0 skips the 500-host memory run, KEEP=1 keeps the work
+# directory, RESULTS=FILE appends one line per timed run there, ONCE (tools
+# timed in the first round only: Ansible over 500 hosts takes minutes),
 # FANOUT_EXEC=COMMAND runs COMMAND in the set-up instead (see below).
+# bench/fanout/scale.sh runs the scale curve (100, 500, 2,000 hosts) with it.
 #
 # Every timed run is checked (bench/fanout/check): each host's file exists
 # with the right content and each tool collected the three outputs of every
@@ -28,7 +32,8 @@ RUNS=${RUNS:-3}
 TOOLS=${TOOLS:-agent agent-text pssh pssh3 ansible ansible-facts}
 NSSHD=${NSSHD:-4}
 MEM=${MEM:-1}
-FORKS=50
+FORKS=${FORKS:-50}
+HOSTS=${HOSTS:-100}
 SSHD=${SSHD:-/usr/sbin/sshd}
 
 # A missing peer is left out with a message, or fails the run when CI=true.
@@ -132,7 +137,7 @@ Host *
   KbdInteractiveAuthentication no
 EOF
 }
-write_config 500 "$cfg"
+write_config $((HOSTS > 500 ? HOSTS : 500)) "$cfg"
 : > "$home/.ssh/known_hosts"
 for p in "${ports[@]}"; do
   echo "[127.0.0.1]:$p $(cut -d' ' -f1,2 "$work/sshd/host_ed25519.pub")" >> "$home/.ssh/known_hosts"
@@ -148,9 +153,17 @@ for i in $(seq 1 "$NSSHD"); do # wait until each instance logs us in
     sleep 0.1
   done
 done
-echo "fanout: $NSSHD sshd on ports ${ports[*]}; 500 aliases h001…h500 in ~/.ssh/config; known_hosts checked"
+echo "fanout: $NSSHD sshd on ports ${ports[*]}; $((HOSTS > 500 ? HOSTS : 500)) aliases in ~/.ssh/config; known_hosts checked"
 
-hosts100=$here/hosts.txt
+# The inventory of the timed runs: HOSTS bare names (as gen.sh writes them),
+# and the same names one a line for parallel-ssh and the checks.
+inv() { # inv N FILE
+  { echo "[fanout]"; for i in $(seq 1 "$1"); do printf 'h%03d\n' "$i"; done; } > "$2"
+}
+inventory=$work/inventory.ini
+inv "$HOSTS" "$inventory"
+hosts100=$work/hosts.txt # HOSTS names, whatever HOSTS is
+grep -E '^h[0-9]+$' "$inventory" > "$hosts100"
 grep -E '^h[0-9]+$' "$here/inv500.ini" > "$work/hosts500.txt"
 
 # FANOUT_EXEC=COMMAND runs COMMAND inside this set-up (HOME, sshd, aliases;
@@ -175,10 +188,10 @@ run_tool() {
   local tool=$1 root=$2 out=$3
   case $tool in
   agent)
-    "$agent_bin" run "$here/plan.yaml" -i "$here/inventory.ini" --forks $FORKS --approve medium \
+    "$agent_bin" run "$here/plan.yaml" -i "$inventory" --forks $FORKS --approve all \
       --json --var root="$root" > "$out/stdout" 2> "$out/stderr" ;;
   agent-text) # the terminal view (not a terminal: one line per host and a table), logs in --out
-    "$agent_bin" run "$here/plan.yaml" -i "$here/inventory.ini" --forks $FORKS --approve medium \
+    "$agent_bin" run "$here/plan.yaml" -i "$inventory" --forks $FORKS --approve all \
       --out "$out/logs" --var root="$root" > "$out/stdout" 2> "$out/stderr" ;;
   pssh) # the three commands joined: one connection per host
     parallel-ssh -h "$hosts100" -p $FORKS -x "-F $cfg" -o "$out/o" -e "$out/e" \
@@ -193,7 +206,7 @@ run_tool() {
     local pb=$here/playbook-nofacts.yml
     [ "$tool" = ansible-facts ] && pb=$here/playbook-facts.yml
     (cd "$work" && ANSIBLE_PIPELINING=1 ANSIBLE_SSH_COMMON_ARGS="-F $cfg" ANSIBLE_REMOTE_TMP="$work/rtmp" \
-      ansible-playbook -i "$here/inventory.ini" -f $FORKS -e root="$root" "$pb" > "$out/stdout" 2> "$out/stderr") ;;
+      ansible-playbook -i "$inventory" -f $FORKS -e root="$root" "$pb" > "$out/stdout" 2> "$out/stderr") ;;
   esac
 }
 
@@ -205,7 +218,7 @@ verify() {
   agent) check agent -hosts "$hosts100" -kernel "$kernel" "$out/stdout" >/dev/null ;;
   agent-text)
     check agent-log -hosts "$hosts100" -kernel "$kernel" "$out/logs" >/dev/null &&
-      grep -q '^100 hosts: 100 ok, 0 failed, 0 not run' "$out/stdout" ;;
+      grep -q "^$HOSTS hosts: $HOSTS ok, 0 failed, 0 not run" "$out/stdout" ;;
   pssh) check pssh -hosts "$hosts100" -kernel "$kernel" "$out/o" >/dev/null ;;
   pssh3) check pssh3 -hosts "$hosts100" -kernel "$kernel" "$out/o1" "$out/o2" "$out/o3" >/dev/null ;;
   ansible) check ansible -hosts "$hosts100" -ok 3 "$out/stdout" >/dev/null ;;
@@ -234,7 +247,20 @@ sshd_cpu() {
   done
   awk -v s="$sum" -v t="$tck" 'BEGIN { printf "%.2f", s / t }'
 }
-results=$work/results # tool run wall_s cpu_s server_cpu_s
+# cpu_idle: idle and total jiffies of the machine (all cores, every job on it).
+cpu_idle() { awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+# fds_sampler FILE: the open descriptors of the running agent process(es),
+# every 0.2 s, one count a line (agent must not run out of them).
+fds_sampler() {
+  local p
+  while :; do
+    for p in $(pgrep -f "^$agent_bin run" 2>/dev/null); do
+      ls "/proc/$p/fd" 2>/dev/null | wc -l
+    done >> "$1"
+    sleep 0.2
+  done
+}
+results=$work/results # tool run wall_s cpu_s server_cpu_s rss_mib agent_fds load1 idle_pct
 : > "$results"
 tools=()
 for t in $TOOLS; do
@@ -251,7 +277,7 @@ if [[ " ${tools[*]} " = *" ansible"* ]]; then
   root=$work/files/json
 mkdir -p "$work/out/json"
 (cd "$work" && ANSIBLE_PIPELINING=1 ANSIBLE_SSH_COMMON_ARGS="-F $cfg" ANSIBLE_REMOTE_TMP="$work/rtmp" \
-  ANSIBLE_STDOUT_CALLBACK=json ansible-playbook -i "$here/inventory.ini" -f $FORKS -e root="$root" \
+  ANSIBLE_STDOUT_CALLBACK=json ansible-playbook -i "$inventory" -f $FORKS -e root="$root" \
   "$here/playbook-nofacts.yml" > "$work/out/json/stdout" 2> "$work/out/json/stderr") ||
   { echo "fanout: ansible json pass failed:" >&2; tail -20 "$work/out/json/stderr" >&2; exit 1; }
 check ansible-json -hosts "$hosts100" -kernel "$kernel" "$work/out/json/stdout"
@@ -261,13 +287,19 @@ fi
 # Timed runs, interleaved so that load from other jobs hits every tool alike.
 for r in $(seq 1 "$RUNS"); do
   for t in "${tools[@]}"; do
+    [ "$r" -gt 1 ] && [[ " ${ONCE:-} " = *" $t "* ]] && continue # ONCE: tools timed in the first round only
     root=$work/files/$t.$r out=$work/out/$t.$r
     mkdir -p "$root" "$out"
     s0=$(sshd_cpu)
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    read -r idle0 all0 < <(cpu_idle)
+    fds_sampler "$out/fds" & sampler=$!
     t0=$(now)
     rc=0
-    /usr/bin/time -f '%U %S' -o "$out/time" bash -c "$(declare -f run_tool); $(declare -p here hosts100 cfg work FORKS agent_bin); run_tool $t $root $out" || rc=$?
+    /usr/bin/time -f '%U %S %M' -o "$out/time" bash -c "$(declare -f run_tool); $(declare -p here hosts100 inventory cfg work FORKS agent_bin); run_tool $t $root $out" || rc=$?
     t1=$(now)
+    read -r idle1 all1 < <(cpu_idle)
+    kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
     stop_masters
     if [ $rc != 0 ] || ! verify "$t" "$root" "$out"; then
       echo "fanout: $t run $r failed (exit $rc) or did not do the work on every host:" >&2
@@ -278,9 +310,14 @@ for r in $(seq 1 "$RUNS"); do
     sleep 0.5 # let sshd reap the last connections
     srv=$(awk -v a="$s0" -v b="$(sshd_cpu)" 'BEGIN { printf "%.2f", b - a }')
     cpu=$(tail -1 "$out/time" | awk '{ print $1 + $2 }')
+    rss=$(tail -1 "$out/time" | awk '{ printf "%.1f", $3 / 1024 }') # MiB, the largest process (the tool's own for agent)
+    fds=$(sort -n "$out/fds" 2>/dev/null | tail -1)
+    idle=$(awk -v a="$idle0" -v b="$idle1" -v c="$all0" -v d="$all1" 'BEGIN { x = (d > c) ? 100 * (b - a) / (d - c) : 0; printf "%.0f", x }')
     wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-    echo "$t $r $wall $cpu $srv" >> "$results"
-    printf '  run %d %-14s %7.2fs wall %7.2fs cpu  %7.2fs sshd cpu  (100 hosts checked)\n' "$r" "$t" "$wall" "$cpu" "$srv"
+    echo "$t $r $wall $cpu $srv $rss ${fds:-0} $load $idle" >> "$results"
+    [ -n "${RESULTS:-}" ] && echo "$(date -u +%FT%TZ) hosts=$HOSTS forks=$FORKS tool=$t run=$r wall=$wall cpu=$cpu sshd_cpu=$srv rss_mib=$rss agent_fds=${fds:-0} load1=$load idle_pct=$idle" >> "$RESULTS"
+    printf '  run %d %-14s %7.2fs wall %7.2fs cpu  %7.2fs sshd cpu  %6.1f MiB  fds %4s  load %5s  idle %3s%%  (%d hosts checked)\n' \
+      "$r" "$t" "$wall" "$cpu" "$srv" "$rss" "${fds:-0}" "$load" "$idle" "$HOSTS"
     rm -rf "$root"
   done
 done
@@ -291,21 +328,25 @@ stat() { # stat TOOL COLUMN: "min median" of that column
     awk '{ v[NR] = $1 } END { if (NR == 0) exit; m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f %.3f", v[1], m }'
 }
 echo
-echo "== fan-out: 3 steps × 100 hosts, forks 50, $NSSHD loopback sshd, $RUNS runs each"
+echo "== fan-out: 3 steps × $HOSTS hosts, forks $FORKS, $NSSHD loopback sshd, $RUNS runs each"
 echo "   (min / median wall; median CPU of the tool and its children, and of sshd and what it ran)"
 declare -A med
 for t in "${tools[@]}"; do
   read -r mn md <<< "$(stat "$t" 3)"
   read -r _ cmd <<< "$(stat "$t" 4)"
   read -r _ smd <<< "$(stat "$t" 5)"
+  read -r _ rmd <<< "$(stat "$t" 6)"
+  fmx=$(awk -v t="$t" '$1 == t { print $7 }' "$results" | sort -n | tail -1)
+  lds=$(awk -v t="$t" '$1 == t { print $8 }' "$results" | sort -g | awk '{ v[NR] = $1 } END { printf "%s–%s", v[1], v[NR] }')
   med[$t]=$md
-  printf '%-14s min %7.3fs  median %7.3fs  cpu %7.3fs  sshd cpu %7.3fs\n' "$t" "$mn" "$md" "$cmd" "$smd"
+  printf '%-14s min %7.3fs  median %7.3fs  cpu %7.3fs  sshd cpu %7.3fs  rss %6.1f MiB  fds max %4s  load %s\n' \
+    "$t" "$mn" "$md" "$cmd" "$smd" "$rmd" "$fmx" "$lds"
 done
 if [ -n "${med[agent]:-}" ]; then
   for t in "${tools[@]}"; do
     [[ $t = agent* ]] && continue
     awk -v p="${med[$t]}" -v a="${med[agent]}" -v t="$t" \
-      'BEGIN { printf "agent vs %-14s %6.2f× faster (median %s / %s)\n", t, p / a, p, a }'
+      'BEGIN { printf "agent vs %-14s %6.2f× faster (median %s / %s): agent/%s = %.2f×\n", t, p / a, p, a, t, a / p }'
   done
   echo "targets: ≥ 10× faster than ansible, ≥ 1.00× vs pssh (no slower than parallel-ssh)"
 fi
@@ -316,7 +357,7 @@ if [ "$MEM" = 1 ] && [ $have_agent = 1 ]; then
   mkdir -p "$root" "$out"
   t0=$(now)
   /usr/bin/time -v -o "$out/time" "$agent_bin" run "$here/plan.yaml" -i "$here/inv500.ini" --forks $FORKS \
-    --approve medium --json --var root="$root" > "$out/stdout" 2> "$out/stderr" ||
+    --approve all --json --var root="$root" > "$out/stdout" 2> "$out/stderr" ||
     { echo "fanout: 500-host run failed" >&2; tail -20 "$out/stderr" >&2; exit 1; }
   t1=$(now)
   check files -hosts "$work/hosts500.txt" -root "$root" >/dev/null

@@ -174,7 +174,7 @@ func outputs(host, kernel, uname, df, file string) string {
 		return fmt.Sprintf("uname -r output %q", uname)
 	case !strings.HasPrefix(df, "Filesystem"):
 		return fmt.Sprintf("df output %q", df)
-	case strings.TrimRight(file, "\n") != host:
+	case strings.TrimRight(stripJournalNotes(file), "\n") != host:
 		return fmt.Sprintf("file read back %q", file)
 	}
 	return ""
@@ -449,4 +449,18 @@ func ansibleJSON(hosts []string, kernel string, b []byte) (map[string]string, er
 		}
 	}
 	return bad, nil
+}
+
+// stripJournalNotes drops the notes agent's undo journal appends to a
+// command's output ("\n\n[warning: undo journal: …]" lines, e.g. for the
+// directory mkdir -p created): what the command printed is before them.
+func stripJournalNotes(out string) string {
+	for {
+		t := strings.TrimRight(out, "\n")
+		i := strings.LastIndex(t, "\n[warning: undo journal: ")
+		if i < 0 || !strings.HasSuffix(t, "]") || strings.Contains(t[i+1:], "\n") {
+			return out
+		}
+		out = strings.TrimRight(t[:i], "\n") + "\n"
+	}
 }

@@ -241,3 +241,23 @@ func FuzzOutputs(f *testing.F) {
 		agentLogCheck("h1", kernel, b)
 	})
 }
+
+// The undo journal's notes after a command's output are not its output; any
+// other text after the host name is.
+func TestStripJournalNotes(t *testing.T) {
+	for in, want := range map[string]string{
+		"h1\n": "h1\n",
+		"h1\n\n[warning: undo journal: /r/h1: read /r/h1: is a directory; undo will not notice later changes to it]": "h1\n",
+		"h1\n\n[warning: undo journal: /a: x]\n[warning: undo journal: /b: y]":                                       "h1\n",
+		"h1\n[warning: undo journal: /a: x]\nmore":                                                                   "h1\n[warning: undo journal: /a: x]\nmore",
+		"h1\n\n[warning: something else]":                                                                            "h1\n\n[warning: something else]",
+		"[warning: undo journal: x]":                                                                                 "[warning: undo journal: x]",
+	} {
+		if got := stripJournalNotes(in); got != want {
+			t.Errorf("stripJournalNotes(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if outputs("h1", kernel, kernel+"\n", "Filesystem x\n", "h2\n\n[warning: undo journal: /a: x]") == "" {
+		t.Error("a wrong host before a journal note passed")
+	}
+}
