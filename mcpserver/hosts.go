@@ -185,10 +185,16 @@ func (p *pool) dial(c *hostConn, session string) {
 	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 	defer cancel()
 	t, err := p.s.target(c.name)
+	var hb *engine.HostBecome
+	if err == nil {
+		// Every step becomes when the server (-b) or the inventory
+		// (ansible_become) says so; undo restores as the journal says.
+		hb, err = engine.ResolveBecome(t, p.s.o.Become)
+	}
 	if err == nil {
 		c.h, err = engine.Open(ctx, t, engine.DialOptions{SSH: sshtr.Options{Warn: p.s.o.Warn}}, engine.HostOptions{
 			Policy: p.s.o.Policy, Approver: p.s.approve, Session: session,
-			Secrets: engine.SecretValues(t.Vars),
+			Secrets: engine.SecretValues(t.Vars), Become: hb,
 		})
 	}
 	if err != nil {

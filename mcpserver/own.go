@@ -162,10 +162,13 @@ func (s *Server) runPlan(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if err != nil {
 		return toolError("%s: %v", RunPlanName, err), nil
 	}
+	if err := s.planBecome(plan); err != nil {
+		return toolError("%s: %v", RunPlanName, err), nil
+	}
 	var mu sync.Mutex
 	steps := map[string][]planStep{}
 	b, err := engine.OpenBatch(engine.BatchOptions{
-		Hosts: hosts, Forks: cmp.Or(p.Forks, s.o.Forks), Policy: s.o.Policy,
+		Hosts: hosts, Forks: cmp.Or(p.Forks, s.o.Forks), Policy: s.o.Policy, Become: s.o.Become,
 		Approver: safety.NewApprover(s.o.Approve, elicitPrompter{}, safety.WithScope(safety.ScopeBatch), safety.WithLogins(logins(hosts))),
 		Dial:     engine.DialOptions{},
 		Emit: func(ev event.Event) {
@@ -291,4 +294,22 @@ func (s *Server) undo(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		return textResult(fmt.Sprintf("session %s changed no file on %s", id, host), false, res), nil
 	}
 	return textResult(fmt.Sprintf("undo on %s (session %s):\n%s", host, id, strings.Join(res.Restored, "\n")), false, res), nil
+}
+
+// planBecome refuses a plan whose steps say become: true when the server
+// was not started with become: the client writes the plan, and a model
+// escalates only when the operator enabled it (as in agent run).
+func (s *Server) planBecome(plan *planner.Plan) error {
+	if s.o.Become.Enabled {
+		return nil
+	}
+	for _, ph := range plan.Phases {
+		for i, st := range ph.Steps {
+			if st.Become {
+				return fmt.Errorf("phase %d step %d says become: true, but this server was not started with --become "+
+					"(the operator enables become: agent mcp -b); remove become from the plan", ph.Phase, i+1)
+			}
+		}
+	}
+	return nil
 }

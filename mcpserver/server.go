@@ -29,6 +29,12 @@ type Options struct {
 	Limit     string
 	// SSH are the -F, -l, -p, --identity overrides over ~/.ssh/config.
 	SSH engine.SSHOverrides
+	// Become is the server's become settings (agent mcp -b,
+	// --become-user, --become-method, -K, the config's become section);
+	// an inventory host's ansible_become* go over them. Only when Enabled
+	// may a run_plan step say become: true — the client, a model, never
+	// escalates on its own.
+	Become engine.Become
 	// Warn receives connection warnings and the server's notes; nil: none.
 	Warn func(string)
 	// IdleTimeout closes a host's connection unused this long (default

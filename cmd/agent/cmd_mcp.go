@@ -90,8 +90,12 @@ func runMCP(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	bec, err := a.becomeSettings(ctx) // -b, --become-user, --become-method, -K, the config's become section
+	if err != nil {
+		return err
+	}
 	srv, err := mcpserver.New(mcpserver.Options{
-		Policy: policy, Approve: mode, Inventory: spec, Limit: o.batch.limit,
+		Policy: policy, Approve: mode, Inventory: spec, Limit: o.batch.limit, Become: bec,
 		SSH: a.host.overrides(), Forks: o.batch.forks, IdleTimeout: o.idle, Version: version,
 		Warn: func(msg string) { fmt.Fprintln(a.stderr, "agent mcp:", msg) },
 	})
