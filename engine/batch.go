@@ -12,6 +12,7 @@ import (
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/session"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
@@ -41,6 +42,14 @@ type BatchOptions struct {
 	// Become is the operator's become settings; each host's inventory
 	// variables go over them (ResolveBecome).
 	Become Become
+	// Session is the session id; "" starts a new one.
+	Session string
+	// Record receives the session's record (Host's, and each host's end);
+	// nil: none. The caller closes it.
+	Record *session.Log
+	// Resume continues a recorded session: hosts that finished are not
+	// run again, the others go on from where they stopped.
+	Resume *Resume
 	// Emit receives every host's events, host set and secrets scrubbed,
 	// each host's in order: a host ends with its done event, then a
 	// KindHost event with its result; the batch ends with KindBatch.
@@ -89,9 +98,17 @@ func OpenBatch(o BatchOptions) (*Batch, error) {
 		// A key's passphrase is asked once for the batch, not per host.
 		o.Dial.SSH.Keys = sshtr.NewKeyCache()
 	}
-	b := &Batch{o: o, session: safety.NewSessionID(), start: time.Now()}
+	b := &Batch{o: o, session: o.Session, start: time.Now()}
+	if b.session == "" {
+		b.session = safety.NewSessionID()
+	}
 	if warn != "" {
 		b.emit(event.Event{Kind: event.KindWarning, Warning: &event.Warning{Text: warn}})
+	}
+	if o.Resume != nil {
+		if err := b.skipFinished(); err != nil {
+			return nil, err
+		}
 	}
 	auditPath, err := safety.AuditPath()
 	if err != nil {
@@ -117,7 +134,10 @@ func (b *Batch) Close() {
 // emit passes ev on; the hosts' goroutines emit one at a time.
 func (b *Batch) emit(ev event.Event) {
 	if b.o.Emit == nil {
-		return
+		b.o.Emit = func(event.Event) {}
+	}
+	if ev.Kind == event.KindHost && b.o.Record != nil {
+		b.o.Record.Write(session.Record{R: session.RecHost, Host: ev.Host, Status: ev.HostEnd.Status, Text: ev.HostEnd.Err}, true)
 	}
 	b.emitMu.Lock()
 	defer b.emitMu.Unlock()
@@ -331,7 +351,7 @@ func (b *Batch) connect(ctx context.Context, bh *batchHost) (*Host, error) {
 	// counts them and passes them on.
 	h, err := OpenOn(tr, bh.t.Name, HostOptions{
 		Policy: b.o.Policy, Approver: b.o.Approver, Session: b.session, Audit: b.audit,
-		Emit: bh.pass, Secrets: bh.redact.Secrets, DryRun: b.o.DryRun, Vars: vars, Become: hb,
+		Emit: bh.pass, Secrets: bh.redact.Secrets, DryRun: b.o.DryRun, Vars: vars, Become: hb, Record: b.o.Record,
 	})
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/stepgen"
 )
@@ -18,7 +19,13 @@ func (b *Batch) RunPlan(ctx context.Context, plan *planner.Plan) BatchResult {
 	b.start = time.Now()
 	results := b.each(ctx, b.o.Hosts, func(ctx context.Context, h *batchHost, res *HostResult) error {
 		res.How = "plan"
-		sum, err := h.h.RunPlan(ctx, plan)
+		var sum executor.Summary
+		var err error
+		if b.o.Resume != nil {
+			sum, err = h.h.ResumePlan(ctx, plan, *b.o.Resume)
+		} else {
+			sum, err = h.h.RunPlan(ctx, plan)
+		}
 		res.Steps = sum.Steps
 		if sum.Success {
 			res.Status = event.HostOK

@@ -9,6 +9,7 @@ import (
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/session"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 	"github.com/autoshell/agent/transport/become"
@@ -42,6 +43,10 @@ type HostOptions struct {
 	// Become is the host's become settings (ResolveBecome); nil: no step
 	// may run as another user. Its password is scrubbed like Secrets.
 	Become *HostBecome
+	// Record, when set, receives the session's record (session.go): the
+	// host's steps, the variables they set, the model's usage. The
+	// caller closes it.
+	Record *session.Log
 }
 
 // Host is a host opened for steps: its connection, the session's undo
@@ -54,8 +59,10 @@ type Host struct {
 	tr      transport.Transport
 	exec    *executor.Executor
 	redact  Redactor
-	sink    event.Sink // the front end's, through the redactor
+	sink    event.Sink // the front end's, through the redactor (and the record)
+	out     event.Sink // the front end's, through the redactor
 	cfg     executor.Config
+	rec     *session.Log
 	closers []func()
 
 	become    *become.Transport // the host as the become user; nil: none
@@ -89,8 +96,16 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		secrets = append(secrets, o.Become.Config.Password)
 	}
 	slices.SortStableFunc(secrets, func(a, b string) int { return len(b) - len(a) }) // longest first
-	h := &Host{tr: tr, Name: name, Session: o.Session, redact: Redactor{Secrets: secrets}}
+	h := &Host{tr: tr, Name: name, Session: o.Session, redact: Redactor{Secrets: secrets}, rec: o.Record}
 	h.sink = h.scrub(o.Emit)
+	h.out = h.sink
+	if h.rec != nil {
+		h.sink = func(ev event.Event) {
+			ev = h.redact.Event(ev)
+			h.record(ev)
+			o.Emit.Emit(ev)
+		}
+	}
 	h.closers = append(h.closers, func() { tr.Close() })
 	defer func() {
 		if err != nil {

@@ -25,6 +25,9 @@ type TaskOptions struct {
 // through the tools and the safety machinery (stepgen), the same executor
 // as RunPlan. The host's events go to its sink.
 func (h *Host) RunTask(ctx context.Context, chat planner.Chatter, o TaskOptions, task string) (stepgen.Result, error) {
+	if h.rec != nil {
+		chat = usageChatter{next: chat, log: h.rec, host: h.Name, model: modelOf(chat)}
+	}
 	return stepgen.Run(ctx, stepgen.Config{
 		LLM: chat, Executor: h.exec, Mode: o.Mode, Transport: h.StepTransport(), Environment: o.Environment,
 		MaxSteps: o.MaxSteps, Host: h.Name, Session: h.Session, Emit: h.sink, SendSecrets: o.SendSecrets,

@@ -147,6 +147,10 @@ func (e *Executor) Vars() *execctx.Context { return e.vars }
 // callers that drive phases themselves (the model's adaptive loop).
 func (e *Executor) SetPhase(n int) { e.phase = n }
 
+// SkipSteps numbers the next step n+1: a resumed plan (engine.ResumePlan)
+// keeps its steps' numbers.
+func (e *Executor) SkipSteps(n int) { e.n = n }
+
 // DryRun reports whether the executor only previews medium and high steps.
 func (e *Executor) DryRun() bool { return e.cfg.DryRun }
 

@@ -93,6 +93,30 @@ type FileConfig struct {
 	// SendSecrets: step outputs go to the model with what looks like a
 	// secret left in (--send-secrets for every run).
 	SendSecrets bool `yaml:"send_secrets"`
+	// Prices are what each model costs per million tokens, by model name:
+	// agent sessions and the run summary show the cost of its usage.
+	Prices map[string]Price `yaml:"prices"`
+}
+
+// Price is a model's price per million tokens, prompt (input) and
+// completion (output), in the operator's currency.
+type Price struct {
+	Input  float64 `yaml:"input" json:"input"`
+	Output float64 `yaml:"output" json:"output"`
+}
+
+// Cost is the price of prompt and completion tokens.
+func (p Price) Cost(prompt, completion int) float64 {
+	return (float64(prompt)*p.Input + float64(completion)*p.Output) / 1e6
+}
+
+// PriceOf is the price of model, if the config has one.
+func (c *FileConfig) PriceOf(model string) (Price, bool) {
+	if c == nil || model == "" {
+		return Price{}, false
+	}
+	p, ok := c.Prices[model]
+	return p, ok
 }
 
 // Duration is a YAML duration: "90s", "2m", or a number of seconds.
@@ -139,6 +163,11 @@ func DecodeFileConfig(n *yaml.Node) (*FileConfig, error) {
 	var fc FileConfig
 	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("config llm (line numbers relative to the section): %w", err)
+	}
+	for m, p := range fc.Prices {
+		if p.Input < 0 || p.Output < 0 || m == "" {
+			return nil, fmt.Errorf("config llm: prices: %q: want a model name and prices of 0 or more per million tokens", m)
+		}
 	}
 	return &fc, nil
 }

@@ -64,6 +64,13 @@ type app struct {
 	// true means it was handled and agent goes on (the REPL cancels the
 	// running task). Otherwise, and for SIGTERM, everything is cancelled.
 	onInterrupt atomic.Pointer[func() bool]
+	// args are agent's arguments (the session record keeps them);
+	// resume, with resumeArgs, is set by agent resume (cmd_resume.go).
+	args       []string
+	resume     *resumeState
+	resumeArgs []string
+	// given are the global flags given before the command.
+	given []string
 }
 
 type command struct {
@@ -76,6 +83,8 @@ func commands() []command {
 	return []command{
 		{name: "exec", args: "[--ssh-host HOST] -- COMMAND…", summary: "run a shell command on the host as you typed it (no LLM, no safety check: it is yours)", run: runExec},
 		{name: "run", args: "PLAN.yaml [--ssh-host HOST | -i INVENTORY [--limit PAT] [--forks N] [--out DIR]] [--var k=v]… [--dry-run] [--json] [--approve MODE]", summary: "run a saved plan's steps on the host or on every inventory host, with the safety checks (no LLM)", run: runRun},
+		{name: "sessions", args: "[--json] [-n N]", summary: "list the recorded sessions: what ran where, how it ended (done, failed, interrupted), hosts, model calls, tokens and cost", run: runSessions},
+		{name: "resume", args: "[SESSION] [--rerun-unknown | --skip-unknown] [--approve MODE] [--json]", summary: "take up an interrupted or failed session (default: the newest) where it stopped", run: runResume},
 		{name: "undo", args: "[SESSION] [--ssh-host HOST | -i INVENTORY [--limit PAT]] [--force]", summary: "put back the files a session (default: the newest) changed, on the host or on each inventory host it touched", run: runUndo},
 		{name: "mcp", args: "[-i INVENTORY [--limit PAT]] [--approve MODE] [--http ADDR]", summary: "serve agent's safe remote tools to an MCP client (Claude Code, Codex, …) on stdio or HTTP", run: runMCP},
 		{name: "report", args: "FILE… [--json]", summary: "merge the --json outputs of a batch run's parts (--shard K/N) into one summary and exit status", run: runReport},
@@ -93,7 +102,7 @@ func commands() []command {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -163,6 +172,8 @@ func (a *app) main(ctx context.Context, args []string) error {
 	}
 	a.batchFlags = changedBatchFlags(fs)
 	mergeBecome(&a.host.become, a.host.become, fs) // records the global become flags given
+	a.given = nil
+	fs.Visit(func(f *pflag.Flag) { a.given = append(a.given, "--"+f.Name) })
 	if fs.Changed("command") || fs.NArg() == 0 {
 		if err := batchWithoutInventory(a.task.batch, a.batchFlags); err != nil {
 			return err

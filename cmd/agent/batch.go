@@ -14,6 +14,7 @@ import (
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/session"
 	"github.com/autoshell/agent/stepgen"
 	"github.com/autoshell/agent/tools"
 	sshtr "github.com/autoshell/agent/transport/ssh"
@@ -25,6 +26,7 @@ type batch struct {
 	a       *app
 	o       batchOptions
 	eb      *engine.Batch
+	rec     *session.Log // nil: not recorded
 	out     *batchOutput
 	closers []func()
 }
@@ -60,9 +62,24 @@ func (a *app) openBatch(ctx context.Context, o batchOptions, f stepFlags, vars [
 	b := &batch{a: a, o: o}
 	defer func() {
 		if err != nil {
+			if b.rec != nil {
+				b.rec.End(session.StateFailed)
+			}
 			b.Close()
 		}
 	}()
+	if f.start != nil {
+		st := *f.start
+		st.Inventory, st.Limit, st.Hosts, st.DryRun = o.inv.sources, o.limit, len(hosts), f.dryRun
+		if b.rec, err = a.openRecord(st); err != nil {
+			return nil, err
+		}
+		b.closers = append(b.closers, b.rec.Close)
+	}
+	var resume *engine.Resume
+	if a.resume != nil {
+		resume = &a.resume.Resume
+	}
 	mode, prompter, closeTTY, err := resolveApproval(f.approve)
 	if err != nil {
 		return nil, err
@@ -89,6 +106,7 @@ func (a *app) openBatch(ctx context.Context, o batchOptions, f stepFlags, vars [
 	b.eb, err = engine.OpenBatch(engine.BatchOptions{
 		Hosts: hosts, Forks: o.forks, Vars: vars, Policy: policy, Approver: approver, DryRun: f.dryRun,
 		Dial: engine.DialOptions{SSH: sshtr.Options{Prompter: hk}}, Emit: b.out.event, Become: bec,
+		Session: b.rec.ID(), Record: b.rec, Resume: resume,
 	})
 	if err != nil {
 		return nil, err
@@ -115,13 +133,22 @@ func runBatchPlan(ctx context.Context, a *app, o runOptions, planPath string) er
 	if err != nil {
 		return err
 	}
-	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}, o.vars, policy)
+	if err := a.checkPlanUnchanged(planPath); err != nil {
+		return err
+	}
+	planSum, err := fileSHA256(planPath)
+	if err != nil {
+		return usageError{err}
+	}
+	start := &session.Start{Kind: session.KindBatchRun, Plan: planPath, PlanSHA256: planSum}
+	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start}, o.vars, policy)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 	plan, err := loadPlan(planPath, policy, b.eb.PresetVars())
 	if err != nil {
+		b.rec.End(session.StateFailed)
 		return err
 	}
 	b.out.start()
@@ -153,7 +180,8 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}, nil, policy)
+	start := &session.Start{Kind: session.KindBatchTask, Task: safety.RedactString(o.task), Model: cfg.Model}
+	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start}, nil, policy)
 	if err != nil {
 		return err
 	}
@@ -225,6 +253,11 @@ func (b *batch) undoCommand() string {
 // status: 0 when every host succeeded, 3 when some failed (or were not
 // run), 130 after Ctrl-C.
 func (b *batch) finish(ctx context.Context, r engine.BatchResult) error {
+	ok := true
+	for _, h := range r.Hosts {
+		ok = ok && h.Status == event.HostOK
+	}
+	b.a.endRecord(ctx, b.rec, ok)
 	b.out.summary(r, b.undoCommand())
 	if ctx.Err() != nil {
 		fmt.Fprintln(b.a.stderr, "agent: interrupted")

@@ -13,8 +13,10 @@ import (
 
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/session"
 	"github.com/autoshell/agent/tools"
 )
 
@@ -130,12 +132,26 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	steps, err := a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}, o.vars)
+	if err := a.checkPlanUnchanged(fs.Arg(0)); err != nil {
+		return err
+	}
+	planSum, err := fileSHA256(fs.Arg(0))
+	if err != nil {
+		return usageError{err}
+	}
+	start := &session.Start{Kind: session.KindRun, Plan: fs.Arg(0), PlanSHA256: planSum}
+	steps, err := a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start}, o.vars)
 	if err != nil {
 		return err
 	}
 	defer steps.Close()
-	sum, err := steps.RunPlan(ctx, plan)
+	var sum executor.Summary
+	if a.resume != nil {
+		sum, err = steps.ResumePlan(ctx, plan, a.resume.Resume)
+	} else {
+		sum, err = steps.RunPlan(ctx, plan)
+	}
+	a.endRecord(ctx, steps.rec, sum.Success && err == nil)
 	steps.render.finish(sum)
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -15,6 +15,7 @@ import (
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/session"
 	"github.com/autoshell/agent/stepgen"
 )
 
@@ -124,14 +125,20 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 	}
 	t.close = append(t.close, closeT)
 	t.client = llm.New(cfg, append(opts, topts...)...)
+	// `agent -c` is recorded as a session (agent resume); the REPL is not.
+	var start *session.Start
+	if o.task != "" {
+		start = &session.Start{Kind: session.KindTask, Task: safety.RedactString(o.task), Model: cfg.Model}
+	}
 	// "a=always" holds for one task (the REPL forgets it between tasks).
-	if t.steps, err = a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun}, nil,
+	if t.steps, err = a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start}, nil,
 		safety.WithScope(safety.ScopeTask)); err != nil {
 		return nil, err
 	}
 	t.close = append(t.close, t.steps.Close)
 	if r, ok := t.steps.render.(*termRenderer); ok {
 		r.afterStep = "Observing…" // the model is next
+		r.cost = func(prompt, completion int) string { return llmCost(fileLLM, cfg.Model, prompt, completion) }
 	}
 	var chat planner.Chatter = t.client
 	if sp := t.spinner(); sp != nil {
@@ -216,6 +223,7 @@ func runTask(ctx context.Context, a *app, o taskOptions) error {
 	}
 	defer t.Close()
 	res, err := t.run(ctx, o.task)
+	a.endRecord(ctx, t.steps.rec, res.Success && err == nil)
 	if o.savePlan != "" {
 		if serr := savePlan(a.stderr, o.savePlan, res, nil); serr != nil && err == nil {
 			err = serr

@@ -43,6 +43,8 @@ type termRenderer struct {
 	multi   bool
 	started int        // the step whose header step_start printed
 	llm     *event.LLM // the model's usage, for the summary
+	// cost prices the usage (", cost 0.0123"); nil or "": no price.
+	cost func(prompt, completion int) string
 	// afterStep is the spinner's label between a step and what follows
 	// ("Observing…" in a task: the model is next; "" in a plan).
 	afterStep string
@@ -305,8 +307,12 @@ func (r *termRenderer) finishText(host, session string, success bool, text strin
 	}
 	r.printf("\n%s on %s: %s\n", status, printable(host), printable(text))
 	if r.llm != nil {
-		r.printf("LLM: %d %s, %d prompt + %d completion tokens\n", r.llm.Calls, pluralize(r.llm.Calls, "call"),
-			r.llm.PromptTokens, r.llm.CompletionTokens)
+		c := ""
+		if r.cost != nil {
+			c = r.cost(r.llm.PromptTokens, r.llm.CompletionTokens)
+		}
+		r.printf("LLM: %d %s, %d prompt + %d completion tokens%s\n", r.llm.Calls, pluralize(r.llm.Calls, "call"),
+			r.llm.PromptTokens, r.llm.CompletionTokens, c)
 	}
 	if sum.Session != "" {
 		r.printf("session %s", sum.Session)

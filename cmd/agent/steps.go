@@ -2,16 +2,21 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/session"
 )
 
 // stepFlags are the flags every command that runs steps shares.
 type stepFlags struct {
 	approve      string
 	json, dryRun bool
+	// start, when set, describes the session to record (session.go).
+	start *session.Start
 }
 
 // hostRun is what `agent run`, `agent -c` and the REPL need to run steps
@@ -19,6 +24,7 @@ type stepFlags struct {
 type hostRun struct {
 	*engine.Host
 	render  renderer
+	rec     *session.Log // nil: not recorded
 	closers []func()
 }
 
@@ -52,6 +58,9 @@ func (a *app) openHost(ctx context.Context, policy safety.Policy, f stepFlags, v
 	}
 	defer func() {
 		if err != nil {
+			if s.rec != nil {
+				s.rec.End(session.StateFailed)
+			}
 			s.Close()
 		}
 	}()
@@ -71,10 +80,18 @@ func (a *app) openHost(ctx context.Context, policy safety.Policy, f stepFlags, v
 	if err != nil {
 		return nil, err
 	}
+	if f.start != nil {
+		st := *f.start
+		st.Target, st.DryRun = a.targetName(), f.dryRun
+		if s.rec, err = a.openRecord(st); err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, s.rec.Close)
+	}
 	h, err := engine.Open(ctx, t, a.dialOptions(), engine.HostOptions{
-		Policy: policy, Approver: safety.NewApprover(mode, prompter, opts...), Emit: s.render.event,
+		Policy: policy, Approver: safety.NewApprover(mode, prompter, opts...), Emit: a.warnings(s.render.event),
 		DryRun: f.dryRun, Vars: ctxVars, Progress: progressFunc(a.stderr, f.json),
-		Secrets: engine.SecretValues(ctxVars.Vars()), Become: hb,
+		Secrets: engine.SecretValues(ctxVars.Vars()), Become: hb, Record: s.rec, Session: s.rec.ID(),
 	})
 	if err != nil {
 		return nil, err
@@ -82,6 +99,17 @@ func (a *app) openHost(ctx context.Context, policy safety.Policy, f stepFlags, v
 	s.Host = h
 	s.closers = append(s.closers, h.Close)
 	return s, nil
+}
+
+// warnings passes events to next, and says the warnings for the person
+// on stderr (the renderers leave them out).
+func (a *app) warnings(next event.Sink) event.Sink {
+	return func(ev event.Event) {
+		if ev.Kind == event.KindWarning && !ev.Warning.LogOnly {
+			fmt.Fprintln(a.stderr, "agent:", printable(ev.Warning.Text))
+		}
+		next(ev)
+	}
 }
 
 // resolveApproval reads --approve: the mode, and the prompter that asks

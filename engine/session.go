@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"math"
+
+	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/llm"
+	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/session"
+)
+
+// The session record: a Host given a session.Log writes its events there,
+// already scrubbed, and the variables each step set (through the same
+// redaction); a step's start and end are synced to disk, so that a kill
+// leaves the last step either ended or known to have been running.
+
+// record writes what resume needs of ev to the host's session log.
+func (h *Host) record(ev event.Event) {
+	l := h.rec
+	switch ev.Kind {
+	case event.KindStepStart:
+		s := ev.StepStart
+		l.Write(session.Record{R: session.RecStepStart, Host: h.Name, Phase: s.Phase, Step: s.Step, Tool: s.Tool,
+			Params: s.Parameters, Command: s.Command, Path: s.Path, Risk: s.Risk}, true)
+	case event.KindStep:
+		s := ev.Step
+		r := session.Record{R: session.RecStep, Host: h.Name, Phase: s.Phase, Step: s.Step, Tool: s.Tool,
+			Params: s.Parameters, Command: s.Command, Path: s.Path, Status: s.Status, Output: s.Output,
+			Interrupted: s.Interrupted}
+		if !s.DryRun {
+			r.Vars = h.stepVars(s.SavedAs)
+		}
+		l.Write(r, true)
+	case event.KindPlan:
+		if ev.Plan.Name == "" { // the model's phases; a plan file is in the start record
+			l.Write(session.Record{R: session.RecPlan, Host: h.Name, Phases: ev.Plan.Phases}, true)
+		}
+	case event.KindAnswer:
+		if !ev.Answer.Final {
+			l.Write(session.Record{R: session.RecAnswer, Host: h.Name, Phase: ev.Answer.Phase, Text: ev.Answer.Text}, true)
+		}
+	case event.KindDone:
+		l.Write(session.Record{R: session.RecDone, Host: h.Name, Status: ev.Done.Status, Text: ev.Done.Summary}, true)
+	}
+}
+
+// stepVars are the variables a step left: its save_output_as (when set)
+// and last, their strings scrubbed of the host's secrets.
+func (h *Host) stepVars(saved string) map[string]any {
+	out := map[string]any{}
+	for _, name := range []string{saved, execctx.LastVar} {
+		if name == "" {
+			continue
+		}
+		if v, ok := h.exec.Vars().Get(name); ok {
+			out[name] = event.RedactValue(v, h.redact.String)
+		}
+	}
+	return out
+}
+
+// usageChatter records each model call's usage in the session log.
+type usageChatter struct {
+	next  planner.Chatter
+	log   *session.Log
+	host  string
+	model string
+}
+
+func (c usageChatter) Chat(ctx context.Context, req llm.Request) (llm.Response, error) {
+	resp, err := c.next.Chat(ctx, req)
+	if err == nil {
+		c.log.Write(session.Record{R: session.RecLLM, Host: c.host, Model: c.model,
+			PromptTokens: resp.Usage.Prompt, CompletionTokens: resp.Usage.Completion}, false)
+	}
+	return resp, err
+}
+
+// modelOf is the model name of chat when it says.
+func modelOf(chat planner.Chatter) string {
+	if c, ok := chat.(interface{ Config() llm.Config }); ok {
+		return c.Config().Model
+	}
+	return ""
+}
+
+// restoreValue undoes what JSON did to a variable's value: whole numbers
+// come back as float64, and are ints again.
+func restoreValue(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int(x)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = restoreValue(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = restoreValue(e)
+		}
+	}
+	return v
+}
