@@ -171,7 +171,6 @@ func (h *Host) warn(msg string) {
 	h.sink.Emit(event.Event{Kind: event.KindWarning, Host: h.Name, Session: h.Session, Warning: &event.Warning{Text: msg}})
 }
 
-
 // skipFinished leaves out of a resumed batch the hosts the session
 // finished: they are never run again.
 func (b *Batch) skipFinished() error {

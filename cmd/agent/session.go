@@ -142,4 +142,3 @@ func (a *app) checkPlanUnchanged(path string) error {
 	}
 	return nil
 }
-
