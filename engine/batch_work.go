@@ -107,6 +107,9 @@ func (b *Batch) runTask(ctx context.Context, h *batchHost, t BatchTask, replayed
 		}
 		o.Environment = env + "\n\n" + replayNote(h, len(b.o.Hosts))
 	}
+	if b.o.Resume != nil {
+		return h.h.ResumeTask(ctx, chat, o, t.Task, *b.o.Resume)
+	}
 	return h.h.RunTask(ctx, chat, o, t.Task)
 }
 

@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
@@ -30,8 +28,8 @@ type PlanPoint struct {
 	// From is the first step to run, 1-based over the plan's steps;
 	// len(steps)+1 when every step completed.
 	From int
-	// Vars are the variables the completed steps set, in order.
-	Vars map[string]any
+	// Done are the completed steps' records, in order.
+	Done []session.Record
 	// Unknown is step From's start when it was running when agent
 	// stopped: its outcome is not known.
 	Unknown *session.Record
@@ -41,7 +39,7 @@ type PlanPoint struct {
 // steps that completed (ok, skipped, or failed with ignore_errors). A step
 // that failed or was denied runs again; one that was running is Unknown.
 func PlanPointOf(s *session.Session, host string, p *planner.Plan) PlanPoint {
-	pt := PlanPoint{From: 1, Vars: map[string]any{}}
+	pt := PlanPoint{From: 1}
 	hp := s.Hosts[host]
 	if hp == nil {
 		return pt
@@ -54,9 +52,7 @@ func PlanPointOf(s *session.Session, host string, p *planner.Plan) PlanPoint {
 		if !done {
 			break
 		}
-		for k, v := range r.Vars {
-			pt.Vars[k] = restoreValue(v)
-		}
+		pt.Done = append(pt.Done, r)
 		pt.From++
 	}
 	if st, ok := hp.Started[pt.From]; ok {
@@ -74,10 +70,8 @@ func PlanPointOf(s *session.Session, host string, p *planner.Plan) PlanPoint {
 // again. Steps keep their numbers.
 func (h *Host) ResumePlan(ctx context.Context, p *planner.Plan, r Resume) (executor.Summary, error) {
 	pt := PlanPointOf(r.Session, h.Name, p)
-	for _, k := range slices.Sorted(maps.Keys(pt.Vars)) {
-		if err := h.exec.Vars().Set(k, pt.Vars[k]); err != nil {
-			h.warn(fmt.Sprintf("session variable %s not restored: %v", k, err))
-		}
+	for _, st := range pt.Done {
+		h.restoreStep(st)
 	}
 	if pt.Unknown != nil {
 		run, reason, err := h.decideUnknown(ctx, *pt.Unknown, r)

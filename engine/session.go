@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
@@ -33,12 +36,10 @@ func (h *Host) record(ev event.Event) {
 			r.Vars = h.stepVars(s.SavedAs)
 		}
 		l.Write(r, true)
-	case event.KindPlan:
-		if ev.Plan.Name == "" { // the model's phases; a plan file is in the start record
-			l.Write(session.Record{R: session.RecPlan, Host: h.Name, Phases: ev.Plan.Phases}, true)
-		}
+	case event.KindPlan: // the model's phases (agent resume of a task); a plan file's are in it
+		l.Write(session.Record{R: session.RecPlan, Host: h.Name, Phases: ev.Plan.Phases}, true)
 	case event.KindAnswer:
-		if !ev.Answer.Final {
+		if ev.Answer.Phase > 0 { // an adaptive phase closed (ReAct's final answer has none)
 			l.Write(session.Record{R: session.RecAnswer, Host: h.Name, Phase: ev.Answer.Phase, Text: ev.Answer.Text}, true)
 		}
 	case event.KindDone:
@@ -84,6 +85,28 @@ func modelOf(chat planner.Chatter) string {
 		return c.Config().Model
 	}
 	return ""
+}
+
+// restoreStep puts a recorded step back into the host's context: its
+// record in the history (what the model is shown), last, and the
+// variables it saved.
+func (h *Host) restoreStep(st session.Record) {
+	vars := h.exec.Vars()
+	rec := execctx.StepRecord{Tool: st.Tool, Params: st.Params, Status: execctx.Status(st.Status), Output: st.Output}
+	if last, ok := restoreValue(st.Vars[execctx.LastVar]).(map[string]any); ok {
+		rec.Stdout, _ = last["stdout"].(string)
+		rec.Stderr, _ = last["stderr"].(string)
+		rec.ExitCode, _ = last["exit_code"].(int)
+	}
+	_ = vars.Record(rec) // no SaveAs: nothing to refuse
+	for _, k := range slices.Sorted(maps.Keys(st.Vars)) {
+		if k == execctx.LastVar {
+			continue
+		}
+		if err := vars.Set(k, restoreValue(st.Vars[k])); err != nil {
+			h.warn(fmt.Sprintf("session variable %s not restored: %v", k, err))
+		}
+	}
 }
 
 // restoreValue undoes what JSON did to a variable's value: whole numbers

@@ -96,6 +96,7 @@ type Executor struct {
 	host  string
 	phase int
 	n     int // steps started
+	guard Guard
 
 	// dryUnset holds variables that a step skipped by --dry-run would have
 	// set: later steps that need them are skipped too, not failed.
@@ -146,6 +147,25 @@ func (e *Executor) Vars() *execctx.Context { return e.vars }
 // SetPhase sets the phase number the steps RunStep runs next report, for
 // callers that drive phases themselves (the model's adaptive loop).
 func (e *Executor) SetPhase(n int) { e.phase = n }
+
+// Guard may refuse a resolved step before the approver decides: ok with
+// its decision (a denial) replaces the approver's; !ok leaves the step to
+// the approver. engine uses it to ask a person again about a step whose
+// outcome is unknown (agent resume).
+type Guard func(ctx context.Context, req safety.Request) (d safety.Decision, ok bool, err error)
+
+// SetGuard sets the executor's Guard (nil: none).
+func (e *Executor) SetGuard(g Guard) { e.guard = g }
+
+// decide is the Guard's decision, else the approver's.
+func (e *Executor) decide(ctx context.Context, req safety.Request) (safety.Decision, error) {
+	if e.guard != nil {
+		if d, ok, err := e.guard(ctx, req); ok || err != nil {
+			return d, err
+		}
+	}
+	return e.cfg.Approver.Decide(ctx, req)
+}
 
 // SkipSteps numbers the next step n+1: a resumed plan (engine.ResumePlan)
 // keeps its steps' numbers.

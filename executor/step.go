@@ -161,7 +161,7 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 		}
 	}
 	asked := time.Now()
-	d, err := e.cfg.Approver.Decide(ctx, req)
+	d, err := e.decide(ctx, req)
 	// The time a person took to answer is not the step's: its duration is
 	// the agent's and the tool's own time.
 	start = start.Add(time.Since(asked))

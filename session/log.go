@@ -28,10 +28,17 @@ type Log struct {
 	id   string
 	path string
 
-	mu  sync.Mutex
-	f   *os.File
-	err error
-	now func() time.Time
+	mu      sync.Mutex
+	f       *os.File
+	err     error
+	now     func() time.Time
+	written uint64 // records written
+
+	// syncMu is held by the one goroutine syncing; a sync covers every
+	// record written before it began (synced), so the hosts of a batch
+	// waiting at the same time share one.
+	syncMu sync.Mutex
+	synced uint64
 }
 
 // Path is the session file of id under stateDir.
@@ -150,17 +157,34 @@ func (l *Log) Write(r Record, sync bool) {
 			l.err = fmt.Errorf("session %s: write: %w", l.id, err)
 		}
 	}
+	l.written++
+	seq := l.written
 	l.mu.Unlock()
 	if sync && err == nil && f != nil {
-		// Outside the lock: the hosts of a batch sync together.
-		if err := f.Sync(); err != nil {
-			l.mu.Lock()
-			if l.err == nil {
-				l.err = fmt.Errorf("session %s: sync: %w", l.id, err)
-			}
-			l.mu.Unlock()
-		}
+		l.sync(f, seq)
 	}
+}
+
+// sync returns once record seq is on disk: by its own fsync, or another
+// goroutine's that began after it was written.
+func (l *Log) sync(f *os.File, seq uint64) {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	if l.synced >= seq {
+		return
+	}
+	l.mu.Lock()
+	upto := l.written
+	l.mu.Unlock()
+	if err := f.Sync(); err != nil {
+		l.mu.Lock()
+		if l.err == nil {
+			l.err = fmt.Errorf("session %s: sync: %w", l.id, err)
+		}
+		l.mu.Unlock()
+		return
+	}
+	l.synced = upto
 }
 
 // ID is the session's id; "" for a nil Log.

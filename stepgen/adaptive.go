@@ -24,17 +24,23 @@ const replanMarker = "REPLAN:"
 // the plan once; a second time ends the run.
 func (r *runner) adaptive(ctx context.Context, task string) error {
 	pl := &planner.LLMPlanner{Chat: r.chat, First: r.firstPhase(task)}
-	lp, err := pl.Plan(ctx, task, r.cfg.Environment)
-	if err != nil {
-		return err
+	var lp planner.LLMPlan
+	var closed []string // closing text of each phase done
+	from := 0
+	if rs := r.cfg.Resume; rs != nil && rs.Plan != nil && len(rs.Plan.Phases) > 0 {
+		lp.Plan, closed, from = rs.Plan, slices.Clone(rs.Closed), min(rs.From, len(rs.Plan.Phases))
+	} else {
+		var err error
+		if lp, err = pl.Plan(ctx, task, r.cfg.Environment); err != nil {
+			return err
+		}
 	}
 	plan := lp.Plan
 	plan.Name = "task"
 	r.res.Plan = plan
 	r.emitPlan(plan)
-	var closed []string // closing text of each phase done
 	replanned := false
-	for i := 0; i < len(plan.Phases); i++ {
+	for i := from; i < len(plan.Phases); i++ {
 		ph := plan.Phases[i]
 		r.exec.SetPhase(ph.Phase)
 		r.phaseNow = phaseInfo(ph)

@@ -72,6 +72,22 @@ type Config struct {
 	// Emit receives this package's events; the Executor emits its own
 	// (step_start, step) through its own config.
 	Emit event.Sink
+	// Resume continues an interrupted adaptive run (agent resume) without
+	// planning again; nil: a new run.
+	Resume *Resumed
+}
+
+// Resumed is where an interrupted adaptive run stood: its plan and the
+// phases it closed. What its steps did is in the Executor's context (the
+// history the model is shown), and what the model must know about the
+// interruption in Environment.
+type Resumed struct {
+	Plan *planner.Plan
+	// Closed are the closing texts of the phases done, in order ("Phase
+	// N (goal): text"); From is the index in Plan.Phases of the first
+	// phase to run.
+	Closed []string
+	From   int
 }
 
 // ErrTaskFailed: the model's final answer (ReAct) or a phase's closing

@@ -162,6 +162,9 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 	if o.transcript != "" {
 		return usagef("--transcript is for one host; with -i, --out DIR keeps one transcript per host")
 	}
+	if a.resume != nil && o.batch.planOnce {
+		return usagef("resume: a --plan-once batch cannot be resumed yet; run the plan it saved (--save-plan) on the hosts left, with agent run")
+	}
 	if o.savePlan != "" && !o.batch.planOnce {
 		return usagef("--save-plan with -i needs --plan-once (the steps of the first host are the plan)")
 	}

@@ -222,7 +222,13 @@ func runTask(ctx context.Context, a *app, o taskOptions) error {
 		return err
 	}
 	defer t.Close()
-	res, err := t.run(ctx, o.task)
+	var res stepgen.Result
+	if a.resume != nil {
+		res, err = t.steps.ResumeTask(ctx, t.conv.Chat, t.conv.Opts, o.task, a.resume.Resume)
+		t.steps.render.finish(res.Summary)
+	} else {
+		res, err = t.run(ctx, o.task)
+	}
 	a.endRecord(ctx, t.steps.rec, res.Success && err == nil)
 	if o.savePlan != "" {
 		if serr := savePlan(a.stderr, o.savePlan, res, nil); serr != nil && err == nil {
