@@ -189,6 +189,7 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 		return err
 	}
 	defer b.Close()
+	b.out.cost = func(prompt, completion int) string { return llmCost(fileLLM, cfg.Model, prompt, completion) }
 	t := engine.BatchTask{
 		Task: o.task, Opts: engine.TaskOptions{Mode: mode, MaxSteps: o.maxSteps, SendSecrets: sendSecrets(o, fileLLM)},
 		Chat:     func(host string) (planner.Chatter, func()) { return b.client(cfg, host) },

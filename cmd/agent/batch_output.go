@@ -34,6 +34,10 @@ type batchOutput struct {
 	// shell counts the medium/high risk shell commands that ran, on every
 	// host: undo cannot put back what they changed.
 	shell atomic.Int64
+	// prompt and completion count the model's tokens over every host;
+	// cost prices them (", cost 0.0123"; nil: no price).
+	prompt, completion atomic.Int64
+	cost               func(prompt, completion int) string
 
 	logMu sync.Mutex
 	logs  map[string]*hostLog // --out: open logs; nil once a host is done
@@ -164,6 +168,9 @@ func (o *batchOutput) event(ev event.Event) {
 		if shellChange(ev.Step) {
 			o.shell.Add(1)
 		}
+	case event.KindLLM:
+		o.prompt.Add(int64(ev.LLM.PromptTokens))
+		o.completion.Add(int64(ev.LLM.CompletionTokens))
 	}
 	if ev.Kind != event.KindBatch {
 		if l := o.hostLog(ev.Host); l != nil {
@@ -301,7 +308,11 @@ func (o *batchOutput) summary(r engine.BatchResult, undo string) {
 	fmt.Fprintf(w, "\n%d %s: %d ok, %d failed, %d not run in %s", ev.Hosts, pluralize(ev.Hosts, "host"),
 		ev.OK, ev.Failed, ev.NotRun, fmtDuration(time.Duration(ev.DurationMS)*time.Millisecond))
 	if llmCalls > 0 {
-		fmt.Fprintf(w, "; LLM: %d %s", llmCalls, pluralize(llmCalls, "call"))
+		p, c := int(o.prompt.Load()), int(o.completion.Load())
+		fmt.Fprintf(w, "; LLM: %d %s, %d prompt + %d completion tokens", llmCalls, pluralize(llmCalls, "call"), p, c)
+		if o.cost != nil {
+			fmt.Fprint(w, o.cost(p, c))
+		}
 	}
 	fmt.Fprintln(w)
 	if changed > 0 {
