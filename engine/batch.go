@@ -133,11 +133,11 @@ func (b *Batch) Close() {
 
 // emit passes ev on; the hosts' goroutines emit one at a time.
 func (b *Batch) emit(ev event.Event) {
-	if b.o.Emit == nil {
-		b.o.Emit = func(event.Event) {}
-	}
 	if ev.Kind == event.KindHost && b.o.Record != nil {
 		b.o.Record.Write(session.Record{R: session.RecHost, Host: ev.Host, Status: ev.HostEnd.Status, Text: ev.HostEnd.Err}, true)
+	}
+	if b.o.Emit == nil {
+		return
 	}
 	b.emitMu.Lock()
 	defer b.emitMu.Unlock()
