@@ -22,29 +22,28 @@ import (
 // again, a person approves it first (or r.RerunUnknown).
 func (h *Host) ResumeTask(ctx context.Context, chat planner.Chatter, o TaskOptions, task string, r Resume) (stepgen.Result, error) {
 	hp := r.Session.Hosts[h.Name]
-	var rs *stepgen.Resumed
-	var note []string
-	note = append(note, "This task was interrupted (agent stopped before it finished) and is now resumed.")
-	if hp != nil {
-		last := h.restoreHistory(hp)
-		h.exec.SkipSteps(last)
-		if n := len(hp.Ended); n > 0 {
-			note = append(note, fmt.Sprintf("The %d steps in the history below ran before the interruption: do not repeat what they did.", n))
-		}
-		rs = resumedPlan(hp)
-		if u := hp.Unknown(); u != nil {
-			what := unknownWhat(*u)
-			h.warn(fmt.Sprintf("step %d (%s) was running when agent stopped: its outcome is unknown", u.Step, what))
-			switch {
-			case r.SkipUnknown:
-				note = append(note, fmt.Sprintf("Step %d (%s) was running when agent stopped; the operator checked that it completed.", u.Step, what))
-			default:
-				note = append(note, fmt.Sprintf("Step %d (%s) was running when agent stopped: its outcome is unknown — it may have run in part, in whole, or not at all. "+
-					"Check its effects before relying on them; running it again needs the operator's approval.", u.Step, what))
-				if !r.RerunUnknown {
-					h.exec.SetGuard(h.unknownGuard(*u))
-					defer h.exec.SetGuard(nil)
-				}
+	if hp == nil || len(hp.Started) == 0 && len(hp.Ended) == 0 && hp.Plan == nil {
+		return h.RunTask(ctx, chat, o, task) // it had not started here
+	}
+	note := []string{"This task was interrupted (agent stopped before it finished) and is now resumed."}
+	last := h.restoreHistory(hp)
+	h.exec.SkipSteps(last)
+	if n := len(hp.Ended); n > 0 {
+		note = append(note, fmt.Sprintf("The %d steps in the history below ran before the interruption: do not repeat what they did.", n))
+	}
+	rs := resumedPlan(hp)
+	if u := hp.Unknown(); u != nil {
+		what := unknownWhat(*u)
+		h.warn(fmt.Sprintf("step %d (%s) was running when agent stopped: its outcome is unknown", u.Step, what))
+		switch {
+		case r.SkipUnknown:
+			note = append(note, fmt.Sprintf("Step %d (%s) was running when agent stopped; the operator checked that it completed.", u.Step, what))
+		default:
+			note = append(note, fmt.Sprintf("Step %d (%s) was running when agent stopped: its outcome is unknown — it may have run in part, in whole, or not at all. "+
+				"Check its effects before relying on them; running it again needs the operator's approval.", u.Step, what))
+			if !r.RerunUnknown {
+				h.exec.SetGuard(h.unknownGuard(*u))
+				defer h.exec.SetGuard(nil)
 			}
 		}
 	}

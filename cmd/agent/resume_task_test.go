@@ -161,3 +161,47 @@ func TestResumeTaskUnknownStep(t *testing.T) {
 		t.Errorf("count %q: the unknown step ran again without approval", got)
 	}
 }
+
+// TestResumeBatchTaskKilled: agent -i … -c over real sshd, one host at a
+// time, killed while the model is asked about the second host's phase 2.
+// agent resume leaves the first host alone, takes up the second where it
+// stopped (no planning, no step again) and does the third from the start.
+func TestResumeBatchTaskKilled(t *testing.T) {
+	bf := newBatchFixture(t)
+	inv := bf.inventory("")
+	state := filepath.Join(os.Getenv("XDG_STATE_HOME"), "agent")
+	f := &resumeFixture{t: t, bin: agentBinary(t), state: state, dir: bf.dir}
+	step := func(n string) testenv.Reply {
+		return testenv.Calls(testenv.Call("execute_command", args(map[string]any{"command": "echo " + n + " >> {{dir}}/{{inventory_hostname}}.count"})))
+	}
+	host := []testenv.Reply{taskPlan(), step("c1"), testenv.Text("phase 1 done"), step("c2"), testenv.Text("phase 2 done")}
+	script := append(append([]testenv.Reply{}, host...), host[:3]...)
+	srv := startBatchLLM(t, append(script, testenv.Reply{Delay: time.Minute, Content: "never answered"})...)
+	cmd, out := f.start("-F", bf.sshConfig, "-i", inv, "--limit", "db01:db02:db03", "--forks", "1", "--approve", bf.approve, "-c", "write c1 then c2")
+	for deadline := time.Now().Add(60 * time.Second); len(srv.Requests()) < 9; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no 9th model request:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f.kill(cmd)
+	if list := f.sessions(); list[0].Hosts != (session.Hosts{Done: 1, Pending: 2}) || list[0].Kind != session.KindBatchTask {
+		t.Fatalf("sessions: %+v", list[0])
+	}
+	srv.Push(append([]testenv.Reply{resumedRequest(t, step("c2")), testenv.Text("phase 2 done")}, host...)...)
+	text, code := f.run("resume")
+	if code != 0 || !strings.Contains(text, "1 host finished and not run again, 2 to go") {
+		t.Fatalf("resume: exit %d\n%s", code, text)
+	}
+	for _, name := range []string{"db01", "db02", "db03"} {
+		if got := strings.Join(f.lines(name+".count"), " "); got != "c1 c2" {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	if srv.Remaining() != 0 {
+		t.Errorf("%d replies left", srv.Remaining())
+	}
+	if list := f.sessions(); list[0].Hosts != (session.Hosts{Done: 3}) || list[0].State != session.StateDone {
+		t.Errorf("after resume: %+v", list[0])
+	}
+}

@@ -166,6 +166,9 @@ func TestResumeKilledMidStep(t *testing.T) {
 		t.Fatalf("sessions: %+v", list)
 	}
 	id := list[0].ID
+	if text, _ := f.run("sessions"); !strings.Contains(text, id) || !strings.Contains(text, "interrupted") || !strings.Contains(text, "0/0/1") {
+		t.Errorf("agent sessions:\n%s", text)
+	}
 	text, code := f.run("resume")
 	if code != exitDenied || !strings.Contains(text, "step 2 (execute_command echo s2") || !strings.Contains(text, "outcome is unknown") {
 		t.Errorf("resume without approval: exit %d\n%s", code, text)
