@@ -111,3 +111,43 @@ func FuzzDecodeBecomeFile(f *testing.F) {
 		}
 	})
 }
+
+// FuzzResolveBecome: whatever an inventory host's become variables hold,
+// ResolveBecome gives settings the sudo decorator accepts or a
+// ConfigError naming the variable — never a panic, and never the
+// password in the message.
+func FuzzResolveBecome(f *testing.F) {
+	f.Add("yes", "root", "sudo", "s3cret-pw", "", "-H")
+	f.Add("maybe", "-u x", "su", "pw\nline", "/bin/sh -c", "--askpass")
+	f.Add("True", "#0", "ansible.builtin.sudo", "", "/usr/bin/sudo", "-E --preserve-env=PATH")
+	f.Add("", "", "", "x\x00y", "sudo", "$(id)")
+	f.Fuzz(func(t *testing.T, enabled, user, method, password, exe, flags string) {
+		vars := map[string]BecomeVar{}
+		for k, v := range map[string]string{"enabled": enabled, "user": user, "method": method, "password": password, "exe": exe, "flags": flags} {
+			if v != "" {
+				vars[k] = BecomeVar{Name: "ansible_become_" + k, Value: v, Origin: "hosts.ini:1"}
+			}
+		}
+		hb, err := ResolveBecome(Target{Name: "web1", BecomeVars: vars}, Become{})
+		if err != nil {
+			var ce ConfigError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "web1") || !strings.Contains(err.Error(), "ansible_become_") {
+				t.Fatalf("not a ConfigError naming the host and variable: %v", err)
+			}
+			distinct := len(password) >= 6
+			for _, other := range []string{enabled, user, method, exe, flags} {
+				distinct = distinct && !strings.Contains(other, password)
+			}
+			if distinct && strings.Contains(err.Error(), password) {
+				t.Fatalf("the password is in the error: %v", err)
+			}
+			return
+		}
+		if err := hb.Config.Validate(); err != nil {
+			t.Fatalf("resolved %+v, which the decorator refuses: %v", hb.Config, err)
+		}
+		if hb.Config.Password != password {
+			t.Fatalf("password %q resolved as %q", password, hb.Config.Password)
+		}
+	})
+}
