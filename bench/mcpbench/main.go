@@ -35,13 +35,36 @@ func run(agent, host string, n int) error {
 		return fmt.Errorf("no host: give -host or run inside testhost (TESTHOST_ALIAS)")
 	}
 	fmt.Printf("load average before: %s\n", loadavg())
-	ssh, err := sshCM(host, n)
+	sshCall, stopCM, err := sshCM(host)
 	if err != nil {
 		return err
 	}
-	mcpT, err := mcpCalls(agent, host, n)
+	defer stopCM()
+	mcpCall, stopMCP, err := mcpSession(agent, host)
 	if err != nil {
 		return err
+	}
+	defer stopMCP()
+	// The two alternate call by call (which goes first alternates too), so
+	// that load from other jobs on the machine falls on both alike; each
+	// pair's ratio is kept as well as each side's times.
+	ssh := make([]time.Duration, 0, n)
+	mcpT := make([]time.Duration, 0, n)
+	ratios := make([]float64, 0, n)
+	for i := range n {
+		var ds, dm time.Duration
+		if i%2 == 0 {
+			if ds, err = timed(sshCall); err == nil {
+				dm, err = timed(mcpCall)
+			}
+		} else if dm, err = timed(mcpCall); err == nil {
+			ds, err = timed(sshCall)
+		}
+		if err != nil {
+			return err
+		}
+		ssh, mcpT = append(ssh, ds), append(mcpT, dm)
+		ratios = append(ratios, float64(dm)/float64(ds))
 	}
 	execN := max(n/10, 10) // a process and a connection each: slower
 	ex, err := times(execN, func() error {
@@ -58,39 +81,44 @@ func run(agent, host string, n int) error {
 	}{{"ssh (ControlMaster, warm)", ssh}, {"agent mcp (warm connection)", mcpT}, {"agent exec (new process)", ex}} {
 		fmt.Printf("%-28s %8s %8s %8s %6d\n", r.name, q(r.d, 25), q(r.d, 50), q(r.d, 75), len(r.d))
 	}
-	fmt.Printf("ratio agent mcp / ssh ControlMaster = %.3f (target ≤ 0.3)\n", float64(q(mcpT, 50))/float64(q(ssh, 50)))
+	slices.Sort(ratios)
+	fmt.Printf("ratio agent mcp / ssh ControlMaster = %.3f (target ≤ 0.3); median of the %d pairs' ratios %.3f (p25 %.3f, p75 %.3f)\n",
+		float64(q(mcpT, 50))/float64(q(ssh, 50)), n, ratios[(n-1)/2], ratios[(n-1)/4], ratios[(n-1)*3/4])
 	fmt.Printf("ratio agent exec / ssh ControlMaster = %.3f\n", float64(q(ex, 50))/float64(q(ssh, 50)))
 	return nil
 }
 
-// sshCM times `ssh HOST true` over a ControlMaster that is already up.
-func sshCM(host string, n int) ([]time.Duration, error) {
+// sshCM starts a ControlMaster to host and returns the call that runs
+// `ssh HOST true` over it, and the func that stops the master.
+func sshCM(host string) (call func() error, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "mcpbench")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer os.RemoveAll(dir)
 	cfg := filepath.Join(os.Getenv("HOME"), ".ssh", "config") // ssh takes ~ from passwd
 	args := []string{"-F", cfg, "-o", "ControlMaster=auto", "-o", "ControlPath=" + filepath.Join(dir, "cm"), "-o", "ControlPersist=60", host}
-	defer exec.Command("ssh", append(args[:len(args)-1:len(args)-1], "-O", "exit", host)...).Run()
-	if out, err := exec.Command("ssh", append(args, "true")...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("ssh: %v: %s", err, out)
+	stop = func() {
+		exec.Command("ssh", append(args[:len(args)-1:len(args)-1], "-O", "exit", host)...).Run()
+		os.RemoveAll(dir)
 	}
-	return times(n, func() error { return exec.Command("ssh", append(args, "true")...).Run() })
+	if out, err := exec.Command("ssh", append(args, "true")...).CombinedOutput(); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("ssh: %v: %s", err, out)
+	}
+	return func() error { return exec.Command("ssh", append(args, "true")...).Run() }, stop, nil
 }
 
-// mcpCalls times execute_command `true` through `agent mcp` over stdio,
-// after one call that opens the connection.
-func mcpCalls(agent, host string, n int) ([]time.Duration, error) {
+// mcpSession starts `agent mcp` over stdio, makes one call that opens the
+// connection, and returns the call of execute_command `true`.
+func mcpSession(agent, host string) (call func() error, stop func(), err error) {
 	ctx := context.Background()
 	cmd := exec.Command(agent, "mcp", "--approve", "never")
 	cmd.Stderr = os.Stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpbench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("agent mcp: %w", err)
+		return nil, nil, fmt.Errorf("agent mcp: %w", err)
 	}
-	defer cs.Close()
-	call := func() error {
+	call = func() error {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": host, "command": "true"}})
 		if err != nil {
 			return err
@@ -101,9 +129,17 @@ func mcpCalls(agent, host string, n int) ([]time.Duration, error) {
 		return nil
 	}
 	if err := call(); err != nil { // connect
-		return nil, err
+		cs.Close()
+		return nil, nil, err
 	}
-	return times(n, call)
+	return call, func() { cs.Close() }, nil
+}
+
+// timed runs f once and returns how long it took.
+func timed(f func() error) (time.Duration, error) {
+	t := time.Now()
+	err := f()
+	return time.Since(t), err
 }
 
 // times runs f n times and returns each run's duration.
