@@ -76,6 +76,13 @@ type Config struct {
 	Become Becomer
 	// BecomeAll runs every step through Become (--become, ansible_become).
 	BecomeAll bool
+	// Permissions limit what every step may read, write, run and connect
+	// to (--allow-write); nil: no limit. A plan's own `permissions:` are
+	// checked as well, from RunPlan on.
+	Permissions *safety.Permissions
+	// RecordNeeds: every step that runs reports what it needed
+	// (StepResult.Needs), for --save-plan's permissions.
+	RecordNeeds bool
 }
 
 // Becomer is a host's transport as another user (transport/become).
@@ -108,6 +115,9 @@ type Executor struct {
 
 	homeOnce sync.Mutex
 	home     string
+
+	// perms are the declared permissions every step is checked against.
+	perms []*safety.Permissions
 }
 
 // New returns an Executor; it panics without a Transport, which is a
@@ -122,6 +132,9 @@ func New(cfg Config) *Executor {
 	}
 	if e.host == "" {
 		e.host = cfg.Transport.Host().Name
+	}
+	if cfg.Permissions != nil {
+		e.perms = append(e.perms, cfg.Permissions)
 	}
 	if e.cfg.Approver == nil {
 		e.cfg.Approver = safety.NewApprover(safety.ModeNever, nil)
@@ -439,6 +452,9 @@ func plural(n int, word string) string {
 func (e *Executor) RunPlan(ctx context.Context, p *planner.Plan) (Summary, error) {
 	start := time.Now()
 	sum := Summary{Host: e.host, Session: e.cfg.Session}
+	if p.Permissions != nil && !slices.Contains(e.perms, p.Permissions) {
+		e.perms = append(e.perms, p.Permissions)
+	}
 	for _, name := range slices.Sorted(maps.Keys(p.Vars)) {
 		if _, ok := e.vars.Get(name); ok {
 			continue

@@ -35,6 +35,17 @@ type classification struct {
 	// undo is the files a medium or high command writes that the undo
 	// journal saves before it runs (planShellUndo).
 	undo []shellTarget
+	// analysis is what the classifier found in a command line.
+	analysis safety.Analysis
+	// ops are the remote files of a file tool and what it does to each,
+	// as resolved (path) — for declared permissions.
+	ops []fileNeed
+}
+
+// fileNeed is a file a file tool acts on, resolved on the target.
+type fileNeed struct {
+	op         safety.FileOp
+	path, real string
 }
 
 // classify decides the risk of a prepared call: the command line a
@@ -88,8 +99,9 @@ func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transpor
 			}
 			home = ""
 		}
-		var touches []safety.Touch
-		c.risk, touches = e.cfg.Policy.AnalyzeCommandAt(line, home)
+		c.analysis = e.cfg.Policy.Analyze(line, home)
+		c.risk = c.analysis.Assessment
+		touches := c.analysis.Touches
 		if e.cfg.Journal != nil && c.risk.Level >= safety.Medium {
 			cwd, _ := call.Params["cwd"].(string)
 			targets, why, err := e.planShellUndo(ctx, tr, touches, cwd)
@@ -170,6 +182,7 @@ func (e *Executor) classifyFile(ctx context.Context, tr transport.Transport, c c
 	if err != nil {
 		return c, err
 	}
+	c.ops = append(c.ops, fileNeed{op: op, path: resolved, real: real})
 	if real != resolved {
 		c.show = file + " → " + real
 		c.risk.Reasons = append(c.risk.Reasons, fmt.Sprintf("%s is a symbolic link to %s", file, real))

@@ -45,6 +45,9 @@ type StepResult struct {
 	// Journaled lists the files a shell command wrote that the undo
 	// journal saved before it ran (agent undo restores them).
 	Journaled []string
+	// Needs is what the step needed of declared permissions on the target
+	// (absolute paths), when Config.RecordNeeds is set and it was checked.
+	Needs safety.Needs
 
 	ran   bool            // the tool ran: its output may be saved
 	files []safety.FileOp // what the tool does to Path (tools.Toucher)
@@ -136,6 +139,17 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 	}
 	e.emit(event.Event{Kind: event.KindStepStart, StepStart: &event.StepStart{Phase: r.Phase, Step: r.Step, Tool: st.Tool,
 		Description: st.Description, Parameters: params, Command: r.Command, Path: r.Path, Risk: r.Risk.Level.String(), As: as}})
+	why, needs, err := e.permitted(ctx, tr, call, cls)
+	if err != nil {
+		return e.finish(ctx, st, r, start, err)
+	}
+	r.Needs = needs.target
+	if why != "" {
+		r.Status = execctx.StatusDenied
+		r.Decision = safety.Decision{Reason: why, By: safety.ByPolicy}
+		r.Observation = "[denied by safety policy: " + why + "]"
+		return e.finish(ctx, st, r, start, nil)
+	}
 
 	if e.cfg.DryRun && r.Risk.Level > safety.Safe {
 		return e.dryRun(ctx, st, r, start, call, tr)

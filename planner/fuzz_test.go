@@ -17,6 +17,7 @@ func FuzzParse(f *testing.F) {
 		"phases:\n  - goal: g\n    steps: [{tool: y, description: \"\\t x \\n\"}]\n",
 		"steps:\n  - tool: x\n    parameters:\n      s: |2\n          indented\n        text\n",
 		"steps: [{tool: x, parameters: {t: 2001-12-14t21:59:43.10-05:00, u: ~, v: -.5e3}}]",
+		"permissions: {read: [/etc/**, '~/a/*.log'], write: [], run: [rm, /opt/*/bin/x], network: yes}\nsteps: [{tool: x}]",
 	} {
 		f.Add([]byte(s))
 	}

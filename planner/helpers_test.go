@@ -46,6 +46,11 @@ func mustParse(t *testing.T, src string) *Plan {
 func withoutLines(p *Plan) *Plan {
 	c := *p
 	c.Source = ""
+	if p.Permissions != nil {
+		perms := *p.Permissions
+		perms.Source = ""
+		c.Permissions = &perms
+	}
 	c.Phases = append([]Phase(nil), p.Phases...)
 	for i := range c.Phases {
 		c.Phases[i].Steps = append([]Step(nil), c.Phases[i].Steps...)

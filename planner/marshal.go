@@ -43,6 +43,11 @@ func Marshal(p *Plan) ([]byte, error) {
 			return nil, err
 		}
 	}
+	perms, err := marshalPermissions(p.Permissions)
+	if err != nil {
+		return nil, err
+	}
+	out.Permissions = perms
 	single := len(phases) == 1 && (&Plan{Phases: phases}).singlePhase()
 	for i, ph := range phases {
 		steps, err := fileSteps(ph.Steps)
@@ -76,10 +81,12 @@ func Marshal(p *Plan) ([]byte, error) {
 
 // The file's layout: field order as written.
 type filePlan struct {
-	Name   yamlString            `yaml:"name,omitempty"`
-	Vars   map[string]yamlString `yaml:"vars,omitempty"`
-	Steps  []fileStep            `yaml:"steps,omitempty"`
-	Phases []filePhase           `yaml:"phases,omitempty"`
+	Name yamlString            `yaml:"name,omitempty"`
+	Vars map[string]yamlString `yaml:"vars,omitempty"`
+	// Permissions come before the steps: a reviewer reads the limits first.
+	Permissions *filePermissions `yaml:"permissions,omitempty"`
+	Steps       []fileStep       `yaml:"steps,omitempty"`
+	Phases      []filePhase      `yaml:"phases,omitempty"`
 }
 
 type filePhase struct {

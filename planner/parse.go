@@ -24,7 +24,7 @@ const (
 
 // Keys of a plan file, in the order they are checked and written.
 var (
-	planKeys  = []string{"name", "vars", "steps", "phases"}
+	planKeys  = []string{"name", "vars", "permissions", "steps", "phases"}
 	phaseKeys = []string{"phase", "goal", "description", "success_criteria", "steps"}
 	stepKeys  = []string{"tool", "description", "parameters", "save_output_as", "condition", "ignore_errors", "become"}
 )
@@ -171,6 +171,7 @@ func (p *parser) plan(n *yaml.Node) *Plan {
 	}
 	plan.Name = p.str(f["name"], "name")
 	plan.Vars = p.vars(f["vars"])
+	plan.Permissions = p.permissions(f["permissions"])
 	steps, phases := f["steps"], f["phases"]
 	switch {
 	case steps != nil && phases != nil:

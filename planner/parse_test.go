@@ -78,7 +78,7 @@ func TestParseErrors(t *testing.T) {
 		{"scalar document", "hello\n", "1: the plan must be a mapping, not a string"},
 		{"no steps", "name: x\n", "1: the plan has no `steps` (or `phases`)"},
 		{"unknown top key", "name: x\nstep:\n  - tool: x\n", "2: unknown key `step` in the plan (did you mean `steps`?)"},
-		{"unknown top key no hint", step + "tasks: 1\n", "4: unknown key `tasks` in the plan (allowed: name, vars, steps, phases)"},
+		{"unknown top key no hint", step + "tasks: 1\n", "4: unknown key `tasks` in the plan (allowed: name, vars, permissions, steps, phases)"},
 		{"typo in step", "steps:\n  - tool: x\n    paramters: {a: 1}\n", "3: unknown key `paramters` in step (did you mean `parameters`?)"},
 		{"camel case", "steps:\n  - tool: x\n    saveOutputAs: y\n", "3: unknown key `saveOutputAs` in step (did you mean `save_output_as`?)"},
 		{"flat params", "steps:\n  - tool: execute_command\n    command: ls\n", "3: unknown key `command` in step (a tool's parameters go under `parameters`)"},

@@ -1,5 +1,7 @@
 package planner
 
+import "github.com/autoshell/agent/safety"
+
 // Step is one tool call: the schema shared by LLM tool calls and plan files
 // (DESIGN.md, "The step").
 type Step struct {
@@ -36,6 +38,10 @@ type Plan struct {
 	Name   string            `json:"name,omitempty" yaml:"name,omitempty"`
 	Vars   map[string]string `json:"vars,omitempty" yaml:"vars,omitempty"`
 	Phases []Phase           `json:"phases" yaml:"phases"`
+	// Permissions is the plan's `permissions:` block, nil when it has
+	// none: what its steps may read, write and run, and whether they may
+	// connect out (see the parser's permissions).
+	Permissions *safety.Permissions `json:"permissions,omitempty" yaml:"-"`
 	// Source names where the plan came from (a file name) in errors.
 	Source string `json:"-" yaml:"-"`
 }

@@ -42,7 +42,7 @@ func (c *classifier) argv(args []arg, e env) {
 		return
 	}
 	if why := nameProblem(args[0]); why != "" {
-		c.add(High, "command name %s %s", args[0].text, why)
+		c.opaque("command name %s %s", args[0].text, why)
 		return
 	}
 	name, rest := args[0].val, args[1:]
@@ -52,9 +52,11 @@ func (c *classifier) argv(args []arg, e env) {
 			name = pl[0].p
 		}
 	}
+	byPath := false
 	if strings.Contains(name, "/") {
 		dir, base := path.Split(name)
 		inBin := slices.Contains(c.p.BinDirs, path.Clean(dir))
+		byPath = !inBin
 		if !inBin {
 			// A program file given by path is Medium; one named like a
 			// command the policy knows (/opt/bin/kubectl) is that command too.
@@ -82,6 +84,9 @@ func (c *classifier) argv(args []arg, e env) {
 	if _, ok := c.aliases[name]; ok && !c.p.known(name) {
 		return // an alias defined in this code, classified above
 	}
+	if !byPath {
+		c.program(name)
+	}
 	if w, ok := c.p.Wrappers[name]; ok {
 		c.wrapper(name, w, rest, e)
 		return
@@ -105,7 +110,7 @@ func (c *classifier) argv(args []arg, e env) {
 // whatever the input names, in a code string).
 func (c *classifier) fromInput(name string, e env) {
 	if e.xargs != "" {
-		c.add(High, "%s %s: operands read from input cannot be checked (they reach a shell, interpreter or program)",
+		c.opaque("%s %s: operands read from input cannot be checked (they reach a shell, interpreter or program)",
 			e.xargs, name)
 	}
 }
@@ -300,6 +305,7 @@ func matchFlag(m map[string]Rule, v, next string) (string, Rule, bool) {
 // command classifies a command that is neither a wrapper, a shell nor an
 // interpreter, from the policy's lists and a few commands' own rules.
 func (c *classifier) command(name string, args []arg, e env) {
+	c.connects(name, args)
 	base, known := c.p.commandRule(name)
 	if !known {
 		// What a program the policy does not know does cannot be known
@@ -491,7 +497,7 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 		a := args[i]
 		if !a.static {
 			if !dataOnly {
-				c.add(High, "%s: operand %s is not statically resolvable", s.shown, a.text)
+				c.opaque("%s: operand %s is not statically resolvable", s.shown, a.text)
 			}
 			continue
 		}
@@ -516,7 +522,7 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 		}
 	}
 	if e.xargs != "" && !dataOnly {
-		c.add(High, "%s %s: operands read from input cannot be checked", e.xargs, name)
+		c.opaque("%s %s: operands read from input cannot be checked", e.xargs, name)
 	}
 }
 

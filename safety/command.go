@@ -57,6 +57,33 @@ func (p Policy) ClassifyCommandAt(cmd, home string) Assessment {
 type Touch struct {
 	Path  string
 	Write bool
+	// Tree: the command acts on the whole tree under Path (find's start
+	// directories); Path may also be a glob pattern (its characters are
+	// in it), for the files it matches when the command runs.
+	Tree bool
+}
+
+// Analysis is what the classifier knows of a command: its risk, the files
+// its words name, the programs it runs and whether it connects out, and why
+// any of that cannot be known before it runs (declared permissions deny a
+// command with Unknown set unless they allow everything).
+type Analysis struct {
+	Assessment
+	Touches []Touch
+	// Programs are the programs the command runs, wrappers and the
+	// commands inside them and inside code strings included, each once: a
+	// bare name for a command found by name (or in a BinDirs directory),
+	// else the program file's path as resolved like a Touch ("~/…",
+	// absolute, or relative to where the step starts). Shell builtins that
+	// run nothing (cd, echo, test …) are left out.
+	Programs []string
+	// Network says why the command connects to other hosts ("curl",
+	// "/dev/tcp/…"), each once; nil when nothing it runs is known to.
+	Network []string
+	// Unknown says why what the command reads, writes or runs cannot be
+	// known before it runs (code not statically resolvable, inline
+	// interpreter code, operands read from input …); nil when it can.
+	Unknown []string
 }
 
 // AnalyzeCommand is ClassifyCommand that also returns the files the
@@ -69,6 +96,13 @@ func (p Policy) AnalyzeCommand(cmd string) (Assessment, []Touch) { return p.Anal
 
 // AnalyzeCommandAt is AnalyzeCommand for a host whose home directory is home.
 func (p Policy) AnalyzeCommandAt(cmd, home string) (Assessment, []Touch) {
+	an := p.Analyze(cmd, home)
+	return an.Assessment, an.Touches
+}
+
+// Analyze is AnalyzeCommandAt with the programs the command runs, the
+// connections it makes and what cannot be known (Analysis).
+func (p Policy) Analyze(cmd, home string) Analysis {
 	if home != "" {
 		home = path.Clean(home)
 	}
@@ -77,20 +111,53 @@ func (p Policy) AnalyzeCommandAt(cmd, home string) (Assessment, []Touch) {
 	// ([[ a > f ]] is a test in bash and a write under dash; ((…)) is
 	// arithmetic in bash and nested subshells under dash), so the command
 	// is classified as each dialect reads it and the worse result counts.
-	a, touched, bashOnly := p.classifyAs(cmd, home, syntax.LangBash)
-	if a.Level == High || !bashOnly {
+	c := p.classifyAs(cmd, home, syntax.LangBash)
+	an := c.analysis()
+	if an.Level == High || !c.bashOnly {
 		// The POSIX reading cannot make it worse: the command is High, or
 		// it holds no syntax that only bash reads (both parse it the same).
-		return a, touches(touched)
+		return an
 	}
-	px, more, _ := p.classifyAs(cmd, home, syntax.LangPOSIX)
-	a.Level = max(a.Level, px.Level)
-	for _, r := range px.Reasons {
-		if !slices.Contains(a.Reasons, r) {
-			a.add(px.Level, "as POSIX sh: "+r)
+	px := p.classifyAs(cmd, home, syntax.LangPOSIX)
+	an.Level = max(an.Level, px.a.Level)
+	for _, r := range px.a.Reasons {
+		if !slices.Contains(an.Reasons, r) {
+			an.add(px.a.Level, "as POSIX sh: "+r)
 		}
 	}
-	return a, touches(append(touched, more...))
+	more := px.analysis()
+	an.Touches = touches(append(an.Touches, more.Touches...))
+	an.Programs = once(append(an.Programs, more.Programs...))
+	an.Network = once(append(an.Network, more.Network...))
+	an.Unknown = once(append(an.Unknown, more.Unknown...))
+	return an
+}
+
+// analysis is what c found, each item once.
+func (c *classifier) analysis() Analysis {
+	return Analysis{Assessment: c.a, Touches: touches(c.touched), Programs: once(fromHome(c.programs)),
+		Network: once(c.network), Unknown: once(c.unknown)}
+}
+
+func once(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func fromHome(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		if rest, ok := strings.CutPrefix(s, homeStandIn); ok && (rest == "" || rest[0] == '/') {
+			s = "~" + rest
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // touches writes the classifier's places from "~" and removes repeats.
@@ -107,17 +174,16 @@ func touches(in []Touch) []Touch {
 	return out
 }
 
-func (p Policy) classifyAs(cmd, home string, lang syntax.LangVariant) (a Assessment, t []Touch, bashOnly bool) {
-	c := &classifier{p: &p, seen: map[*syntax.Stmt]bool{}, funcs: map[string]bool{},
+func (p Policy) classifyAs(cmd, home string, lang syntax.LangVariant) (c *classifier) {
+	c = &classifier{p: &p, seen: map[*syntax.Stmt]bool{}, funcs: map[string]bool{},
 		aliases: map[string]string{}, written: map[string]bool{}, links: map[string]string{}, lang: lang, home: home}
 	defer func() {
 		if r := recover(); r != nil {
-			a, t = c.a, c.touched
-			a.add(High, fmt.Sprintf("internal error while analysing the command: %v", r))
+			c.opaque("internal error while analysing the command: %v", r)
 		}
 	}()
 	c.code(cmd, env{})
-	return c.a, c.touched, c.bashOnly
+	return c
 }
 
 type classifier struct {
@@ -136,6 +202,10 @@ type classifier struct {
 	cwds      []string // candidate working directories: "." (where the step starts) and cd targets
 	cwdLost   bool     // a cd went somewhere that cannot be resolved
 	touched   []Touch  // the files the command reads and writes, as resolved
+	programs  []string // the programs it runs (Analysis.Programs)
+	network   []string // why it connects out (Analysis.Network)
+	unknown   []string // why its effects cannot be known (Analysis.Unknown)
+	findRoots []arg    // inside find -exec: find's start directories ({} is under them)
 	lastCd    []string // where the last cd went, when it could be followed
 	linkHops  int      // links followed so far (see maxLinkWork)
 	steps     int
@@ -171,18 +241,28 @@ func (c *classifier) add(l Level, format string, args ...any) {
 	c.a.add(l, fmt.Sprintf(format, args...))
 }
 
+// opaque records a High reason that is also why what the command touches
+// or runs cannot be known before it runs.
+func (c *classifier) opaque(format string, args ...any) {
+	why := fmt.Sprintf(format, args...)
+	c.a.add(High, why)
+	if len(c.unknown) < maxTouched {
+		c.unknown = append(c.unknown, why)
+	}
+}
+
 // code parses and classifies a piece of shell code.
 func (c *classifier) code(src string, e env) {
 	if e.code > maxCodeDepth {
-		c.add(High, "code nested more than %d levels deep is not analysed", maxCodeDepth)
+		c.opaque("code nested more than %d levels deep is not analysed", maxCodeDepth)
 		return
 	}
 	if len(src) > maxCommandBytes {
-		c.add(High, "command longer than %d bytes is not analysed", maxCommandBytes)
+		c.opaque("command longer than %d bytes is not analysed", maxCommandBytes)
 		return
 	}
 	if c.parsed += len(src); c.parsed > maxParsedBytes || c.steps > maxSteps {
-		c.add(High, "command too complex to analyse")
+		c.opaque("command too complex to analyse")
 		return
 	}
 	defer func(outer string) { c.src = outer }(c.src)
@@ -195,7 +275,7 @@ func (c *classifier) code(src string, e env) {
 		return
 	}
 	if err != nil {
-		c.add(High, "cannot parse command: %v", err)
+		c.opaque("cannot parse command: %v", err)
 		return
 	}
 	if c.lang == syntax.LangBash && !c.bashOnly {
@@ -223,11 +303,11 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 	}
 	c.seen[s] = true
 	if c.steps++; c.steps > maxSteps {
-		c.add(High, "command too complex to analyse")
+		c.opaque("command too complex to analyse")
 		return
 	}
 	if e.depth++; e.depth > maxNestDepth {
-		c.add(High, "command nested more than %d levels deep is not analysed", maxNestDepth)
+		c.opaque("command nested more than %d levels deep is not analysed", maxNestDepth)
 		return
 	}
 	for _, r := range s.Redirs {
@@ -299,7 +379,7 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 	case *syntax.TestDecl:
 		c.stmt(x.Body, e)
 	default:
-		c.add(High, "unsupported shell construct %T", x)
+		c.opaque("unsupported shell construct %T", x)
 	}
 }
 
@@ -373,7 +453,7 @@ func (c *classifier) nested(n syntax.Node, e env) {
 		case *syntax.ParamExp:
 			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil &&
 				strings.Contains(x.Exp.Word.Lit(), "P") {
-				c.add(High, "prompt expansion ${…@P} can run commands")
+				c.opaque("prompt expansion ${…@P} can run commands")
 			}
 		}
 		return true
@@ -395,7 +475,7 @@ func (c *classifier) literalCode(n syntax.Node) {
 			v = x.Value
 		}
 		if subscriptCode(v) {
-			c.add(High, "%s: array subscript with command substitution is evaluated as code", shorten(v))
+			c.opaque("%s: array subscript with command substitution is evaluated as code", shorten(v))
 		}
 		return true
 	})
@@ -450,7 +530,7 @@ func (c *classifier) assign(as *syntax.Assign, e env, decl string) {
 	case as.Value != nil:
 		a := wordArg(as.Value, c.src)
 		if !a.static {
-			c.add(High, "%s %s: declaration is not statically resolvable", decl, a.text)
+			c.opaque("%s %s: declaration is not statically resolvable", decl, a.text)
 			return
 		}
 		if strings.HasPrefix(a.val, "-") || strings.HasPrefix(a.val, "+") {
@@ -460,7 +540,7 @@ func (c *classifier) assign(as *syntax.Assign, e env, decl string) {
 	}
 	switch l := c.p.envRisk(name); {
 	case l == High:
-		c.add(High, "%s=…: changes how later commands are found or run", name)
+		c.opaque("%s=…: changes how later commands are found or run", name)
 	case l == Medium && (decl == "prefix" || decl == "export" || c.allexport):
 		c.add(Medium, "%s=…: a command's environment variable whose effect is not known", name)
 	}

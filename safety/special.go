@@ -45,7 +45,11 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 	}
 	switch name {
 	case "find":
+		roots := c.findTrees(args)
+		outer := c.findRoots
+		c.findRoots = roots
 		c.findExec(args, e)
+		c.findRoots = outer
 	case "awk", "gawk", "mawk", "nawk":
 		c.awk(name, s, args, &r, e)
 	case "sed":
@@ -136,7 +140,7 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 				continue
 			}
 			if !a.static || strings.ContainsAny(a.val, "/") || a.val == ".." {
-				c.add(High, "service %s: runs a script outside the init directory", a.text)
+				c.opaque("service %s: runs a script outside the init directory", a.text)
 			}
 			break
 		}
@@ -148,24 +152,25 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 			if scheme, _, ok := strings.Cut(a.val, "://"); ok && !slices.Contains([]string{"http", "https", "ftp", "ftps"},
 				strings.ToLower(scheme)) {
 				c.add(High, "%s %s: a %s:// URL can send anything to another host", name, a.text, scheme)
+				c.network = append(c.network, name)
 			}
 		}
 	case "tmux":
 		for _, a := range args {
 			if a.static && (a.val == ";" || strings.HasSuffix(a.val, ";")) {
-				c.add(High, "tmux %s: runs a further tmux command, which can start programs", a.text)
+				c.opaque("tmux %s: runs a further tmux command, which can start programs", a.text)
 			}
 		}
 	case "vi", "vim", "nvim", "ex", "view", "vim.basic", "vim.tiny", "less", "more":
 		for _, i := range s.operands {
 			if a := args[i]; a.static && strings.HasPrefix(a.val, "+") || !a.static {
-				c.add(High, "%s %s: runs an editor or pager command, which can start programs", name, a.text)
+				c.opaque("%s %s: runs an editor or pager command, which can start programs", name, a.text)
 			}
 		}
 	case "read", "mapfile", "readarray", "getopts", "printf":
 		for _, a := range args {
 			if a.static && isAssignment(a.val+"=") && c.p.dangerousEnv(a.val) {
-				c.add(High, "%s %s: sets a variable that changes how commands run", name, a.text)
+				c.opaque("%s %s: sets a variable that changes how commands run", name, a.text)
 			}
 		}
 		r.noPath = name != "printf"
@@ -242,7 +247,7 @@ func (c *classifier) codeOperands(name string, s scanned, args []arg, e env) {
 		for _, i := range s.operands {
 			a := args[i]
 			if !a.static {
-				c.add(High, "alias %s: not statically resolvable", a.text)
+				c.opaque("alias %s: not statically resolvable", a.text)
 			} else if n, v, ok := strings.Cut(a.val, "="); ok {
 				c.codeArg("alias "+n, arg{val: v, text: a.text, static: true}, e)
 				c.aliases[n] = v
@@ -338,7 +343,7 @@ func (c *classifier) awk(name string, s scanned, args []arg, r *role, e env) {
 				if v.static && v.val == "inplace" {
 					r.write = "all"
 				} else {
-					c.add(High, "%s %s %s: loads an extension", name, opt, v.text)
+					c.opaque("%s %s %s: loads an extension", name, opt, v.text)
 				}
 			}
 		}
@@ -348,24 +353,24 @@ func (c *classifier) awk(name string, s scanned, args []arg, r *role, e env) {
 	}
 	for _, p := range progs {
 		if !p.static {
-			c.add(High, "%s: program %s is not statically resolvable", name, p.text)
+			c.opaque("%s: program %s is not statically resolvable", name, p.text)
 			continue
 		}
 		if awkSystem.MatchString(p.val) {
-			c.add(High, "%s: program runs commands (system, pipes or @load)", name)
+			c.opaque("%s: program runs commands (system, pipes or @load)", name)
 		}
 		for _, m := range awkWrite.FindAllStringSubmatch(p.val, -1) {
 			if strings.HasPrefix(m[2], `"`) {
 				c.write(name+" >", arg{val: m[3], text: m[2], static: true}, wContent)
 			} else {
-				c.add(High, "%s: program writes to a computed file name", name)
+				c.opaque("%s: program writes to a computed file name", name)
 			}
 		}
 		for _, m := range awkGetline.FindAllStringSubmatch(p.val, -1) {
 			if strings.HasPrefix(m[1], `"`) {
 				c.read(name+" getline <", arg{val: m[2], text: m[1], static: true})
 			} else {
-				c.add(High, "%s: program reads a computed file name", name)
+				c.opaque("%s: program reads a computed file name", name)
 			}
 		}
 	}
@@ -397,12 +402,12 @@ func (c *classifier) sed(s scanned, args []arg, r *role, e env) {
 	}
 	for _, p := range progs {
 		if !p.static {
-			c.add(High, "sed: program %s is not statically resolvable", p.text)
+			c.opaque("sed: program %s is not statically resolvable", p.text)
 			continue
 		}
 		sc := scanSed(p.val)
 		if sc.exec {
-			c.add(High, "sed: program runs commands (e)")
+			c.opaque("sed: program runs commands (e)")
 		}
 		if !sc.ok {
 			c.add(Medium, "sed: program %s not understood", p.text)

@@ -63,7 +63,7 @@ func (c *classifier) placesVia(a arg, hops int) []place {
 	for _, pl := range res[:n] {
 		if t, ok := c.linkTarget(pl.p); ok {
 			if c.linkHops++; c.linkHops > maxLinkWork {
-				c.add(High, "too many links created by the command to follow")
+				c.opaque("too many links created by the command to follow")
 				break
 			}
 			res = append(res, c.placesVia(arg{val: t, static: true, glob: a.glob}, hops+1)...)
@@ -148,23 +148,24 @@ const (
 // write classifies writing (creating, changing, deleting) the file a names.
 func (c *classifier) write(who string, a arg, how int) {
 	if !a.static {
-		c.add(High, "%s %s: target is not statically resolvable", who, a.text)
+		c.opaque("%s %s: target is not statically resolvable", who, a.text)
 		return
 	}
 	if a.val == "-" {
 		return // standard output
 	}
+	found := c.findOperand(a, true)
 	for _, pl := range c.places(a) {
-		p := pl.p
+		p, touch := pl.p, relTouch(pl)
 		switch {
 		case pl.lost:
-			c.add(High, "%s %s: path in another process's working directory", who, a.text)
+			c.opaque("%s %s: path in another process's working directory", who, a.text)
 			return
 		case pl.rel && climbs(p):
-			c.add(High, "%s %s: path climbs above the working directory", who, a.text)
+			c.opaque("%s %s: path climbs above the working directory", who, a.text)
 			return
 		case pl.rel && c.cwdLost:
-			c.add(High, "%s %s: relative path after cd to an unresolved directory", who, a.text)
+			c.opaque("%s %s: relative path after cd to an unresolved directory", who, a.text)
 			return
 		case pl.rel:
 			// The working directory is unknown: assume the home directory, where
@@ -173,13 +174,14 @@ func (c *classifier) write(who string, a arg, how int) {
 		}
 		if network(p) {
 			c.add(High, "%s %s: connects to another host", who, a.text)
+			c.network = append(c.network, p)
 			return
 		}
 		if how&wContent != 0 && !a.glob {
 			c.written[p] = true
 		}
-		if len(c.touched) < maxTouched {
-			c.touched = append(c.touched, Touch{Path: p, Write: true})
+		if len(c.touched) < maxTouched && !found {
+			c.touched = append(c.touched, Touch{Path: touch, Write: true})
 		}
 		l, why := c.p.writeRisk(p, c.home, a.glob)
 		if l == High || l == Medium && how&wQuiet == 0 {
@@ -199,11 +201,12 @@ func network(p string) bool {
 // same code wrote it or its name is not static.
 func (c *classifier) runs(who string, a arg) {
 	if !a.static {
-		c.add(High, "%s: script %s is not statically resolvable", who, a.text)
+		c.opaque("%s: script %s is not statically resolvable", who, a.text)
 		return
 	}
 	for _, pl := range c.places(a) {
 		p := pl.p
+		c.program(programPath(pl))
 		if pl.rel {
 			p = path.Join(homeStandIn, p)
 		}
@@ -236,21 +239,22 @@ func (c *classifier) readTree(who string, a arg) {
 // read classifies reading the file a names: sensitive files are High.
 func (c *classifier) read(who string, a arg) {
 	if !a.static {
-		c.add(High, "%s %s: source is not statically resolvable", who, a.text)
+		c.opaque("%s %s: source is not statically resolvable", who, a.text)
 		return
 	}
 	for _, pl := range c.places(a) {
 		p := pl.p
 		switch {
 		case pl.lost:
-			c.add(High, "%s %s: path in another process's working directory", who, a.text)
+			c.opaque("%s %s: path in another process's working directory", who, a.text)
 			return
 		case pl.rel && c.cwdLost:
-			c.add(High, "%s %s: relative path after cd to an unresolved directory", who, a.text)
+			c.opaque("%s %s: relative path after cd to an unresolved directory", who, a.text)
 			return
 		}
 		if network(p) {
 			c.add(High, "%s %s: connects to another host", who, a.text)
+			c.network = append(c.network, p)
 			return
 		}
 		candidates := []string{p}
@@ -266,8 +270,8 @@ func (c *classifier) read(who string, a arg) {
 				candidates = append(candidates, "/"+stripped)
 			}
 		}
-		if len(c.touched) < maxTouched {
-			c.touched = append(c.touched, Touch{Path: candidates[len(candidates)-1]})
+		if len(c.touched) < maxTouched && !c.findOperand(a, false) && !strings.Contains(a.val, "://") {
+			c.touched = append(c.touched, Touch{Path: relTouch(pl)})
 		}
 		for _, cand := range candidates {
 			if l, why := c.p.readRisk(cand, c.home, a.glob); l > Safe {

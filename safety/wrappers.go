@@ -8,7 +8,7 @@ import (
 // codeArg classifies a word that a program runs as shell code.
 func (c *classifier) codeArg(who string, a arg, e env) {
 	if !a.static {
-		c.add(High, "%s %s: code is not statically resolvable", who, a.text)
+		c.opaque("%s %s: code is not statically resolvable", who, a.text)
 		return
 	}
 	e.code++
@@ -68,7 +68,7 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 			env, _, _ := strings.Cut(a.val, "=")
 			switch c.p.envRisk(env) {
 			case High:
-				c.add(High, "%s %s=…: changes how the command is found or run", name, env)
+				c.opaque("%s %s=…: changes how the command is found or run", name, env)
 			case Medium:
 				c.add(Medium, "%s %s=…: a command's environment variable whose effect is not known", name, env)
 			}
@@ -112,12 +112,12 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 	switch {
 	case w.JoinCode:
 		if w.InputOperands {
-			c.add(High, "%s: runs commands on operands read from input", name)
+			c.opaque("%s: runs commands on operands read from input", name)
 		}
 		var b strings.Builder
 		for _, a := range inner {
 			if !a.static {
-				c.add(High, "%s %s: code is not statically resolvable", name, a.text)
+				c.opaque("%s %s: code is not statically resolvable", name, a.text)
 				return
 			}
 			b.WriteString(a.val + " ")
@@ -181,7 +181,7 @@ func onlyVersion(args []arg) bool {
 func (c *classifier) stdinCode(name string, e env, parse bool) {
 	switch e.stdin.kind {
 	case inPipe:
-		c.add(High, "%s: runs code piped from %s", name, e.stdin.text)
+		c.opaque("%s: runs code piped from %s", name, e.stdin.text)
 	case inText:
 		if parse {
 			text := e.stdin.text
@@ -189,13 +189,13 @@ func (c *classifier) stdinCode(name string, e env, parse bool) {
 			c.codeArg(name, arg{val: text, static: true}, e)
 			return
 		}
-		c.add(High, "%s: runs inline code from a here-document", name)
+		c.opaque("%s: runs inline code from a here-document", name)
 	case inDynamic:
-		c.add(High, "%s: runs code from a %s with expansions", name, e.stdin.text)
+		c.opaque("%s: runs code from a %s with expansions", name, e.stdin.text)
 	case inFile:
 		c.runs(name, e.stdin.file)
 	default:
-		c.add(High, "%s: reads code from standard input", name)
+		c.opaque("%s: reads code from standard input", name)
 	}
 }
 
@@ -259,7 +259,7 @@ func (c *classifier) interpreter(name string, inline []string, args []arg, e env
 			continue // the value of an option (gdb -p PID)
 		}
 		if !a.static {
-			c.add(High, "%s: argument %s is not statically resolvable", name, a.text)
+			c.opaque("%s: argument %s is not statically resolvable", name, a.text)
 			return
 		}
 		v := a.val
@@ -287,7 +287,7 @@ func (c *classifier) interpreter(name string, inline []string, args []arg, e env
 		for _, opt := range inline {
 			for _, f := range fs {
 				if _, _, ok := optionValueAs(args, i, f, opt); ok || f == opt {
-					c.add(High, "%s %s: runs inline code", name, opt)
+					c.opaque("%s %s: runs inline code", name, opt)
 					return
 				}
 			}

@@ -1,0 +1,343 @@
+package safety
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Permissions are the limits a plan declares (`permissions:`) or the
+// operator gives (--allow-write): the files a run's steps may read and
+// write, the programs they may run, and whether they may connect to other
+// hosts. They are a contract checked on each resolved step (Check), on top
+// of the risk levels: a step outside them is denied whatever the approval.
+// The kernel confinement is the hard boundary; this is the declared one.
+type Permissions struct {
+	Read, Write, Run Globs
+	// Network limits connections when Limited: allowed only if Allowed.
+	Network NetworkRule
+	// Source says where the permissions were declared ("fix.yaml:3",
+	// "--allow-write"), for messages.
+	Source string
+}
+
+// Globs is one list of permissions. When Limited is false the list does
+// not limit anything (a plan's block limits all four; --allow-write only
+// writes).
+type Globs struct {
+	Limited bool
+	List    []string
+}
+
+// NetworkRule is `network: yes|no`.
+type NetworkRule struct {
+	Limited, Allowed bool
+}
+
+// ParsePathGlob checks a `read:` or `write:` pattern and returns it
+// cleaned: absolute or starting with "~" (the target user's home), no ".."
+// element, `**` only as a whole element (any number of directories,
+// none included), other elements path.Match patterns.
+func ParsePathGlob(s string) (string, error) {
+	if s == "" {
+		return "", errors.New("empty path")
+	}
+	if strings.ContainsRune(s, 0) || strings.ContainsRune(s, '\n') {
+		return "", fmt.Errorf("%q: a path cannot hold a NUL or newline", s)
+	}
+	if s != "~" && !strings.HasPrefix(s, "~/") && !path.IsAbs(s) {
+		return "", fmt.Errorf("%q: a path must be absolute or start with ~/ (relative paths depend on where a step runs)", s)
+	}
+	for _, el := range strings.Split(s, "/") {
+		if el == ".." {
+			return "", fmt.Errorf("%q: `..` is not allowed in a permission (write the path it leads to)", s)
+		}
+		if strings.Contains(el, "**") && el != "**" {
+			return "", fmt.Errorf("%q: `**` must be a whole path element (dir/**, not dir/**.log)", s)
+		}
+		if _, err := path.Match(el, ""); err != nil {
+			return "", fmt.Errorf("%q: bad pattern %q: %v", s, el, err)
+		}
+	}
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		return "~" + strings.TrimSuffix(path.Clean("/"+s[1:]), "/"), nil
+	}
+	return path.Clean(s), nil
+}
+
+// ParseProgramGlob checks a `run:` entry: a command name pattern (rm,
+// systemctl, python3*), matched against commands found by name, or a path
+// pattern like ParsePathGlob's, matched against program files run by path.
+func ParseProgramGlob(s string) (string, error) {
+	if strings.Contains(s, "/") || strings.HasPrefix(s, "~") {
+		return ParsePathGlob(s)
+	}
+	if s == "" {
+		return "", errors.New("empty program name")
+	}
+	if strings.ContainsAny(s, " \t\n\x00") {
+		return "", fmt.Errorf("%q: a program name has no spaces (list arguments nowhere: run: names programs)", s)
+	}
+	if _, err := path.Match(s, ""); err != nil {
+		return "", fmt.Errorf("%q: bad pattern: %v", s, err)
+	}
+	return s, nil
+}
+
+// Need is one file a step reads or writes: absolute, "~/…" when the
+// home directory is not known yet, or a glob pattern (Pattern) for the
+// files it matches. Tree: the step acts on everything under Path.
+type Need struct {
+	Path    string
+	Tree    bool
+	Pattern bool
+}
+
+// Needs is what one resolved step needs of the permissions.
+type Needs struct {
+	Reads, Writes []Need
+	// Programs are command names and absolute program paths ("~/…" when
+	// the home is not known yet).
+	Programs []string
+	// Network says why the step connects out ("curl"); nil if it does not.
+	Network []string
+	// Unknown says why what the step touches cannot be known.
+	Unknown []string
+}
+
+// Check returns why the step that needs n is outside p: one reason per
+// permission lacked, nil when p allows it. home expands "~" in p and n;
+// when home is "" (checking a plan before any host is known), a "~"
+// pattern matches only "~/…" needs, and a need Check cannot decide
+// without the home (an absolute path where a "~" pattern might cover it)
+// is left to the check when the step runs.
+func (p *Permissions) Check(n Needs, home string) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	if len(n.Unknown) > 0 {
+		var short []string
+		if p.Read.Limited && !p.covers(p.Read.List, Need{Path: "/", Tree: true}, home) {
+			short = append(short, "`read:`")
+		}
+		if p.Write.Limited && !p.covers(p.Write.List, Need{Path: "/", Tree: true}, home) {
+			short = append(short, "`write:`")
+		}
+		if p.Run.Limited && !(slices.Contains(p.Run.List, "*") && p.covers(p.Run.List, Need{Path: "/", Tree: true}, home)) {
+			short = append(short, "`run:`")
+		}
+		if p.Network.Limited && !p.Network.Allowed {
+			short = append(short, "`network:`")
+		}
+		if len(short) > 0 {
+			out = append(out, fmt.Sprintf("what it reads, writes or runs cannot be known before it runs (%s), and %s %s not allow everything",
+				n.Unknown[0], strings.Join(short, ", "), map[bool]string{true: "does", false: "do"}[len(short) == 1]))
+		}
+	}
+	if p.Read.Limited {
+		for _, r := range n.Reads {
+			if !p.covers(p.Read.List, r, home) {
+				out = append(out, fmt.Sprintf("reads %s, which `read:` does not allow", r.describe()))
+			}
+		}
+	}
+	if p.Write.Limited {
+		for _, w := range n.Writes {
+			if !p.covers(p.Write.List, w, home) {
+				out = append(out, fmt.Sprintf("writes %s, which `write:` does not allow", w.describe()))
+			}
+		}
+	}
+	if p.Run.Limited {
+		for _, prog := range n.Programs {
+			if !p.runs(prog, home) {
+				out = append(out, fmt.Sprintf("runs %s, which `run:` does not list", prog))
+			}
+		}
+	}
+	if p.Network.Limited && !p.Network.Allowed && len(n.Network) > 0 {
+		out = append(out, fmt.Sprintf("connects to other hosts (%s), and `network:` is no", strings.Join(n.Network, ", ")))
+	}
+	return out
+}
+
+func (n Need) describe() string {
+	switch {
+	case n.Pattern:
+		return "the files matching " + n.Path
+	case n.Tree:
+		return "everything under " + n.Path
+	}
+	return n.Path
+}
+
+// covers reports whether one of the patterns allows n. A pattern need is
+// allowed by the same pattern, or as the tree under its directory part.
+func (p *Permissions) covers(list []string, n Need, home string) bool {
+	if n.Pattern {
+		if slices.Contains(list, n.Path) {
+			return true
+		}
+		n = Need{Path: patternDir(n.Path), Tree: true}
+	}
+	for _, g := range list {
+		if g == "" || !(g[0] == '/' || g[0] == '~') {
+			continue // a command name (run:)
+		}
+		pat, np, ok := expandBoth(g, n.Path, home)
+		if ok && matchPath(split(pat), split(np), n.Tree) {
+			return true
+		}
+	}
+	if home != "" {
+		return false
+	}
+	// Before the home is known, "~/x" and an absolute pattern (or an
+	// absolute path and a "~" pattern) cannot be compared, nor can a path
+	// relative to where the step runs: the check when it runs decides.
+	switch {
+	case n.Path == "" || n.Path[0] != '/' && n.Path[0] != '~':
+		return true
+	case n.Path[0] == '/':
+		return slices.ContainsFunc(list, func(g string) bool { return strings.HasPrefix(g, "~") })
+	}
+	return slices.ContainsFunc(list, func(g string) bool { return strings.HasPrefix(g, "/") })
+}
+
+// runs reports whether prog (a command name or a program path) is listed.
+func (p *Permissions) runs(prog, home string) bool {
+	if !strings.Contains(prog, "/") && !strings.HasPrefix(prog, "~") {
+		for _, g := range p.Run.List {
+			if ok, _ := path.Match(g, prog); ok && !strings.Contains(g, "/") && !strings.HasPrefix(g, "~") {
+				return true
+			}
+		}
+		return false
+	}
+	if !strings.HasPrefix(prog, "/") && !strings.HasPrefix(prog, "~") {
+		return home == "" // relative to where the step runs: decided then
+	}
+	return p.covers(p.Run.List, Need{Path: prog}, home)
+}
+
+// expandBoth writes pattern g and path np alike: "~" expanded by home, or
+// both left with "~" when home is "". ok is false when they cannot be
+// compared.
+func expandBoth(g, np, home string) (string, string, bool) {
+	if home != "" {
+		return expandHome(g, home), expandHome(np, home), true
+	}
+	return g, np, true
+}
+
+func expandHome(p, home string) string {
+	if p == "~" {
+		return path.Clean(home)
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return path.Join(home, rest)
+	}
+	return p
+}
+
+// patternDir is the directory part of a glob pattern before its first
+// element with a pattern character.
+func patternDir(p string) string {
+	els := strings.Split(p, "/")
+	for i, el := range els {
+		if strings.ContainsAny(el, "*?[\\") {
+			d := strings.Join(els[:i], "/")
+			if d == "" {
+				return "/"
+			}
+			return d
+		}
+	}
+	return p
+}
+
+func split(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// maxMatchWork bounds matchPath on hostile patterns (a**/**/**/…).
+const maxMatchWork = 100_000
+
+// matchPath matches path elements against pattern elements: `**` is any
+// number of elements (none included), others path.Match. With tree, every
+// path under segs must match too: the pattern must end in `**` there.
+func matchPath(pat, segs []string, tree bool) bool {
+	work := 0
+	var m func(pi, si int) bool
+	m = func(pi, si int) bool {
+		if work++; work > maxMatchWork {
+			return false
+		}
+		if si == len(segs) {
+			rest := pat[pi:]
+			if len(rest) == 0 {
+				return !tree
+			}
+			for _, el := range rest {
+				if el != "**" {
+					return false
+				}
+			}
+			return true
+		}
+		if pi == len(pat) {
+			return false
+		}
+		if pat[pi] == "**" {
+			return m(pi+1, si) || m(pi, si+1)
+		}
+		if ok, _ := path.Match(pat[pi], segs[si]); !ok {
+			return false
+		}
+		return m(pi+1, si+1)
+	}
+	return m(0, 0)
+}
+
+// NeedsOf turns a command's Analysis into Needs, its paths made absolute
+// by abs (relative paths are from where the step starts; abs may leave
+// "~/…" as is when the home is not known).
+func NeedsOf(an Analysis, abs func(string) string) Needs {
+	var n Needs
+	for _, t := range an.Touches {
+		if notAFile(t.Path) {
+			continue
+		}
+		need := Need{Path: abs(t.Path), Tree: t.Tree, Pattern: strings.ContainsAny(t.Path, "*?[")}
+		if t.Write {
+			n.Writes = append(n.Writes, need)
+		} else {
+			n.Reads = append(n.Reads, need)
+		}
+	}
+	for _, prog := range an.Programs {
+		if strings.Contains(prog, "/") {
+			prog = abs(prog)
+		}
+		n.Programs = append(n.Programs, prog)
+	}
+	n.Network, n.Unknown = an.Network, an.Unknown
+	return n
+}
+
+// notAFile reports the pseudo-files a redirection may name that are no
+// file (reading or writing them touches nothing a permission names).
+func notAFile(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero", "/dev/urandom", "/dev/random":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/")
+}

@@ -1,0 +1,156 @@
+package safety
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// What a command runs and whom it connects to, for declared permissions
+// (Analysis.Programs, Analysis.Network).
+
+// builtins are shell builtins that run no program and touch no file by
+// themselves: they are not listed among the programs a command runs.
+var builtins = []string{"cd", "pushd", "popd", "dirs", "export", "unset", "shift", "true", "false", ":", "test",
+	"[", "echo", "printf", "read", "local", "declare", "typeset", "readonly", "return", "exit", "break",
+	"continue", "wait", "set", "getopts", "let", "umask", "type", "jobs", "shopt", "exec", "command", "builtin"}
+
+// program records a program the command runs.
+func (c *classifier) program(name string) {
+	if slices.Contains(builtins, name) || len(c.programs) >= maxTouched {
+		return
+	}
+	c.programs = append(c.programs, name)
+}
+
+// netPrograms connect to other hosts whatever they are asked; netLocal
+// lists, for programs that connect only for some subcommands, those that
+// do not (any other subcommand counts as connecting).
+var (
+	netPrograms = []string{"curl", "wget", "ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "ftp",
+		"ping", "ping6", "traceroute", "tracepath", "mtr", "dig", "nslookup", "host", "whois", "nmap", "ssh-keyscan",
+		"kubectl", "helm", "aws", "gcloud", "az", "terraform", "ansible", "ansible-playbook", "mosh", "rsh", "rlogin",
+		"lftp", "aria2c", "httpie", "http", "https", "openssl", "yum", "dnf", "zypper", "apk", "pacman", "snap",
+		"flatpak", "brew", "go", "cargo", "gem", "yarn", "pnpm", "mysql", "psql", "redis-cli", "mongo", "mongosh",
+		"ldapsearch", "smbclient", "ntpdate", "chronyc", "nsupdate", "git-remote-http", "svn", "hg"}
+	netLocal = map[string][]string{
+		"git": {"status", "log", "diff", "show", "add", "commit", "checkout", "switch", "branch", "tag", "rev-parse",
+			"config", "init", "reset", "restore", "stash", "merge", "rebase", "blame", "grep", "ls-files", "cat-file",
+			"describe", "shortlog", "reflog", "worktree", "mv", "rm", "clean", "apply", "am", "format-patch",
+			"cherry-pick", "revert", "bisect", "notes", "gc", "fsck", "version", "help", "rev-list", "show-ref",
+			"symbolic-ref", "update-ref", "for-each-ref", "ls-tree", "diff-tree", "diff-index", "hash-object", "var"},
+		"apt":     {"list", "show", "policy", "search", "depends", "rdepends", "remove", "purge", "autoremove", "clean", "autoclean", "help", "moo"},
+		"apt-get": {"remove", "purge", "autoremove", "clean", "autoclean", "check", "moo", "help"},
+		"pip":     {"list", "show", "freeze", "check", "help", "uninstall", "cache", "config", "debug", "inspect"},
+		"pip3":    {"list", "show", "freeze", "check", "help", "uninstall", "cache", "config", "debug", "inspect"},
+		"npm":     {"ls", "list", "run", "run-script", "test", "start", "stop", "version", "help", "config", "prefix", "root", "bin", "uninstall", "prune"},
+		"docker":  {"ps", "images", "image", "logs", "inspect", "exec", "start", "stop", "restart", "rm", "rmi", "kill", "top", "stats", "version", "info", "volume", "network", "container", "cp", "diff", "port", "wait", "pause", "unpause", "rename", "system", "tag"},
+		"podman":  {"ps", "images", "image", "logs", "inspect", "exec", "start", "stop", "restart", "rm", "rmi", "kill", "top", "stats", "version", "info", "volume", "network", "container", "cp", "diff", "port", "wait", "pause", "unpause", "rename", "system", "tag", "pod", "unshare"},
+		"rsync":   nil, // by its operands: host:path or rsync://
+	}
+)
+
+// connects records whether name with args connects to another host.
+func (c *classifier) connects(name string, args []arg) {
+	if slices.Contains(netPrograms, name) {
+		c.network = append(c.network, name)
+		return
+	}
+	local, ok := netLocal[name]
+	if !ok {
+		return
+	}
+	if name == "rsync" {
+		for _, a := range args {
+			if !a.static || !strings.HasPrefix(a.val, "-") && strings.Contains(a.val, ":") {
+				c.network = append(c.network, name)
+				return
+			}
+		}
+		return
+	}
+	for _, a := range args {
+		switch {
+		case !a.static:
+			c.network = append(c.network, name+" "+a.text)
+			return
+		case strings.HasPrefix(a.val, "-"):
+			continue // an option before the subcommand (git -C dir …); its value is taken as a subcommand at worst
+		case slices.Contains(local, a.val):
+			return
+		}
+		c.network = append(c.network, name+" "+a.val)
+		return
+	}
+}
+
+// findTrees records the directories find walks (its operands before the
+// expression, "." when there are none) as read trees, and as written trees
+// when it deletes; the commands -exec runs act on files under them.
+func (c *classifier) findTrees(args []arg) []arg {
+	var roots []arg
+	for _, a := range args {
+		if a.static && (strings.HasPrefix(a.val, "-") || a.val == "(" || a.val == "!" || a.val == ")") {
+			break
+		}
+		roots = append(roots, a)
+	}
+	if len(roots) == 0 {
+		roots = []arg{{val: ".", text: ".", static: true}}
+	}
+	deletes := slices.ContainsFunc(args, func(a arg) bool { return a.static && a.val == "-delete" })
+	for _, r := range roots {
+		if !r.static {
+			c.opaque("find %s: start directory is not statically resolvable", r.text)
+			continue
+		}
+		c.tree(r, deletes)
+	}
+	return roots
+}
+
+// tree records a touch of the whole tree under the places a names.
+func (c *classifier) tree(a arg, write bool) {
+	for _, pl := range c.places(a) {
+		if pl.lost {
+			c.opaque("%s: path in another process's working directory", a.text)
+			continue
+		}
+		if len(c.touched) < maxTouched {
+			c.touched = append(c.touched, Touch{Path: pl.p, Write: write, Tree: true})
+		}
+	}
+}
+
+// findOperand reports an operand of a command find -exec runs that names
+// the found file ({}): its touch is the tree find walks.
+func (c *classifier) findOperand(a arg, write bool) bool {
+	if c.findRoots == nil || !a.static || !strings.Contains(a.val, "{}") {
+		return false
+	}
+	for _, r := range c.findRoots {
+		if r.static {
+			c.tree(r, write)
+		}
+	}
+	return true
+}
+
+// relTouch is the path a touch records for a place: relative places stay
+// relative to where the step starts (the executor knows where that is).
+func relTouch(pl place) string {
+	if pl.rel {
+		return path.Clean(pl.p)
+	}
+	return pl.p
+}
+
+// programPath is how Analysis.Programs names a program file: relative
+// paths start with "./" or "../", so that they differ from a command name.
+func programPath(pl place) string {
+	p := relTouch(pl)
+	if pl.rel && !climbs(p) {
+		return "./" + p
+	}
+	return p
+}
