@@ -13,6 +13,7 @@ import (
 
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
@@ -190,6 +191,9 @@ func (s *Server) runPlan(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	defer b.Close()
 	if err := planner.Validate(plan, s.reg, b.PresetVars()); err != nil {
+		return toolError("%s: %v", RunPlanName, err), nil
+	}
+	if err := executor.CheckPlanPermissions(plan, s.reg, s.o.Policy, nil); err != nil {
 		return toolError("%s: %v", RunPlanName, err), nil
 	}
 	stop, _ := s.progress(ctx, req, fmt.Sprintf("run_plan on %d hosts", len(hosts)))

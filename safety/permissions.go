@@ -198,13 +198,14 @@ func (p *Permissions) covers(list []string, n Need, home string) bool {
 	// Before the home is known, "~/x" and an absolute pattern (or an
 	// absolute path and a "~" pattern) cannot be compared, nor can a path
 	// relative to where the step runs: the check when it runs decides.
+	// A home directory is never under the system roots of neverHome.
 	switch {
 	case n.Path == "" || n.Path[0] != '/' && n.Path[0] != '~':
 		return true
 	case n.Path[0] == '/':
-		return slices.ContainsFunc(list, func(g string) bool { return strings.HasPrefix(g, "~") })
+		return !neverHome(n.Path) && slices.ContainsFunc(list, func(g string) bool { return strings.HasPrefix(g, "~") })
 	}
-	return slices.ContainsFunc(list, func(g string) bool { return strings.HasPrefix(g, "/") })
+	return slices.ContainsFunc(list, func(g string) bool { return strings.HasPrefix(g, "/") && !neverHome(patternDir(g)) })
 }
 
 // runs reports whether prog (a command name or a program path) is listed.
@@ -340,4 +341,19 @@ func notAFile(p string) bool {
 		return true
 	}
 	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/")
+}
+
+// neverHomeRoots hold no user's home directory.
+var neverHomeRoots = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/proc",
+	"/sys", "/dev", "/run", "/tmp", "/var/log", "/var/tmp", "/var/cache", "/var/spool"}
+
+// neverHome reports whether p is in a directory that is no home (so "~"
+// cannot name it, whatever the target's home is).
+func neverHome(p string) bool {
+	for _, r := range neverHomeRoots {
+		if p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
 }

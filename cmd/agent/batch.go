@@ -146,7 +146,11 @@ func runBatchPlan(ctx context.Context, a *app, o runOptions, planPath string) er
 		return err
 	}
 	defer b.Close()
-	plan, err := loadPlan(planPath, policy, b.eb.PresetVars())
+	vars, err := engine.ParseVars(o.vars)
+	if err != nil {
+		return err
+	}
+	plan, err := loadPlan(planPath, policy, vars.Vars(), b.eb.PresetVars()...)
 	if err != nil {
 		b.rec.End(session.StateFailed)
 		return err

@@ -128,7 +128,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	plan, err := loadPlan(fs.Arg(0), policy, slices.Collect(maps.Keys(vars.Vars())))
+	plan, err := loadPlan(fs.Arg(0), policy, vars.Vars())
 	if err != nil {
 		return err
 	}
@@ -230,12 +230,18 @@ func planVarNames(plan *planner.Plan) (used map[string]bool, settable []string) 
 
 // loadPlan parses and validates the whole plan; every problem is a usage
 // error (exit 2) naming file:line, and nothing has run.
-func loadPlan(path string, policy safety.Policy, preset []string) (*planner.Plan, error) {
+func loadPlan(path string, policy safety.Policy, values map[string]any, preset ...string) (*planner.Plan, error) {
 	plan, err := planner.ParseFile(path)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	if err := planner.Validate(plan, tools.Default(policy), preset); err != nil {
+	reg := tools.Default(policy)
+	if err := planner.Validate(plan, reg, append(preset, slices.Collect(maps.Keys(values))...)); err != nil {
+		return nil, usageError{err}
+	}
+	// Every step that can be resolved now is checked against the plan's
+	// permissions before anything runs (exit 2).
+	if err := executor.CheckPlanPermissions(plan, reg, policy, values); err != nil {
 		return nil, usageError{err}
 	}
 	return plan, nil
