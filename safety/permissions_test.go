@@ -7,7 +7,7 @@ import (
 
 func TestMatchPathGlobs(t *testing.T) {
 	for _, c := range []struct {
-		pat, path string
+		pat, path  string
 		tree, want bool
 	}{
 		{"/srv/app/**", "/srv/app", false, true},
