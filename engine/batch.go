@@ -54,6 +54,9 @@ type BatchOptions struct {
 	// each host's in order: a host ends with its done event, then a
 	// KindHost event with its result; the batch ends with KindBatch.
 	Emit event.Sink
+	// RecordNeeds: each step reports what it needed of declared
+	// permissions (--save-plan with --plan-once).
+	RecordNeeds bool
 }
 
 // HostResult is how the work ended on one host.
@@ -351,7 +354,7 @@ func (b *Batch) connect(ctx context.Context, bh *batchHost) (*Host, error) {
 	// counts them and passes them on.
 	h, err := OpenOn(tr, bh.t.Name, HostOptions{
 		Policy: b.o.Policy, Approver: b.o.Approver, Session: b.session, Audit: b.audit,
-		Emit: bh.pass, Secrets: bh.redact.Secrets, DryRun: b.o.DryRun, Vars: vars, Become: hb, Record: b.o.Record,
+		Emit: bh.pass, Secrets: bh.redact.Secrets, DryRun: b.o.DryRun, Vars: vars, Become: hb, Record: b.o.Record, RecordNeeds: b.o.RecordNeeds,
 	})
 	if err != nil {
 		return nil, err

@@ -47,6 +47,9 @@ type HostOptions struct {
 	// host's steps, the variables they set, the model's usage. The
 	// caller closes it.
 	Record *session.Log
+	// RecordNeeds: each step reports what it needed of declared
+	// permissions (--save-plan writes them).
+	RecordNeeds bool
 }
 
 // Host is a host opened for steps: its connection, the session's undo
@@ -142,6 +145,7 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		Transport: tr, Policy: o.Policy, Approver: o.Approver,
 		Audit: audit, Redact: h.redact.String, Journal: journal, Session: h.Session, Host: h.Name,
 		Emit: h.sink, DryRun: o.DryRun, Vars: o.Vars,
+		Permissions: AllowWrite(o.Policy), ReadOnly: o.Policy.OnlySafe, RecordNeeds: o.RecordNeeds,
 	}
 	if o.Progress != nil {
 		cfg.ToolOptions = append(cfg.ToolOptions, tools.WithProgress(o.Progress))

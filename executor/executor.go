@@ -83,6 +83,9 @@ type Config struct {
 	// RecordNeeds: every step that runs reports what it needed
 	// (StepResult.Needs), for --save-plan's permissions.
 	RecordNeeds bool
+	// ReadOnly (--read-only) denies every step that is not safe and every
+	// file tool that writes, whatever the Approver would say.
+	ReadOnly bool
 }
 
 // Becomer is a host's transport as another user (transport/become).

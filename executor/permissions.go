@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
@@ -21,14 +22,16 @@ import (
 // target and, for a transfer, on the operator's machine.
 type stepNeeds struct {
 	target, local safety.Needs
+	// recorded is both, paths in the homes written "~/…" (RecordNeeds).
+	recorded safety.Needs
 }
 
 // needs works out what a classified call reads, writes, runs and connects
-// to: a command's from its analysis, each path made absolute where the
-// step runs, followed through symbolic links on the target (the link and
-// where it leads must both be allowed), and a directory a command names
-// counted as the tree under it (rm -r, chmod -R, grep -r act on all of
-// it); a file tool's from the files it declared, as resolved.
+// to: a command's from its analysis (a recursive command — rm -r,
+// chmod -R, cp -r, grep -r, find — needs the tree under what it names),
+// each path made absolute where the step runs and followed through
+// symbolic links on the target (the link and where it leads must both be
+// allowed); a file tool's from the files it declared, as resolved.
 func (e *Executor) needs(ctx context.Context, tr transport.Transport, call *tools.Call, cls classification) (stepNeeds, error) {
 	var n stepNeeds
 	if cls.command != "" {
@@ -105,27 +108,19 @@ func uniq(a, b string) []string {
 	return []string{a, b}
 }
 
-// onTarget follows each path through symbolic links on the target (both
-// must be allowed) and marks an existing directory as its tree.
+// onTarget follows each path through symbolic links on the target: the
+// link and where it leads must both be allowed.
 func (e *Executor) onTarget(ctx context.Context, tr transport.Transport, in []safety.Need) ([]safety.Need, error) {
 	var out []safety.Need
 	for _, n := range in {
+		out = append(out, n)
 		if n.Pattern || !path.IsAbs(n.Path) {
-			out = append(out, n)
 			continue
 		}
 		real, err := e.realPath(ctx, tr, n.Path)
 		if err != nil {
 			return nil, err
 		}
-		if !n.Tree {
-			if fi, err := tr.Stat(ctx, real); err == nil && fi.IsDir() {
-				n.Tree = true
-			} else if cerr := ctx.Err(); cerr != nil {
-				return nil, cerr
-			}
-		}
-		out = append(out, n)
 		if real != n.Path {
 			out = append(out, safety.Need{Path: real, Tree: n.Tree})
 		}
@@ -133,8 +128,6 @@ func (e *Executor) onTarget(ctx context.Context, tr transport.Transport, in []sa
 	return out, nil
 }
 
-// permitted returns why the declared permissions refuse the step ("" when
-// they allow it) and what it needs (for --save-plan).
 // tr is the transport the step runs through (the become user's, if any):
 // "~" is that user's home.
 func (e *Executor) permitted(ctx context.Context, tr transport.Transport, call *tools.Call, cls classification) (string, stepNeeds, error) {
@@ -142,12 +135,16 @@ func (e *Executor) permitted(ctx context.Context, tr transport.Transport, call *
 		return "", stepNeeds{}, nil
 	}
 	n, err := e.needs(ctx, tr, call, cls)
-	if err != nil || len(e.perms) == 0 {
+	if err != nil {
 		return "", n, err
 	}
 	home, err := e.homeDirOf(ctx, tr)
 	if err != nil {
 		return "", n, err
+	}
+	if e.cfg.RecordNeeds {
+		lh, _ := os.UserHomeDir()
+		n.recorded = safety.MergeNeeds(n.target.Within(home), n.local.Within(lh))
 	}
 	var why []string
 	for _, p := range e.perms {
@@ -168,4 +165,53 @@ func (e *Executor) permitted(ctx context.Context, tr transport.Transport, call *
 		return "", n, nil
 	}
 	return "outside the declared permissions: " + strings.Join(why, "; "), n, nil
+}
+
+// skippedNeeds works out what a step whose condition was false would need,
+// as if it ran now; known is false when its parameters cannot be resolved
+// or prepared (then nothing can be said of it).
+func (e *Executor) skippedNeeds(ctx context.Context, st planner.Step) (safety.Needs, bool, error) {
+	params, err := e.vars.ResolveParams(st.Parameters)
+	if err != nil {
+		return safety.Needs{}, false, nil
+	}
+	call, err := e.reg.Prepare(st.Tool, params)
+	if err != nil {
+		return safety.Needs{}, false, nil
+	}
+	tr, as, err := e.stepTransport(st)
+	if err != nil {
+		return safety.Needs{}, false, nil
+	}
+	cls, err := e.classify(ctx, call, tr, as)
+	if err != nil || cls.refused != nil {
+		return safety.Needs{}, false, err
+	}
+	_, n, err := e.permitted(ctx, tr, call, cls)
+	return n.recorded, err == nil, err
+}
+
+// readOnly says why --read-only refuses a step: one that is not safe, or a
+// file tool that writes (on the target, or the operator's file a download
+// writes); "" when it may run.
+func (e *Executor) readOnly(risk safety.Assessment, cls classification) string {
+	if !e.cfg.ReadOnly {
+		return ""
+	}
+	for _, f := range cls.ops {
+		if f.op == safety.FileWrite || f.op == safety.FileEdit {
+			return "--read-only: file tools may not write (" + f.path + ")"
+		}
+	}
+	if cls.local != "" && cls.localOp != safety.FileRead {
+		return "--read-only: file tools may not write (" + cls.local + " on this machine)"
+	}
+	if risk.Level > safety.Safe {
+		why := "--read-only: only safe steps run; this one is " + risk.Level.String() + " risk"
+		if len(risk.Reasons) > 0 {
+			why += " (" + strings.Join(risk.Reasons, "; ") + ")"
+		}
+		return why
+	}
+	return ""
 }

@@ -128,7 +128,10 @@ func cleanStatic(p string) string {
 		if rest == ".." || strings.HasPrefix(rest, "../") {
 			return "./" + p // climbs out of the home: decided when the home is known
 		}
-		return "~" + strings.TrimSuffix("/"+strings.TrimPrefix(rest, "."), "/")
+		if rest == "." {
+			return "~"
+		}
+		return "~/" + rest
 	case path.IsAbs(p):
 		return path.Clean(p)
 	}

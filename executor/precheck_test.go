@@ -11,7 +11,7 @@ import (
 
 func TestCleanStatic(t *testing.T) {
 	for in, want := range map[string]string{"~": "~", "~/a/../b": "~/b", "~/..": "./~/..", "~/../etc/x": "./~/../etc/x",
-		"/a//b/./c": "/a/b/c", "/a/../../etc": "/etc", "rel/x": "rel/x", "~/.": "~"} {
+		"/a//b/./c": "/a/b/c", "/a/../../etc": "/etc", "rel/x": "rel/x", "~/.": "~", "~/.ssh/x": "~/.ssh/x", "~/..x": "~/..x"} {
 		if got := cleanStatic(in); got != want {
 			t.Errorf("cleanStatic(%q) = %q, want %q", in, got, want)
 		}

@@ -45,9 +45,13 @@ type StepResult struct {
 	// Journaled lists the files a shell command wrote that the undo
 	// journal saved before it ran (agent undo restores them).
 	Journaled []string
-	// Needs is what the step needed of declared permissions on the target
-	// (absolute paths), when Config.RecordNeeds is set and it was checked.
-	Needs safety.Needs
+	// Needs is what the step needed of declared permissions (paths in the
+	// step user's home written "~/…"), when Config.RecordNeeds is set;
+	// NeedsKnown says it was worked out (a step that failed before its
+	// risk was known, or whose condition was false and whose parameters
+	// could not be resolved, has none).
+	Needs      safety.Needs
+	NeedsKnown bool
 
 	ran   bool            // the tool ran: its output may be saved
 	files []safety.FileOp // what the tool does to Path (tools.Toucher)
@@ -112,6 +116,13 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 		if !ok {
 			r.Status = execctx.StatusSkipped
 			r.Observation = "[skipped: condition " + st.Condition + " was false]"
+			if e.cfg.RecordNeeds {
+				// A replay elsewhere may run it: --save-plan's permissions
+				// must allow it too.
+				if r.Needs, r.NeedsKnown, err = e.skippedNeeds(ctx, st); err != nil {
+					return e.finish(ctx, st, r, start, err)
+				}
+			}
 			return e.finish(ctx, st, r, start, nil)
 		}
 	}
@@ -143,7 +154,10 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 	if err != nil {
 		return e.finish(ctx, st, r, start, err)
 	}
-	r.Needs = needs.target
+	r.Needs, r.NeedsKnown = needs.recorded, e.cfg.RecordNeeds
+	if why == "" {
+		why = e.readOnly(r.Risk, cls)
+	}
 	if why != "" {
 		r.Status = execctx.StatusDenied
 		r.Decision = safety.Decision{Reason: why, By: safety.ByPolicy}

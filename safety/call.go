@@ -513,6 +513,9 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 			if r.write != "all" || slices.Contains([]string{"tee", "mv", "patch", "sed", "awk", "gawk"}, name) {
 				how |= wContent
 			}
+			if c.recursiveWrite(name, s, args) {
+				how |= wTree
+			}
 			c.write(s.shown, a, how)
 		case !metadata:
 			c.read(s.shown, a)

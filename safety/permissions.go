@@ -357,3 +357,115 @@ func neverHome(p string) bool {
 	}
 	return false
 }
+
+// Within writes the paths of n under home as "~/…", so that they name the
+// same files on a host where the user's home is elsewhere.
+func (n Needs) Within(home string) Needs {
+	if home == "" || home == "/" {
+		return n
+	}
+	home = path.Clean(home)
+	tilde := func(p string) string {
+		if p == home {
+			return "~"
+		}
+		if rest, ok := strings.CutPrefix(p, home+"/"); ok {
+			return "~/" + rest
+		}
+		return p
+	}
+	out := Needs{Network: n.Network, Unknown: n.Unknown}
+	for _, r := range n.Reads {
+		r.Path = tilde(r.Path)
+		out.Reads = append(out.Reads, r)
+	}
+	for _, w := range n.Writes {
+		w.Path = tilde(w.Path)
+		out.Writes = append(out.Writes, w)
+	}
+	for _, p := range n.Programs {
+		out.Programs = append(out.Programs, tilde(p))
+	}
+	return out
+}
+
+// MergeNeeds joins what several steps (or sides of a step) need.
+func MergeNeeds(all ...Needs) Needs {
+	var out Needs
+	for _, n := range all {
+		out.Reads = append(out.Reads, n.Reads...)
+		out.Writes = append(out.Writes, n.Writes...)
+		out.Programs = append(out.Programs, n.Programs...)
+		out.Network = append(out.Network, n.Network...)
+		out.Unknown = append(out.Unknown, n.Unknown...)
+	}
+	return out
+}
+
+// Needed returns the tightest permissions that allow n: the exact paths
+// read and written (a tree as "dir/**", a pattern as written), the
+// programs run, network when a step connects. ok is false when n holds
+// something whose effects cannot be known (n.Unknown) or a path that is
+// not absolute nor "~/…": no list of paths would be true then.
+func Needed(n Needs) (p *Permissions, why string) {
+	if len(n.Unknown) > 0 {
+		return nil, n.Unknown[0]
+	}
+	p = &Permissions{Read: Globs{Limited: true}, Write: Globs{Limited: true}, Run: Globs{Limited: true},
+		Network: NetworkRule{Limited: true, Allowed: len(n.Network) > 0}}
+	add := func(g *Globs, need Need) string {
+		pat := need.Path
+		if !need.Pattern {
+			pat = escapeGlob(pat)
+			if need.Tree {
+				pat = strings.TrimSuffix(pat, "/") + "/**"
+			}
+		}
+		clean, err := ParsePathGlob(pat)
+		if err != nil {
+			return fmt.Sprintf("%s cannot be written as a permission: %v", need.Path, err)
+		}
+		if !slices.Contains(g.List, clean) {
+			g.List = append(g.List, clean)
+		}
+		return ""
+	}
+	for _, r := range n.Reads {
+		if why := add(&p.Read, r); why != "" {
+			return nil, why
+		}
+	}
+	for _, w := range n.Writes {
+		if why := add(&p.Write, w); why != "" {
+			return nil, why
+		}
+	}
+	for _, prog := range n.Programs {
+		clean, err := ParseProgramGlob(escapeGlob(prog))
+		if err != nil {
+			return nil, fmt.Sprintf("program %s cannot be written as a permission: %v", prog, err)
+		}
+		if !slices.Contains(p.Run.List, clean) {
+			p.Run.List = append(p.Run.List, clean)
+		}
+	}
+	slices.Sort(p.Read.List)
+	slices.Sort(p.Write.List)
+	slices.Sort(p.Run.List)
+	return p, ""
+}
+
+// escapeGlob writes a literal path as a pattern that matches only it.
+func escapeGlob(p string) string {
+	if !strings.ContainsAny(p, "*?[\\") {
+		return p
+	}
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune("*?[\\", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -44,6 +44,13 @@ type Wrapper struct {
 // command names; Flags and ValueOptions also accept "name sub" keys for a
 // subcommand ("git reset"). Commands keys may be glob patterns ("mkfs.*").
 type Policy struct {
+	// AllowWrite (--allow-write, the config's limits: allow_write) limits
+	// where steps may write: path globs, absolute or "~/…"; a plain path
+	// is its whole tree. Empty: no limit beyond the levels.
+	AllowWrite []string `yaml:"-"`
+	// OnlySafe (--read-only, limits: read_only) runs only safe steps and
+	// no file tool that writes, whatever the approval mode.
+	OnlySafe bool `yaml:"-"`
 	// Commands gives a command's level before its arguments are looked at.
 	// A command found nowhere in the policy is High: what an unknown
 	// program does cannot be known (a program file given by path is Medium).

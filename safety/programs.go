@@ -154,3 +154,39 @@ func programPath(pl place) string {
 	}
 	return p
 }
+
+// recursiveWriters are the writers that act on a whole tree with one of
+// these options (none listed: always).
+var recursiveWriters = map[string][]string{
+	"rm": {"-r", "-R", "--recursive"}, "chmod": {"-R", "--recursive"}, "chown": {"-R", "--recursive"},
+	"chgrp": {"-R", "--recursive"}, "setfacl": {"-R", "--recursive"}, "chattr": {"-R"},
+	"cp": {"-r", "-R", "-a", "--recursive", "--archive"}, "rsync": {"-r", "-a", "--recursive", "--archive"},
+	"shred": nil,
+}
+
+// recursiveWrite reports whether the command writes whole trees.
+func (c *classifier) recursiveWrite(name string, s scanned, args []arg) bool {
+	flags, ok := recursiveWriters[name]
+	if !ok {
+		return false
+	}
+	if len(flags) == 0 {
+		return name != "shred"
+	}
+	for _, i := range s.opts {
+		for _, f := range s.forms(args, i) {
+			if slices.Contains(flags, f) {
+				return true
+			}
+			// a cluster (-rf, -Rv)
+			if len(f) > 2 && f[0] == '-' && f[1] != '-' {
+				for _, ch := range f[1:] {
+					if slices.Contains(flags, "-"+string(ch)) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}

@@ -143,6 +143,7 @@ func climbs(rel string) bool { return rel == ".." || strings.HasPrefix(rel, "../
 const (
 	wQuiet   = 1 << iota // leave out the Medium reason: the command's rule says it
 	wContent             // the write puts content in the file (not chmod, touch, rm)
+	wTree                // the write acts on the tree under the file (rm -r, chmod -R, cp -r)
 )
 
 // write classifies writing (creating, changing, deleting) the file a names.
@@ -181,7 +182,7 @@ func (c *classifier) write(who string, a arg, how int) {
 			c.written[p] = true
 		}
 		if len(c.touched) < maxTouched && !found {
-			c.touched = append(c.touched, Touch{Path: touch, Write: true})
+			c.touched = append(c.touched, Touch{Path: touch, Write: true, Tree: how&wTree != 0})
 		}
 		l, why := c.p.writeRisk(p, c.home, a.glob)
 		if l == High || l == Medium && how&wQuiet == 0 {
@@ -226,6 +227,9 @@ func (c *classifier) readTree(who string, a arg) {
 	}
 	for _, pl := range c.places(a) {
 		p := pl.p
+		if len(c.touched) < maxTouched && !pl.lost && !strings.Contains(a.val, "://") {
+			c.touched = append(c.touched, Touch{Path: relTouch(pl), Tree: true})
+		}
 		if pl.rel {
 			p = path.Join(homeStandIn, p)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 )
@@ -135,6 +136,10 @@ type RanStep struct {
 	Phase  event.PhaseInfo // zero in ReAct mode
 	Step   planner.Step
 	Status execctx.Status
+	// Needs is what the step needed of declared permissions, when the
+	// executor recorded it (NeedsKnown; executor.Config.RecordNeeds).
+	Needs      safety.Needs
+	NeedsKnown bool
 	// DryRun: the step was skipped only because of --dry-run.
 	DryRun bool
 	// Answer is a check_condition step's result (true or false) when it
@@ -275,7 +280,7 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 		res, err := r.exec.RunStep(ctx, st)
 		r.res.Summary.Count(res.Status)
 		if res.Status != "" {
-			rs := RanStep{Phase: r.phaseNow, Step: st, Status: res.Status, DryRun: res.DryRun}
+			rs := RanStep{Phase: r.phaseNow, Step: st, Status: res.Status, DryRun: res.DryRun, Needs: res.Needs, NeedsKnown: res.NeedsKnown}
 			if st.Tool == tools.CheckConditionName && res.Status == execctx.StatusOK {
 				rs.Answer = res.Output.Value
 			}
@@ -469,7 +474,54 @@ func (r Result) SavedPlan(preset []string) (*planner.Plan, error) {
 	if err := planner.Validate(p, nil, preset); err != nil {
 		return nil, fmt.Errorf("the steps of the run do not make a valid plan: %w", err)
 	}
+	p.Permissions, _ = r.savedPermissions(keep)
 	return p, nil
+}
+
+// PermissionsGap says why SavedPlan wrote no `permissions:` block although
+// the run recorded what its steps needed; "" when it wrote one or nothing
+// was recorded.
+func (r Result) PermissionsGap() string {
+	_, why := r.savedPermissions(r.keptSteps())
+	return why
+}
+
+// savedPermissions are the tightest permissions the kept steps needed:
+// nil when the run did not record them (why ""), or when one kept step's
+// needs are not known or cannot be written as a list (why says so).
+func (r Result) savedPermissions(keep []bool) (*safety.Permissions, string) {
+	var all []safety.Needs
+	recorded := false
+	for i, rs := range r.Ran {
+		recorded = recorded || rs.NeedsKnown
+		if !keep[i] {
+			continue
+		}
+		if !rs.NeedsKnown {
+			return nil, fmt.Sprintf("what step %q (%s) needs is not known", oneLine(stepText(rs.Step), 60), rs.Step.Tool)
+		}
+		all = append(all, rs.Needs)
+	}
+	if !recorded {
+		return nil, ""
+	}
+	p, why := safety.Needed(safety.MergeNeeds(all...))
+	if p == nil {
+		return nil, "a step's effects cannot be listed: " + why
+	}
+	p.Source = "the saved plan"
+	return p, ""
+}
+
+// stepText names a step for messages: its command, file or tool.
+func stepText(st planner.Step) string {
+	if c, ok := st.Parameters["command"].(string); ok {
+		return c
+	}
+	if f, ok := st.Parameters["file_path"].(string); ok {
+		return f
+	}
+	return st.Tool
 }
 
 // FailedKept returns the failed steps SavedPlan keeps because a kept step

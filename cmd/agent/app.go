@@ -204,6 +204,12 @@ func (a *app) main(ctx context.Context, args []string) error {
 	}
 	for _, c := range commands() {
 		if c.name == name {
+			if given := a.task.limits.given(); len(given) > 0 && name != "run" && name != "mcp" {
+				// agent exec is the operator's own command; undo, report,
+				// inventory, config and ssh-config run no step.
+				return usagef("%s: %s do(es) not apply to agent %s (they limit the steps of -c, the REPL, run and mcp)",
+					name, strings.Join(given, ", "), name)
+			}
 			return c.run(ctx, a, rest)
 		}
 	}

@@ -106,7 +106,7 @@ func (a *app) openBatch(ctx context.Context, o batchOptions, f stepFlags, vars [
 	b.eb, err = engine.OpenBatch(engine.BatchOptions{
 		Hosts: hosts, Forks: o.forks, Vars: vars, Policy: policy, Approver: approver, DryRun: f.dryRun,
 		Dial: engine.DialOptions{SSH: sshtr.Options{Prompter: hk}}, Emit: b.out.event, Become: bec,
-		Session: b.rec.ID(), Record: b.rec, Resume: resume,
+		Session: b.rec.ID(), Record: b.rec, Resume: resume, RecordNeeds: f.recordNeeds,
 	})
 	if err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 		return usageError{err}
 	}
 	start := &session.Start{Kind: session.KindBatchTask, Task: safety.RedactString(o.task), Model: cfg.Model}
-	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start}, nil, policy)
+	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start, recordNeeds: o.savePlan != ""}, nil, policy)
 	if err != nil {
 		return err
 	}

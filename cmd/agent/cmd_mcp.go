@@ -24,6 +24,7 @@ type mcpOptions struct {
 	approve string
 	http    string
 	idle    time.Duration
+	limits  limitOptions // --allow-write, --read-only: every step of every call
 }
 
 // mcpTokenEnv holds the bearer token of `agent mcp --http` (never a flag:
@@ -43,6 +44,7 @@ func runMCP(ctx context.Context, a *app, args []string) error {
 	fs.StringVar(&o.approve, "approve", "ask", "`MODE`: never, ask (the client's user is asked by MCP elicitation; refused when it cannot ask), medium or all")
 	fs.StringVar(&o.http, "http", "", "serve streamable HTTP on `ADDR` (host:port; a bare :port is loopback) at /mcp instead of stdio; "+mcpTokenEnv+" is the bearer token, required off loopback")
 	fs.DurationVar(&o.idle, "idle-timeout", mcpserver.DefaultIdleTimeout, "close a host's connection unused for `DURATION`")
+	o.limits.addFlags(fs)
 	usage := func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: agent mcp [-i INVENTORY [--limit PAT]] [--approve MODE] [--http ADDR] [host flags]\n\n"+
 			"Serve agent's tools to an MCP client (Claude Code, Codex, …) on stdin/stdout.\n\nFlags:\n%s", fs.FlagUsages())
@@ -57,6 +59,7 @@ func runMCP(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	mergeHost(&a.host, o.host, fs)
+	a.task.limits.merge(o.limits, fs) // applied by loadPolicy, for every host the server opens
 	if a.host.sshHost != "" {
 		return usagef("mcp: --ssh-host does not apply: every call names its host")
 	}

@@ -28,6 +28,7 @@ type runOptions struct {
 	json    bool
 	approve string
 	batch   batchOptions // -i FILE, --limit, --forks, --out: the plan on every selected host
+	limits  limitOptions // --allow-write, --read-only (over the plan's own permissions)
 }
 
 func (o *runOptions) addFlags(fs *pflag.FlagSet) {
@@ -37,6 +38,7 @@ func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.json, "json", false, "print one JSON event per line on stdout instead of the terminal view")
 	fs.StringVar(&o.approve, "approve", "", "`MODE` for risky steps: ask, never, medium or all (default: ask on a terminal, never otherwise)")
 	o.batch.addFlags(fs)
+	o.limits.addFlags(fs)
 }
 
 // mergeBatch applies the batch flags given after the command over the
@@ -98,6 +100,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	mergeHost(&a.host, o.host, fs)
+	a.task.limits.merge(o.limits, fs) // applied by loadPolicy
 	// Flags given before "run" (agent --approve medium run …) count too;
 	// those after it win.
 	if o.approve == "" {

@@ -36,6 +36,7 @@ type taskOptions struct {
 	// taking out what looks like a secret.
 	sendSecrets bool
 	batch       batchOptions
+	limits      limitOptions // --allow-write, --read-only
 }
 
 // batchOptions select hosts from an inventory (batch.go).
@@ -64,6 +65,7 @@ func (o *taskOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.transcript, "transcript", "", "append every message exchanged with the model to `FILE` (JSON lines, exactly what was sent)")
 	fs.BoolVar(&o.sendSecrets, "send-secrets", false, "send step outputs to the model with what looks like a secret left in (default: [REDACTED:NAME]; inventory secrets are withheld all the same)")
 	o.batch.addFlags(fs)
+	o.limits.addFlags(fs)
 }
 
 func (o *batchOptions) addFlags(fs *pflag.FlagSet) {
@@ -131,7 +133,7 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 		start = &session.Start{Kind: session.KindTask, Task: safety.RedactString(o.task), Model: cfg.Model}
 	}
 	// "a=always" holds for one task (the REPL forgets it between tasks).
-	if t.steps, err = a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start}, nil,
+	if t.steps, err = a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start, recordNeeds: o.savePlan != ""}, nil,
 		safety.WithScope(safety.ScopeTask)); err != nil {
 		return nil, err
 	}

@@ -34,6 +34,10 @@ func (a *app) configPath() (path string, explicit bool, err error) {
 // "safety:" section merged over them. A missing default config file means
 // the defaults; a file named by --config must exist. Any mistake in the file
 // is a usage error (exit 2): nothing runs on a policy that was misread.
+//
+// The config's `limits:` section and --allow-write/--read-only are put in
+// the policy (AllowWrite, OnlySafe), which every front end hands to the
+// engine.
 func (a *app) loadPolicy() (safety.Policy, error) {
 	p, _, err := a.loadConfig()
 	return p, err
@@ -47,32 +51,45 @@ func (a *app) loadConfig() (safety.Policy, *llm.FileConfig, error) {
 	return p, lc, err
 }
 
-// loadSections reads every section of the config file: safety, llm and
-// become (empty when absent).
+// loadSections reads the config file (readSections) and applies its limits
+// and the limit flags to the policy.
 func (a *app) loadSections() (safety.Policy, *llm.FileConfig, *engine.BecomeFile, error) {
+	p, lc, bf, lf, err := a.readSections()
+	if err != nil {
+		return p, lc, bf, err
+	}
+	if err := applyLimits(&p, lf, a.task.limits); err != nil {
+		return p, lc, bf, err
+	}
+	return p, lc, bf, nil
+}
+
+// readSections reads every section of the config file: safety, llm,
+// become and limits (empty when absent).
+func (a *app) readSections() (_ safety.Policy, _ *llm.FileConfig, _ *engine.BecomeFile, lf limitsFile, _ error) {
 	bf := &engine.BecomeFile{}
 	path, explicit, err := a.configPath()
 	if err != nil {
-		return safety.Policy{}, nil, nil, usageError{err}
+		return safety.Policy{}, nil, nil, lf, usageError{err}
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
-		return safety.DefaultPolicy(), nil, bf, nil
+		return safety.DefaultPolicy(), nil, bf, lf, nil
 	}
 	if err != nil {
-		return safety.Policy{}, nil, nil, usagef("config: %w", err)
+		return safety.Policy{}, nil, nil, lf, usagef("config: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return safety.Policy{}, nil, nil, usagef("config: %w", err)
+		return safety.Policy{}, nil, nil, lf, usagef("config: %w", err)
 	}
 	if err := safety.CheckPolicyFile(path, fi); err != nil {
-		return safety.Policy{}, nil, nil, usagef("config: %w", err)
+		return safety.Policy{}, nil, nil, lf, usagef("config: %w", err)
 	}
 	p, other, err := safety.LoadConfigPolicy(f)
 	if err != nil {
-		return safety.Policy{}, nil, nil, usagef("config %s: %w", path, err)
+		return safety.Policy{}, nil, nil, lf, usagef("config %s: %w", path, err)
 	}
 	names := make([]string, 0, len(other))
 	for name := range other {
@@ -85,15 +102,19 @@ func (a *app) loadSections() (safety.Policy, *llm.FileConfig, *engine.BecomeFile
 		switch name {
 		case "llm":
 			if lc, err = llm.DecodeFileConfig(&n); err != nil {
-				return safety.Policy{}, nil, nil, usagef("config %s: %w", path, err)
+				return safety.Policy{}, nil, nil, lf, usagef("config %s: %w", path, err)
 			}
 		case "become":
 			if bf, err = engine.DecodeBecomeFile(&n); err != nil {
-				return safety.Policy{}, nil, nil, usagef("config %s: %w", path, err)
+				return safety.Policy{}, nil, nil, lf, usagef("config %s: %w", path, err)
+			}
+		case "limits":
+			if lf, err = decodeLimitsFile(&n); err != nil {
+				return safety.Policy{}, nil, nil, lf, usagef("config %s: %w", path, err)
 			}
 		default:
-			return safety.Policy{}, nil, nil, usagef("config %s:%d: unknown section %q (known: safety, llm, become)", path, n.Line, name)
+			return safety.Policy{}, nil, nil, lf, usagef("config %s:%d: unknown section %q (known: safety, llm, become, limits)", path, n.Line, name)
 		}
 	}
-	return p, lc, bf, nil
+	return p, lc, bf, lf, nil
 }

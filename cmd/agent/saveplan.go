@@ -48,6 +48,11 @@ func savePlan(w io.Writer, path string, res stepgen.Result, preset []string) err
 		fmt.Fprintf(w, "agent: --save-plan: kept the failed step %q (%s) that a later step uses, with ignore_errors: true (a replay goes on if it fails again)\n",
 			stepLabel(rs.Step), rs.Step.Tool)
 	}
+	if p.Permissions == nil {
+		if why := res.PermissionsGap(); why != "" {
+			fmt.Fprintf(w, "agent: --save-plan: no permissions: block written: %s\n", why)
+		}
+	}
 	fmt.Fprintf(w, "agent: plan saved to %s (%d steps); replay it with: agent run %s\n", path, len(p.Steps()), path)
 	return nil
 }

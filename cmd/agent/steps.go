@@ -17,6 +17,9 @@ type stepFlags struct {
 	json, dryRun bool
 	// start, when set, describes the session to record (session.go).
 	start *session.Start
+	// recordNeeds (--save-plan): the steps report what they needed, for
+	// the saved plan's permissions.
+	recordNeeds bool
 }
 
 // hostRun is what `agent run`, `agent -c` and the REPL need to run steps
@@ -91,7 +94,7 @@ func (a *app) openHost(ctx context.Context, policy safety.Policy, f stepFlags, v
 	h, err := engine.Open(ctx, t, a.dialOptions(), engine.HostOptions{
 		Policy: policy, Approver: safety.NewApprover(mode, prompter, opts...), Emit: a.warnings(s.render.event),
 		DryRun: f.dryRun, Vars: ctxVars, Progress: progressFunc(a.stderr, f.json),
-		Secrets: engine.SecretValues(ctxVars.Vars()), Become: hb, Record: s.rec, Session: s.rec.ID(),
+		Secrets: engine.SecretValues(ctxVars.Vars()), Become: hb, Record: s.rec, Session: s.rec.ID(), RecordNeeds: f.recordNeeds,
 	})
 	if err != nil {
 		return nil, err
