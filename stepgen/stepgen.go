@@ -500,6 +500,12 @@ func (r Result) savedPermissions(keep []bool) (*safety.Permissions, string) {
 		if !rs.NeedsKnown {
 			return nil, fmt.Sprintf("what step %q (%s) needs is not known", oneLine(stepText(rs.Step), 60), rs.Step.Tool)
 		}
+		if names, _ := execctx.ParamVars(rs.Step.Parameters); len(names) > 0 {
+			// What it needed here is one host's values ({{inventory_hostname}},
+			// an earlier step's output): no list would hold on a fleet.
+			return nil, fmt.Sprintf("step %q (%s) uses {{%s}}, whose value may differ where the plan is replayed; write the block by hand",
+				oneLine(stepText(rs.Step), 60), rs.Step.Tool, names[0])
+		}
 		all = append(all, rs.Needs)
 	}
 	if !recorded {

@@ -29,6 +29,11 @@ func TestBatchSavePlanInventoryVars(t *testing.T) {
 	if !strings.Contains(string(b), "{{inventory_hostname}}") {
 		t.Errorf("saved plan:\n%s", b)
 	}
+	// The steps need one host's paths: no permissions block (it would
+	// refuse the others), and a note says why.
+	if strings.Contains(string(b), "permissions:") || !strings.Contains(errOut, "no permissions: block written: step") {
+		t.Errorf("saved plan:\n%s\nstderr:\n%s", b, errOut)
+	}
 	f.writeScripts([]string{"web03"})
 	out, errOut, code = f.agent("run", saved, "-i", inv, "--limit", "web03", "--approve", f.approve)
 	if code != 0 {
