@@ -54,6 +54,8 @@ type BatchOptions struct {
 	// each host's in order: a host ends with its done event, then a
 	// KindHost event with its result; the batch ends with KindBatch.
 	Emit event.Sink
+	// Search is each host's semantic_search ranking (HostOptions.Search).
+	Search SearchOptions
 }
 
 // HostResult is how the work ended on one host.
@@ -352,6 +354,7 @@ func (b *Batch) connect(ctx context.Context, bh *batchHost) (*Host, error) {
 	h, err := OpenOn(tr, bh.t.Name, HostOptions{
 		Policy: b.o.Policy, Approver: b.o.Approver, Session: b.session, Audit: b.audit,
 		Emit: bh.pass, Secrets: bh.redact.Secrets, DryRun: b.o.DryRun, Vars: vars, Become: hb, Record: b.o.Record,
+		Search: b.o.Search,
 	})
 	if err != nil {
 		return nil, err

@@ -255,6 +255,7 @@ var toolHints = map[string][]string{
 	"container_start":   containerHints,
 	"container_stop":    containerHints,
 	"container_restart": containerHints,
+	"semantic_search":   {"search", "semantic", "which file", "where is", "where do", "mentions", "passage", "related to", "搜索", "查找", "哪里"},
 }
 
 // containerHints bring the container tools.

@@ -105,7 +105,7 @@ func (a *app) openBatch(ctx context.Context, o batchOptions, f stepFlags, vars [
 	}
 	b.eb, err = engine.OpenBatch(engine.BatchOptions{
 		Hosts: hosts, Forks: o.forks, Vars: vars, Policy: policy, Approver: approver, DryRun: f.dryRun,
-		Dial: engine.DialOptions{SSH: sshtr.Options{Prompter: hk}}, Emit: b.out.event, Become: bec,
+		Dial: engine.DialOptions{SSH: sshtr.Options{Prompter: hk}}, Emit: b.out.event, Become: bec, Search: f.search,
 		Session: b.rec.ID(), Record: b.rec, Resume: resume,
 	})
 	if err != nil {
@@ -141,7 +141,8 @@ func runBatchPlan(ctx context.Context, a *app, o runOptions, planPath string) er
 		return usageError{err}
 	}
 	start := &session.Start{Kind: session.KindBatchRun, Plan: planPath, PlanSHA256: planSum}
-	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start}, o.vars, policy)
+	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start,
+		search: engine.SearchOptions{NoEmbedder: noModelSearch}}, o.vars, policy)
 	if err != nil {
 		return err
 	}
@@ -184,7 +185,8 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 		return usageError{err}
 	}
 	start := &session.Start{Kind: session.KindBatchTask, Task: safety.RedactString(o.task), Model: cfg.Model}
-	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start}, nil, policy)
+	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start,
+		search: searchOptions(llm.New(cfg))}, nil, policy)
 	if err != nil {
 		return err
 	}
