@@ -37,15 +37,15 @@ const (
 // Config is the resolved endpoint. The zero Timeout means DefaultTimeout;
 // MaxRetries is the number of retries after the first attempt (negative: 0).
 type Config struct {
-	BaseURL    string
-	APIKey     string
-	Model      string
-	Provider   string
+	BaseURL  string
+	APIKey   string
+	Model    string
+	Provider string
 	// EmbeddingModel is the model of the endpoint's embeddings API
 	// (semantic_search); "" when the endpoint has none known.
 	EmbeddingModel string
 	Timeout        time.Duration
-	MaxRetries int
+	MaxRetries     int
 	// KeySource says where APIKey came from ("DEEPSEEK_API_KEY", "--api-key",
 	// "config file api_key"), or which variable would hold it, for error
 	// messages. Never the key.
