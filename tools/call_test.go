@@ -139,6 +139,7 @@ func callCases() []callCase {
 		{"semantic_search", SemanticSearchName, p("query", "restart the service", "path", "$DIR", "top_k", 2, "glob", "*.txt"),
 			files(map[string]string{"a.txt": "restart the service\nnow\n", "b.txt": "other\n", "c.bin": "\x00\x01"})},
 		{"semantic_search not a dir", SemanticSearchName, p("query", "x", "path", "$DIR/a.txt"), files(map[string]string{"a.txt": "x\n"})},
+		{"session_files none", SessionFilesName, p("action", "list"), nil},
 		{"download exists", DownloadFileName, p("local_path", "$DIR/l/back.bin", "remote_path", "$DIR/r/f.bin"),
 			files(map[string]string{"r/f.bin": "remote\n", "l/back.bin": "mine\n"})},
 	}
@@ -285,6 +286,7 @@ func TestCallTouches(t *testing.T) {
 		{CheckConditionName, map[string]any{"condition": "x"}, "", Effects{}},
 		{SemanticSearchName, map[string]any{"query": "q", "path": "~/src"}, "", Effects{Files: []Access{{Op: safety.FileRead, Path: "~/src"}}}},
 		{SysMonitorName, map[string]any{"metric": "cpu"}, "", Effects{}},
+		{SessionFilesName, map[string]any{"action": "get", "reference": "this"}, "", Effects{}},
 		{UploadFileName, map[string]any{"local_path": "~/src.tgz", "remote_path": "/tmp/src.tgz"}, "", Effects{
 			Files: []Access{{Op: safety.FileWrite, Path: "/tmp/src.tgz"}, {Op: safety.FileRead, Path: "~/src.tgz", Local: true}},
 			Min:   safety.Medium, Reason: "upload_file: copies ~/src.tgz from this machine to the host"}},

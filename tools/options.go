@@ -38,6 +38,7 @@ type config struct {
 	embedder       semsearch.Embedder // semantic_search; nil: BM25
 	noEmbedder     string             // why embedder is nil
 	searchCache    string             // semantic_search's index cache; "": none
+	sessionFiles   SessionFilesFunc   // session_files' index; nil: none
 }
 
 // DefaultCommandTimeout bounds execute_command and the structured tools
@@ -83,6 +84,9 @@ func WithCPUInterval(d time.Duration) Option { return func(c *config) { c.cpuInt
 func WithEmbedder(e semsearch.Embedder, whyNot string) Option {
 	return func(c *config) { c.embedder, c.noEmbedder = e, whyNot }
 }
+
+// WithSessionFiles gives session_files the execution context's index.
+func WithSessionFiles(f SessionFilesFunc) Option { return func(c *config) { c.sessionFiles = f } }
 
 // WithSearchCache sets the directory where semantic_search caches its
 // indexes (per host and directory); "" caches nothing.
