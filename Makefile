@@ -32,6 +32,7 @@ bench: build
 	bash bench/mcp.sh
 	$(GO) run ./bench/runbench -agent bin/agent
 	$(GO) run ./bench/llmbench
+	$(GO) run ./bench/searchbench
 
 # The main job on its embedded default: a real run against an in-process SSH
 # test host (no LLM is reachable here; see README).

@@ -69,6 +69,8 @@ type Context struct {
 	files   []FileAccess
 	fileSet map[FileAccess]bool
 	exposed map[string]Exposure // see SetExposure; nil: every variable shown
+	touched []SessionFile       // the session's file index, oldest first (sessionfiles.go)
+	task    int                 // BeginTask count
 }
 
 // New returns an empty Context.

@@ -33,7 +33,10 @@ func (c *Context) Summary(budget int) string {
 	defer c.mu.Unlock()
 
 	vars := c.varsBlock(budget / 4)
-	files := c.filesBlock(budget / 8)
+	files := c.sessionFilesBlock(budget / 8)
+	if files == "" {
+		files = c.filesBlock(budget / 8)
+	}
 	steps := c.stepsBlock(budget - len(vars) - len(files))
 	out := c.scrub(steps + vars + files)
 	if len(out) > budget {

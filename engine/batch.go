@@ -57,6 +57,8 @@ type BatchOptions struct {
 	// RecordNeeds: each step reports what it needed of declared
 	// permissions (--save-plan with --plan-once).
 	RecordNeeds bool
+	// Search is each host's semantic_search ranking (HostOptions.Search).
+	Search SearchOptions
 }
 
 // HostResult is how the work ended on one host.
@@ -355,6 +357,7 @@ func (b *Batch) connect(ctx context.Context, bh *batchHost) (*Host, error) {
 	h, err := OpenOn(tr, bh.t.Name, HostOptions{
 		Policy: b.o.Policy, Approver: b.o.Approver, Session: b.session, Audit: b.audit,
 		Emit: bh.pass, Secrets: bh.redact.Secrets, DryRun: b.o.DryRun, Vars: vars, Become: hb, Record: b.o.Record, RecordNeeds: b.o.RecordNeeds,
+		Search: b.o.Search,
 	})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 
 	execctx "github.com/autoshell/agent/context"
@@ -9,6 +10,7 @@ import (
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/semsearch"
 	"github.com/autoshell/agent/session"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
@@ -50,6 +52,16 @@ type HostOptions struct {
 	// RecordNeeds: each step reports what it needed of declared
 	// permissions (--save-plan writes them).
 	RecordNeeds bool
+	// Search is how semantic_search ranks (see SearchOptions).
+	Search SearchOptions
+}
+
+// SearchOptions give semantic_search its embeddings model: nil ranks by
+// BM25, NoEmbedder saying why in each result (tools.NoEmbedderReason when
+// empty). Its index cache is under the state directory (search/).
+type SearchOptions struct {
+	Embedder   semsearch.Embedder
+	NoEmbedder string
 }
 
 // Host is a host opened for steps: its connection, the session's undo
@@ -150,6 +162,8 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 	if o.Progress != nil {
 		cfg.ToolOptions = append(cfg.ToolOptions, tools.WithProgress(o.Progress))
 	}
+	cfg.ToolOptions = append(cfg.ToolOptions, tools.WithEmbedder(o.Search.Embedder, o.Search.NoEmbedder),
+		tools.WithSearchCache(filepath.Join(stateDir, "search")))
 	if o.Vars != nil {
 		markSecretVars(o.Vars, nil) // --var db_password=…: kept from the model as in a batch
 	}

@@ -25,6 +25,7 @@ type TaskOptions struct {
 // through the tools and the safety machinery (stepgen), the same executor
 // as RunPlan. The host's events go to its sink.
 func (h *Host) RunTask(ctx context.Context, chat planner.Chatter, o TaskOptions, task string) (stepgen.Result, error) {
+	h.Vars().BeginTask() // session_files: "these" and "previous" are by task
 	if h.rec != nil {
 		chat = usageChatter{next: chat, log: h.rec, host: h.Name, model: modelOf(chat)}
 	}

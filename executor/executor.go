@@ -147,6 +147,7 @@ func New(cfg Config) *Executor {
 		opts := append([]tools.Option{
 			tools.WithBeforeChange(e.BeforeChange),
 			tools.WithConditionEvaluator(e.vars.Eval),
+			tools.WithSessionFiles(e.vars.FindFiles),
 			tools.WithHome(e.homeDirOf),
 		}, cfg.ToolOptions...)
 		e.reg = tools.Default(cfg.Policy, opts...)

@@ -242,6 +242,7 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 	if out.IsError {
 		r.Status = execctx.StatusError
 	}
+	e.touchFiles(ctx, tr, st.Tool, r, cls.local)
 	return e.finish(ctx, st, r, start, nil)
 }
 

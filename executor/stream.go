@@ -26,6 +26,9 @@ type streamTransport struct {
 	emit func(stream, data string)
 }
 
+// Unwrap returns the transport below (transport.Unwrapper).
+func (s streamTransport) Unwrap() transport.Transport { return s.Transport }
+
 // streaming returns tr for a step whose output goes to emit, or tr itself
 // when no one receives events.
 func (e *Executor) streaming(tr transport.Transport, phase, step int) transport.Transport {

@@ -37,12 +37,15 @@ const (
 // Config is the resolved endpoint. The zero Timeout means DefaultTimeout;
 // MaxRetries is the number of retries after the first attempt (negative: 0).
 type Config struct {
-	BaseURL    string
-	APIKey     string
-	Model      string
-	Provider   string
-	Timeout    time.Duration
-	MaxRetries int
+	BaseURL  string
+	APIKey   string
+	Model    string
+	Provider string
+	// EmbeddingModel is the model of the endpoint's embeddings API
+	// (semantic_search); "" when the endpoint has none known.
+	EmbeddingModel string
+	Timeout        time.Duration
+	MaxRetries     int
 	// KeySource says where APIKey came from ("DEEPSEEK_API_KEY", "--api-key",
 	// "config file api_key"), or which variable would hold it, for error
 	// messages. Never the key.
@@ -90,6 +93,9 @@ type FileConfig struct {
 	APIKey     string   `yaml:"api_key"`
 	Timeout    Duration `yaml:"timeout"`
 	MaxRetries *int     `yaml:"max_retries"`
+	// EmbeddingModel is the embeddings model semantic_search uses ("none":
+	// rank lexically); default per provider (EmbeddingModelFor).
+	EmbeddingModel string `yaml:"embedding_model"`
 	// SendSecrets: step outputs go to the model with what looks like a
 	// secret left in (--send-secrets for every run).
 	SendSecrets bool `yaml:"send_secrets"`
@@ -311,7 +317,31 @@ func Resolve(flags Config, env func(string) string, file *FileConfig) (Config, e
 		c.MaxRetries = DefaultRetries
 	}
 	c.MaxRetries = max(c.MaxRetries, 0)
+	c.EmbeddingModel = first(env("AGENT_EMBEDDING_MODEL"), file.EmbeddingModel, EmbeddingModelFor(c.Provider))
+	if strings.EqualFold(c.EmbeddingModel, "none") {
+		c.EmbeddingModel = ""
+	}
 	return c, nil
+}
+
+// Default embedding models per provider: OpenAI's small model, and the one
+// Ollama documents. DeepSeek has no embeddings API; another endpoint's
+// model is not known, so it needs llm.embedding_model.
+const (
+	OpenAIEmbeddingModel = "text-embedding-3-small"
+	OllamaEmbeddingModel = "nomic-embed-text"
+)
+
+// EmbeddingModelFor is the default embeddings model of provider, "" when
+// it has none.
+func EmbeddingModelFor(provider string) string {
+	switch provider {
+	case ProviderOpenAI:
+		return OpenAIEmbeddingModel
+	case ProviderOllama:
+		return OllamaEmbeddingModel
+	}
+	return ""
 }
 
 // sameOrigin reports whether two URLs name the same scheme, host and port.

@@ -255,6 +255,8 @@ var toolHints = map[string][]string{
 	"container_start":   containerHints,
 	"container_stop":    containerHints,
 	"container_restart": containerHints,
+	"session_files":     {"this file", "that file", "these files", "the file", "uploaded", "earlier", "previous", "before", "上传", "之前", "这个文件", "那个文件"},
+	"semantic_search":   {"search", "semantic", "which file", "where is", "where do", "mentions", "passage", "related to", "搜索", "查找", "哪里"},
 }
 
 // containerHints bring the container tools.

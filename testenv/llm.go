@@ -18,7 +18,8 @@ import (
 // LLMServer is a scripted OpenAI-compatible Chat Completions server on
 // 127.0.0.1. Each POST /v1/chat/completions that passes validation (see
 // Dialect) is answered with the next Reply of the script; every request is
-// recorded. It serves GET /v1/models too. Requests that real APIs reject are
+// recorded. It serves GET /v1/models too, and POST /v1/embeddings with
+// deterministic vectors (embed.go). Requests that real APIs reject are
 // rejected with their 400 bodies and recorded as Rejected.
 type LLMServer struct {
 	// URL is the base URL for a client, "http://127.0.0.1:port/v1".
@@ -38,6 +39,9 @@ type LLMServer struct {
 	strict  bool     // reject models not in models
 	dialect Dialect
 	seq     int // id counter
+
+	embedModels []string          // served by /v1/embeddings
+	embeds      []EmbeddingRecord // requests to /v1/embeddings
 }
 
 // Dialect selects whose error wording and extra rules the server follows.
@@ -112,10 +116,13 @@ func NewLLMServer(script ...Reply) (*LLMServer, error) {
 		done:   make(chan struct{}),
 		script: slices.Clone(script),
 		models: []string{"gpt-4o-mini", "gpt-4o", "deepseek-chat", "deepseek-reasoner", "qwen2.5:7b"},
+
+		embedModels: slices.Clone(DefaultEmbeddingModels),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("POST /v1/embeddings", s.handleEmbeddings)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil

@@ -136,6 +136,10 @@ func callCases() []callCase {
 		{"upload missing", UploadFileName, p("local_path", "$DIR/l/nope", "remote_path", "$DIR/r/up.bin"), files(map[string]string{"r/x": ""})},
 		{"download", DownloadFileName, p("local_path", "$DIR/l/back.bin", "remote_path", "$DIR/r/f.bin"),
 			files(map[string]string{"r/f.bin": "remote\n", "l/.keep": ""})},
+		{"semantic_search", SemanticSearchName, p("query", "restart the service", "path", "$DIR", "top_k", 2, "glob", "*.txt"),
+			files(map[string]string{"a.txt": "restart the service\nnow\n", "b.txt": "other\n", "c.bin": "\x00\x01"})},
+		{"semantic_search not a dir", SemanticSearchName, p("query", "x", "path", "$DIR/a.txt"), files(map[string]string{"a.txt": "x\n"})},
+		{"session_files none", SessionFilesName, p("action", "list"), nil},
 		{"download exists", DownloadFileName, p("local_path", "$DIR/l/back.bin", "remote_path", "$DIR/r/f.bin"),
 			files(map[string]string{"r/f.bin": "remote\n", "l/back.bin": "mine\n"})},
 	}
@@ -149,6 +153,9 @@ func newRecorder(t *testing.T) *recorder {
 	t.Cleanup(func() { lt.Close() })
 	return &recorder{Transport: lt}
 }
+
+// Unwrap lets the recorded transport list directories.
+func (r *recorder) Unwrap() transport.Transport { return r.Transport }
 
 // TestPrepareRunSame: for every tool of Default, Prepare then Call.Run
 // gives what Registry.Run gives, running the same commands; a
@@ -277,7 +284,9 @@ func TestCallTouches(t *testing.T) {
 		{EditFileName, map[string]any{"file_path": "/etc/hosts", "search_pattern": "a", "replacement": "b"}, "",
 			Effects{Files: []Access{{Op: safety.FileEdit, Path: "/etc/hosts"}}}},
 		{CheckConditionName, map[string]any{"condition": "x"}, "", Effects{}},
+		{SemanticSearchName, map[string]any{"query": "q", "path": "~/src"}, "", Effects{Files: []Access{{Op: safety.FileRead, Path: "~/src"}}}},
 		{SysMonitorName, map[string]any{"metric": "cpu"}, "", Effects{}},
+		{SessionFilesName, map[string]any{"action": "get", "reference": "this"}, "", Effects{}},
 		{UploadFileName, map[string]any{"local_path": "~/src.tgz", "remote_path": "/tmp/src.tgz"}, "", Effects{
 			Files: []Access{{Op: safety.FileWrite, Path: "/tmp/src.tgz"}, {Op: safety.FileRead, Path: "~/src.tgz", Local: true}},
 			Min:   safety.Medium, Reason: "upload_file: copies ~/src.tgz from this machine to the host"}},

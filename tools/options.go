@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/semsearch"
 	"github.com/autoshell/agent/transport"
 )
 
@@ -34,6 +35,10 @@ type config struct {
 	eval           func(cond string) (bool, error)
 	commandTimeout time.Duration
 	cpuInterval    time.Duration
+	embedder       semsearch.Embedder // semantic_search; nil: BM25
+	noEmbedder     string             // why embedder is nil
+	searchCache    string             // semantic_search's index cache; "": none
+	sessionFiles   SessionFilesFunc   // session_files' index; nil: none
 }
 
 // DefaultCommandTimeout bounds execute_command and the structured tools
@@ -73,3 +78,16 @@ func WithCommandTimeout(d time.Duration) Option { return func(c *config) { c.com
 
 // WithCPUInterval sets how long sys_monitor samples /proc/stat for cpu.
 func WithCPUInterval(d time.Duration) Option { return func(c *config) { c.cpuInterval = d } }
+
+// WithEmbedder gives semantic_search its embeddings model; with e nil it
+// ranks lexically (BM25), saying why (whyNot) in its result.
+func WithEmbedder(e semsearch.Embedder, whyNot string) Option {
+	return func(c *config) { c.embedder, c.noEmbedder = e, whyNot }
+}
+
+// WithSessionFiles gives session_files the execution context's index.
+func WithSessionFiles(f SessionFilesFunc) Option { return func(c *config) { c.sessionFiles = f } }
+
+// WithSearchCache sets the directory where semantic_search caches its
+// indexes (per host and directory); "" caches nothing.
+func WithSearchCache(dir string) Option { return func(c *config) { c.searchCache = dir } }

@@ -31,7 +31,7 @@ func NewRegistry(tools ...Tool) *Registry {
 // Default returns a registry of every tool: the five core tools of
 // DESIGN.md, find, grep, wget, ps, ss, lsof, sys_monitor, upload_file and
 // download_file, and the container tools (container_list, _logs,
-// _inspect, _start, _stop, _restart). File tools follow policy's path rules and size caps.
+// _inspect, _start, _stop, _restart), semantic_search and session_files (WithSessionFiles). File tools follow policy's path rules and size caps.
 // check_condition needs WithConditionEvaluator; without it, it reports that
 // the runner must evaluate conditions.
 func Default(policy safety.Policy, opts ...Option) *Registry {
@@ -47,6 +47,7 @@ func Default(policy safety.Policy, opts ...Option) *Registry {
 		newUploadFile(c), newDownloadFile(c),
 		newContainerList(c), newContainerLogs(c), newContainerInspect(c),
 		newContainerStart(c), newContainerStop(c), newContainerRestart(c),
+		newSemanticSearch(c), newSessionFiles(c),
 	)
 }
 

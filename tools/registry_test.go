@@ -14,7 +14,7 @@ func TestSchemasValid(t *testing.T) {
 	fns := reg.Schemas()
 	want := []string{"check_condition", "container_inspect", "container_list", "container_logs", "container_restart",
 		"container_start", "container_stop", "download_file", "edit_file", "execute_command", "find", "grep", "lsof", "ps",
-		"read_file", "ss", "sys_monitor", "upload_file", "wget", "write_file"}
+		"read_file", "semantic_search", "session_files", "ss", "sys_monitor", "upload_file", "wget", "write_file"}
 	if len(fns) != len(want) {
 		t.Fatalf("%d tools, want %d", len(fns), len(want))
 	}

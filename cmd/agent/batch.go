@@ -107,6 +107,7 @@ func (a *app) openBatch(ctx context.Context, o batchOptions, f stepFlags, vars [
 		Hosts: hosts, Forks: o.forks, Vars: vars, Policy: policy, Approver: approver, DryRun: f.dryRun,
 		Dial: engine.DialOptions{SSH: sshtr.Options{Prompter: hk}}, Emit: b.out.event, Become: bec,
 		Session: b.rec.ID(), Record: b.rec, Resume: resume, RecordNeeds: f.recordNeeds,
+		Search: f.search,
 	})
 	if err != nil {
 		return nil, err
@@ -141,7 +142,8 @@ func runBatchPlan(ctx context.Context, a *app, o runOptions, planPath string) er
 		return usageError{err}
 	}
 	start := &session.Start{Kind: session.KindBatchRun, Plan: planPath, PlanSHA256: planSum}
-	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start}, o.vars, policy)
+	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start,
+		search: engine.SearchOptions{NoEmbedder: noModelSearch}}, o.vars, policy)
 	if err != nil {
 		return err
 	}
@@ -188,7 +190,8 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 		return usageError{err}
 	}
 	start := &session.Start{Kind: session.KindBatchTask, Task: safety.RedactString(o.task), Model: cfg.Model}
-	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start, recordNeeds: o.savePlan != ""}, nil, policy)
+	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start, recordNeeds: o.savePlan != "",
+		search: searchOptions(llm.New(cfg))}, nil, policy)
 	if err != nil {
 		return err
 	}

@@ -466,6 +466,7 @@ func runConfigShow(ctx context.Context, a *app, args []string) error {
 		{"api_key", cfg.Redacted(), src.key},
 		{"timeout", cfg.Timeout.String(), src.timeout},
 		{"max_retries", fmt.Sprint(cfg.MaxRetries), src.retries},
+		{"embedding_model", firstNonEmpty(cfg.EmbeddingModel, "none: semantic_search ranks by BM25"), embeddingSource(file)},
 	}
 	for _, r := range rows {
 		fmt.Fprintf(a.stdout, "%-12s %-40s (%s)\n", r[0]+":", r[1], r[2])
@@ -589,4 +590,15 @@ func displayURL(u string) string {
 		return safety.RedactString(u)
 	}
 	return safety.RedactString(p.Redacted())
+}
+
+// embeddingSource says where llm.embedding_model's value came from.
+func embeddingSource(file *llm.FileConfig) string {
+	switch {
+	case os.Getenv("AGENT_EMBEDDING_MODEL") != "":
+		return "AGENT_EMBEDDING_MODEL"
+	case file != nil && file.EmbeddingModel != "":
+		return "config file"
+	}
+	return "default for the provider"
 }

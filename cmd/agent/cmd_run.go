@@ -143,7 +143,8 @@ func runRun(ctx context.Context, a *app, args []string) error {
 		return usageError{err}
 	}
 	start := &session.Start{Kind: session.KindRun, Plan: fs.Arg(0), PlanSHA256: planSum}
-	steps, err := a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start}, o.vars)
+	steps, err := a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start,
+		search: engine.SearchOptions{NoEmbedder: noModelSearch}}, o.vars)
 	if err != nil {
 		return err
 	}

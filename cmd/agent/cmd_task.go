@@ -133,7 +133,8 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 		start = &session.Start{Kind: session.KindTask, Task: safety.RedactString(o.task), Model: cfg.Model}
 	}
 	// "a=always" holds for one task (the REPL forgets it between tasks).
-	if t.steps, err = a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start, recordNeeds: o.savePlan != ""}, nil,
+	if t.steps, err = a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start, recordNeeds: o.savePlan != "",
+		search: searchOptions(t.client)}, nil,
 		safety.WithScope(safety.ScopeTask)); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
 )
@@ -20,6 +21,8 @@ type stepFlags struct {
 	// recordNeeds (--save-plan): the steps report what they needed, for
 	// the saved plan's permissions.
 	recordNeeds bool
+	// search is semantic_search's embeddings model (searchOptions).
+	search engine.SearchOptions
 }
 
 // hostRun is what `agent run`, `agent -c` and the REPL need to run steps
@@ -95,6 +98,7 @@ func (a *app) openHost(ctx context.Context, policy safety.Policy, f stepFlags, v
 		Policy: policy, Approver: safety.NewApprover(mode, prompter, opts...), Emit: a.warnings(s.render.event),
 		DryRun: f.dryRun, Vars: ctxVars, Progress: progressFunc(a.stderr, f.json),
 		Secrets: engine.SecretValues(ctxVars.Vars()), Become: hb, Record: s.rec, Session: s.rec.ID(), RecordNeeds: f.recordNeeds,
+		Search: f.search,
 	})
 	if err != nil {
 		return nil, err
@@ -135,4 +139,16 @@ func resolveApproval(approve string) (mode safety.Mode, prompter safety.Prompter
 		mode = safety.DefaultMode(prompter != nil)
 	}
 	return mode, prompter, closeTTY, nil
+}
+
+// noModelSearch is why semantic_search ranks lexically in a plan run.
+const noModelSearch = "plans run without a model, so no embeddings (agent -c uses llm.embedding_model)"
+
+// searchOptions is semantic_search's embeddings model for a task with
+// the model of cfg: the endpoint's embeddings API, or why not.
+func searchOptions(c *llm.Client) engine.SearchOptions {
+	if e, ok := c.Embedder(); ok {
+		return engine.SearchOptions{Embedder: e}
+	}
+	return engine.SearchOptions{NoEmbedder: fmt.Sprintf("no embeddings model is configured for the %s endpoint (llm.embedding_model)", c.Config().Provider)}
 }

@@ -290,3 +290,28 @@ func exitCode(ps *os.ProcessState) int {
 	}
 	return ps.ExitCode()
 }
+
+// ReadDir describes the entries of the directory at path, symbolic links
+// not followed (transport.DirReader).
+func (t *Transport) ReadDir(ctx context.Context, path string) ([]fs.FileInfo, error) {
+	p, err := t.expand(path)
+	if err != nil {
+		return nil, fmt.Errorf("read directory %s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("read directory %s: %w", path, err)
+	}
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		return nil, fmt.Errorf("read directory %s: %w", path, unwrapPathError(err))
+	}
+	out := make([]fs.FileInfo, 0, len(ents))
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed since it was listed
+		}
+		out = append(out, fi)
+	}
+	return out, nil
+}

@@ -455,3 +455,18 @@ func (g *gatedReader) close() {
 	g.closed = true
 	g.mu.Unlock()
 }
+
+// ReadDir describes the entries of the directory at path over SFTP,
+// symbolic links not followed (transport.DirReader).
+func (t *Transport) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	c, sc, home, err := t.files(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read directory %s: %w", p, err)
+	}
+	p = transport.ExpandHome(p, home)
+	fis, err := call(ctx, func() ([]fs.FileInfo, error) { return sc.ReadDir(p) })
+	if err != nil {
+		return nil, t.fileErr(c, sc, "read directory", p, err)
+	}
+	return fis, nil
+}

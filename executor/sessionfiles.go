@@ -1,0 +1,48 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/tools"
+	"github.com/autoshell/agent/transport"
+)
+
+// touchFiles notes in the session's file index (execctx.SessionFiles) the
+// file a successful step read, wrote, edited or transferred: the host, the
+// resolved path, its size (one Stat after the step; -1 when that fails),
+// the time and how. A directory (semantic_search's) is not a file of the
+// session.
+func (e *Executor) touchFiles(ctx context.Context, tr transport.Transport, tool string, r StepResult, local string) {
+	if r.Status != execctx.StatusOK || r.DryRun || r.Path == "" || len(r.files) == 0 {
+		return
+	}
+	size := int64(-1)
+	if fi, err := tr.Stat(ctx, r.Path); err == nil {
+		if fi.IsDir() {
+			return
+		}
+		size = fi.Size()
+	}
+	now := time.Now()
+	for _, op := range r.files {
+		f := execctx.SessionFile{Host: e.host, Path: r.Path, Size: size, When: now}
+		switch {
+		case tool == tools.UploadFileName && op == safety.FileWrite:
+			f.Ops, f.Local = []execctx.FileOp{execctx.FileUploaded}, local
+		case tool == tools.DownloadFileName && op == safety.FileRead:
+			f.Ops, f.Local = []execctx.FileOp{execctx.FileDownloaded}, local
+		case op == safety.FileRead:
+			f.Ops = []execctx.FileOp{execctx.FileRead}
+		case op == safety.FileWrite:
+			f.Ops = []execctx.FileOp{execctx.FileWritten}
+		case op == safety.FileEdit:
+			f.Ops = []execctx.FileOp{execctx.FileEdited}
+		default:
+			continue
+		}
+		e.vars.Touch(f)
+	}
+}

@@ -1,0 +1,41 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+// DirReader is implemented by transports that list directories (local,
+// and SSH through SFTP): ReadDir describes the entries of the directory at
+// path, without following symbolic links (a link is a link), in no
+// particular order. Errors are as the file methods'.
+type DirReader interface {
+	ReadDir(ctx context.Context, path string) ([]fs.FileInfo, error)
+}
+
+// Unwrapper is implemented by a transport that adds behaviour to another
+// (the executor's output streaming): Unwrap returns the one below, so
+// optional capabilities such as DirReader are found through it.
+type Unwrapper interface {
+	Unwrap() Transport
+}
+
+// ErrNoReadDir: the transport cannot list directories.
+var ErrNoReadDir = errors.New("this transport cannot list directories")
+
+// ReadDir lists the directory at path through tr, or a transport tr wraps.
+func ReadDir(ctx context.Context, tr Transport, path string) ([]fs.FileInfo, error) {
+	for tr != nil {
+		if dr, ok := tr.(DirReader); ok {
+			return dr.ReadDir(ctx, path)
+		}
+		u, ok := tr.(Unwrapper)
+		if !ok {
+			break
+		}
+		tr = u.Unwrap()
+	}
+	return nil, fmt.Errorf("read directory %s: %w", path, ErrNoReadDir)
+}
