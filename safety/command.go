@@ -57,6 +57,9 @@ func (p Policy) ClassifyCommandAt(cmd, home string) Assessment {
 type Touch struct {
 	Path  string
 	Write bool
+	// Dir: Path is a directory the command creates (mkdir); Parents: so
+	// may be every missing directory above it (mkdir -p).
+	Dir, Parents bool
 }
 
 // AnalyzeCommand is ClassifyCommand that also returns the files the
