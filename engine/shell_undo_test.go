@@ -39,6 +39,10 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "echo new > DIR/created.txt"},
 	{cmd: "sed -i s/precious/gone/ DIR/data.txt"},
 	{cmd: "truncate -s 0 DIR/data.txt"},
+	{cmd: "mkdir DIR/new"},
+	{cmd: "mkdir -m 700 DIR/private"},
+	{cmd: "mkdir -p DIR/a/b/c && echo x > DIR/a/b/c/f && chmod 600 DIR/a/b/c/f"},
+	{cmd: "mkdir DIR/n && cp DIR/other.txt DIR/n/", high: true},   // what goes into the new directory
 	{cmd: "tar -cf DIR/x.tar --remove-files DIR/sub", high: true}, // a directory tree
 	{cmd: "rm -f DIR/*.txt", high: true},                          // a pattern
 	{cmd: "echo x > DIR/link.txt", high: true},                    // a symbolic link

@@ -75,3 +75,18 @@ func (r restorer) Remove(ctx context.Context, path string) error {
 	}
 	return nil
 }
+
+// RemoveDir deletes the directory path with `rmdir`, which refuses one
+// that is not empty (what was put in it since is not lost); a directory
+// already gone is fine.
+func (r restorer) RemoveDir(ctx context.Context, path string) error {
+	q := tools.Quote(path)
+	res, err := r.tr.Run(ctx, transport.Command{Command: "if [ -e " + q + " ] || [ -L " + q + " ]; then rmdir -- " + q + "; fi"})
+	if err != nil {
+		return fmt.Errorf("remove directory %s: %w", path, err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("remove directory %s: rmdir exited %d: %s", path, res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	return nil
+}

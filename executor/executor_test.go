@@ -160,6 +160,13 @@ func (restorer) WriteFile(ctx context.Context, path string, r io.Reader, perm os
 
 func (restorer) Remove(_ context.Context, path string) error { return os.Remove(path) }
 
+func (restorer) RemoveDir(_ context.Context, path string) error {
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
 func (restorer) ReadFile(ctx context.Context, path string, w io.Writer) (int64, error) {
 	tr, _ := local.New()
 	return tr.ReadFile(ctx, path, w)

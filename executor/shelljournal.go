@@ -28,6 +28,7 @@ type shellTarget struct {
 	existed bool
 	mode    fs.FileMode
 	size    int64
+	dir     bool // a directory the command creates (mkdir): undo removes it while empty
 }
 
 // maxShellJournal bounds what one command's targets may hold in all.
@@ -41,7 +42,7 @@ func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, to
 	var out []shellTarget
 	var total int64
 	limit := e.journalMax()
-	seen := map[string]bool{}
+	seen := map[string]bool{} // path → whether it is a directory the command creates
 	for _, t := range touches {
 		if !t.Write || notAFile(t.Path) {
 			continue
@@ -53,10 +54,24 @@ func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, to
 		if err != nil {
 			return out, "", err
 		}
-		if seen[abs] {
+		if dir, ok := seen[abs]; ok {
+			if dir && !t.Dir { // cp f d, where the same command makes d
+				return out, fmt.Sprintf("%s is a directory the command creates: undo does not know what goes into it", abs), nil
+			}
 			continue
 		}
-		seen[abs] = true
+		seen[abs] = t.Dir
+		if t.Dir {
+			dirs, why, err := e.createdDirs(ctx, tr, abs, t.Parents)
+			if err != nil || why != "" {
+				return out, why, err
+			}
+			for _, d := range dirs {
+				seen[d.path] = true
+			}
+			out = append(out, dirs...)
+			continue
+		}
 		st, why, err := e.shellTarget(ctx, tr, abs)
 		if err != nil || why != "" {
 			return out, why, err
@@ -145,6 +160,34 @@ func (e *Executor) shellTarget(ctx context.Context, tr transport.Transport, abs 
 	return shellTarget{path: real, existed: true, mode: mode, size: fi.Size()}, "", nil
 }
 
+// createdDirs lists the directories mkdir abs would create on the host,
+// outermost first: abs when it does not exist yet and, with parents (-p),
+// each missing directory above it. An existing abs creates nothing (mkdir
+// -p leaves it; plain mkdir fails).
+func (e *Executor) createdDirs(ctx context.Context, tr transport.Transport, abs string, parents bool) ([]shellTarget, string, error) {
+	real, err := e.realPath(ctx, tr, abs)
+	if err != nil {
+		return nil, "", err
+	}
+	var out []shellTarget
+	for p := real; ; p = path.Dir(p) {
+		_, err := tr.Stat(ctx, p)
+		switch {
+		case err == nil:
+			return out, "", nil
+		case !errors.Is(err, fs.ErrNotExist):
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, "", cerr
+			}
+			return nil, fmt.Sprintf("%s cannot be looked at to save it (%v)", p, err), nil
+		}
+		out = append([]shellTarget{{path: p, dir: true}}, out...)
+		if !parents || p == "/" || p == "." {
+			return out, "", nil
+		}
+	}
+}
+
 func (e *Executor) journalMax() int64 {
 	if e.cfg.Journal != nil && e.cfg.Journal.MaxBytes > 0 {
 		return e.cfg.Journal.MaxBytes
@@ -158,6 +201,12 @@ func (e *Executor) journalMax() int64 {
 // refuses the command.
 func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as string, targets []shellTarget) error {
 	for _, t := range targets {
+		if t.dir {
+			if err := e.cfg.Journal.RecordDir(ctx, t.path, as); err != nil {
+				return &journalError{err}
+			}
+			continue
+		}
 		var content []byte
 		if t.existed {
 			var b strings.Builder
@@ -180,6 +229,9 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []shellTarget) error {
 	var errs []error
 	for _, t := range targets {
+		if t.dir {
+			continue // undo's rmdir refuses a directory something was put in
+		}
 		h := sha256.New()
 		sum := ""
 		_, err := tr.ReadFile(ctx, t.path, h)

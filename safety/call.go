@@ -516,7 +516,13 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 			if c.recursiveWrite(name, s, args) {
 				how |= wTree
 			}
+			n := len(c.touched)
 			c.write(s.shown, a, how)
+			if name == "mkdir" {
+				for j := n; j < len(c.touched); j++ {
+					c.touched[j].Dir, c.touched[j].Parents = true, mkdirParents(s, args)
+				}
+			}
 		case !metadata:
 			c.read(s.shown, a)
 			if tree {
@@ -527,6 +533,30 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 	if e.xargs != "" && !dataOnly {
 		c.opaque("%s %s: operands read from input cannot be checked", e.xargs, name)
 	}
+}
+
+// mkdirParents reports whether mkdir's options include -p (--parents, or
+// p in a short-option cluster before -m's value).
+func mkdirParents(s scanned, args []arg) bool {
+	for _, i := range s.opts {
+		for _, f := range s.forms(args, i) {
+			if f == "--parents" {
+				return true
+			}
+			if len(f) < 2 || f[0] != '-' || f[1] == '-' {
+				continue
+			}
+			for _, ch := range f[1:] {
+				if ch == 'm' {
+					break // the rest is the mode
+				}
+				if ch == 'p' {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // clusterTakesNext reports whether a short-option cluster ends with an

@@ -61,6 +61,9 @@ type Touch struct {
 	// directories); Path may also be a glob pattern (its characters are
 	// in it), for the files it matches when the command runs.
 	Tree bool
+	// Dir: Path is a directory the command creates (mkdir); Parents: so
+	// may be every missing directory above it (mkdir -p).
+	Dir, Parents bool
 }
 
 // Analysis is what the classifier knows of a command: its risk, the files

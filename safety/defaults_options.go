@@ -159,6 +159,9 @@ func (p *Policy) defaultOptions() {
 		v[c] = []string{"-t", "-S", "--target-directory", "--suffix"}
 	}
 	v["install"] = append(v["install"], "-m", "-o", "-g", "--mode", "--owner", "--group")
+	for _, c := range []string{"mkdir", "mkfifo"} {
+		v[c] = []string{"-m", "--mode"}
+	}
 	v["ps"] = []string{"-o", "-O", "-p", "-u", "-U", "-C", "-G", "-g", "-q", "-t", "--sort", "--pid", "--ppid",
 		"--format"}
 	v["lsof"] = []string{"-p", "-u", "-c", "-g", "-d"}

@@ -107,6 +107,9 @@ type indexRecord struct {
 	// As is the user the change was made as through become (sudo): the
 	// restore is made as that user too. "" for the login user.
 	As string `json:"as,omitempty"`
+	// Dir marks a directory the session created (a shell command's
+	// mkdir): Restore removes it again if it is empty.
+	Dir bool `json:"dir,omitempty"`
 }
 
 // Record stores the state path had before a change: prev and mode when it
@@ -165,6 +168,37 @@ func (j *Journal) RecordAs(ctx context.Context, file string, prev []byte, existe
 		return fmt.Errorf("undo journal: record %s: %w", file, err)
 	}
 	j.seen[file] = true
+	return nil
+}
+
+// RecordDir records that dir did not exist before a change that creates
+// it as a directory (mkdir), made as user as ("" for the login user):
+// Restore removes it again, and only while it is empty, so that nothing
+// put in it later is lost. Like Record, it returns once the record is on
+// disk, and only a path's first record counts.
+func (j *Journal) RecordDir(ctx context.Context, dir, as string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("undo journal: record %s: %w", dir, err)
+	}
+	if err := checkJournalPath(dir); err != nil {
+		return fmt.Errorf("undo journal: record: %w", err)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.restored {
+		return fmt.Errorf("undo journal: session %s on %s was already restored; start a new session", j.session, j.host)
+	}
+	if j.seen[dir] {
+		return nil
+	}
+	if err := os.MkdirAll(j.dir, 0o700); err != nil {
+		return fmt.Errorf("undo journal: %w", err)
+	}
+	rec := indexRecord{Host: j.host, Path: dir, Dir: true, Time: time.Now().UTC(), As: as}
+	if err := j.appendIndex(rec); err != nil {
+		return fmt.Errorf("undo journal: record %s: %w", dir, err)
+	}
+	j.seen[dir] = true
 	return nil
 }
 
@@ -389,6 +423,9 @@ func (r indexRecord) check() error {
 	}
 	if err := checkJournalPath(r.Path); err != nil {
 		return err
+	}
+	if r.Dir && (r.Changed || r.Existed || r.N != 0 || r.SHA256 != "" || r.Mode != "" || r.Size != 0) {
+		return fmt.Errorf("%s: a created directory's record with file fields", r.Path)
 	}
 	if r.Changed {
 		if r.N != 0 || r.Existed || r.SHA256 != "" || r.Mode != "" {

@@ -26,10 +26,13 @@ var ErrChangedSince = errors.New("changed since the session")
 // the bytes written; Remove deletes path and succeeds when it is already
 // gone; ReadFile streams path's current content into w (a missing file
 // wraps fs.ErrNotExist); Chmod sets path's mode, setuid, setgid and sticky
-// bits included (fs.ModeSetuid, fs.ModeSetgid, fs.ModeSticky).
+// bits included (fs.ModeSetuid, fs.ModeSetgid, fs.ModeSticky); RemoveDir
+// deletes the directory path only if it is empty, and succeeds when it is
+// already gone.
 type FileRestorer interface {
 	WriteFile(ctx context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error)
 	Remove(ctx context.Context, path string) error
+	RemoveDir(ctx context.Context, path string) error
 	ReadFile(ctx context.Context, path string, w io.Writer) (int64, error)
 	Chmod(ctx context.Context, path string, mode fs.FileMode) error
 }
@@ -219,6 +222,12 @@ func (e *ChangedError) Error() string {
 func (e *ChangedError) Unwrap() error { return ErrChangedSince }
 
 func (j *Journal) restoreOne(ctx context.Context, w FileRestorer, r indexRecord) (Action, error) {
+	if r.Dir {
+		if err := w.RemoveDir(ctx, r.Path); err != nil {
+			return Action{}, fmt.Errorf("undo: remove directory %s (the session created it): %w", r.Path, err)
+		}
+		return Action{Path: r.Path, Removed: true}, nil
+	}
 	if !r.Existed {
 		if err := w.Remove(ctx, r.Path); err != nil {
 			return Action{}, fmt.Errorf("undo: remove %s: %w", r.Path, err)

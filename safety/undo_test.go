@@ -21,10 +21,11 @@ type memFiles struct {
 	mu    sync.Mutex
 	files map[string][]byte
 	modes map[string]fs.FileMode
+	dirs  map[string]bool
 }
 
 func newMemFiles() *memFiles {
-	return &memFiles{files: map[string][]byte{}, modes: map[string]fs.FileMode{}}
+	return &memFiles{files: map[string][]byte{}, modes: map[string]fs.FileMode{}, dirs: map[string]bool{}}
 }
 
 // restorerFunc builds a FileRestorer from function fields.
@@ -33,7 +34,10 @@ type restorerFunc struct {
 	remove func(ctx context.Context, path string) error
 	read   func(ctx context.Context, path string, w io.Writer) (int64, error)
 	chmod  func(ctx context.Context, path string, mode fs.FileMode) error
+	rmdir  func(ctx context.Context, path string) error
 }
+
+func (f restorerFunc) RemoveDir(ctx context.Context, path string) error { return f.rmdir(ctx, path) }
 
 func (f restorerFunc) WriteFile(ctx context.Context, path string, r io.Reader, perm fs.FileMode) (int64, error) {
 	return f.write(ctx, path, r, perm)
@@ -88,6 +92,17 @@ func (m *memFiles) restorer() FileRestorer {
 			defer m.mu.Unlock()
 			delete(m.files, path)
 			delete(m.modes, path)
+			return nil
+		},
+		rmdir: func(_ context.Context, path string) error {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			for p := range m.files {
+				if strings.HasPrefix(p, path+"/") {
+					return &fs.PathError{Op: "rmdir", Path: path, Err: errors.New("directory not empty")}
+				}
+			}
+			delete(m.dirs, path)
 			return nil
 		},
 	}

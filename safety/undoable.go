@@ -19,7 +19,7 @@ var opaqueWriters = map[string]string{
 	"lz4": "a compressor", "compress": "a compressor", "uncompress": "a compressor",
 	"patch": "writes the files its diff names", "split": "writes files it names itself",
 	"csplit": "writes files it names itself", "mktemp": "creates a file it names itself",
-	"rmdir": "removes directories", "mkdir": "creates directories",
+	"rmdir": "removes directories",
 	"chown": "changes owners", "chgrp": "changes owners", "setfacl": "changes access lists",
 	"rsync": "writes a tree", "git": "changes a working tree", "make": "runs a build",
 }

@@ -12,7 +12,8 @@ func TestUndoOpaque(t *testing.T) {
 		"echo tar > notes.txt":                    false,
 		"grep -r gzip . > hits.txt":               false,
 		"cp a b && (chown u b)":                   true,
-		"echo $(mkdir d)":                         true,
+		"echo $(rmdir d)":                         true,
+		"mkdir -p d && echo x > d/f":              false,
 		"sed -i s/a/b/ f":                         false,
 		"echo 'unterminated":                      true,
 	} {
