@@ -86,8 +86,8 @@ func TestMkdirTouches(t *testing.T) {
 		"mkdir -m700 -p /srv/x":  {{Path: "/srv/x", Write: true, Dir: true, Parents: true}},
 		"mkdir -mp /srv/x":       nil, // -m's value is "p": a bad mode; whatever it is, no -p
 		"touch /srv/x":           {{Path: "/srv/x", Write: true}},
-		"mkdir -p d && echo x > d/f":// relative: from the home directory, where SSH commands start
-		{{Path: "~/d", Write: true, Dir: true, Parents: true}, {Path: "~/d/f", Write: true}},
+		"mkdir -p d && echo x > d/f":// relative: from where the step starts
+		{{Path: "d", Write: true, Dir: true, Parents: true}, {Path: "d/f", Write: true}},
 	} {
 		_, got := p.AnalyzeCommand(cmd)
 		if want == nil {
