@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,6 +125,9 @@ func startHTTP(t *testing.T, env []string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("agent", append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = env
+	// Killed with the test binary too (a test timeout skips Cleanup): an
+	// orphaned server would hold whatever descriptors it inherited.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
