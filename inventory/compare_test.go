@@ -265,7 +265,11 @@ func (r *ansibleRunner) compareSources(t *testing.T, c sourceCase, patterns []st
 				again := r.patterns(t, sources, c.env, "3", []string{pat})[pat]
 				ordered = reflect.DeepEqual(again.Select, want.Select) && reflect.DeepEqual(again.Limit, want.Limit)
 			}
-			if !ordered {
+			// A limit file's hosts come in Ansible's order of its whole
+			// inventory, which for a directory with a script was seen to
+			// change between identical runs (every seed agreeing, then
+			// not): for @FILE patterns only the sets count.
+			if !ordered || strings.Contains(pat, "@") {
 				gs, gl, ws, wl = sorted(gs), sorted(gl), sorted(ws), sorted(wl)
 			}
 			if !reflect.DeepEqual(gs, ws) {
