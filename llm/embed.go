@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -22,8 +23,14 @@ func (c *Client) EmbeddingModel() string { return c.cfg.EmbeddingModel }
 // embeddings API (POST /embeddings) with Config.EmbeddingModel, retrying
 // as Chat does. Texts must be non-empty and at most 2048; what a real API
 // rejects is refused before sending. The error is an *Error (no secret in
-// it), ErrNoEmbeddingModel, or ctx's error.
-func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+// it), ErrNoEmbeddingModel, or ctx's error. The exchange hook sees the
+// call as Endpoint "embeddings", with the body exactly as sent.
+func (c *Client) Embed(ctx context.Context, texts []string) (vecs [][]float32, err error) {
+	if c.onExchange != nil && c.cfg.EmbeddingModel != "" {
+		var sent []byte // the body as sent, for the exchange hook
+		ctx = context.WithValue(ctx, sentKey{}, &sent)
+		defer func(start time.Time) { c.observeEmbed(sent, len(vecs), err, start) }(time.Now())
+	}
 	if c.cfg.EmbeddingModel == "" {
 		return nil, ErrNoEmbeddingModel
 	}

@@ -5,35 +5,58 @@ import (
 	"time"
 )
 
-// Exchange is one Chat call, for a transcript: the request as the caller
-// gave it and the body sent for it, and the normalized reply or the error.
-// Every string in it has the client's API key replaced by its masked form.
+// Exchange is one Chat or Embed call, for a transcript: the request as the
+// caller gave it and the body sent for it, and the normalized reply or the
+// error. Every string in it has the client's API key replaced by its
+// masked form.
 type Exchange struct {
-	Seq     int // 1, 2, … per client
-	Model   string
-	Request Request
+	Seq int // 1, 2, … per client, over both endpoints
+	// Endpoint is "chat" (POST /chat/completions) or "embeddings" (POST
+	// /embeddings: Request is empty, Body holds the texts sent).
+	Endpoint string
+	Model    string
+	Request  Request
 	// Body is the request body exactly as sent (the last attempt's); nil
 	// when nothing was sent (a request refused before it left).
 	Body     []byte
-	Response Response // zero when Err is set
-	Err      error
-	Duration time.Duration
+	Response Response // zero when Err is set, or for embeddings
+	// Embeddings is how many vectors an embeddings call returned.
+	Embeddings int
+	Err        error
+	Duration   time.Duration
 }
 
-// WithExchangeHook is told about every Chat call when it ends, successful
-// or not (e.g. to write --transcript). f is called from the goroutine that
-// called Chat.
+// WithExchangeHook is told about every Chat and Embed call when it ends,
+// successful or not (e.g. to write --transcript). f is called from the
+// goroutine that made the call.
 func WithExchangeHook(f func(Exchange)) Option {
 	return func(c *Client) { c.onExchange = f }
 }
 
+// nextSeq numbers the client's calls for the exchange hook.
+func (c *Client) nextSeq() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	return c.seq
+}
+
+// observeEmbed reports one Embed call to the exchange hook.
+func (c *Client) observeEmbed(body []byte, n int, err error, start time.Time) {
+	x := Exchange{Seq: c.nextSeq(), Endpoint: "embeddings", Model: c.cfg.EmbeddingModel,
+		Duration: time.Since(start), Embeddings: n}
+	if body != nil {
+		x.Body = []byte(c.redact(string(body)))
+	}
+	if err != nil {
+		x.Err, x.Embeddings = redactedError{msg: c.redact(err.Error()), err: err}, 0
+	}
+	c.onExchange(x)
+}
+
 // observe reports one Chat call to the exchange hook.
 func (c *Client) observe(req Request, body []byte, resp *Response, err *error, start time.Time) {
-	c.mu.Lock()
-	c.seq++
-	seq := c.seq
-	c.mu.Unlock()
-	x := Exchange{Seq: seq, Model: c.cfg.Model, Duration: time.Since(start),
+	x := Exchange{Seq: c.nextSeq(), Endpoint: "chat", Model: c.cfg.Model, Duration: time.Since(start),
 		Request: Request{ToolChoice: req.ToolChoice, Tools: req.Tools, Control: req.Control}}
 	if body != nil {
 		x.Body = []byte(c.redact(string(body)))

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -59,4 +60,47 @@ func TestExchangeHook(t *testing.T) {
 		t.Errorf("reply arguments: %s", a)
 	}
 	noKey(t, string(got[1].Request.Messages[2].ToolCalls[0].Arguments))
+}
+
+// TestExchangeHookEmbeddings: an Embed call reaches the hook as endpoint
+// "embeddings" with the body exactly as sent (the texts), the number of
+// vectors, one sequence with the Chat calls; a failed one with its error.
+func TestExchangeHookEmbeddings(t *testing.T) {
+	srv := testenv.StartLLMServer(t, testenv.Text("done"))
+	var got []Exchange
+	c, _ := newTestClient(t, srv.URL, WithExchangeHook(func(x Exchange) { got = append(got, x) }))
+	c.cfg.EmbeddingModel = "text-embedding-3-small"
+	if _, err := c.Chat(context.Background(), userReq("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Embed(context.Background(), []string{"first passage", "second " + testKey}); err != nil {
+		t.Fatal(err)
+	}
+	c.cfg.EmbeddingModel = "no-such-embedder"
+	if _, err := c.Embed(context.Background(), []string{"x"}); err == nil {
+		t.Fatal("an unknown embeddings model: want the server's 404")
+	}
+	if len(got) != 3 {
+		t.Fatalf("hook called %d times, want 3", len(got))
+	}
+	x := got[1]
+	if x.Seq != 2 || x.Endpoint != "embeddings" || x.Model != "text-embedding-3-small" || x.Embeddings != 2 || x.Err != nil {
+		t.Errorf("embeddings exchange: %+v", x)
+	}
+	recs := srv.EmbeddingRequests()
+	if len(recs) != 2 || len(recs[0].Inputs) != 2 {
+		t.Fatalf("server saw %+v", recs)
+	}
+	var sent struct {
+		Input []string `json:"input"`
+		Model string   `json:"model"`
+	}
+	if err := json.Unmarshal(x.Body, &sent); err != nil || sent.Model != "text-embedding-3-small" ||
+		len(sent.Input) != 2 || sent.Input[0] != recs[0].Inputs[0] || sent.Input[1] != "second sk-…wxyz" {
+		t.Errorf("body %s (%v), server got %q", x.Body, err, recs[0].Inputs)
+	}
+	if got[0].Endpoint != "chat" || got[2].Endpoint != "embeddings" || got[2].Err == nil || got[2].Embeddings != 0 {
+		t.Errorf("chat %+v / failed embeddings %+v", got[0], got[2])
+	}
+	noKey(t, fmt.Sprintf("%+v %s", got, got[1].Body))
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -91,8 +93,9 @@ func TestSearchEndToEnd(t *testing.T) {
 				testenv.Calls(testenv.Call("session_files", `{"action":"list","reference":"this"}`)),
 				testenv.Text("It is max_connections in postgresql.conf."),
 			)
-			n := len(srv.Requests())
-			out, errOut, code = runAgent("-F", cfg, "--ssh-host="+host, "--mode", "react", "--json", "-c", "where is the database's client limit set?")
+			n, nEmb := len(srv.Requests()), len(srv.EmbeddingRequests())
+			tr := filepath.Join(t.TempDir(), "transcript.jsonl")
+			out, errOut, code = runAgent("-F", cfg, "--ssh-host="+host, "--mode", "react", "--json", "--transcript", tr, "-c", "where is the database's client limit set?")
 			steps = stepEvents(t, out)
 			if code != 0 || len(steps) != 3 {
 				t.Fatalf("agent -c: exit %d, steps %v\n%s", code, steps, errOut)
@@ -117,6 +120,23 @@ func TestSearchEndToEnd(t *testing.T) {
 						t.Fatalf("a secret reached the embeddings endpoint: %q", in)
 					}
 				}
+			}
+			// The transcript records the embeddings requests too, with
+			// exactly the texts the server received.
+			var sent [][]string
+			for _, b := range transcriptBodies(t, tr, "embeddings") {
+				var body struct{ Input []string }
+				if err := json.Unmarshal(b, &body); err != nil {
+					t.Fatalf("embeddings body %s: %v", b, err)
+				}
+				sent = append(sent, body.Input)
+			}
+			var got [][]string
+			for _, r := range srv.EmbeddingRequests()[nEmb:] {
+				got = append(got, r.Inputs)
+			}
+			if len(got) == 0 || !reflect.DeepEqual(sent, got) {
+				t.Errorf("the transcript has %d embeddings requests, the server got %d, or their texts differ", len(sent), len(got))
 			}
 			srv.CheckNoRejections(t)
 		})

@@ -104,7 +104,7 @@ func TestSecretsStayHome(t *testing.T) {
 				t.Errorf("--send-secrets: tool replies\n%s", replies)
 			}
 			// the transcript's request lines are what the server received
-			bodies := transcriptBodies(t, filepath.Join(outDir, tc.host+".transcript.jsonl"))
+			bodies := transcriptBodies(t, filepath.Join(outDir, tc.host+".transcript.jsonl"), "")
 			if len(bodies) != len(reqs) {
 				t.Fatalf("transcript holds %d request bodies, the server got %d", len(bodies), len(reqs))
 			}
@@ -144,8 +144,9 @@ func toolReplies(r testenv.RecordedRequest) []string {
 	return out
 }
 
-// transcriptBodies are the "body" fields of a transcript's request lines.
-func transcriptBodies(t *testing.T, path string) [][]byte {
+// transcriptBodies are the "body" fields of a transcript's request lines
+// to endpoint ("" for chat, "embeddings").
+func transcriptBodies(t *testing.T, path, endpoint string) [][]byte {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -156,13 +157,14 @@ func transcriptBodies(t *testing.T, path string) [][]byte {
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
 		var l struct {
-			Event string          `json:"event"`
-			Body  json.RawMessage `json:"body"`
+			Event    string          `json:"event"`
+			Endpoint string          `json:"endpoint"`
+			Body     json.RawMessage `json:"body"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("transcript line %q: %v", sc.Bytes(), err)
 		}
-		if l.Event == "request" {
+		if l.Event == "request" && l.Endpoint == endpoint {
 			out = append(out, l.Body)
 		}
 	}

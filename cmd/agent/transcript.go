@@ -23,8 +23,11 @@ import (
 // or added: step outputs lose their secrets before they are sent (stepgen,
 // unless --send-secrets), not here. Response and error lines are redacted
 // the way the audit log redacts (safety.RedactString, safety.Redact on tool
-// arguments). The llm client masks its API key before anything reaches
-// this file.
+// arguments). An embeddings call (semantic_search) is a request line with
+// "endpoint": "embeddings" and the body as sent (the texts embedded), then
+// a response line with "embeddings": the number of vectors (the vectors
+// themselves are left out), or an error line. The llm client masks its
+// API key before anything reaches this file.
 // The file is created with mode 0600: it holds command output; an existing
 // file readable by others is chmod-ed to 0600 first.
 func transcriptOptions(path string) ([]llm.Option, func(), error) {
@@ -64,9 +67,10 @@ type (
 		Event      string      `json:"event"` // "request"
 		Seq        int         `json:"seq"`
 		Time       string      `json:"time"`
+		Endpoint   string      `json:"endpoint,omitempty"` // "embeddings"; absent for chat
 		Model      string      `json:"model"`
 		ToolChoice string      `json:"tool_choice,omitempty"`
-		Messages   []trMessage `json:"messages"`
+		Messages   []trMessage `json:"messages,omitempty"`
 		Tools      []trTool    `json:"tools,omitempty"`
 		// Body is the request body as sent; absent when none was.
 		Body json.RawMessage `json:"body,omitempty"`
@@ -99,6 +103,7 @@ type (
 		FinishReason     string       `json:"finish_reason,omitempty"`
 		PromptTokens     int          `json:"prompt_tokens"`
 		CompletionTokens int          `json:"completion_tokens"`
+		Embeddings       int          `json:"embeddings,omitempty"` // vectors an embeddings call returned
 		Problems         []string     `json:"problems,omitempty"`
 		Repairs          []string     `json:"repairs,omitempty"`
 	}
@@ -115,6 +120,9 @@ func (t *transcript) write(x llm.Exchange) {
 	end := time.Now().UTC()
 	now, start := end.Format(time.RFC3339Nano), end.Add(-x.Duration).Format(time.RFC3339Nano)
 	req := trRequest{Event: "request", Seq: x.Seq, Time: start, Model: x.Model, ToolChoice: x.Request.ToolChoice}
+	if x.Endpoint == "embeddings" {
+		req.Endpoint = x.Endpoint
+	}
 	for _, m := range x.Request.Messages {
 		req.Messages = append(req.Messages, trMessage{Role: m.Role, Content: m.Content,
 			Reasoning: m.Reasoning, ToolCalls: sentCalls(m.ToolCalls), ToolCallID: m.ToolCallID})
@@ -134,7 +142,8 @@ func (t *transcript) write(x llm.Exchange) {
 		resp := trResponse{Event: "response", Seq: x.Seq, Time: now, DurationMS: ms,
 			Content: safety.RedactString(r.Content), Reasoning: safety.RedactString(r.Reasoning),
 			ToolCalls: trCalls(r.ToolCalls), FinishReason: r.FinishReason,
-			PromptTokens: r.Usage.Prompt, CompletionTokens: r.Usage.Completion, Repairs: r.Repairs}
+			PromptTokens: r.Usage.Prompt, CompletionTokens: r.Usage.Completion, Repairs: r.Repairs,
+			Embeddings: x.Embeddings}
 		for _, p := range r.Problems {
 			resp.Problems = append(resp.Problems, safety.RedactString(fmt.Sprintf("%s: %s", p.CallID, llm.ToolError(p))))
 		}
