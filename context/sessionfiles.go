@@ -146,7 +146,16 @@ func MatchesType(p, t string) bool {
 	return strings.HasSuffix(base, "."+strings.TrimPrefix(t, "."))
 }
 
-// filesBlockSession is the summary's block of the session's files, newest
+// SessionFilesText is the block of the session's files for a prompt (the
+// REPL's notes on earlier tasks), newest last, within budget bytes,
+// scrubbed as the summary is; "" when no file was touched.
+func (c *Context) SessionFilesText(budget int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.scrub(c.sessionFilesBlock(budget))
+}
+
+// sessionFilesBlock is the summary's block of the session's files, newest
 // last, within budget bytes.
 func (c *Context) sessionFilesBlock(budget int) string {
 	const head = "Files of this session (session_files resolves \"this\", \"these\", \"previous\"):\n"

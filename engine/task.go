@@ -37,10 +37,11 @@ func (h *Host) RunTask(ctx context.Context, chat planner.Chatter, o TaskOptions,
 
 // Bounds of what the model is told about a session's earlier tasks.
 const (
-	earlierTasks     = 5   // the newest tasks described
-	earlierTextBytes = 300 // per task and answer
-	earlierVars      = 20  // variables listed
-	earlierVarBytes  = 100 // per variable value
+	earlierTasks     = 5    // the newest tasks described
+	earlierTextBytes = 300  // per task and answer
+	earlierVars      = 20   // variables listed
+	earlierVarBytes  = 100  // per variable value
+	earlierFiles     = 1024 // bytes of the session's files block
 )
 
 // Conversation is a run of tasks on one host that builds on itself (the
@@ -160,6 +161,9 @@ func (c *Conversation) notes() string {
 			fmt.Fprintf(&b, "- %s = %q\n", k, clipText(fmt.Sprint(vars[k]), earlierVarBytes))
 		}
 	}
+	// The files earlier tasks touched, so that "that config" in a new task
+	// can be resolved (the adaptive summary carries the same block).
+	b.WriteString(c.Host.Vars().SessionFilesText(earlierFiles))
 	return b.String()
 }
 
