@@ -102,6 +102,11 @@ func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transpor
 		c.analysis = e.cfg.Policy.Analyze(line, home)
 		c.risk = c.analysis.Assessment
 		touches := c.analysis.Touches
+		if c.risk.Level < safety.High && len(touches) > 0 {
+			if c, err = e.classifyResolved(ctx, c, tr, call, home); err != nil {
+				return c, err
+			}
+		}
 		if e.cfg.Journal != nil && c.risk.Level >= safety.Medium {
 			cwd, _ := call.Params["cwd"].(string)
 			targets, why, err := e.planShellUndo(ctx, tr, touches, cwd)

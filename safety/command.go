@@ -55,7 +55,12 @@ func (p Policy) ClassifyCommandAt(cmd, home string) Assessment {
 // as the classifier resolved it: absolute, "~/…" in the home directory, or
 // relative to the directory the step starts in.
 type Touch struct {
-	Path  string
+	Path string
+	// Raw is Path as the kernel walks it when the command's word has a
+	// ".." that may climb out of a symbolic link ("~/link/../x" is not
+	// "~/x" when link is one): symbolic links are resolved along Raw.
+	// "" when Path says it.
+	Raw   string
 	Write bool
 	// Tree: the command acts on the whole tree under Path (find's start
 	// directories); Path may also be a glob pattern (its characters are
@@ -105,7 +110,11 @@ func (p Policy) AnalyzeCommandAt(cmd, home string) (Assessment, []Touch) {
 
 // Analyze is AnalyzeCommandAt with the programs the command runs, the
 // connections it makes and what cannot be known (Analysis).
-func (p Policy) Analyze(cmd, home string) Analysis {
+func (p Policy) Analyze(cmd, home string) Analysis { return p.analyze(cmd, home, nil) }
+
+// analyze is Analyze with the symbolic links found on the host (nil when
+// none were looked for).
+func (p Policy) analyze(cmd, home string, host *hostLinks) Analysis {
 	if home != "" {
 		home = path.Clean(home)
 	}
@@ -114,14 +123,14 @@ func (p Policy) Analyze(cmd, home string) Analysis {
 	// ([[ a > f ]] is a test in bash and a write under dash; ((…)) is
 	// arithmetic in bash and nested subshells under dash), so the command
 	// is classified as each dialect reads it and the worse result counts.
-	c := p.classifyAs(cmd, home, syntax.LangBash)
+	c := p.classifyAs(cmd, home, syntax.LangBash, host)
 	an := c.analysis()
 	if an.Level == High || !c.bashOnly {
 		// The POSIX reading cannot make it worse: the command is High, or
 		// it holds no syntax that only bash reads (both parse it the same).
 		return an
 	}
-	px := p.classifyAs(cmd, home, syntax.LangPOSIX)
+	px := p.classifyAs(cmd, home, syntax.LangPOSIX, host)
 	an.Level = max(an.Level, px.a.Level)
 	for _, r := range px.a.Reasons {
 		if !slices.Contains(an.Reasons, r) {
@@ -177,9 +186,9 @@ func touches(in []Touch) []Touch {
 	return out
 }
 
-func (p Policy) classifyAs(cmd, home string, lang syntax.LangVariant) (c *classifier) {
+func (p Policy) classifyAs(cmd, home string, lang syntax.LangVariant, host *hostLinks) (c *classifier) {
 	c = &classifier{p: &p, seen: map[*syntax.Stmt]bool{}, funcs: map[string]bool{},
-		aliases: map[string]string{}, written: map[string]bool{}, links: map[string]string{}, lang: lang, home: home}
+		aliases: map[string]string{}, written: map[string]bool{}, links: map[string]string{}, lang: lang, home: home, host: host}
 	defer func() {
 		if r := recover(); r != nil {
 			c.opaque("internal error while analysing the command: %v", r)
@@ -197,6 +206,7 @@ type classifier struct {
 	aliases map[string]string // aliases defined in the code
 	written map[string]bool   // files the code writes content to
 	links   map[string]string // symbolic links the code creates: link → target
+	host    *hostLinks        // symbolic links already on the host (AnalyzeResolved)
 	// allexport: set -a makes every later assignment part of the environment.
 	allexport bool
 	lang      syntax.LangVariant

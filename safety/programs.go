@@ -116,8 +116,16 @@ func (c *classifier) tree(a arg, write bool) {
 			c.opaque("%s: path in another process's working directory", a.text)
 			continue
 		}
+		if pl.unknown != "" {
+			l := Medium
+			if write {
+				l = High
+			}
+			c.add(l, "%s: %s", a.text, pl.unknown)
+			continue
+		}
 		if len(c.touched) < maxTouched {
-			c.touched = append(c.touched, Touch{Path: pl.p, Write: write, Tree: true})
+			c.touched = append(c.touched, Touch{Path: pl.p, Raw: rawTouch(pl), Write: write, Tree: true})
 		}
 	}
 }
@@ -143,6 +151,15 @@ func relTouch(pl place) string {
 		return path.Clean(pl.p)
 	}
 	return pl.p
+}
+
+// rawTouch is Touch.Raw for a place: its raw path, from "~" in the home
+// directory.
+func rawTouch(pl place) string {
+	if pl.raw == "" {
+		return ""
+	}
+	return fromHome([]string{pl.raw})[0]
 }
 
 // programPath is how Analysis.Programs names a program file: relative

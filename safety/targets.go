@@ -11,6 +11,12 @@ type place struct {
 	p    string // cleaned path: absolute, or relative to the unknown start directory
 	rel  bool   // p is relative to the directory the step starts in (home on SSH)
 	lost bool   // the directory is unknown (another process's cwd): High to touch
+	// unknown: where a symbolic link on the host leads could not be found
+	// out (why): High to write, Medium to read.
+	unknown string
+	// raw is p as the kernel walks it, when a ".." in the word may climb
+	// out of a symbolic link (p has it cleaned away lexically); else "".
+	raw string
 }
 
 // maxTouched bounds the files AnalyzeCommand lists.
@@ -46,14 +52,17 @@ func (c *classifier) placesVia(a arg, hops int) []place {
 		case user != "":
 			home = "/home/" + user
 		}
-		out = []place{{p: path.Clean(home + "/" + rest)}}
+		out = []place{{p: path.Clean(home + "/" + rest), raw: home + "/" + rest}}
 	case path.IsAbs(v):
-		out = []place{{p: path.Clean(v)}}
+		out = []place{{p: path.Clean(v), raw: v}}
 	default:
 		out = c.fromCwds(v)
 	}
 	var res []place
 	for _, pl := range out {
+		if !hasDotDot(v) || strings.HasPrefix(pl.p, "/proc/") {
+			pl.raw = "" // the cleaned path is where the kernel goes
+		}
 		res = append(res, c.procPlaces(pl)...)
 	}
 	if hops >= maxLinkHops {
@@ -61,6 +70,10 @@ func (c *classifier) placesVia(a arg, hops int) []place {
 	}
 	n := len(res)
 	for _, pl := range res[:n] {
+		if why, ok := c.host.unknownWhy(pl.p); ok {
+			res = append(res, place{p: pl.p, rel: pl.rel, unknown: why})
+			continue
+		}
 		if t, ok := c.linkTarget(pl.p); ok {
 			if c.linkHops++; c.linkHops > maxLinkWork {
 				c.opaque("too many links created by the command to follow")
@@ -83,7 +96,7 @@ func (c *classifier) fromCwds(v string) []place {
 	}
 	var out []place
 	for _, d := range cwds {
-		out = append(out, place{p: path.Join(d, v), rel: !path.IsAbs(d)})
+		out = append(out, place{p: path.Join(d, v), rel: !path.IsAbs(d), raw: d + "/" + v})
 	}
 	return out
 }
@@ -123,8 +136,12 @@ func (c *classifier) procPlaces(pl place) []place {
 }
 
 // linkTarget follows a symbolic or hard link the command created (ln),
-// for p or a directory above it.
+// for p or a directory above it, or one the host has where p leads
+// (AnalyzeResolved).
 func (c *classifier) linkTarget(p string) (string, bool) {
+	if t, ok := c.host.target(p); ok {
+		return t, true
+	}
 	for link, target := range c.links {
 		if p == link {
 			return target, true
@@ -162,6 +179,9 @@ func (c *classifier) write(who string, a arg, how int) {
 		case pl.lost:
 			c.opaque("%s %s: path in another process's working directory", who, a.text)
 			return
+		case pl.unknown != "":
+			c.add(High, "%s %s: %s", who, a.text, pl.unknown)
+			continue
 		case pl.rel && climbs(p):
 			c.opaque("%s %s: path climbs above the working directory", who, a.text)
 			return
@@ -182,7 +202,7 @@ func (c *classifier) write(who string, a arg, how int) {
 			c.written[p] = true
 		}
 		if len(c.touched) < maxTouched && !found {
-			c.touched = append(c.touched, Touch{Path: touch, Write: true, Tree: how&wTree != 0})
+			c.touched = append(c.touched, Touch{Path: touch, Raw: rawTouch(pl), Write: true, Tree: how&wTree != 0})
 		}
 		l, why := c.p.writeRisk(p, c.home, a.glob)
 		if l == High || l == Medium && how&wQuiet == 0 {
@@ -227,8 +247,12 @@ func (c *classifier) readTree(who string, a arg) {
 	}
 	for _, pl := range c.places(a) {
 		p := pl.p
+		if pl.unknown != "" {
+			c.add(Medium, "%s %s: %s", who, a.text, pl.unknown)
+			continue
+		}
 		if len(c.touched) < maxTouched && !pl.lost && !strings.Contains(a.val, "://") {
-			c.touched = append(c.touched, Touch{Path: relTouch(pl), Tree: true})
+			c.touched = append(c.touched, Touch{Path: relTouch(pl), Raw: rawTouch(pl), Tree: true})
 		}
 		if pl.rel {
 			p = path.Join(homeStandIn, p)
@@ -255,6 +279,9 @@ func (c *classifier) read(who string, a arg) {
 		case pl.rel && c.cwdLost:
 			c.opaque("%s %s: relative path after cd to an unresolved directory", who, a.text)
 			return
+		case pl.unknown != "":
+			c.add(Medium, "%s %s: %s", who, a.text, pl.unknown)
+			continue
 		}
 		if network(p) {
 			c.add(High, "%s %s: connects to another host", who, a.text)
@@ -275,7 +302,7 @@ func (c *classifier) read(who string, a arg) {
 			}
 		}
 		if len(c.touched) < maxTouched && !c.findOperand(a, false) && !strings.Contains(a.val, "://") {
-			c.touched = append(c.touched, Touch{Path: relTouch(pl)})
+			c.touched = append(c.touched, Touch{Path: relTouch(pl), Raw: rawTouch(pl)})
 		}
 		for _, cand := range candidates {
 			if l, why := c.p.readRisk(cand, c.home, a.glob); l > Safe {
@@ -311,7 +338,7 @@ func (c *classifier) cd(args []arg) {
 	var went []string
 	for _, pl := range c.places(a) {
 		switch {
-		case pl.lost || pl.rel && climbs(pl.p):
+		case pl.lost || pl.unknown != "" || pl.rel && climbs(pl.p):
 			c.cwdLost = true
 			return
 		default:

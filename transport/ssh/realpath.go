@@ -40,7 +40,9 @@ func (t *Transport) RealPath(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("realpath %s: %w", p, err)
 	}
-	p = t.expandHome(p, home)
+	if !strings.HasPrefix(p, "/") {
+		p = t.expandHome(p, home)
+	} // else as given: expandHome cleans "link/.." away lexically
 	real, err := call(ctx, func() (string, error) { return realPath(sc, p) })
 	if err != nil {
 		return "", t.fileErr(c, sc, "realpath", p, err)

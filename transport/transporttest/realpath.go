@@ -71,8 +71,10 @@ func init() {
 			{"sub/f/x", ""},
 			{"loop1", ""},
 			{"loop1/x", ""},
+			{"deep/../f", "sub/f"}, // ".." in the path climbs out of the link's target
+			{"chain/../inner/../f", "sub/f"},
 		} {
-			p := path.Join(f.Dir, tc.path)
+			p := f.Dir + "/" + tc.path // not path.Join: "deep/.." is not "."
 			got, err := rp.RealPath(ctx, p)
 			ref, refOK := readlinkF(t, f.Transport, p)
 			if tc.want == "" {

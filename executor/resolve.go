@@ -1,0 +1,253 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/tools"
+	"github.com/autoshell/agent/transport"
+)
+
+// A command's words say which files it touches; symbolic links already on
+// the host say where those really are. Right before each step runs (after
+// the steps before it ran, so links they made are there) the files a
+// command reads and writes are resolved on the host it runs on, as the
+// user it runs as, and rated where they really are
+// (safety.Policy.ClassifyResolved). A link swapped between this look and
+// the command's own is beyond any look before the run: the kernel
+// enforcement holds that (docs/decisions.md).
+
+// maxResolving bounds the lookups in flight at once (each is a few SFTP
+// requests over SSH, a sudo over become).
+const maxResolving = 16
+
+// resolveTouches finds on the host where each file a command touches
+// really is, and returns those that are not where their names say (a
+// symbolic link on the way) or could not be found out. A missing name is
+// no link: its deepest existing directory is resolved and the rest
+// appended. Paths that name no file (/dev/null, /proc/self/fd/N) and /proc
+// (the classifier reads it as the step will see it) are left out. The
+// error is only a done ctx or a lost connection.
+func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, touches []safety.Touch, cwd string) ([]safety.Resolved, error) {
+	type job struct {
+		t         safety.Touch
+		abs, look string // the path as named, and the part of it to resolve
+		rest      string // a pattern's part after look, appended to where look leads
+		real, why string
+	}
+	var jobs []*job
+	for _, t := range touches {
+		if notAFile(t.Path) || strings.HasPrefix(t.Path, "/proc/") || strings.Contains(t.Path, "://") {
+			continue
+		}
+		j := &job{t: t}
+		abs, err := e.absolute(ctx, tr, t.Path, cwd)
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, cerr
+			}
+			j.why = "its home directory is not known: " + err.Error()
+			jobs = append(jobs, j)
+			continue
+		}
+		j.abs, j.look = abs, abs
+		if t.Raw != "" && !strings.ContainsAny(t.Raw, "*?[") {
+			// "link/../x": resolved as the kernel walks it.
+			if j.look, err = e.rawAbsolute(ctx, tr, t.Raw, cwd); err != nil {
+				if cerr := ctx.Err(); cerr != nil {
+					return nil, cerr
+				}
+				j.why = "its home directory is not known: " + err.Error()
+			}
+		} else if i := strings.IndexAny(abs, "*?["); i >= 0 {
+			// A pattern: its fixed directories are resolved, the pattern
+			// is rated in the directory they lead to.
+			cut := strings.LastIndexByte(abs[:i], '/')
+			j.look, j.rest = abs[:max(cut, 1)], abs[cut+1:]
+		}
+		jobs = append(jobs, j)
+	}
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	if rp, ok := tr.(realPather); ok {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, maxResolving)
+		for _, j := range jobs {
+			if j.why != "" {
+				continue
+			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				j.real, j.why = resolveOne(ctx, rp, j.look)
+			}()
+		}
+		wg.Wait()
+	} else {
+		var looks []string
+		for _, j := range jobs {
+			if j.why == "" {
+				looks = append(looks, j.look)
+			}
+		}
+		reals, err := e.readlinkAll(ctx, tr, looks)
+		if err != nil {
+			return nil, err
+		}
+		i := 0
+		for _, j := range jobs {
+			if j.why == "" {
+				j.real, j.why = reals[i].real, reals[i].why
+				i++
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []safety.Resolved
+	for _, j := range jobs {
+		if j.why == errLost {
+			return nil, fmt.Errorf("resolving %s on the host: %w", j.abs, transport.ErrConnection)
+		}
+		r := safety.Resolved{Touch: j.t, Unresolved: j.why}
+		if j.why == "" {
+			r.Real = j.real
+			if j.rest != "" {
+				r.Real = path.Join(j.real, j.rest)
+			}
+			if r.Real == path.Clean(j.abs) {
+				continue // no link on the way
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// errLost marks a lookup that failed because the connection did.
+const errLost = "\x00lost"
+
+// resolveOne is where p really is on the host, or why that is not known.
+// A missing name (or one below a file) is no link: the deepest directory
+// above it that exists is resolved and the names below it appended.
+func resolveOne(ctx context.Context, rp realPather, p string) (real, why string) {
+	rest := ""
+	for {
+		r, err := rp.RealPath(ctx, p)
+		switch {
+		case err == nil:
+			if rest != "" {
+				r = path.Join(r, rest)
+			}
+			return r, ""
+		case ctx.Err() != nil:
+			return "", ctx.Err().Error()
+		case errors.Is(err, transport.ErrConnection):
+			return "", errLost
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return "", oneLine(err.Error(), 200)
+		case p == "/" || !path.IsAbs(p):
+			return "", oneLine(err.Error(), 200)
+		}
+		// Split as written: path.Dir would clean "link/.." lexically.
+		i := strings.LastIndexByte(p, '/')
+		rest = path.Join(p[i+1:], rest)
+		p = p[:max(i, 1)]
+	}
+}
+
+// rawAbsolute is absolute for a Touch.Raw: the same start, but its ".."
+// left for the host to walk.
+func (e *Executor) rawAbsolute(ctx context.Context, tr transport.Transport, raw, cwd string) (string, error) {
+	switch {
+	case path.IsAbs(raw):
+		return raw, nil
+	case raw == "~" || strings.HasPrefix(raw, "~/"):
+		home, err := e.absolute(ctx, tr, "~", cwd)
+		return home + raw[1:], err
+	}
+	base, err := e.absolute(ctx, tr, ".", cwd)
+	return base + "/" + raw, err
+}
+
+type readlinkResult struct{ real, why string }
+
+// readlinkAll resolves paths on a host whose transport cannot do it
+// itself, with one command for all of them: the deepest name of each that
+// exists (or is a link) is resolved with `readlink -f` (GNU and busybox;
+// it fails on a loop), the missing names below it appended. Each answer is
+// "ok" and the path, or "no", ended by NUL ($(…) keeps a path's trailing
+// newlines: "." is printed after it and taken off).
+func (e *Executor) readlinkAll(ctx context.Context, tr transport.Transport, paths []string) ([]readlinkResult, error) {
+	var b strings.Builder
+	b.WriteString("for f in")
+	for _, p := range paths {
+		b.WriteString(" " + tools.Quote(p))
+	}
+	b.WriteString(`; do d=$f s=; ` +
+		`while [ "$d" != / ] && [ ! -e "$d" ] && [ ! -L "$d" ]; do s=/${d##*/}$s; d=${d%/*}; [ -n "$d" ] || d=/; done; ` +
+		`if r=$(readlink -f -- "$d" && echo .); then r=${r%.}; printf 'ok%s%s\0' "${r%?}" "$s"; else printf 'no\0'; fi; done`)
+	res, err := tr.Run(ctx, transport.Command{Command: b.String()})
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
+		if errors.Is(err, transport.ErrConnection) {
+			return nil, fmt.Errorf("resolving paths on the host: %w", err)
+		}
+		res.Stdout = ""
+	}
+	return parseReadlinks(res.Stdout, len(paths)), nil
+}
+
+// parseReadlinks reads readlinkAll's answer for n paths: n records, each
+// "ok" and a path or "no", ended by NUL. The host's answer is outside
+// input: a record count that differs, or an answer that is not a clean
+// absolute path, leaves the path unresolved.
+func parseReadlinks(out string, n int) []readlinkResult {
+	res := make([]readlinkResult, n)
+	recs := strings.Split(out, "\x00")
+	if len(recs) != n+1 || recs[n] != "" {
+		for i := range res {
+			res[i].why = fmt.Sprintf("readlink answered %d records for %d paths", len(recs)-1, n)
+		}
+		return res
+	}
+	for i := range res {
+		r, ok := strings.CutPrefix(recs[i], "ok")
+		switch {
+		case !ok:
+			res[i].why = "readlink failed (a loop of links, or a directory that cannot be searched)"
+		case r == "" || !path.IsAbs(r) || path.Clean(r) != r:
+			res[i].why = fmt.Sprintf("readlink answered %q, not a clean absolute path", r)
+		default:
+			res[i].real = r
+		}
+	}
+	return res
+}
+
+// classifyResolved rates a command's files where they really are on the
+// host (resolveTouches), for the user tr acts as
+// (safety.Policy.AnalyzeResolved); home is the one the command was
+// classified with.
+func (e *Executor) classifyResolved(ctx context.Context, c classification, tr transport.Transport, call *tools.Call, home string) (classification, error) {
+	cwd, _ := call.Params["cwd"].(string)
+	rs, err := e.resolveTouches(ctx, tr, c.analysis.Touches, cwd)
+	if err != nil || len(rs) == 0 {
+		return c, err
+	}
+	c.analysis = e.cfg.Policy.AnalyzeResolved(c.command, home, rs)
+	c.risk = c.analysis.Assessment
+	return c, nil
+}

@@ -1,0 +1,106 @@
+package safety
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Resolved is a file a command touches as the host resolves it right
+// before the step runs: Real is where the kernel will find it, every
+// symbolic link on the way followed (links that were there before the
+// command, which its text cannot show). Unresolved says why that could
+// not be found out (a loop of links, too many, a directory that cannot be
+// searched, an answer from the host that is not a clean absolute path);
+// Real is then "".
+type Resolved struct {
+	Touch
+	Real       string
+	Unresolved string
+}
+
+// maxHostLinks bounds the host's links AnalyzeResolved follows.
+const maxHostLinks = maxTouched
+
+// AnalyzeResolved is Analyze for a command whose files (Analyze's Touches)
+// are, on the host it runs on, where rs says: each file the command reads
+// or writes is also rated where it really is, by the same rules (a write
+// to a protected or system path is High, a read of a secret is High; a
+// cd into a link is followed, find's trees are trees). A file whose real
+// place is not known is rated as if it were protected: High to write, at
+// least Medium to read. It never rates a command lower than Analyze does.
+// The Touches it returns hold the real places too.
+func (p Policy) AnalyzeResolved(cmd, home string, rs []Resolved) Analysis {
+	base := p.Analyze(cmd, home)
+	if len(rs) == 0 || base.Level == High {
+		return base
+	}
+	host := &hostLinks{to: map[string]string{}, unknown: map[string]string{}}
+	for _, r := range rs {
+		if len(host.to)+len(host.unknown) >= maxHostLinks {
+			break
+		}
+		key := r.Path
+		if key == "~" || strings.HasPrefix(key, "~/") {
+			key = path.Join(homeStandIn, key[1:])
+		}
+		switch {
+		case r.Unresolved != "":
+			host.unknown[key] = "where it leads on the host is not known (" + r.Unresolved + "): rated as a protected path"
+		case !cleanAbsolute(r.Real):
+			host.unknown[key] = fmt.Sprintf("where it leads on the host is not known (the host answered %q): rated as a protected path", r.Real)
+		case r.Real != key:
+			host.to[key] = r.Real
+		}
+	}
+	an := p.analyze(cmd, home, host)
+	if an.Level < base.Level { // cannot happen: places only grow
+		an.Assessment = base.Assessment
+	}
+	if an.Level > base.Level {
+		// Say where the links lead: the rules' reasons name the words.
+		var keys []string
+		for k := range host.to {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			if i == 3 {
+				an.add(an.Level, fmt.Sprintf("and %d more symbolic links on the host", len(keys)-i))
+				break
+			}
+			an.add(an.Level, fmt.Sprintf("%s leads to %s on the host (symbolic links)", fromHome([]string{k})[0], host.to[k]))
+		}
+	}
+	return an
+}
+
+// hostLinks are where the host's symbolic links lead the places a command
+// names (AnalyzeResolved): place → real path, or place → why unknown.
+// A nil *hostLinks has none.
+type hostLinks struct {
+	to, unknown map[string]string
+}
+
+func (h *hostLinks) target(p string) (string, bool) {
+	if h == nil {
+		return "", false
+	}
+	t, ok := h.to[p]
+	return t, ok
+}
+
+func (h *hostLinks) unknownWhy(p string) (string, bool) {
+	if h == nil {
+		return "", false
+	}
+	why, ok := h.unknown[p]
+	return why, ok
+}
+
+// cleanAbsolute reports whether p is an absolute, cleaned path without
+// NUL bytes.
+func cleanAbsolute(p string) bool {
+	return p != "" && path.IsAbs(p) && path.Clean(p) == p && !strings.ContainsRune(p, 0)
+}
