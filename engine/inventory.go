@@ -71,6 +71,8 @@ func InventoryHosts(spec InventorySpec, limit string, o SSHOverrides) ([]Target,
 		return nil, configf("--limit %q: %w", limit, err)
 	}
 	out := make([]Target, 0, len(sel))
+	// The ssh_config files are read once for the whole selection.
+	cache := sshtr.NewConfigCache()
 	for _, h := range sel {
 		vars, secrets := plainVars(inv, h)
 		cv := &connVars{name: h.Name, groups: inv.GroupNames(h), vars: vars}
@@ -80,7 +82,7 @@ func InventoryHosts(spec InventorySpec, limit string, o SSHOverrides) ([]Target,
 			}
 			return file
 		}
-		cfg, unused, err := resolveInventoryHost(cv, o)
+		cfg, unused, err := resolveInventoryHost(cv, o, cache)
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +228,7 @@ func (c *connVars) get(keys ...string) (string, string, error) {
 // _extra_args are read as ssh's command line (parseSSHArgs) and apply
 // before the config files, as they do for ssh; what agent cannot act on
 // in them is returned in unused, for a warning.
-func resolveInventoryHost(c *connVars, o SSHOverrides) (*sshtr.HostConfig, []UnusedVar, error) {
+func resolveInventoryHost(c *connVars, o SSHOverrides, cache *sshtr.ConfigCache) (*sshtr.HostConfig, []UnusedVar, error) {
 	var unused []UnusedVar
 	name := c.name
 	dest := name
@@ -239,7 +241,7 @@ func resolveInventoryHost(c *connVars, o SSHOverrides) (*sshtr.HostConfig, []Unu
 	}
 	opts := sshtr.ResolveOptions{
 		ConfigFile: o.ConfigFile, User: o.User, Port: o.Port,
-		IdentityFiles: o.Identities,
+		IdentityFiles: o.Identities, Cache: cache,
 	}
 	u, _, err := c.get("ansible_user", "ansible_ssh_user")
 	if err != nil {

@@ -157,7 +157,7 @@ home=/h
 	}
 }
 
-func writeInvFile(t *testing.T, path, content string) {
+func writeInvFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)

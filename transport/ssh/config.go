@@ -43,6 +43,13 @@ type ResolveOptions struct {
 	// they come before the files, and the first value obtained wins.
 	// Host, Match and Include cannot be given this way, as with ssh.
 	Options []string
+
+	// Cache, when set, keeps the config files read (and the local user's
+	// name and home) for every Resolve given the same cache: a batch reads
+	// and tokenizes ~/.ssh/config once, not once per host, while each
+	// destination's Host and Match blocks are still evaluated on its own.
+	// Nil reads the files afresh.
+	Cache *ConfigCache
 }
 
 // ConfigError is a problem in an ssh_config file or in a setting given on
@@ -108,6 +115,7 @@ type jumpContext struct {
 type env struct {
 	home, localUser string
 	sysFile         string
+	this            string // this machine's host name, for %l, %L and %C
 }
 
 func newEnv(opts ResolveOptions) (*env, error) {
@@ -129,11 +137,12 @@ func newEnv(opts ResolveOptions) (*env, error) {
 	if e.sysFile == "" {
 		e.sysFile = "/etc/ssh/ssh_config"
 	}
+	e.this, _ = os.Hostname()
 	return e, nil
 }
 
 func resolve(dest string, opts ResolveOptions, jc jumpContext) (*HostConfig, error) {
-	e, err := newEnv(opts)
+	e, err := opts.Cache.env(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +179,7 @@ func resolve(dest string, opts ResolveOptions, jc jumpContext) (*HostConfig, err
 		st.jump, st.jumpSet = jc.overrideSpec, true
 	}
 	key := hopKey(st.user, host, st.port)
-	r := &reader{st: st, env: e}
+	r := &reader{st: st, env: e, cache: opts.Cache}
 	for _, o := range opts.Options {
 		if err := r.option(o); err != nil {
 			return nil, &ConfigError{File: "command-line option", Err: fmt.Errorf("-o %q: %w", o, err)}
@@ -204,7 +213,7 @@ func (r *reader) readConfigs(configFile string) error {
 }
 
 func (r *reader) readTop(path string, flags readFlags, missingOK bool) error {
-	data, err := readConfigFile(path)
+	lines, err := r.load(path)
 	if err != nil {
 		if missingOK && errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -212,7 +221,7 @@ func (r *reader) readTop(path string, flags readFlags, missingOK bool) error {
 		return &ConfigError{File: path, Err: err}
 	}
 	active := true
-	return r.parse(path, data, flags, &active, 0)
+	return r.parse(path, lines, flags, &active, 0)
 }
 
 // maxConfigSize bounds a config file, so that a stray Include of a device
@@ -371,7 +380,7 @@ func parseDestination(dest string) (user, host string, port int, err error) {
 // tokens are the %-tokens of IdentityFile, UserKnownHostsFile and
 // IdentityAgent (ssh_config(5) TOKENS) for cfg.
 func (e *env) tokens(cfg *HostConfig) map[byte]string {
-	this, _ := os.Hostname()
+	this := e.this
 	short, _, _ := strings.Cut(this, ".")
 	port := strconv.Itoa(cfg.Port)
 	return map[byte]string{

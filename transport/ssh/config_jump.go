@@ -264,7 +264,7 @@ func resolveJumps(cfg *HostConfig, opts ResolveOptions, jc jumpContext, key stri
 		}
 		hc, err := resolve(h.host, ResolveOptions{
 			ConfigFile: opts.ConfigFile, SystemConfigFile: opts.SystemConfigFile,
-			Home: opts.Home, LocalUser: opts.LocalUser, User: h.user, Port: h.port,
+			Home: opts.Home, LocalUser: opts.LocalUser, User: h.user, Port: h.port, Cache: opts.Cache,
 		}, sub)
 		if err != nil {
 			return fmt.Errorf("ProxyJump hop %q: %w", raw[i], err)

@@ -84,15 +84,16 @@ func (st *settings) matchHost() (string, error) {
 
 // reader evaluates config files for one destination.
 type reader struct {
-	st  *settings
-	env *env
+	st    *settings
+	env   *env
+	cache *ConfigCache // nil: files are read afresh
 }
 
 // parse evaluates one file's lines; active is the Host/Match state, shared
 // with the including file.
-func (r *reader) parse(file string, data []byte, flags readFlags, active *bool, depth int) error {
-	for n, line := range strings.Split(string(data), "\n") {
-		if err := r.line(line, flags, active, depth); err != nil {
+func (r *reader) parse(file string, lines []configLine, flags readFlags, active *bool, depth int) error {
+	for n := range lines {
+		if err := r.eval(&lines[n], flags, active, depth); err != nil {
 			var ce *ConfigError
 			if errors.As(err, &ce) {
 				return err
@@ -103,8 +104,30 @@ func (r *reader) parse(file string, data []byte, flags readFlags, active *bool, 
 	return nil
 }
 
-// line evaluates one line (OpenSSH's process_config_line_depth).
-func (r *reader) line(line string, flags readFlags, active *bool, depth int) error {
+// configLine is one line of a config file split into its keyword and
+// arguments (what does not depend on the destination), so that a file read
+// once can be evaluated for many (ConfigCache). It is never modified after
+// tokenize.
+type configLine struct {
+	kw   string   // lower case; "" for a blank line or a comment
+	rest string   // the text after the keyword, as written
+	args []string // rest split like argv
+	err  error    // a syntax error, reported whatever the Host/Match state
+}
+
+// splitLines tokenizes a file's lines.
+func splitLines(data []byte) []configLine {
+	raw := strings.Split(string(data), "\n")
+	lines := make([]configLine, len(raw))
+	for i, l := range raw {
+		lines[i] = tokenize(l)
+	}
+	return lines
+}
+
+// tokenize splits one line as OpenSSH's process_config_line_depth does
+// before it looks at the keyword.
+func tokenize(line string) configLine {
 	if i := strings.IndexByte(line, 0); i >= 0 {
 		line = line[:i] // C strings end at NUL
 	}
@@ -112,21 +135,33 @@ func (r *reader) line(line string, flags readFlags, active *bool, depth int) err
 	kw, rest, more, ok := strdelim(line)
 	if ok && kw == "" {
 		if !more {
-			return nil
+			return configLine{}
 		}
 		kw, rest, more, ok = strdelim(rest)
 	}
 	if !ok || kw == "" || kw[0] == '#' {
-		return nil
+		return configLine{}
 	}
 	kw = asciiLower(kw)
 	rest = strings.TrimLeft(rest, whitespace)
 	if !more || rest == "" {
-		return fmt.Errorf("no argument after keyword %q", kw)
+		return configLine{kw: kw, err: fmt.Errorf("no argument after keyword %q", kw)}
 	}
 	args, ok := argvSplit(rest)
 	if !ok {
-		return errors.New("invalid quotes")
+		return configLine{kw: kw, err: errors.New("invalid quotes")}
+	}
+	return configLine{kw: kw, rest: rest, args: args}
+}
+
+// eval evaluates one tokenized line for this reader's destination.
+func (r *reader) eval(l *configLine, flags readFlags, active *bool, depth int) error {
+	if l.err != nil {
+		return l.err
+	}
+	kw, rest, args := l.kw, l.rest, l.args
+	if kw == "" {
+		return nil
 	}
 	st, on := r.st, *active
 	switch kw {
@@ -246,7 +281,8 @@ func (r *reader) option(o string) error {
 		return errors.New("a line break inside an option")
 	}
 	active := true
-	return r.line(o, userConf, &active, 0)
+	l := tokenize(o)
+	return r.eval(&l, userConf, &active, 0)
 }
 
 // Keywords are the ssh_config keywords (lower case) whose values agent
@@ -277,7 +313,7 @@ func (r *reader) include(args []string, flags readFlags, active *bool, depth int
 				pattern = filepath.Join(filepath.Dir(r.env.sysFile), a)
 			}
 		}
-		matches, err := globConfig(pattern, r.env.home)
+		matches, err := r.glob(pattern)
 		if err != nil {
 			return fmt.Errorf("include %q: %w", a, err)
 		}
@@ -286,7 +322,7 @@ func (r *reader) include(args []string, flags readFlags, active *bool, depth int
 			if depth+1 > maxIncludeDepth {
 				return fmt.Errorf("include %q: too many recursive configuration includes (max %d)", m, maxIncludeDepth)
 			}
-			data, err := readConfigFile(m)
+			lines, err := r.load(m)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -297,7 +333,7 @@ func (r *reader) include(args []string, flags readFlags, active *bool, depth int
 			if !was {
 				f |= neverMatch
 			}
-			if err := r.parse(m, data, f, active, depth+1); err != nil {
+			if err := r.parse(m, lines, f, active, depth+1); err != nil {
 				return err
 			}
 			*active = was // Match in an included file ends with it

@@ -172,10 +172,20 @@ func TestResolveMatchesSSHG(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			g := newSSHG(t, name)
+			// Every destination is resolved afresh and through one cache
+			// shared by all of the directory's destinations, as a batch
+			// resolves its hosts: both must be what ssh -G says.
+			shared := g.opts()
+			shared.Cache = NewConfigCache()
 			for _, dest := range dests {
 				cfg, err := Resolve(dest, g.opts())
 				if err != nil {
 					t.Errorf("Resolve(%q): %v", dest, err)
+					continue
+				}
+				cached, err := Resolve(dest, shared)
+				if err != nil {
+					t.Errorf("Resolve(%q) with a shared cache: %v", dest, err)
 					continue
 				}
 				want, err := g.run(dest)
@@ -184,6 +194,8 @@ func TestResolveMatchesSSHG(t *testing.T) {
 				}
 				g.compare(dest, cfg, want)
 				g.checkHops(dest, cfg, cfg.ProxyJump)
+				g.compare(dest+" (cached)", cached, want)
+				g.checkHops(dest+" (cached)", cached, cached.ProxyJump)
 				compared.Add(1)
 			}
 			if name == "jump" && g.hops < 8 {
