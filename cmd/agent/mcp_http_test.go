@@ -228,13 +228,15 @@ func TestMCPHTTPSSHD(t *testing.T) {
 	})
 
 	t.Run("cancelled long command", func(t *testing.T) {
-		marker := fmt.Sprintf("mcp-http-cancel-%d", time.Now().UnixNano())
+		// The marker is in the argv of the long-running process itself
+		// (the command's text is in no argv: the host's shell reads it).
+		marker := fmt.Sprintf("sleep 300.%09d", time.Now().UnixNano()%1e9)
 		cctx, ccancel := context.WithCancel(ctx)
 		defer ccancel()
 		done := make(chan error, 1)
 		go func() {
 			_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "execute_command",
-				Arguments: map[string]any{"host": "web05", "command": "sleep 300; echo " + marker}})
+				Arguments: map[string]any{"host": "web05", "command": marker + "; echo done"}})
 			done <- err
 		}()
 		deadline := time.Now().Add(20 * time.Second)

@@ -165,12 +165,14 @@ func TestMCPStdio(t *testing.T) {
 	})
 
 	t.Run("cancelled long command", func(t *testing.T) {
-		marker := fmt.Sprintf("mcp-cancel-%d", time.Now().UnixNano())
+		// The marker is in the argv of the long-running process itself
+		// (the command's text is in no argv: the host's shell reads it).
+		marker := fmt.Sprintf("sleep 300.%09d", time.Now().UnixNano()%1e9)
 		cctx, ccancel := context.WithCancel(ctx)
 		defer ccancel()
 		done := make(chan error, 1)
 		go func() {
-			p := &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": "vub2", "command": "echo started; sleep 300; echo " + marker}}
+			p := &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": "vub2", "command": "echo started; " + marker + "; echo done"}}
 			p.SetProgressToken("long")
 			_, err := cs.CallTool(cctx, p)
 			done <- err

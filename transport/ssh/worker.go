@@ -55,32 +55,88 @@ type worker struct {
 // /bin/sh.
 const workerCommand = `exec /bin/sh -c 'command -v bash >/dev/null 2>&1 && exec bash --noprofile --norc -s; exec /bin/sh -s'`
 
-// workerScript is sent first on the worker's stdin. agent_run NONCE CMD DIR
-// PIDNONCE [WRAP...] runs one command: the wrapper under /bin/sh (whatever the worker
-// shell is), in a process group of its own. wait's stderr is discarded:
-// bash would report a job killed by a signal there ("[1]+ Terminated"),
-// which is not the command's output.
-var workerScript = `if [ -n "${BASH_VERSION:-}" ]; then
+// workerScript is sent first on the worker's stdin; workerLoop, after the
+// ready marker, then reads one request a line: NONCE, then the command's
+// arguments quoted for a POSIX shell on one line (requestLine): CMD DIR
+// PIDNONCE [WRAP...]. Each runs the wrapper under /bin/sh (whatever the
+// worker shell is), in a process group of its own, with stdin from
+// /dev/null; its output goes to the worker's stdout and stderr (kept as
+// fds 8 and 9: bash's own stderr is /dev/null, so that its job reports are
+// never taken for a command's output).
+//
+// Under bash 4 and later the /bin/sh of the next command is started ahead,
+// as soon as the previous one has ended (a coprocess: its own process
+// group under job control): it waits for its request on the coprocess's
+// pipe, then runs the same wrapper as the session path with stdin from
+// /dev/null. A command's fork and exec of /bin/sh are then off its critical
+// path (bench/: that start is most of the host's time a step). Requests
+// longer than workerPipedMax are started afresh instead (/bin/sh reads its
+// request a byte at a time) and leave the waiting shell for the next one.
+// bash 3 (no coproc) and /bin/sh with setsid(1) start each command afresh.
+//
+// wait's stderr is discarded: bash would report a job killed by a signal
+// there ("[1]+ Terminated"), which is not the command's output.
+var workerScript = `exec 8>&1 9>&2
+agent_nl='
+'
+agent_wrapper=` + shellQuote(wrapper) + `
+if [ -n "${BASH_VERSION:-}" ]; then
 	set -m
-	agent_spawn() { ( exec /bin/sh -c "$agent_wrapper" sh "$@" ) </dev/null & }
+	exec 2>/dev/null
+	agent_spawn() { ( exec /bin/sh -c "$agent_wrapper" sh "$@" 2>&9 8>&- 9>&- ) </dev/null & }
+	if [ "${BASH_VERSINFO[0]}" -ge 4 ]; then
+		agent_child="agent_nl='$agent_nl'"'; IFS= read -r agent_req || exit 0; exec </dev/null; eval "set -- $agent_req"; unset agent_req agent_nl; '"$agent_wrapper"
+		eval 'agent_ahead() { [ -n "${agent_c_PID:-}" ] || coproc agent_c { exec /bin/sh -c "$agent_child" sh 1>&8 2>&9 8>&- 9>&-; }; }
+		agent_piped() { [ -n "${agent_c_PID:-}" ] && [ ${#agent_req} -le ` + strconv.Itoa(workerPipedMax) + ` ] && agent_pid=$agent_c_PID && printf "%s\n" "$agent_req" >&"${agent_c[1]}"; }'
+	fi
 else
 	command -v setsid >/dev/null 2>&1 || exit 97
-	agent_spawn() { setsid /bin/sh -c "$agent_wrapper" sh "$@" </dev/null & }
+	agent_spawn() { setsid /bin/sh -c "$agent_wrapper" sh "$@" </dev/null 8>&- 9>&- & }
 fi
-agent_wrapper=` + shellQuote(wrapper) + `
-agent_run() {
-	agent_n=$1
-	shift
-	agent_spawn "$@"
-	agent_pid=$!
+command -v agent_ahead >/dev/null 2>&1 || {
+	agent_ahead() { :; }
+	agent_piped() { return 1; }
+}
+`
+
+// workerLoop runs the requests, after the ready marker.
+const workerLoop = `agent_ahead
+while read -r agent_n agent_req; do
+	if ! agent_piped; then
+		eval "agent_spawn $agent_req"
+		agent_pid=$!
+	fi
 	wait "$agent_pid" 2>/dev/null
 	agent_st=$?
 	agent_bg=0
 	kill -0 -"$agent_pid" 2>/dev/null && agent_bg=1
-	printf '%s:%d:%d\n' "$agent_n" "$agent_st" "$agent_bg"
-	printf '%s\n' "$agent_n" >&2
-}
+	printf '%s:%d:%d\n' "$agent_n" "$agent_st" "$agent_bg" >&8
+	printf '%s\n' "$agent_n" >&9
+	agent_ahead
+done
 `
+
+// workerPipedMax is the longest request the waiting /bin/sh is handed.
+const workerPipedMax = 4096
+
+// requestLine is args quoted for a POSIX shell on one line: newlines
+// outside the quotes, as "$agent_nl" (a newline in the worker and in the
+// waiting shell).
+func requestLine(args ...string) string {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		for j, part := range strings.Split(a, "\n") {
+			if j > 0 {
+				b.WriteString(`"$agent_nl"`)
+			}
+			b.WriteString(shellQuote(part))
+		}
+	}
+	return b.String()
+}
 
 // workerReadyTimeout bounds the start of a worker.
 const workerReadyTimeout = 10 * time.Second
@@ -111,7 +167,7 @@ func startWorker(ctx context.Context, c *conn) (*worker, error) {
 	nonce := randomHex(16)
 	var home bytes.Buffer // the shell's $HOME, printed before the ready marker: "~" then costs no command
 	done := w.expect(nonce, &home, io.Discard)
-	if _, err := io.WriteString(w.in, workerScript+"printf '%s\\n' \"$HOME\"; printf '%s:0:0\\n' "+nonce+"; printf '%s\\n' "+nonce+" >&2\n"); err != nil {
+	if _, err := io.WriteString(w.in, workerScript+"printf '%s\\n' \"$HOME\" >&8; printf '%s:0:0\\n' "+nonce+" >&8; printf '%s\\n' "+nonce+" >&9\n"+workerLoop); err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("worker start: %w", err)
 	}
@@ -154,7 +210,7 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 	stderr := transport.NewCapture(cmd.CaptureLimit)
 	filter := &markerFilter{prefix: []byte(pidNonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
 	done := w.expect(nonce, transport.Tee(stdout, cmd.Stdout), filter)
-	req := "agent_run " + nonce + " " + shellQuote(cmd.Command) + " " + shellQuote(cmd.Dir) + " " + pidNonce + quoteArgs(cmd.Wrap) + "\n"
+	req := nonce + " " + requestLine(append([]string{cmd.Command, cmd.Dir, pidNonce}, cmd.Wrap...)...) + "\n"
 	start := time.Now()
 	if _, err := io.WriteString(w.in, req); err != nil {
 		w.broken = true

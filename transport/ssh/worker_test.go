@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -334,5 +335,46 @@ func TestBackgroundStepsDoNotStarveSessions(t *testing.T) {
 	}
 	if !strings.Contains(warns.String(), "nohup") {
 		t.Errorf("no warning about background processes: %q", warns.String())
+	}
+}
+
+// Under bash 4+ a command runs in a /bin/sh the worker started ahead, as
+// soon as the previous command had ended: its shell is older than the
+// request. The worker leaks no descriptors from one command to the next,
+// and a request too long to hand over (workerPipedMax) starts a shell of
+// its own and leaves the waiting one for the next command.
+func TestWorkerShellStartedAhead(t *testing.T) {
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	tr := dial(t, hostConfig(h.Host), Options{})
+	// ageOf runs script, which ends by printing the age of its shell in
+	// clock ticks (/proc), after 300 ms without commands.
+	const age = `read -r up _ </proc/uptime; set -- $(cat /proc/$$/stat); shift 21; echo $(( ${up%.*}${up#*.} - $1 ))`
+	ageOf := func(script string) int {
+		time.Sleep(300 * time.Millisecond)
+		out := runOK(t, tr, transport.Command{Command: script}).Stdout
+		n, err := strconv.Atoi(strings.TrimSpace(out))
+		if err != nil {
+			t.Fatalf("age: %q", out)
+		}
+		return n
+	}
+	fds := func() string {
+		return runOK(t, tr, transport.Command{Command: "ls /proc/$PPID/fd | wc -l"}).Stdout
+	}
+	before := fds()
+	for range 20 {
+		runOK(t, tr, transport.Command{Command: "true"})
+	}
+	if after := fds(); after != before {
+		t.Errorf("the worker's descriptors went from %s to %s over 20 commands", strings.TrimSpace(before), strings.TrimSpace(after))
+	}
+	if n := ageOf(age); n < 25 {
+		t.Errorf("the command's shell is %d ticks old: not started ahead", n)
+	}
+	if n := ageOf(strings.Repeat(": padding\n", workerPipedMax/10+1) + age); n >= 20 {
+		t.Errorf("a request longer than workerPipedMax ran in a shell %d ticks old, want a fresh one", n)
+	}
+	if n := ageOf(age); n < 25 {
+		t.Errorf("after a long request the command's shell is %d ticks old: the waiting shell was lost", n)
 	}
 }

@@ -500,3 +500,37 @@ func init() {
 		waitGone(t, m)
 	})
 }
+
+func init() {
+	add("CommandTextArrivesExactly", func(t *testing.T, f Fixture) {
+		// The command, its directory and its wrapper's arguments reach the
+		// host's shell byte for byte: newlines, tabs, runs of spaces,
+		// quotes, backslashes, leading and trailing blanks, and names the
+		// worker uses itself; a long multi-line script too.
+		odd := "a  b\tc\nd'e\"f\\g $agent_nl `x` \r\n\n end \t"
+		quoted := "'" + strings.ReplaceAll(odd, "'", `'\''`) + "'"
+		dir := path.Join(f.Dir, "d  ir\nwith 'odd' \t")
+		if res := run(t, f.Transport, "mkdir -- "+"'"+strings.ReplaceAll(dir, "'", `'\''`)+"'"); res.ExitCode != 0 {
+			t.Fatalf("mkdir: %s", res.Stderr)
+		}
+		long := strings.Repeat("# a comment line to make the script long\n", 200) + "echo long"
+		for _, tc := range []struct {
+			name string
+			c    transport.Command
+			want string
+		}{
+			{"odd text", transport.Command{Command: "  printf '%s|' " + quoted + "  \t"}, odd + "|"},
+			{"multi-line", transport.Command{Command: "echo one\n\n  echo two\t\necho \"$#\""}, "one\ntwo\n0\n"},
+			{"dir", transport.Command{Command: `printf '%s' "$(pwd)"`, Dir: dir}, dir},
+			{"wrap", transport.Command{Command: `printf '%s' "$AGENT_WRAPPED"`, Wrap: []string{"env", "AGENT_WRAPPED=" + odd}}, odd},
+			{"long", transport.Command{Command: long}, "long\n"},
+			{"after long", transport.Command{Command: "echo short"}, "short\n"},
+		} {
+			tc.c.Timeout = 30 * time.Second
+			res, err := f.Transport.Run(context.Background(), tc.c)
+			if err != nil || res.ExitCode != 0 || res.Stdout != tc.want {
+				t.Errorf("%s: %q (exit %d, stderr %q, err %v), want %q", tc.name, res.Stdout, res.ExitCode, res.Stderr, err, tc.want)
+			}
+		}
+	})
+}
