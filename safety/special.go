@@ -586,11 +586,18 @@ var chdirOptions = map[string][]string{"git": {"-C"}, "tar": {"-C", "--directory
 func (c *classifier) linkOperands(name string, s scanned, args []arg) {
 	makes, dir := name == "ln", ""
 	var dirArg arg
+	var how linkHow
 	for _, i := range s.opts {
 		for _, f := range s.forms(args, i) {
-			if name == "cp" && (f == "--symbolic-link" || f == "--link" ||
-				!strings.HasPrefix(f, "--") && strings.ContainsAny(f[1:], "sl")) {
+			short := !strings.HasPrefix(f, "--") && strings.HasPrefix(f, "-")
+			if name == "cp" && (f == "--symbolic-link" || f == "--link" || short && strings.ContainsAny(f[1:], "sl")) {
 				makes = true
+			}
+			if f == "--symbolic" || f == "--symbolic-link" || short && strings.Contains(f[1:], "s") {
+				how.symbolic = true
+			}
+			if name == "ln" && (f == "--relative" || short && strings.Contains(f[1:], "r")) {
+				how.relative = true
 			}
 		}
 		for _, opt := range []string{"-t", "--target-directory"} {
@@ -608,13 +615,13 @@ func (c *classifier) linkOperands(name string, s scanned, args []arg) {
 	}
 	switch {
 	case dir != "":
-		c.link(name, ops, dirArg, true)
+		c.link(name, ops, dirArg, true, how)
 	case len(ops) == 1:
-		c.link(name, ops, arg{val: ".", static: true}, true)
+		c.link(name, ops, arg{val: ".", static: true}, true, how)
 	case len(ops) > 1:
 		last := ops[len(ops)-1]
 		into := len(ops) > 2 || last.static && strings.HasSuffix(last.val, "/")
-		c.link(name, ops[:len(ops)-1], last, into)
+		c.link(name, ops[:len(ops)-1], last, into, how)
 	}
 }
 

@@ -367,11 +367,19 @@ func (c *classifier) addCwd(d string) {
 // targets become writable through it, so creating a link to a protected
 // path is High, and later reads and writes of the link are checked as the
 // target's.
-func (c *classifier) link(who string, targets []arg, link arg, intoDir bool) {
+func (c *classifier) link(who string, targets []arg, link arg, intoDir bool, how linkHow) {
 	for _, t := range targets {
 		c.write(who+" (link target)", t, wQuiet)
+		c.linkHolds(who, t)
 		if !t.static || !link.static {
 			continue
+		}
+		// The kernel reads a relative symbolic link from the link's
+		// directory, not from where ln ran.
+		for _, ft := range fromLinkDir(t, link, intoDir, how) {
+			c.write(who+" (link target, from the link's directory)", ft, wQuiet)
+			c.linkHolds(who, ft)
+			t = ft // the last: the link's parent directory
 		}
 		to := t.val
 		if t.tilde {

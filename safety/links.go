@@ -1,0 +1,85 @@
+package safety
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// linkHow is how ln or cp makes a link: symbolic (-s), and with -r the
+// target is written relative to the link by ln itself.
+type linkHow struct{ symbolic, relative bool }
+
+// fromLinkDir is the target of a symbolic link as the kernel reads it: a
+// relative target (not made relative by ln -r) is taken from the link's
+// directory ("ln -s agent/config.yaml ~/.config/k" links to
+// ~/.config/agent/config.yaml). The link's directory is its parent, or
+// the link operand itself when that is a directory (intoDir, or one that
+// may exist: both are given). None when the target is not relative or
+// the link is where the command runs.
+func fromLinkDir(t, link arg, intoDir bool, how linkHow) []arg {
+	if !how.symbolic || how.relative || t.tilde || path.IsAbs(t.val) || t.val == "" {
+		return nil
+	}
+	dirs := []string{strings.TrimRight(link.val, "/")}
+	if !intoDir {
+		dirs = append(dirs, path.Dir(dirs[0]))
+	}
+	var out []arg
+	for _, dir := range dirs {
+		if dir == "." || dir == "" {
+			continue
+		}
+		out = append(out, arg{val: dir + "/" + t.val, text: t.text, src: t.src, static: true, glob: t.glob || link.glob, tilde: link.tilde})
+	}
+	return out
+}
+
+// linkHolds rates a link to a directory that holds protected or secret
+// places (the home directory, ~/.config, /home) as High: through the link
+// they are as reachable as through the directory.
+func (c *classifier) linkHolds(who string, t arg) {
+	if !t.static {
+		return
+	}
+	for _, pl := range c.places(t) {
+		p := pl.p
+		if pl.rel {
+			p = path.Join(homeStandIn, p)
+		}
+		if c.p.holdsProtected(p, c.home, t.glob) || c.p.holdsSensitive(p, c.home, t.glob) {
+			c.add(High, "%s (link target) %s: a directory holding protected paths", who, t.text)
+			return
+		}
+	}
+}
+
+// holdsProtected reports whether the tree at abs holds a protected or
+// system path: abs is the home directory or above it, or above a place
+// ProtectedPaths or agent's own directories name.
+func (p *Policy) holdsProtected(abs, home string, glob bool) bool {
+	if abs == "/home" || home != "" && strings.HasPrefix(home+"/", abs+"/") || strings.HasPrefix(homeStandIn+"/", abs+"/") {
+		return true
+	}
+	pats := slices.Concat(p.ProtectedPaths, ownDirs())
+	for _, form := range pathForms(abs, home) {
+		fc := components(form)
+		for _, pat := range pats {
+			if !strings.Contains(pat, "/") || pathKind(pat) != pathKind(form) {
+				continue
+			}
+			pc := components(pat)
+			if len(fc) > len(pc) {
+				continue
+			}
+			all := true
+			for i := 0; i < len(fc) && all; i++ {
+				all = overlap(pc[i], fc[i], glob)
+			}
+			if all {
+				return true
+			}
+		}
+	}
+	return false
+}
