@@ -1,8 +1,10 @@
 // Command mcpbench measures the per-call overhead of `agent mcp` on a warm
 // connection against `agent exec` and plain `ssh` with ControlMaster, on
-// the same host in the same run: N calls of `true` each, median and
-// quartiles, with the load average before and after (the machine is
-// shared). Run it through bench/mcp.sh, inside testenv's testhost.
+// the same host in the same run: N calls of `true` each, the MCP and ssh
+// calls alternating, median and quartiles, with the load average before
+// and after (the machine is shared); then N/2 MCP calls back to back (no
+// pause between a result and the next call). Run it through bench/mcp.sh,
+// inside testenv's testhost.
 package main
 
 import (
@@ -66,6 +68,13 @@ func run(agent, host string, n int) error {
 		ssh, mcpT = append(ssh, ds), append(mcpT, dm)
 		ratios = append(ratios, float64(dm)/float64(ds))
 	}
+	// Back to back: each call right after the previous one's result, with
+	// no pause in which the host can start the next command's shell ahead
+	// (the worst case; an MCP client's model thinks between calls).
+	b2b, err := times(n/2, mcpCall)
+	if err != nil {
+		return err
+	}
 	execN := max(n/10, 10) // a process and a connection each: slower
 	ex, err := times(execN, func() error {
 		return exec.Command(agent, "--ssh-host", host, "exec", "--", "true").Run()
@@ -78,13 +87,15 @@ func run(agent, host string, n int) error {
 	for _, r := range []struct {
 		name string
 		d    []time.Duration
-	}{{"ssh (ControlMaster, warm)", ssh}, {"agent mcp (warm connection)", mcpT}, {"agent exec (new process)", ex}} {
+	}{{"ssh (ControlMaster, warm)", ssh}, {"agent mcp (warm connection)", mcpT}, {"agent mcp, back to back", b2b}, {"agent exec (new process)", ex}} {
 		fmt.Printf("%-28s %8s %8s %8s %6d\n", r.name, q(r.d, 25), q(r.d, 50), q(r.d, 75), len(r.d))
 	}
 	slices.Sort(ratios)
 	fmt.Printf("ratio agent mcp / ssh ControlMaster = %.3f (target ≤ 0.3); median of the %d pairs' ratios %.3f (p25 %.3f, p75 %.3f)\n",
 		float64(q(mcpT, 50))/float64(q(ssh, 50)), n, ratios[(n-1)/2], ratios[(n-1)/4], ratios[(n-1)*3/4])
-	fmt.Printf("ratio agent exec / ssh ControlMaster = %.3f\n", float64(q(ex, 50))/float64(q(ssh, 50)))
+	fmt.Printf("ratio agent mcp back to back / ssh ControlMaster = %.3f\n", float64(q(b2b, 50))/float64(q(ssh, 50)))
+	fmt.Printf("ratio agent mcp / agent exec = %.3f; agent exec / ssh ControlMaster = %.3f\n",
+		float64(q(mcpT, 50))/float64(q(ex, 50)), float64(q(ex, 50))/float64(q(ssh, 50)))
 	return nil
 }
 
