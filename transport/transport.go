@@ -87,6 +87,13 @@ type Command struct {
 	// compose by prefixing: sudo's argv, then a confining launcher's
 	// (package confine), then the shell.
 	Wrap []string
+	// Ahead says that Wrap does the same whatever the command and records
+	// nothing of it (a confining launcher; never sudo, whose log names the
+	// command): a transport may start Wrap and the shell under it before
+	// the command is known, and hand the command to the shell so started
+	// when its Wrap is exactly the same. It never hands a command to a
+	// shell started under another Wrap.
+	Ahead bool
 }
 
 // Tee returns w, or w and extra together when extra is set: what a transport

@@ -3,6 +3,8 @@ package ssh
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -83,11 +85,29 @@ agent_wrapper=` + shellQuote(wrapper) + `
 if [ -n "${BASH_VERSION:-}" ]; then
 	set -m
 	exec 2>/dev/null
+	trap : PIPE
 	agent_spawn() { ( exec /bin/sh -c "$agent_wrapper" sh "$@" 2>&9 8>&- 9>&- ) </dev/null & }
 	if [ "${BASH_VERSINFO[0]}" -ge 4 ]; then
-		agent_child="agent_nl='$agent_nl'"'; IFS= read -r agent_req || exit 0; exec </dev/null; eval "set -- $agent_req"; unset agent_req agent_nl; '"$agent_wrapper"
-		eval 'agent_ahead() { [ -n "${agent_c_PID:-}" ] || coproc agent_c { exec /bin/sh -c "$agent_child" sh 1>&8 2>&9 8>&- 9>&-; }; }
-		agent_piped() { [ -n "${agent_c_PID:-}" ] && [ ${#agent_req} -le ` + strconv.Itoa(workerPipedMax) + ` ] && agent_pid=$agent_c_PID && printf "%s\n" "$agent_req" >&"${agent_c[1]}"; }'
+		agent_child="agent_nl='$agent_nl'"'; agent_ck=$1; IFS=" " read -r agent_rk agent_req || exit 0; exec </dev/null; if [ "$agent_ck" != - ] && [ "$agent_rk" != "$agent_ck" ]; then echo "agent: a request for another wrapper" >&2; exit 125; fi; eval "set -- $agent_req"; [ "$agent_ck" = - ] || set -- "$1" "$2" "$3"; unset agent_req agent_rk agent_ck agent_nl; '"$agent_wrapper"
+		eval 'agent_ahead() {
+			if [ -n "${agent_c_PID:-}" ]; then
+				[ "$agent_ck" = "${agent_k:--}" ] && return
+				eval "exec ${agent_c[1]}>&-"
+				wait "$agent_c_PID"
+			fi
+			agent_ck=${agent_k:--}
+			set --
+			[ "$agent_ck" = - ] || { eval "set -- $agent_req"; shift 3; }
+			coproc agent_c { exec "$@" /bin/sh -c "$agent_child" sh "$agent_ck" 1>&8 2>&9 8>&- 9>&-; }
+		}
+		agent_piped() {
+			[ -n "${agent_c_PID:-}" ] && [ ${#agent_req} -le ` + strconv.Itoa(workerPipedMax) + ` ] || return 1
+			[ "$agent_ck" = - ] || [ "$agent_ck" = "$agent_k" ] || return 1
+			agent_pid=$agent_c_PID
+			printf "%s %s\n" "$agent_k" "$agent_req" >&"${agent_c[1]}" && return
+			wait "$agent_pid"
+			return 1
+		}'
 	fi
 else
 	command -v setsid >/dev/null 2>&1 || exit 97
@@ -101,7 +121,7 @@ command -v agent_ahead >/dev/null 2>&1 || {
 
 // workerLoop runs the requests, after the ready marker.
 const workerLoop = `agent_ahead
-while read -r agent_n agent_req; do
+while read -r agent_n agent_k agent_req; do
 	if ! agent_piped; then
 		eval "agent_spawn $agent_req"
 		agent_pid=$!
@@ -118,6 +138,16 @@ done
 
 // workerPipedMax is the longest request the waiting /bin/sh is handed.
 const workerPipedMax = 4096
+
+// aheadKey names the wrapper a command's shell may be started under ahead
+// of it (transport.Command.Ahead): a hash of its argv, or "-" for none.
+func aheadKey(cmd transport.Command) string {
+	if !cmd.Ahead || len(cmd.Wrap) == 0 {
+		return "-"
+	}
+	sum := sha256.Sum256([]byte(strings.Join(cmd.Wrap, "\x00")))
+	return hex.EncodeToString(sum[:12])
+}
 
 // requestLine is args quoted for a POSIX shell on one line: newlines
 // outside the quotes, as "$agent_nl" (a newline in the worker and in the
@@ -210,7 +240,7 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 	stderr := transport.NewCapture(cmd.CaptureLimit)
 	filter := &markerFilter{prefix: []byte(pidNonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
 	done := w.expect(nonce, transport.Tee(stdout, cmd.Stdout), filter)
-	req := nonce + " " + requestLine(append([]string{cmd.Command, cmd.Dir, pidNonce}, cmd.Wrap...)...) + "\n"
+	req := nonce + " " + aheadKey(cmd) + " " + requestLine(append([]string{cmd.Command, cmd.Dir, pidNonce}, cmd.Wrap...)...) + "\n"
 	start := time.Now()
 	if _, err := io.WriteString(w.in, req); err != nil {
 		w.broken = true

@@ -378,3 +378,65 @@ func TestWorkerShellStartedAhead(t *testing.T) {
 		t.Errorf("after a long request the command's shell is %d ticks old: the waiting shell was lost", n)
 	}
 }
+
+// A command whose Wrap may start ahead (transport.Command.Ahead) runs, from
+// the second one on, in a shell started under that Wrap before it came; a
+// command with another Wrap, with none, or with the same Wrap without Ahead
+// never runs in a shell started under another Wrap. A Wrap that fails when
+// started ahead leaves the command to a fresh start, and the worker serves on.
+func TestWorkerShellStartedAheadUnderItsWrap(t *testing.T) {
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	tr := dial(t, hostConfig(h.Host), Options{})
+	// The wrapper's variable and the age of the command's shell in clock
+	// ticks (/proc), after 300 ms without commands.
+	const probe = `read -r up _ </proc/uptime; set -- $(cat /proc/$$/stat); shift 21; echo "${AGENT_AHEAD:-none} $(( ${up%.*}${up#*.} - $1 )) $PPID"`
+	run := func(c transport.Command) (string, int, string) {
+		t.Helper()
+		time.Sleep(300 * time.Millisecond)
+		c.Command = probe
+		out := runOK(t, tr, c)
+		var v, ppid string
+		var age int
+		if _, err := fmt.Sscan(out.Stdout, &v, &age, &ppid); err != nil {
+			t.Fatalf("%q (stderr %q): %v", out.Stdout, out.Stderr, err)
+		}
+		return v, age, ppid
+	}
+	wrap := func(v string, ahead bool) transport.Command {
+		return transport.Command{Wrap: []string{"env", "AGENT_AHEAD=" + v}, Ahead: ahead}
+	}
+	_, _, worker := run(transport.Command{})
+	for i, tc := range []struct {
+		c      transport.Command
+		want   string
+		before bool // run in a shell started before the command
+	}{
+		{wrap("1", true), "1", true}, // the unwrapped shell waiting, then env
+		{wrap("1", true), "1", true}, // the shell started under env
+		{transport.Command{}, "none", false},
+		{wrap("1", true), "1", true},
+		{wrap("2", true), "2", false}, // not the shell started under AGENT_AHEAD=1
+		{wrap("2", true), "2", true},
+		{wrap("2", false), "2", false}, // the same Wrap, not Ahead: a fresh start
+		{transport.Command{}, "none", true},
+	} {
+		v, age, ppid := run(tc.c)
+		if v != tc.want || ppid != worker {
+			t.Errorf("command %d: AGENT_AHEAD %s (worker %s), want %s (worker %s)", i, v, ppid, tc.want, worker)
+		}
+		if before := age >= 25; before != tc.before {
+			t.Errorf("command %d: its shell is %d ticks old, want started ahead %v", i, age, tc.before)
+		}
+	}
+	// A wrapper that fails when started ahead: each command starts afresh.
+	for range 3 {
+		time.Sleep(100 * time.Millisecond)
+		res := runOK(t, tr, transport.Command{Command: "echo never", Wrap: []string{"false"}, Ahead: true})
+		if res.ExitCode != 1 || res.Stdout != "" {
+			t.Errorf("under false: %+v", res)
+		}
+	}
+	if _, _, ppid := run(transport.Command{}); ppid != worker {
+		t.Errorf("after a failing wrapper the worker changed: %s, was %s", ppid, worker)
+	}
+}
