@@ -534,3 +534,15 @@ func init() {
 		}
 	})
 }
+
+func init() {
+	add("SignalsAsInherited", func(t *testing.T, f Fixture) {
+		// A command's shell starts with no signal ignored that the host's
+		// sshd would not ignore: a pipeline's writer dies of SIGPIPE
+		// quietly, as under `ssh host CMD`.
+		res := run(t, f.Transport, "yes | head -n 1")
+		if res.Stdout != "y\n" || res.Stderr != "" || res.ExitCode != 0 {
+			t.Errorf("yes | head: %q, stderr %q, exit %d", res.Stdout, res.Stderr, res.ExitCode)
+		}
+	})
+}
