@@ -7,7 +7,16 @@ PKGS    := ./...
 
 .PHONY: build test lint bench demo fuzz clean
 
+# The launcher agent sends to SSH hosts to confine unapproved steps
+# (package confine), static for linux/amd64 and linux/arm64, is embedded in
+# bin/agent (confine/launchers).
+LAUNCH_ARCHS := amd64 arm64
+
 build:
+	@for arch in $(LAUNCH_ARCHS); do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '-s -w' \
+	    -o confine/launchers/embedded/agent-launch-linux-$$arch ./cmd/agent-launch || exit 1; \
+	done
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/agent ./cmd/agent
 
 # The test command: formatting and vet, then every test with the race detector.
@@ -49,4 +58,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin bench/results
+	rm -rf bin bench/results confine/launchers/embedded/agent-launch-*

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/autoshell/agent/confine"
+	"github.com/autoshell/agent/confine/launchers"
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/executor"
@@ -54,6 +56,8 @@ type HostOptions struct {
 	RecordNeeds bool
 	// Search is how semantic_search ranks (see SearchOptions).
 	Search SearchOptions
+	// Enforcement says how the kernel holds the host's unapproved steps.
+	Enforcement Enforcement
 }
 
 // SearchOptions give semantic_search its embeddings model: nil ranks by
@@ -62,6 +66,27 @@ type HostOptions struct {
 type SearchOptions struct {
 	Embedder   semsearch.Embedder
 	NoEmbedder string
+}
+
+// Enforcement configures the kernel confinement of unapproved steps
+// (package confine). The zero value enforces where the host can, with the
+// launchers this build carries, and says once where it cannot.
+type Enforcement struct {
+	// Off runs unapproved steps with the classifier alone (tests compare
+	// the two).
+	Off bool
+	// Require refuses unapproved steps on a host that cannot enforce
+	// (--require-enforcement; also the policy's require_enforcement).
+	Require bool
+	// Launcher finds the launcher for an SSH host's architecture; nil:
+	// launchers.Find.
+	Launcher confine.LauncherFunc
+	// Exe is the local launcher (agent itself, run with
+	// confine.LaunchArg); "": the running executable.
+	Exe string
+	// Probe replaces asking the kernel for its Landlock ABI (tests
+	// simulate a kernel without).
+	Probe func(ctx context.Context) (abi int, release string, err error)
 }
 
 // Host is a host opened for steps: its connection, the session's undo
@@ -174,6 +199,9 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		h.becomeAll, h.hb = o.Become.All, o.Become
 		cfg.Become, cfg.BecomeAll = h.become, h.becomeAll
 	}
+	if c := h.confiner(tr, o); c != nil {
+		cfg.Confiner = c
+	}
 	h.cfg = cfg
 	h.exec = executor.New(cfg)
 	return h, nil
@@ -192,6 +220,38 @@ func (h *Host) Worker(vars *execctx.Context, emit event.Sink) *executor.Executor
 		cfg.Emit = h.scrub(emit)
 	}
 	return executor.New(cfg)
+}
+
+// confiner returns the kernel confinement of the host's unapproved steps,
+// nil when off. Its clean-up (the launcher sent to an SSH host) runs
+// before the connection closes.
+func (h *Host) confiner(tr transport.Transport, o HostOptions) *confiner {
+	e := o.Enforcement
+	if e.Off {
+		return nil
+	}
+	if e.Launcher == nil {
+		e.Launcher = launchers.Find
+	}
+	c := newConfiner(tr, confinerOptions{
+		Policy: o.Policy, Require: e.Require || o.Policy.RequireEnforcement,
+		Home:     func(ctx context.Context) (string, error) { return h.exec.HomeDir(ctx) },
+		Warn:     func(msg string) { h.warn(msg) },
+		Launcher: e.Launcher, Exe: e.Exe, Probe: e.Probe,
+	})
+	h.closers = append(h.closers, func() {
+		if err := c.Close(); err != nil {
+			h.warn(err.Error())
+		}
+	})
+	return c
+}
+
+// warn emits a warning event for the host.
+func (h *Host) warn(msg string) {
+	if h.sink != nil {
+		h.sink(event.Event{Kind: event.KindWarning, Host: h.Name, Session: h.Session, Warning: &event.Warning{Text: msg}})
+	}
 }
 
 // scrub returns the sink that passes events to emit with their secrets

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autoshell/agent/confine"
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/planner"
@@ -86,6 +87,9 @@ type Config struct {
 	// ReadOnly (--read-only) denies every step that is not safe and every
 	// file tool that writes, whatever the Approver would say.
 	ReadOnly bool
+	// Confiner holds the commands of steps nobody approved to what their
+	// level allows (package confine); nil: they run unconfined.
+	Confiner Confiner
 }
 
 // Becomer is a host's transport as another user (transport/become).
@@ -93,6 +97,19 @@ type Becomer interface {
 	transport.Transport
 	// User is the user it acts as.
 	User() string
+}
+
+// Confiner holds the commands of a step that no person approved to what
+// its level allows: the classifier decides who must approve, the kernel
+// enforces what an unapproved step can touch.
+type Confiner interface {
+	// Wrap returns the argv (transport.Command.Wrap) the step's commands
+	// run under at level; nil runs them as they are (confine.None, or a
+	// host that cannot enforce). An error refuses the step.
+	Wrap(ctx context.Context, level confine.Level) ([]string, error)
+	// Explain returns the observation for a confined command whose stderr
+	// shows a refusal, "" when none.
+	Explain(level confine.Level, stderr string) string
 }
 
 // Executor runs steps on one host: condition, templating, validation,
@@ -312,6 +329,9 @@ func (e *Executor) homeDirOf(ctx context.Context, tr transport.Transport) (strin
 	}
 	return e.homeDir(ctx)
 }
+
+// HomeDir is the target user's home directory, looked up once.
+func (e *Executor) HomeDir(ctx context.Context) (string, error) { return e.homeDir(ctx) }
 
 // homeDir is the target user's home, looked up once per executor: tools
 // resolve "~" against it and risk classification needs the same answer.

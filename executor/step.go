@@ -209,20 +209,34 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 		return e.finish(ctx, st, r, start, nil)
 	}
 
+	// The journal reads and saves through tr, unconfined (agent's own
+	// work); the tool runs through runOn, confined to the step's level.
+	level := confineLevel(r.Risk.Level, d)
+	runOn, err := e.confined(ctx, tr, level)
+	if err != nil {
+		r.Status = execctx.StatusDenied
+		r.Observation = "[denied: " + err.Error() + "]"
+		return e.finish(ctx, st, r, start, fmt.Errorf("step %d (%s): %w", r.Step, st.Tool, err))
+	}
+	confinedRun := runOn != tr
 	if len(cls.undo) > 0 {
 		if err := e.journalShell(ctx, tr, as, cls.undo); err != nil {
 			return e.fail(ctx, st, r, start, fmt.Sprintf("%s: %v; the command was refused because its changes could not be undone", st.Tool, err))
 		}
 		r.Journaled = targetPaths(cls.undo)
 	}
-	runOn := tr
 	if call.Name == tools.ExecuteCommandName { // the structured tools' raw output is not what they report
-		runOn = e.streaming(tr, r.Phase, r.Step)
+		runOn = e.streaming(runOn, r.Phase, r.Step)
 	}
 	out, err := call.Run(expectPreviewed(ctx, previewed), runOn)
 	if len(cls.undo) > 0 {
 		if jerr := e.shellChanged(context.WithoutCancel(ctx), tr, cls.undo); jerr != nil {
 			out.Observation = strings.TrimSpace(out.Observation + "\n[warning: " + jerr.Error() + "; undo will not notice later changes to it]")
+		}
+	}
+	if confinedRun && err == nil && out.ExitCode != 0 {
+		if why := e.cfg.Confiner.Explain(level, out.Stderr); why != "" {
+			out.Observation = strings.TrimSpace(out.Observation + "\n" + why)
 		}
 	}
 	var je *journalError

@@ -42,6 +42,7 @@ type policyFile struct {
 	MaxReadBytes     *byteSize                  `yaml:"max_read_bytes"`
 	MaxWriteBytes    *byteSize                  `yaml:"max_write_bytes"`
 	RefuseBinary     *bool                      `yaml:"refuse_binary"`
+	RequireEnforce   *bool                      `yaml:"require_enforcement"`
 }
 
 // LoadPolicy reads a YAML policy and merges it over DefaultPolicy. Unknown
@@ -127,6 +128,9 @@ func (f policyFile) over(p Policy) Policy {
 	}
 	if f.RefuseBinary != nil {
 		p.RefuseBinary = *f.RefuseBinary
+	}
+	if f.RequireEnforce != nil {
+		p.RequireEnforcement = *f.RequireEnforce
 	}
 	return p
 }

@@ -135,6 +135,10 @@ type Policy struct {
 	MaxWriteBytes int64 `yaml:"max_write_bytes"`
 	// RefuseBinary refuses writing or editing a file whose content is binary.
 	RefuseBinary bool `yaml:"refuse_binary"`
+	// RequireEnforcement refuses to run a step nobody approved on a host
+	// whose kernel cannot confine it (no Landlock, not Linux): the
+	// classifier alone is not trusted there (--require-enforcement).
+	RequireEnforcement bool `yaml:"require_enforcement"`
 }
 
 // commandRule finds a command's own rule: exact name first, then glob keys.

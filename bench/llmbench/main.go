@@ -24,6 +24,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/autoshell/agent/confine"
+
 	"github.com/autoshell/agent/bench/llmbench/scenarios"
 )
 
@@ -36,6 +38,7 @@ const (
 )
 
 func main() {
+	confine.MaybeLaunch() // steps on the local host re-execute this program to confine them
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "llmbench:", err)
 		os.Exit(1)

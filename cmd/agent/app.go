@@ -57,6 +57,9 @@ type app struct {
 	host           hostOptions
 	config         string // --config: the config file
 	task           taskOptions
+	// requireEnforcement: --require-enforcement, over the policy's
+	// require_enforcement.
+	requireEnforcement bool
 	// batchFlags are the batch flags given before the command (--limit,
 	// --forks, --plan-once, --out), for batchWithoutInventory.
 	batchFlags []string
@@ -160,6 +163,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 	a.host.addFlags(fs)
 	fs.StringVar(&a.config, "config", "", "read settings from `FILE` (default $XDG_CONFIG_HOME/agent/config.yaml)")
 	a.task.addFlags(fs)
+	addEnforcementFlag(fs, &a.requireEnforcement)
 	if err := a.parseFlags(fs, args, func(w io.Writer) { a.usage(w, fs) }); err != nil {
 		if strings.Contains(err.Error(), "unknown flag: --var") {
 			return usagef("%v (--var belongs to run: agent run PLAN.yaml --var k=v)", err)
@@ -268,4 +272,9 @@ func (a *app) usage(w io.Writer, fs *pflag.FlagSet) {
 	}
 	fmt.Fprintf(w, "\nEach command has its own flags (agent COMMAND --help): --var k=v belongs to\n"+
 		"run, and the host flags below may also follow the command.\n\nFlags:\n%s", fs.FlagUsages())
+}
+
+// addEnforcementFlag adds --require-enforcement to fs.
+func addEnforcementFlag(fs *pflag.FlagSet, v *bool) {
+	fs.BoolVar(v, "require-enforcement", *v, "refuse steps nobody approved on a host whose kernel cannot confine them (no Landlock), instead of trusting the classifier alone")
 }

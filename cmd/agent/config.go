@@ -74,7 +74,9 @@ func (a *app) readSections() (_ safety.Policy, _ *llm.FileConfig, _ *engine.Beco
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
-		return safety.DefaultPolicy(), nil, bf, lf, nil
+		p := safety.DefaultPolicy()
+		p.RequireEnforcement = a.requireEnforcement
+		return p, nil, bf, lf, nil
 	}
 	if err != nil {
 		return safety.Policy{}, nil, nil, lf, usagef("config: %w", err)
@@ -115,6 +117,9 @@ func (a *app) readSections() (_ safety.Policy, _ *llm.FileConfig, _ *engine.Beco
 		default:
 			return safety.Policy{}, nil, nil, lf, usagef("config %s:%d: unknown section %q (known: safety, llm, become, limits)", path, n.Line, name)
 		}
+	}
+	if a.requireEnforcement {
+		p.RequireEnforcement = true
 	}
 	return p, lc, bf, lf, nil
 }

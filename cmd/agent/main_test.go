@@ -2,10 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/autoshell/agent/confine"
+	"github.com/autoshell/agent/confine/launchers"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -13,6 +20,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	confine.MaybeLaunch()
+	if filepath.Base(os.Args[0]) != "agent" { // not a script's agent command
+		placeLauncher()
+	}
 	testscript.Main(m, map[string]func(){
 		"agent": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
@@ -32,6 +43,7 @@ func TestScripts(t *testing.T) {
 			"sublines": sublines, "jsonlines": jsonlines, "llm-script": llmScript, "llm-requests": llmRequests,
 		},
 		Setup: func(env *testscript.Env) error {
+			launcherBesideScripts()
 			examples, err := filepath.Abs("../../examples")
 			if err != nil {
 				return err
@@ -110,4 +122,45 @@ func jsonlines(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s:%d: no event key: %s", args[0], i+1, l)
 		}
 	}
+}
+
+// placeLauncher puts agent-launch for this machine beside the test binary,
+// where package launchers finds it when `make build` has not embedded one:
+// the scripts' SSH hosts are then confined as a built agent confines them.
+func placeLauncher() {
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	dst := filepath.Join(filepath.Dir(exe), launchers.Name(runtime.GOARCH))
+	if _, err := os.Stat(dst); err == nil {
+		return
+	}
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", dst, "github.com/autoshell/agent/cmd/agent-launch")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build agent-launch: %v\n%s", err, out)
+		os.Exit(1)
+	}
+}
+
+var launcherInPath sync.Once
+
+// launcherBesideScripts copies the launcher placeLauncher built next to
+// the copy of this binary testscript runs as agent (the first directory of
+// $PATH it set up).
+func launcherBesideScripts() {
+	launcherInPath.Do(func() {
+		exe, err := os.Executable()
+		if err != nil {
+			return
+		}
+		name := launchers.Name(runtime.GOARCH)
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(exe), name))
+		if err != nil {
+			return
+		}
+		bindir := filepath.SplitList(os.Getenv("PATH"))[0]
+		os.WriteFile(filepath.Join(bindir, name), b, 0o755)
+	})
 }

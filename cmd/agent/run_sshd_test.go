@@ -44,6 +44,7 @@ func TestTaskScriptsOverSSHD(t *testing.T) {
 // setupSSHDScript starts the script's sshd with its scratch home and sets
 // the environment TestScripts' setup sets.
 func setupSSHDScript(env *testscript.Env) error {
+	launcherBesideScripts()
 	remoteHome, err := os.MkdirTemp("", "agent-sshd-home-")
 	if err != nil {
 		return err
@@ -102,6 +103,7 @@ func TestTaskScriptsLocal(t *testing.T) {
 			"sublines": sublines, "jsonlines": jsonlines, "llm-script": llmScript, "llm-requests": llmRequests,
 		},
 		Setup: func(env *testscript.Env) error {
+			launcherBesideScripts()
 			home := filepath.Join(env.WorkDir, "home")
 			if err := os.MkdirAll(home, 0o755); err != nil {
 				return err

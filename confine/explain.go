@@ -1,0 +1,99 @@
+package confine
+
+import (
+	"path"
+	"regexp"
+	"strings"
+)
+
+// deniedLine matches what programs print when the kernel refuses them.
+var deniedLine = regexp.MustCompile(`(?i)permission denied|operation not permitted`)
+
+// pathInLine finds the file a message names: quoted, or a bare absolute or
+// home path.
+var pathInLine = regexp.MustCompile("['‘\"`]([~/][^'’\"`]*)['’\"`]|(?:^|[\\s:])([~/][^\\s:'\"]*)")
+
+// Explain returns the observation that tells the model a command confined
+// at level l was blocked by the kernel, from the command's stderr: what it
+// tried ("blocked: write to ~/.bashrc outside what a safe step may do"),
+// or, when stderr shows a refusal without naming a file, that the refusal
+// may be the kernel's. "" when stderr shows no refusal. home shortens
+// paths to "~/…".
+func Explain(l Level, s Spec, stderr, home string) string {
+	if l == None {
+		return ""
+	}
+	for _, line := range strings.Split(stderr, "\n") {
+		if !deniedLine.MatchString(line) || strings.HasPrefix(line, LaunchPrefix) {
+			continue
+		}
+		low := strings.ToLower(line)
+		switch {
+		case strings.Contains(low, "kill"):
+			return blocked("signal to a process outside the step", l)
+		case strings.Contains(low, "connect") || strings.Contains(low, "/dev/tcp") || strings.Contains(low, "port "):
+			if !s.Net {
+				return blocked("network connection", l)
+			}
+		}
+		// The file is the last one named before the refusal ("/bin/sh: 1:
+		// cannot create /x: Permission denied" names /x).
+		before := line[:deniedLine.FindStringIndex(line)[0]]
+		ms := pathInLine.FindAllStringSubmatch(before, -1)
+		if ms == nil {
+			continue
+		}
+		m := ms[len(ms)-1]
+		p := strings.TrimRight(m[1]+m[2], ":")
+		if under(p, home, s.NoRead) {
+			return blocked("read of "+short(p, home), l)
+		}
+		if !s.Write || under(p, home, s.NoWrite) {
+			return blocked("write to "+short(p, home), l)
+		}
+	}
+	if deniedLine.MatchString(stderr) {
+		return "[note: this step ran confined by the kernel to what a " + l.String() + " step may do (" + l.allows() +
+			"); the refusal above may be the kernel's — a step that needs more must be approved by a person]"
+	}
+	return ""
+}
+
+func blocked(what string, l Level) string {
+	return "[blocked: " + what + " outside what a " + l.String() + " step may do (" + l.allows() +
+		"); ask for approval or take another way]"
+}
+
+func (l Level) allows() string {
+	if l == ReadOnly {
+		return "read-only: no writes, no network, no secrets, no signals to other processes"
+	}
+	return "no writes to protected files, no secrets, no signals to other processes"
+}
+
+// under reports whether p (absolute or "~/…") lies in one of the
+// hierarchies (globs in their last component).
+func under(p, home string, hier []string) bool {
+	if strings.HasPrefix(p, "~/") || p == "~" {
+		p = home + p[1:]
+	}
+	p = path.Clean(p)
+	for _, h := range hier {
+		for q := p; ; q = path.Dir(q) {
+			if ok, _ := path.Match(h, q); ok {
+				return true
+			}
+			if q == "/" || q == "." {
+				break
+			}
+		}
+	}
+	return false
+}
+
+func short(p, home string) string {
+	if home != "" && home != "/" && strings.HasPrefix(p, home+"/") {
+		return "~" + p[len(home):]
+	}
+	return p
+}

@@ -1,0 +1,86 @@
+//go:build linux
+
+package confine
+
+import (
+	"errors"
+	"fmt"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// Landlock scopes (ABI 6).
+const (
+	scopeAbstractUnix = 1 << 0
+	scopeSignal       = 1 << 1
+)
+
+// Landlock network rights (ABI 4).
+const (
+	netBindTCP    = 1 << 0
+	netConnectTCP = 1 << 1
+)
+
+// ABI returns the Landlock ABI version of the running kernel, 0 when it
+// has none (not built in, or disabled at boot).
+func ABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// restrict confines the calling OS thread (and what it execs) to s. The
+// caller must have locked the goroutine to its thread and exec right after.
+func restrict(s Spec) error {
+	abi := ABI()
+	if abi < 1 {
+		return errors.New("the kernel has no Landlock")
+	}
+	handled := handledFS(abi)
+	attr := llsys.RulesetAttr{HandledAccessFS: handled}
+	if abi >= 4 && !s.Net {
+		attr.HandledAccessNet = netBindTCP | netConnectTCP
+	}
+	if abi >= 6 {
+		attr.Scoped = scopeAbstractUnix | scopeSignal
+	}
+	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	defer unix.Close(fd)
+	for _, r := range s.rules() {
+		if err := addRule(fd, r, handled); err != nil {
+			return err
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+// addRule adds r; a path that vanished or cannot be a rule (a pipe, a
+// socket of an internal file system) is left out: nothing is granted on it.
+func addRule(fd int, r rule, handled uint64) error {
+	pfd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(pfd)
+	attr := llsys.PathBeneathAttr{AllowedAccess: r.rights & handled, ParentFd: pfd}
+	err = llsys.LandlockAddPathBeneathRule(fd, &attr, 0)
+	if errors.Is(err, unix.EBADFD) || errors.Is(err, unix.EINVAL) && !r.dir {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("landlock rule on %s: %w", r.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Level is how far a confined command may reach.
+type Level int
+
+const (
+	// None: the command runs unconfined (a person approved it, or high
+	// risk approved by --approve all).
+	None Level = iota
+	// ReadOnly is a safe step's: no writes but to harmless devices, no TCP
+	// connect or bind, no signals outside the step, no reads of secrets.
+	ReadOnly
+	// NoProtected is a medium step's approved by policy (--approve
+	// medium): writes anywhere but the protected hierarchies, no signals
+	// outside the step, no reads of secrets.
+	NoProtected
+)
+
+func (l Level) String() string {
+	switch l {
+	case ReadOnly:
+		return "safe"
+	case NoProtected:
+		return "medium"
+	}
+	return "unconfined"
+}
+
+// Spec is the ruleset of one confined command, as the launcher receives it.
+// Paths are absolute and cleaned; the last component may be a shell glob,
+// expanded on the host. A path that does not exist still counts: what
+// would create it is denied.
+type Spec struct {
+	// Write allows writes outside NoWrite; false denies every write but to
+	// Devices.
+	Write bool
+	// Net allows TCP connect and bind (Landlock ABI ≥ 4 denies them
+	// otherwise).
+	Net bool
+	// NoWrite are hierarchies never written, created, renamed or removed
+	// (when Write).
+	NoWrite []string
+	// NoRead are hierarchies never read (secrets); Public are files inside
+	// them that may be read all the same (~/.ssh/known_hosts). A Public
+	// entry without "/" is a base-name pattern matched in each NoRead
+	// directory.
+	NoRead, Public []string
+	// Devices may be read and written whatever the rest says (/dev/null).
+	Devices []string
+}
+
+// Launcher flags. A launcher's argv is FLAGS -- COMMAND...; the probe is
+// the single flag ProbeFlag.
+const (
+	flagWrite   = "-write"
+	flagNet     = "-net"
+	flagNoWrite = "-no-write"
+	flagNoRead  = "-no-read"
+	flagPublic  = "-public"
+	flagDevice  = "-device"
+	// ProbeFlag asks the launcher which Landlock ABI the host's kernel
+	// has: it prints "landlock N" (0: none) and exits 0.
+	ProbeFlag = "-probe"
+)
+
+// Args is s as launcher arguments, up to and including "--".
+func (s Spec) Args() []string {
+	var a []string
+	if s.Write {
+		a = append(a, flagWrite)
+	}
+	if s.Net {
+		a = append(a, flagNet)
+	}
+	for _, l := range []struct {
+		flag  string
+		paths []string
+	}{{flagNoWrite, s.NoWrite}, {flagNoRead, s.NoRead}, {flagPublic, s.Public}, {flagDevice, s.Devices}} {
+		for _, p := range l.paths {
+			a = append(a, l.flag, p)
+		}
+	}
+	return append(a, "--")
+}
+
+// ParseArgs is the inverse of Args: the Spec and the command after "--".
+// Paths must be absolute (a Public entry may be a base name); the command
+// must not be empty.
+func ParseArgs(args []string) (Spec, []string, error) {
+	var s Spec
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch a {
+		case "--":
+			if i+1 >= len(args) {
+				return Spec{}, nil, errors.New("no command after --")
+			}
+			return s, args[i+1:], nil
+		case flagWrite:
+			s.Write = true
+			continue
+		case flagNet:
+			s.Net = true
+			continue
+		}
+		var dst *[]string
+		switch a {
+		case flagNoWrite:
+			dst = &s.NoWrite
+		case flagNoRead:
+			dst = &s.NoRead
+		case flagPublic:
+			dst = &s.Public
+		case flagDevice:
+			dst = &s.Devices
+		default:
+			return Spec{}, nil, fmt.Errorf("unknown launcher flag %q", a)
+		}
+		if i+1 >= len(args) {
+			return Spec{}, nil, fmt.Errorf("%s needs a path", a)
+		}
+		i++
+		p := args[i]
+		if err := checkPath(p, a == flagPublic); err != nil {
+			return Spec{}, nil, fmt.Errorf("%s: %w", a, err)
+		}
+		*dst = append(*dst, p)
+	}
+	return Spec{}, nil, errors.New("no -- before the command")
+}
+
+func checkPath(p string, baseOK bool) error {
+	switch {
+	case p == "" || strings.ContainsRune(p, 0):
+		return fmt.Errorf("bad path %q", p)
+	case baseOK && !strings.Contains(p, "/"):
+		return nil
+	case !path.IsAbs(p) || path.Clean(p) != p:
+		return fmt.Errorf("path %q is not absolute and clean", p)
+	}
+	return nil
+}
+
+// ErrNotEnforced refuses a step nobody approved on a host that cannot
+// confine it, when enforcement is required (--require-enforcement).
+var ErrNotEnforced = errors.New("not enforced")
+
+// LauncherFunc returns the agent-launch executable for linux/arch (amd64,
+// arm64); an error when this build has none.
+type LauncherFunc func(arch string) ([]byte, error)

@@ -1,0 +1,368 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/autoshell/agent/confine"
+
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/transport"
+)
+
+// confinerOptions configure a confiner.
+type confinerOptions struct {
+	// Policy gives the protected hierarchies (safety.Policy.Protected) and
+	// the public files among them.
+	Policy safety.Policy
+	// Home returns the host's home directory ("~" of the policy).
+	Home func(ctx context.Context) (string, error)
+	// Require refuses unapproved steps where the host cannot enforce
+	// (ErrNotEnforced) instead of running them with the classifier alone.
+	Require bool
+	// Warn receives, once, why the host does not enforce ("not enforced:
+	// kernel 5.4 has no Landlock"); nil: nobody is told.
+	Warn func(msg string)
+	// Launcher finds the launcher to send to an SSH host; nil: none (SSH
+	// hosts are not enforced).
+	Launcher confine.LauncherFunc
+	// Exe is the local launcher: agent itself (run with confine.LaunchArg), by
+	// default os.Executable().
+	Exe string
+	// Probe, when set, replaces asking the host's kernel for its Landlock
+	// ABI (tests simulate a kernel without one). release is the kernel
+	// release for messages.
+	Probe func(ctx context.Context) (abi int, release string, err error)
+}
+
+// confiner confines the commands of one host's unapproved steps: on first use
+// it finds out whether the host can (a Linux kernel with Landlock, a
+// launcher for its architecture), and on an SSH host it sends the launcher
+// into a private temporary directory, verified by its SHA-256, used for
+// every step and removed by Close. It is safe for concurrent use.
+type confiner struct {
+	tr transport.Transport
+	o  confinerOptions
+
+	mu       sync.Mutex
+	ready    bool
+	err      error    // setup failed: every confined step is refused
+	reason   string   // why the host does not enforce ("" when it does)
+	launcher []string // argv prefix of the launcher
+	dir      string   // the remote launcher's directory, removed by Close
+	specs    map[confine.Level][]string
+	spec     map[confine.Level]confine.Spec
+	home     string
+}
+
+// newConfiner returns the confiner of tr's commands. It does no I/O.
+func newConfiner(tr transport.Transport, o confinerOptions) *confiner {
+	return &confiner{tr: tr, o: o}
+}
+
+// Wrap returns the argv a command of a step at level runs under: nil for
+// confine.None, and for any level on a host that does not enforce (then Warn has
+// said so, once) — unless Require is set: then the error is
+// ErrNotEnforced. Other errors are the setup's (a launcher that could not
+// be sent or verified): the step must not run.
+func (h *confiner) Wrap(ctx context.Context, level confine.Level) ([]string, error) {
+	if level == confine.None {
+		return nil, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.ready {
+		h.setup(ctx)
+		if h.err != nil && ctx.Err() != nil {
+			err := h.err
+			h.err = nil // interrupted: try again next time
+			return nil, err
+		}
+		h.ready = true
+		if h.reason != "" && h.o.Warn != nil {
+			msg := "not enforced: " + h.reason
+			if h.o.Require {
+				msg += "; unapproved steps are refused (--require-enforcement)"
+			} else {
+				msg += "; unapproved steps run with the classifier alone"
+			}
+			h.o.Warn(msg)
+		}
+	}
+	switch {
+	case h.err != nil:
+		return nil, h.err
+	case h.reason != "" && h.o.Require:
+		return nil, fmt.Errorf("%w: %s (--require-enforcement)", confine.ErrNotEnforced, h.reason)
+	case h.reason != "":
+		return nil, nil
+	}
+	return h.specs[level], nil
+}
+
+// Explain is the observation for a command confined at level whose stderr
+// shows a refusal (see Explain); "" when it shows none or the host does
+// not enforce.
+func (h *confiner) Explain(level confine.Level, stderr string) string {
+	h.mu.Lock()
+	s, ok := h.spec[level]
+	home := h.home
+	h.mu.Unlock()
+	if !ok {
+		return ""
+	}
+	return confine.Explain(level, s, stderr, home)
+}
+
+// Enforced reports whether the host confines unapproved steps and, when not,
+// why; before the first Wrap it reports false and "".
+func (h *confiner) Enforced() (bool, string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ready && h.err == nil && h.reason == "", h.reason
+}
+
+func (h *confiner) setup(ctx context.Context) {
+	home, err := h.o.Home(ctx)
+	if err != nil {
+		h.err = fmt.Errorf("confine: %w", err)
+		return
+	}
+	if h.tr.Host().Kind == "local" {
+		h.setupLocal(ctx)
+	} else {
+		h.setupRemote(ctx)
+	}
+	if h.err != nil || h.reason != "" {
+		return
+	}
+	h.specs, h.spec, h.home = map[confine.Level][]string{}, map[confine.Level]confine.Spec{}, home
+	for _, l := range []confine.Level{confine.ReadOnly, confine.NoProtected} {
+		h.spec[l] = SpecFor(h.o.Policy, home, l)
+		h.specs[l] = append(append([]string(nil), h.launcher...), h.spec[l].Args()...)
+	}
+}
+
+// SpecFor is the confine.Spec of level l on a host whose home is home, from the
+// policy's one list of protected hierarchies.
+func SpecFor(p safety.Policy, home string, l confine.Level) confine.Spec {
+	pr := p.Protected(home)
+	s := confine.Spec{Devices: devices(p.HarmlessDevices)}
+	for _, r := range pr.NoRead {
+		// /proc/PID/… cannot be a rule (a step's own processes are new
+		// PIDs): the classifier alone holds /proc/*/environ. /dev is
+		// denied whole below.
+		if !strings.HasPrefix(r, "/proc/") && !strings.HasPrefix(r, "/dev/") {
+			s.NoRead = append(s.NoRead, r)
+		}
+	}
+	// /dev is read only through the harmless devices and the terminals.
+	s.NoRead = append(s.NoRead, "/dev")
+	s.Public = append(s.Public, s.Devices...)
+	s.Public = append(s.Public, "/dev/pts", "/dev/shm")
+	for _, pat := range p.PublicPaths {
+		switch {
+		case strings.HasPrefix(pat, "~/"):
+			s.Public = append(s.Public, home+pat[1:])
+		case !strings.Contains(pat, "/") || strings.HasPrefix(pat, "/"):
+			s.Public = append(s.Public, pat)
+		}
+	}
+	if l == confine.NoProtected {
+		s.Write, s.Net, s.NoWrite = true, true, pr.NoWrite
+	}
+	return s
+}
+
+// devices are the harmless devices a launcher can grant: character
+// devices by their path, not the links to a process's own descriptors
+// (/dev/stdout, /proc/self/fd/N: pipes and terminals already open are not
+// Landlock's to check).
+func devices(harmless []string) []string {
+	var out []string
+	for _, d := range harmless {
+		if strings.HasPrefix(d, "/dev/") && !strings.ContainsAny(d, "*?[") && d != "/dev/stdout" && d != "/dev/stderr" && d != "/dev/stdin" {
+			out = append(out, d)
+		}
+	}
+	return append(out, "/dev/full")
+}
+
+func (h *confiner) setupLocal(ctx context.Context) {
+	if runtime.GOOS != "linux" {
+		h.reason = "this machine runs " + runtime.GOOS + "; Landlock is Linux's"
+		return
+	}
+	abi, release := confine.ABI(), confine.KernelRelease()
+	if h.o.Probe != nil {
+		var err error
+		if abi, release, err = h.o.Probe(ctx); err != nil {
+			h.err = fmt.Errorf("confine: %w", err)
+			return
+		}
+	}
+	if abi < 1 {
+		h.reason = "kernel " + release + " has no Landlock"
+		return
+	}
+	exe := h.o.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			h.reason = "agent cannot find its own executable to confine commands: " + err.Error()
+			return
+		}
+	}
+	h.launcher = []string{exe, confine.LaunchArg}
+}
+
+// remoteTimeout bounds each command of the remote setup and clean-up.
+const remoteTimeout = 30 * time.Second
+
+// setupRemote sends the launcher: one command learns the system, the
+// architecture and the kernel and makes the private directory; the
+// launcher goes over SFTP; one command checks its SHA-256 and asks it for
+// the kernel's Landlock ABI.
+func (h *confiner) setupRemote(ctx context.Context) {
+	res, err := h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout,
+		Command: `uname -srm && umask 077 && mktemp -d "${TMPDIR:-/tmp}/agent-launch.XXXXXXXX"`})
+	if err != nil {
+		h.err = fmt.Errorf("confine: %w", err)
+		return
+	}
+	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
+	uname := strings.Fields(lines[0])
+	if len(uname) != 3 {
+		h.reason = fmt.Sprintf("the host's system is unknown (uname: %q)", strings.TrimSpace(res.Stdout+res.Stderr))
+		return
+	}
+	sys, release, machine := uname[0], uname[1], uname[2]
+	if len(lines) == 2 && strings.HasPrefix(lines[1], "/") {
+		h.dir = lines[1]
+	}
+	if sys != "Linux" {
+		h.reason = "the host runs " + sys + "; Landlock is Linux's"
+		h.cleanup()
+		return
+	}
+	arch, ok := map[string]string{"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}[machine]
+	if !ok {
+		h.reason = "agent has no launcher for " + machine
+		h.cleanup()
+		return
+	}
+	if h.o.Probe != nil {
+		abi, rel, err := h.o.Probe(ctx)
+		if err != nil {
+			h.err = fmt.Errorf("confine: %w", err)
+			h.cleanup()
+			return
+		}
+		if abi < 1 {
+			h.reason = "kernel " + rel + " has no Landlock"
+			h.cleanup()
+			return
+		}
+	}
+	if h.o.Launcher == nil {
+		h.reason = "agent has no launcher for linux/" + arch
+		h.cleanup()
+		return
+	}
+	bin, err := h.o.Launcher(arch)
+	if err != nil {
+		h.reason = err.Error()
+		h.cleanup()
+		return
+	}
+	if h.dir == "" {
+		h.err = fmt.Errorf("confine: no private directory on the host: %s", strings.TrimSpace(res.Stderr))
+		return
+	}
+	exe := h.dir + "/agent-launch"
+	if _, err := h.tr.WriteFile(ctx, exe, strings.NewReader(string(bin)), 0o700); err != nil {
+		h.err = fmt.Errorf("confine: send the launcher: %w", err)
+		h.cleanup()
+		return
+	}
+	sum := sha256.Sum256(bin)
+	want := hex.EncodeToString(sum[:])
+	q := shellQuote(exe)
+	res, err = h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout,
+		Command: "{ sha256sum " + q + " 2>/dev/null || echo none; } && " + q + " " + confine.ProbeFlag})
+	if err != nil {
+		h.err = fmt.Errorf("confine: %w", err)
+		h.cleanup()
+		return
+	}
+	out := strings.Fields(res.Stdout)
+	if len(out) < 3 || out[len(out)-2] != "landlock" {
+		h.err = fmt.Errorf("confine: the launcher did not answer (exit %d): %s", res.ExitCode, strings.TrimSpace(res.Stderr))
+		h.cleanup()
+		return
+	}
+	got := out[0]
+	if got == "none" {
+		var b strings.Builder
+		if _, err := h.tr.ReadFile(ctx, exe, &b); err != nil {
+			h.err = fmt.Errorf("confine: verify the launcher: %w", err)
+			h.cleanup()
+			return
+		}
+		s := sha256.Sum256([]byte(b.String()))
+		got = hex.EncodeToString(s[:])
+	}
+	if got != want {
+		h.err = fmt.Errorf("confine: the launcher on the host has SHA-256 %s, not %s: refused", got, want)
+		h.cleanup()
+		return
+	}
+	if abi, _ := strconv.Atoi(out[len(out)-1]); abi < 1 {
+		h.reason = "kernel " + release + " has no Landlock"
+		h.cleanup()
+		return
+	}
+	h.launcher = []string{exe}
+}
+
+// cleanup removes the remote directory, if any.
+func (h *confiner) cleanup() {
+	if h.dir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+	defer cancel()
+	h.tr.Run(ctx, transport.Command{Command: "rm -rf " + shellQuote(h.dir), Timeout: remoteTimeout})
+	h.dir = ""
+}
+
+// Close removes what the Host sent to the host. The transport must still
+// be open; Close does not close it.
+func (h *confiner) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.dir == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+	defer cancel()
+	res, err := h.tr.Run(ctx, transport.Command{Command: "rm -rf " + shellQuote(h.dir), Timeout: remoteTimeout})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	if err != nil {
+		return fmt.Errorf("remove the launcher from the host (%s): %w", h.dir, err)
+	}
+	h.dir = ""
+	return nil
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

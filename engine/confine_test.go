@@ -1,0 +1,277 @@
+package engine_test
+
+// Kernel enforcement of levels (issue 13): a step the classifier rates
+// safe — forced by the policy, so that the kernel and not the classifier
+// is what stops it — cannot write, connect, signal or read a secret,
+// locally and over a real sshd; a medium one cannot reach what the policy
+// protects; the launcher sent to an SSH host leaves nothing there; a
+// kernel without Landlock is reported once per host.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/autoshell/agent/confine"
+	"github.com/autoshell/agent/confine/confinetest"
+	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/testenv"
+)
+
+// attackBed is a scratch directory on the host with the attacker program
+// agent-evil in a bin directory the policy trusts, a secret and a
+// protected start-up file the policy names, and what the attacks aim at.
+type attackBed struct {
+	dir, secret, rc, out string
+	victim               *exec.Cmd
+	port                 int
+}
+
+func newAttackBed(t *testing.T, parent string) *attackBed {
+	t.Helper()
+	dir, err := os.MkdirTemp(parent, ".agent-confine-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	b := &attackBed{dir: dir, secret: filepath.Join(dir, "secret", "key"), rc: filepath.Join(dir, "rc"), out: filepath.Join(dir, "out")}
+	for _, d := range []string{"bin", "secret", "out"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(b.secret, []byte("SECRETKEY\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b.rc, []byte("rc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// agent-evil ACTION: one attack per call.
+	script := `#!/bin/sh
+case $1 in
+write) echo pwned > "$2" ;;
+append) echo pwned >> "$2" ;;
+read) cat "$(dirname "$0")/../secret/key" ;;
+connect) bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$2"' && echo connected' ;;
+signal) kill -TERM "$2" ;;
+esac
+`
+	if err := os.WriteFile(filepath.Join(dir, "bin", "agent-evil"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	b.port = ln.Addr().(*net.TCPAddr).Port
+	b.victim = exec.Command("sleep", "300")
+	if err := b.victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.victim.Process.Kill(); b.victim.Wait() })
+	return b
+}
+
+// policy rates agent-evil at level l and protects the bed's secret and rc.
+func (b *attackBed) policy(l safety.Level) safety.Policy {
+	p := safety.DefaultPolicy()
+	p.BinDirs = append(p.BinDirs, filepath.Join(b.dir, "bin"))
+	p.Commands["agent-evil"] = safety.Rule{Level: l}
+	p.SensitivePaths = append(p.SensitivePaths, filepath.Dir(b.secret))
+	p.ProtectedPaths = append(p.ProtectedPaths, b.rc)
+	return p
+}
+
+func (b *attackBed) step(args ...string) planner.Step {
+	return planner.Step{Tool: "execute_command", Parameters: map[string]any{
+		"command": filepath.Join(b.dir, "bin", "agent-evil") + " " + strings.Join(args, " ")}}
+}
+
+// run runs one step on a fresh Host and returns its step event, the
+// warnings and what the host says about enforcement.
+func run(t *testing.T, open func(engine.HostOptions) (*engine.Host, error), o engine.HostOptions, steps ...planner.Step) ([]*event.Step, []string) {
+	t.Helper()
+	var log eventLog
+	o.Emit = log.Emit
+	h, err := open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.RunPlan(context.Background(), &planner.Plan{Phases: []planner.Phase{{Phase: 1, Goal: "attack", Steps: steps}}})
+	h.Close()
+	var out []*event.Step
+	var warns []string
+	for _, ev := range log.all() {
+		switch ev.Kind {
+		case event.KindStep:
+			out = append(out, ev.Step)
+		case event.KindWarning:
+			warns = append(warns, ev.Warning.Text)
+		}
+	}
+	return out, warns
+}
+
+// attacks runs every attack at level safe (and the medium ones at medium)
+// through open, and checks the kernel stopped each with an observation
+// that says so, and that nothing changed.
+func attacks(t *testing.T, b *attackBed, open func(engine.HostOptions) (*engine.Host, error), e engine.Enforcement) {
+	safe := engine.HostOptions{Policy: b.policy(safety.Safe), Approver: safety.NewApprover(safety.ModeNever, nil), Enforcement: e}
+	for _, tc := range []struct {
+		name, want string
+		step       planner.Step
+	}{
+		{"write", "blocked: write to ", b.step("write", b.out+"/x")},
+		{"read a secret", "blocked: read of ", b.step("read")},
+		{"connect", "blocked: network connection", b.step("connect", fmt.Sprint(b.port))},
+		{"signal", "blocked: signal to a process outside the step", b.step("signal", fmt.Sprint(b.victim.Process.Pid))},
+	} {
+		steps, warns := run(t, open, safe, tc.step)
+		if len(steps) != 1 || steps[0].Risk != "safe" || steps[0].Status != "error" || !strings.Contains(steps[0].Output, tc.want) ||
+			strings.Contains(steps[0].Output, "SECRETKEY") || strings.Contains(steps[0].Output, "connected") {
+			t.Errorf("safe %s: not blocked as it should be: %s (warnings %q)", tc.name, show(steps), warns)
+		}
+	}
+	if _, err := os.Stat(b.out + "/x"); err == nil {
+		t.Error("a safe step wrote a file")
+	}
+	if err := b.victim.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the victim process is gone: %v", err)
+	}
+
+	medium := engine.HostOptions{Policy: b.policy(safety.Medium), Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: e}
+	steps, _ := run(t, open, medium, b.step("write", b.out+"/x"), b.step("append", b.rc))
+	if len(steps) != 2 || steps[0].Status != "ok" || steps[1].Status != "error" || !strings.Contains(steps[1].Output, "blocked: write to ") {
+		t.Errorf("medium: %s", show(steps))
+	}
+	if rc, _ := os.ReadFile(b.rc); string(rc) != "rc\n" {
+		t.Errorf("medium wrote the protected file: %q", rc)
+	}
+	if x, _ := os.ReadFile(b.out + "/x"); string(x) != "pwned\n" {
+		t.Errorf("medium could not write outside the protected files: %q", x)
+	}
+}
+
+func TestKernelBlocksLocal(t *testing.T) {
+	needLandlock(t)
+	localState(t)
+	b := newAttackBed(t, t.TempDir())
+	open := func(o engine.HostOptions) (*engine.Host, error) {
+		return engine.Open(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, o)
+	}
+	attacks(t, b, open, engine.Enforcement{})
+
+	// The same safe step with the kernel enforcement off: the classifier
+	// alone lets it write (what the kernel stopped above).
+	steps, _ := run(t, open, engine.HostOptions{Policy: b.policy(safety.Safe), Approver: safety.NewApprover(safety.ModeNever, nil),
+		Enforcement: engine.Enforcement{Off: true}}, b.step("write", b.out+"/y"))
+	if len(steps) != 1 || steps[0].Status != "ok" {
+		t.Fatalf("unconfined: %+v", steps)
+	}
+	if _, err := os.Stat(b.out + "/y"); err != nil {
+		t.Error("without the kernel the safe step did not write: the test proves nothing")
+	}
+}
+
+func TestKernelBlocksSSHD(t *testing.T) {
+	needLandlock(t)
+	// The host's sessions get a TMPDIR of the test's own, where the
+	// launcher's private directory goes: what is left there is this test's.
+	tmp := t.TempDir()
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 TMPDIR=" + tmp + "\n"})
+	t.Setenv("SSH_AUTH_SOCK", "")
+	localState(t)
+	// Not in the home directory: as root it is /root, a system root no
+	// unapproved step may write.
+	b := newAttackBed(t, t.TempDir())
+	target, err := engine.HostTarget(d.Alias, engine.SSHOverrides{ConfigFile: d.SSHConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(o engine.HostOptions) (*engine.Host, error) {
+		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
+	}
+	sent := 0
+	e := engine.Enforcement{Launcher: func(arch string) ([]byte, error) {
+		// Called once the private directory exists on the host.
+		if dirs, _ := filepath.Glob(filepath.Join(tmp, "agent-launch.*")); len(dirs) == 1 {
+			sent++
+		}
+		return confinetest.Launcher(t)(arch)
+	}}
+	attacks(t, b, open, e)
+	if sent != 5 { // a Host per attack
+		t.Fatalf("the launcher went to the private directory in $TMPDIR %d times, want 5", sent)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+		t.Errorf("the launcher was left on the host: %q", left)
+	}
+}
+
+// TestKernelWithoutLandlock simulates a kernel without Landlock: the host
+// says once that it does not enforce, steps run with the classifier alone;
+// with --require-enforcement the unapproved step is refused and the run
+// stops.
+func TestKernelWithoutLandlock(t *testing.T) {
+	localState(t)
+	b := newAttackBed(t, t.TempDir())
+	open := func(o engine.HostOptions) (*engine.Host, error) {
+		return engine.Open(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, o)
+	}
+	noLandlock := func(context.Context) (int, string, error) { return 0, "5.4.0-42-generic", nil }
+	o := engine.HostOptions{Policy: b.policy(safety.Safe), Approver: safety.NewApprover(safety.ModeNever, nil),
+		Enforcement: engine.Enforcement{Probe: noLandlock}}
+	steps, warns := run(t, open, o, b.step("write", b.out+"/a"), b.step("write", b.out+"/b"))
+	if len(warns) != 1 || !strings.Contains(warns[0], "not enforced: kernel 5.4.0-42-generic has no Landlock") {
+		t.Errorf("warnings: %q", warns)
+	}
+	if len(steps) != 2 || steps[0].Status != "ok" || steps[1].Status != "ok" {
+		t.Errorf("steps: %+v", steps)
+	}
+
+	o.Policy.RequireEnforcement = true
+	steps, warns = run(t, open, o, b.step("write", b.out+"/c"))
+	if len(steps) != 1 || steps[0].Status != "denied" || !strings.Contains(steps[0].Output, "require-enforcement") {
+		t.Errorf("required: %+v (warnings %q)", steps, warns)
+	}
+	if _, err := os.Stat(b.out + "/c"); err == nil {
+		t.Error("an unapproved step ran unenforced despite --require-enforcement")
+	}
+}
+
+func needLandlock(t *testing.T) {
+	t.Helper()
+	if confine.ABI() < 1 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the kernel has no Landlock")
+		}
+		t.Skip("the kernel has no Landlock")
+	}
+}
+
+func show(steps []*event.Step) string {
+	var b strings.Builder
+	for _, s := range steps {
+		fmt.Fprintf(&b, "\n  [%d] %s risk=%s status=%s: %s", s.Step, s.Command, s.Risk, s.Status, s.Output)
+	}
+	return b.String()
+}
