@@ -177,7 +177,15 @@ func SpecFor(p safety.Policy, home string, l confine.Level) confine.Spec {
 		}
 	}
 	if l == confine.NoProtected {
-		s.Write, s.Net, s.NoWrite = true, true, pr.NoWrite
+		s.Write, s.Net = true, true
+		for _, r := range pr.NoWrite {
+			// The home itself is the user's to write, as the classifier
+			// rates it, even where it lies in a system root (/root): its
+			// protected entries are listed on their own.
+			if r != home && !strings.HasPrefix(home, r+"/") {
+				s.NoWrite = append(s.NoWrite, r)
+			}
+		}
 	}
 	return s
 }
