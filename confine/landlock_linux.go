@@ -32,16 +32,34 @@ func ABI() int {
 	return v
 }
 
-// restrict confines the calling OS thread (and what it execs) to s. The
-// caller must have locked the goroutine to its thread and exec right after.
-func restrict(s Spec) error {
+// restrict confines the calling OS thread (and what it execs) to each
+// ruleset in turn (Landlock domains stack: what the command may do is what
+// all of them allow). The caller must have locked the goroutine to its
+// thread and exec right after.
+func restrict(rss ...Ruleset) error {
+	for _, rs := range rss {
+		fd, err := rulesetFD(rs)
+		if err != nil {
+			return err
+		}
+		err = restrictThread(fd)
+		unix.Close(fd)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rulesetFD is rs as a Landlock ruleset, ready for restrictThread.
+func rulesetFD(rs Ruleset) (int, error) {
 	abi := ABI()
 	if abi < 1 {
-		return errors.New("the kernel has no Landlock")
+		return -1, errors.New("the kernel has no Landlock")
 	}
 	handled := handledFS(abi)
 	attr := llsys.RulesetAttr{HandledAccessFS: handled}
-	if abi >= 4 && !s.Net {
+	if abi >= 4 && !rs.Spec.Net {
 		attr.HandledAccessNet = netBindTCP | netConnectTCP
 	}
 	if abi >= 6 {
@@ -49,14 +67,19 @@ func restrict(s Spec) error {
 	}
 	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
-		return fmt.Errorf("landlock_create_ruleset: %w", err)
+		return -1, fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
-	defer unix.Close(fd)
-	for _, r := range s.rules() {
+	for _, r := range rs.rules() {
 		if err := addRule(fd, r, handled); err != nil {
-			return err
+			unix.Close(fd)
+			return -1, err
 		}
 	}
+	return fd, nil
+}
+
+// restrictThread confines the calling OS thread to the ruleset fd.
+func restrictThread(fd int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"runtime"
 	"syscall"
 )
@@ -29,33 +30,79 @@ func MaybeLaunch() {
 	}
 }
 
-// Launch is the launcher: with ProbeFlag it prints the kernel's Landlock
-// ABI; else it parses a Spec and a command (ParseArgs), confines itself to
-// the Spec and execs the command, and returns only on failure, with
-// LaunchExit. It never runs the command unconfined.
+// Launch is the launcher. Its forms:
+//
+//	-probe                       print the kernel's Landlock ABI and the protocol ("landlock N protocol P")
+//	-compile FILE SPECFLAGS --   compute the Spec's Ruleset once, into FILE
+//	-rules FILE... -- COMMAND    confine to each Ruleset file (stacked), exec COMMAND
+//	SPECFLAGS -- COMMAND         compute the Spec, confine, exec COMMAND
+//
+// It returns only on failure, with LaunchExit; it never runs the command
+// unconfined.
 func Launch(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 1 && args[0] == ProbeFlag {
-		fmt.Fprintf(stdout, "landlock %d\n", ABI())
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, LaunchPrefix+format+"\n", a...)
+		return LaunchExit
+	}
+	switch {
+	case len(args) == 1 && args[0] == ProbeFlag:
+		fmt.Fprintf(stdout, "landlock %d protocol %d\n", ABI(), Protocol)
+		return 0
+	case len(args) >= 2 && args[0] == CompileFlag:
+		file := args[1]
+		s, argv, err := ParseArgs(args[2:])
+		if err == nil && len(argv) > 0 {
+			err = fmt.Errorf("%s takes no command", CompileFlag)
+		}
+		if err == nil && !path.IsAbs(file) {
+			err = fmt.Errorf("%s %s: not an absolute path", CompileFlag, file)
+		}
+		if err != nil {
+			return fail("%v", err)
+		}
+		if err := WriteRuleset(file, Compile(s)); err != nil {
+			return fail("%v", err)
+		}
 		return 0
 	}
-	s, argv, err := ParseArgs(args)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s%v\n", LaunchPrefix, err)
-		return LaunchExit
+	var rss []Ruleset
+	for len(args) >= 2 && args[0] == RulesFlag {
+		rs, err := ReadRuleset(args[1])
+		if err != nil {
+			return fail("%v", err)
+		}
+		if rs.Stale() {
+			rs = Compile(rs.Spec)
+			WriteRuleset(args[1], rs) // best effort: the next command reads it fresh
+		}
+		rss, args = append(rss, rs), args[2:]
+	}
+	var argv []string
+	if len(rss) > 0 {
+		if len(args) < 2 || args[0] != "--" {
+			return fail("%s FILE... must be followed by -- COMMAND", RulesFlag)
+		}
+		argv = args[1:]
+	} else {
+		s, cmd, err := ParseArgs(args)
+		if err != nil {
+			return fail("%v", err)
+		}
+		rss, argv = []Ruleset{Compile(s)}, cmd
+	}
+	if len(argv) == 0 {
+		return fail("no command after --")
 	}
 	prog, err := exec.LookPath(argv[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "%s%v\n", LaunchPrefix, err)
-		return LaunchExit
+		return fail("%v", err)
 	}
 	// Landlock and no_new_privs bind the calling thread; execve from the
 	// same thread carries them into the command, the only thread left.
 	runtime.LockOSThread()
-	if err := restrict(s); err != nil {
-		fmt.Fprintf(stderr, "%snot confined, not run: %v\n", LaunchPrefix, err)
-		return LaunchExit
+	if err := restrict(rss...); err != nil {
+		return fail("not confined, not run: %v", err)
 	}
 	err = syscall.Exec(prog, argv, os.Environ())
-	fmt.Fprintf(stderr, "%sexec %s: %v\n", LaunchPrefix, argv[0], err)
-	return LaunchExit
+	return fail("exec %s: %v", argv[0], err)
 }

@@ -98,16 +98,38 @@ func (rs *ruleSet) list() []rule {
 // name itself), and its entries are visited in turn. Symbolic links are
 // never granted: what they point to is reached by its own path.
 func (s Spec) rules() []rule {
+	rules, _ := s.compile()
+	return rules
+}
+
+// compile is rules, and the directories whose entries the rules list
+// (the ancestors of denied paths, the NoRead directories searched for
+// Public names): when one changes, the rules must be computed again.
+func (s Spec) compile() ([]rule, []string) {
 	var rs ruleSet
+	var listed []string
 	noRead := expand(s.NoRead)
-	cover(&rs, "/", noRead, readRights, accessReadDir)
+	cover(&rs, &listed, "/", noRead, readRights, accessReadDir)
 	for _, p := range public(s.Public, s.NoRead) {
 		if fi, err := os.Stat(p); err == nil {
 			rs.add(p, readRights, fi.IsDir())
 		}
 	}
+	for _, p := range s.Public {
+		if !strings.Contains(p, "/") {
+			listed = append(listed, noRead...)
+			break
+		}
+	}
 	if s.Write {
-		cover(&rs, "/", expand(s.NoWrite), writeRights, 0)
+		cover(&rs, &listed, "/", expand(s.NoWrite), writeRights, 0)
+	}
+	for _, p := range s.Writable {
+		for _, m := range glob(p) {
+			if fi, err := os.Stat(m); err == nil {
+				rs.add(resolve(m), writeRights, fi.IsDir())
+			}
+		}
 	}
 	for _, d := range s.Devices {
 		for _, p := range glob(d) {
@@ -116,12 +138,13 @@ func (s Spec) rules() []rule {
 			}
 		}
 	}
-	return rs.list()
+	slices.Sort(listed)
+	return rs.list(), slices.Compact(listed)
 }
 
 // cover grants rights on p and below, except on the members of deny and
 // below; deny is sorted.
-func cover(rs *ruleSet, p string, deny []string, rights, anc uint64) {
+func cover(rs *ruleSet, listed *[]string, p string, deny []string, rights, anc uint64) {
 	if _, ok := slices.BinarySearch(deny, p); ok {
 		return
 	}
@@ -132,6 +155,7 @@ func cover(rs *ruleSet, p string, deny []string, rights, anc uint64) {
 		return
 	}
 	rs.add(p, anc, true)
+	*listed = append(*listed, p)
 	ents, err := os.ReadDir(p)
 	if err != nil {
 		return
@@ -140,7 +164,7 @@ func cover(rs *ruleSet, p string, deny []string, rights, anc uint64) {
 		if e.Type()&os.ModeSymlink != 0 {
 			continue
 		}
-		cover(rs, path.Join(p, e.Name()), deny, rights, anc)
+		cover(rs, listed, path.Join(p, e.Name()), deny, rights, anc)
 	}
 }
 

@@ -54,20 +54,28 @@ type Spec struct {
 	NoRead, Public []string
 	// Devices may be read and written whatever the rest says (/dev/null).
 	Devices []string
+	// Writable are hierarchies that may be written whatever the rest
+	// says but NoRead (the --sandbox's allowed paths).
+	Writable []string
 }
 
 // Launcher flags. A launcher's argv is FLAGS -- COMMAND...; the probe is
 // the single flag ProbeFlag.
 const (
-	flagWrite   = "-write"
-	flagNet     = "-net"
-	flagNoWrite = "-no-write"
-	flagNoRead  = "-no-read"
-	flagPublic  = "-public"
-	flagDevice  = "-device"
+	flagWrite    = "-write"
+	flagNet      = "-net"
+	flagNoWrite  = "-no-write"
+	flagNoRead   = "-no-read"
+	flagPublic   = "-public"
+	flagDevice   = "-device"
+	flagWritable = "-writable"
 	// ProbeFlag asks the launcher which Landlock ABI the host's kernel
 	// has: it prints "landlock N" (0: none) and exits 0.
 	ProbeFlag = "-probe"
+	// CompileFlag FILE SPECFLAGS -- computes a Ruleset into FILE.
+	CompileFlag = "-compile"
+	// RulesFlag FILE confines to the Ruleset in FILE (repeatable: stacked).
+	RulesFlag = "-rules"
 )
 
 // Args is s as launcher arguments, up to and including "--".
@@ -82,7 +90,7 @@ func (s Spec) Args() []string {
 	for _, l := range []struct {
 		flag  string
 		paths []string
-	}{{flagNoWrite, s.NoWrite}, {flagNoRead, s.NoRead}, {flagPublic, s.Public}, {flagDevice, s.Devices}} {
+	}{{flagNoWrite, s.NoWrite}, {flagNoRead, s.NoRead}, {flagPublic, s.Public}, {flagDevice, s.Devices}, {flagWritable, s.Writable}} {
 		for _, p := range l.paths {
 			a = append(a, l.flag, p)
 		}
@@ -90,18 +98,15 @@ func (s Spec) Args() []string {
 	return append(a, "--")
 }
 
-// ParseArgs is the inverse of Args: the Spec and the command after "--".
-// Paths must be absolute (a Public entry may be a base name); the command
-// must not be empty.
+// ParseArgs is the inverse of Args: the Spec and the command after "--"
+// (possibly none). Paths must be absolute (a Public entry may be a base
+// name).
 func ParseArgs(args []string) (Spec, []string, error) {
 	var s Spec
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch a {
 		case "--":
-			if i+1 >= len(args) {
-				return Spec{}, nil, errors.New("no command after --")
-			}
 			return s, args[i+1:], nil
 		case flagWrite:
 			s.Write = true
@@ -120,6 +125,8 @@ func ParseArgs(args []string) (Spec, []string, error) {
 			dst = &s.Public
 		case flagDevice:
 			dst = &s.Devices
+		case flagWritable:
+			dst = &s.Writable
 		default:
 			return Spec{}, nil, fmt.Errorf("unknown launcher flag %q", a)
 		}
@@ -148,6 +155,11 @@ func checkPath(p string, baseOK bool) error {
 	return nil
 }
 
+// Protocol is the version of the launcher's arguments and ruleset files;
+// agent refuses a launcher that answers the probe with another (one
+// embedded by an older build).
+const Protocol = 2
+
 // ErrNotEnforced refuses a step nobody approved on a host that cannot
 // confine it, when enforcement is required (--require-enforcement).
 var ErrNotEnforced = errors.New("not enforced")
@@ -155,3 +167,18 @@ var ErrNotEnforced = errors.New("not enforced")
 // LauncherFunc returns the agent-launch executable for linux/arch (amd64,
 // arm64); an error when this build has none.
 type LauncherFunc func(arch string) ([]byte, error)
+
+// Confinement is how the commands of one step are confined; the zero
+// value runs them as they are.
+type Confinement struct {
+	// Wrap is the launcher's argv the shell runs under
+	// (transport.Command.Wrap).
+	Wrap []string
+	// Thread, when set, confines a command the local transport starts
+	// without a launcher process (Restrictor.Do); commands that already
+	// run under a wrapper (sudo) use Wrap instead.
+	Thread *Restrictor
+}
+
+// None reports whether c leaves commands unconfined.
+func (c Confinement) None() bool { return c.Wrap == nil && c.Thread == nil }

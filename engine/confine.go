@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,15 +54,17 @@ type confiner struct {
 	tr transport.Transport
 	o  confinerOptions
 
-	mu       sync.Mutex
-	ready    bool
-	err      error    // setup failed: every confined step is refused
-	reason   string   // why the host does not enforce ("" when it does)
-	launcher []string // argv prefix of the launcher
-	dir      string   // the remote launcher's directory, removed by Close
-	specs    map[confine.Level][]string
-	spec     map[confine.Level]confine.Spec
-	home     string
+	mu          sync.Mutex
+	ready       bool
+	err         error    // setup failed: every confined step is refused
+	reason      string   // why the host does not enforce ("" when it does)
+	launcher    []string // argv prefix of the launcher
+	dir         string   // the remote launcher's directory, removed by Close
+	localDir    string   // the local rules files' directory, removed by Close
+	restrictors []*confine.Restrictor
+	conf        map[confine.Level]confine.Confinement
+	spec        map[confine.Level]confine.Spec
+	home        string
 }
 
 // newConfiner returns the confiner of tr's commands. It does no I/O.
@@ -68,14 +72,14 @@ func newConfiner(tr transport.Transport, o confinerOptions) *confiner {
 	return &confiner{tr: tr, o: o}
 }
 
-// Wrap returns the argv a command of a step at level runs under: nil for
-// confine.None, and for any level on a host that does not enforce (then Warn has
-// said so, once) — unless Require is set: then the error is
-// ErrNotEnforced. Other errors are the setup's (a launcher that could not
-// be sent or verified): the step must not run.
-func (h *confiner) Wrap(ctx context.Context, level confine.Level) ([]string, error) {
+// Confine returns how the commands of a step at level are confined: not
+// at all for confine.None, and for any level on a host that does not
+// enforce (then Warn has said so, once) — unless Require is set: then the
+// error is ErrNotEnforced. Other errors are the setup's (a launcher that
+// could not be sent or verified): the step must not run.
+func (h *confiner) Confine(ctx context.Context, level confine.Level) (confine.Confinement, error) {
 	if level == confine.None {
-		return nil, nil
+		return confine.Confinement{}, nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -84,7 +88,7 @@ func (h *confiner) Wrap(ctx context.Context, level confine.Level) ([]string, err
 		if h.err != nil && ctx.Err() != nil {
 			err := h.err
 			h.err = nil // interrupted: try again next time
-			return nil, err
+			return confine.Confinement{}, err
 		}
 		h.ready = true
 		if h.reason != "" && h.o.Warn != nil {
@@ -99,13 +103,13 @@ func (h *confiner) Wrap(ctx context.Context, level confine.Level) ([]string, err
 	}
 	switch {
 	case h.err != nil:
-		return nil, h.err
+		return confine.Confinement{}, h.err
 	case h.reason != "" && h.o.Require:
-		return nil, fmt.Errorf("%w: %s (--require-enforcement)", confine.ErrNotEnforced, h.reason)
+		return confine.Confinement{}, fmt.Errorf("%w: %s (--require-enforcement)", confine.ErrNotEnforced, h.reason)
 	case h.reason != "":
-		return nil, nil
+		return confine.Confinement{}, nil
 	}
-	return h.specs[level], nil
+	return h.conf[level], nil
 }
 
 // Explain is the observation for a command confined at level whose stderr
@@ -113,7 +117,8 @@ func (h *confiner) Wrap(ctx context.Context, level confine.Level) ([]string, err
 // not enforce.
 func (h *confiner) Explain(level confine.Level, stderr string) string {
 	h.mu.Lock()
-	s, ok := h.spec[level]
+	s := h.spec[level]
+	_, ok := h.conf[level]
 	home := h.home
 	h.mu.Unlock()
 	if !ok {
@@ -136,18 +141,14 @@ func (h *confiner) setup(ctx context.Context) {
 		h.err = fmt.Errorf("confine: %w", err)
 		return
 	}
+	h.spec, h.home = map[confine.Level]confine.Spec{}, home
+	for _, l := range []confine.Level{confine.ReadOnly, confine.NoProtected} {
+		h.spec[l] = SpecFor(h.o.Policy, home, l)
+	}
 	if h.tr.Host().Kind == "local" {
 		h.setupLocal(ctx)
 	} else {
 		h.setupRemote(ctx)
-	}
-	if h.err != nil || h.reason != "" {
-		return
-	}
-	h.specs, h.spec, h.home = map[confine.Level][]string{}, map[confine.Level]confine.Spec{}, home
-	for _, l := range []confine.Level{confine.ReadOnly, confine.NoProtected} {
-		h.spec[l] = SpecFor(h.o.Policy, home, l)
-		h.specs[l] = append(append([]string(nil), h.launcher...), h.spec[l].Args()...)
 	}
 }
 
@@ -230,6 +231,31 @@ func (h *confiner) setupLocal(ctx context.Context) {
 		}
 	}
 	h.launcher = []string{exe, confine.LaunchArg}
+	// The rules are computed once per session, here; a command starts on
+	// a confined thread of agent (no launcher process), or, under a
+	// wrapper such as sudo, through the launcher reading them from a file.
+	dir, err := os.MkdirTemp("", "agent-confine-")
+	if err != nil {
+		h.err = fmt.Errorf("confine: %w", err)
+		return
+	}
+	h.localDir = dir
+	h.conf = map[confine.Level]confine.Confinement{}
+	for l, s := range h.spec {
+		rs := confine.Compile(s)
+		file := filepath.Join(dir, l.String()+".rules")
+		if err := confine.WriteRuleset(file, rs); err != nil {
+			h.err = fmt.Errorf("confine: %w", err)
+			return
+		}
+		r, err := confine.NewRestrictor(rs)
+		if err != nil {
+			h.err = fmt.Errorf("confine: %w", err)
+			return
+		}
+		h.restrictors = append(h.restrictors, r)
+		h.conf[l] = confine.Confinement{Thread: r, Wrap: append(slices.Clone(h.launcher), confine.RulesFlag, file, "--")}
+	}
 }
 
 // remoteTimeout bounds each command of the remote setup and clean-up.
@@ -312,8 +338,13 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		return
 	}
 	out := strings.Fields(res.Stdout)
-	if len(out) < 3 || out[len(out)-2] != "landlock" {
-		h.err = fmt.Errorf("confine: the launcher did not answer (exit %d): %s", res.ExitCode, strings.TrimSpace(res.Stderr))
+	if len(out) < 5 || out[len(out)-4] != "landlock" || out[len(out)-2] != "protocol" {
+		h.err = fmt.Errorf("confine: the launcher did not answer (exit %d): %s", res.ExitCode, strings.TrimSpace(res.Stdout+res.Stderr))
+		h.cleanup()
+		return
+	}
+	if p := out[len(out)-1]; p != strconv.Itoa(confine.Protocol) {
+		h.err = fmt.Errorf("confine: the launcher speaks protocol %s, not %d: it is from another build of agent (make build)", p, confine.Protocol)
 		h.cleanup()
 		return
 	}
@@ -333,12 +364,37 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		h.cleanup()
 		return
 	}
-	if abi, _ := strconv.Atoi(out[len(out)-1]); abi < 1 {
+	if abi, _ := strconv.Atoi(out[len(out)-3]); abi < 1 {
 		h.reason = "kernel " + release + " has no Landlock"
 		h.cleanup()
 		return
 	}
 	h.launcher = []string{exe}
+	// The rules are computed on the host once per session (globs and
+	// links resolved there); each command's launcher reads them.
+	h.conf = map[confine.Level]confine.Confinement{}
+	var compile []string
+	for l, s := range h.spec {
+		file := h.dir + "/" + l.String() + ".rules"
+		compile = append(compile, q+" "+confine.CompileFlag+" "+shellQuote(file)+" "+quoteArgs(s.Args()))
+		h.conf[l] = confine.Confinement{Wrap: []string{exe, confine.RulesFlag, file, "--"}}
+	}
+	res, err = h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Command: strings.Join(compile, " && ")})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	if err != nil {
+		h.err = fmt.Errorf("confine: compute the rules on the host: %w", err)
+		h.cleanup()
+	}
+}
+
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
 }
 
 // cleanup removes the remote directory, if any.
@@ -357,6 +413,16 @@ func (h *confiner) cleanup() {
 func (h *confiner) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	for _, r := range h.restrictors {
+		r.Close()
+	}
+	h.restrictors = nil
+	if h.localDir != "" {
+		if err := os.RemoveAll(h.localDir); err != nil {
+			return fmt.Errorf("remove the confinement rules: %w", err)
+		}
+		h.localDir = ""
+	}
 	if h.dir == "" {
 		return nil
 	}

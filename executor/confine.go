@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/autoshell/agent/confine"
@@ -10,12 +11,16 @@ import (
 	"github.com/autoshell/agent/transport"
 )
 
-// confineLevel is how far the commands of a step at risk l, allowed by d,
-// may reach: a person's approval, or high risk allowed by --approve all,
-// leaves them unconfined; a safe step is read-only; a medium one allowed
-// by policy may write all but the protected hierarchies.
-func confineLevel(l safety.Level, d safety.Decision) confine.Level {
-	if d.By == safety.ByUser {
+// confineLevel is how far the commands of a step of tool at risk l,
+// allowed by d, may reach: a person's approval, or high risk allowed by
+// --approve all, leaves them unconfined; a safe step is read-only; a
+// medium one allowed by policy may write all but the protected
+// hierarchies. The container tools are not confined: their command line
+// is agent's own, and podman (rootful and rootless) mounts its storage on
+// every call, which Landlock forbids any confined process (EPERM); the
+// same podman typed into execute_command stays confined.
+func confineLevel(tool string, l safety.Level, d safety.Decision) confine.Level {
+	if d.By == safety.ByUser || tools.IsContainerTool(tool) {
 		return confine.None
 	}
 	switch l {
@@ -33,22 +38,40 @@ func (e *Executor) confined(ctx context.Context, tr transport.Transport, l confi
 	if e.cfg.Confiner == nil || l == confine.None {
 		return tr, nil
 	}
-	wrap, err := e.cfg.Confiner.Wrap(ctx, l)
-	if err != nil || wrap == nil {
+	c, err := e.cfg.Confiner.Confine(ctx, l)
+	if err != nil || c.None() {
 		return tr, err
 	}
-	return wrapped{Transport: tr, wrap: wrap}, nil
+	if tr != e.cfg.Transport {
+		// Another user's transport (become: sudo → launcher → shell): a
+		// confined thread would stop sudo itself (no_new_privs).
+		c.Thread = nil
+	}
+	return wrapped{Transport: tr, c: c}, nil
 }
 
-// wrapped runs every command under wrap (after any wrapper the command
-// already has, such as sudo): sudo → launcher → shell.
+// wrapped runs every command confined: started on a confined thread when
+// the confinement has one and the command has no wrapper of its own, else
+// under the launcher (after any wrapper the command already has, such as
+// sudo: sudo → launcher → shell).
 type wrapped struct {
 	transport.Transport
-	wrap []string
+	c confine.Confinement
 }
 
 func (w wrapped) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
-	c.Wrap = append(slices.Clone(c.Wrap), w.wrap...)
+	if w.c.Thread != nil && len(c.Wrap) == 0 {
+		var res transport.Result
+		var err error
+		if terr := w.c.Thread.Do(func() { res, err = w.Transport.Run(ctx, c) }); terr != nil {
+			return transport.Result{}, fmt.Errorf("confine: not confined, not run: %w", terr)
+		}
+		return res, err
+	}
+	if w.c.Wrap == nil {
+		return transport.Result{}, fmt.Errorf("confine: no launcher to run %q under its wrapper %q", c.Command, c.Wrap[0])
+	}
+	c.Wrap = append(slices.Clone(c.Wrap), w.c.Wrap...)
 	return w.Transport.Run(ctx, c)
 }
 

@@ -103,10 +103,12 @@ type Becomer interface {
 // its level allows: the classifier decides who must approve, the kernel
 // enforces what an unapproved step can touch.
 type Confiner interface {
-	// Wrap returns the argv (transport.Command.Wrap) the step's commands
-	// run under at level; nil runs them as they are (confine.None, or a
-	// host that cannot enforce). An error refuses the step.
-	Wrap(ctx context.Context, level confine.Level) ([]string, error)
+	// Confine returns how the step's commands are confined at level: a
+	// launcher's argv (transport.Command.Wrap) or a confined thread of
+	// agent for the local transport; the zero value runs them as they are
+	// (confine.None, or a host that cannot enforce). An error refuses the
+	// step.
+	Confine(ctx context.Context, level confine.Level) (confine.Confinement, error)
 	// Explain returns the observation for a confined command whose stderr
 	// shows a refusal, "" when none.
 	Explain(level confine.Level, stderr string) string

@@ -211,7 +211,7 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 
 	// The journal reads and saves through tr, unconfined (agent's own
 	// work); the tool runs through runOn, confined to the step's level.
-	level := confineLevel(r.Risk.Level, d)
+	level := confineLevel(call.Name, r.Risk.Level, d)
 	runOn, err := e.confined(ctx, tr, level)
 	if err != nil {
 		r.Status = execctx.StatusDenied

@@ -22,6 +22,18 @@ const (
 	ContainerRestartName = "container_restart"
 )
 
+// IsContainerTool reports whether name is a container tool: its command
+// line is agent's own (a fixed docker/podman argv, names checked), and
+// podman mounts its storage on every call, which no Landlock-confined
+// process may do, so the kernel does not confine it (package confine).
+func IsContainerTool(name string) bool {
+	switch name {
+	case ContainerListName, ContainerLogsName, ContainerInspectName, ContainerStartName, ContainerStopName, ContainerRestartName:
+		return true
+	}
+	return false
+}
+
 // Bounds of the container tools' parameters.
 const (
 	DefaultLogTail  = 100

@@ -1,0 +1,5 @@
+package confine_test
+
+import "runtime"
+
+func runtimeArch() string { return runtime.GOARCH }

@@ -1,0 +1,92 @@
+//go:build linux
+
+package confine
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Restrictor confines commands agent starts itself, without a launcher
+// process: Do runs a function on a new OS thread confined to the ruleset,
+// so that a command started there (fork and exec inherit the thread's
+// Landlock domain and no_new_privs) runs confined, and the thread is
+// discarded when the function returns — agent's other threads, its audit
+// log and journal, are never confined. The ruleset is built once; a
+// listed directory that changed makes it compile again (Ruleset.Stale).
+// It is safe for concurrent use.
+type Restrictor struct {
+	mu  sync.Mutex
+	rs  Ruleset
+	fd  int
+	old []int // the descriptors of earlier compilations, closed by Close
+}
+
+// NewRestrictor builds rs into a Landlock ruleset.
+func NewRestrictor(rs Ruleset) (*Restrictor, error) {
+	fd, err := rulesetFD(rs)
+	if err != nil {
+		return nil, err
+	}
+	return &Restrictor{rs: rs, fd: fd}, nil
+}
+
+// Ruleset is the ruleset Do confines to.
+func (r *Restrictor) Ruleset() Ruleset {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rs
+}
+
+// Do runs fn on a new OS thread confined to the ruleset; fn must not
+// start goroutines that expect to be unconfined on that thread (none can:
+// the goroutine is locked to it) and should only start a process and
+// wait for it. An error means fn did not run.
+func (r *Restrictor) Do(fn func()) error {
+	r.mu.Lock()
+	if r.fd < 0 {
+		r.mu.Unlock()
+		return fmt.Errorf("confine: restrictor closed")
+	}
+	if r.rs.Stale() {
+		rs := Compile(r.rs.Spec)
+		fd, err := rulesetFD(rs)
+		if err != nil {
+			r.mu.Unlock()
+			return err
+		}
+		r.old = append(r.old, r.fd)
+		r.rs, r.fd = rs, fd
+	}
+	fd := r.fd
+	r.mu.Unlock()
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked: the runtime ends the thread with this goroutine,
+		// so no other goroutine ever runs confined.
+		runtime.LockOSThread()
+		if err := restrictThread(fd); err != nil {
+			errc <- err
+			return
+		}
+		defer func() { errc <- nil }()
+		fn()
+	}()
+	return <-errc
+}
+
+// Close releases the ruleset; Do fails afterwards.
+func (r *Restrictor) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, fd := range append(r.old, r.fd) {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+	r.fd, r.old = -1, nil
+	return nil
+}

@@ -1,0 +1,18 @@
+//go:build !linux
+
+package confine
+
+// Restrictor confines commands on Linux only.
+type Restrictor struct{}
+
+// NewRestrictor fails: Landlock is Linux's.
+func NewRestrictor(Ruleset) (*Restrictor, error) { return nil, errNoLandlock }
+
+// Ruleset is empty.
+func (r *Restrictor) Ruleset() Ruleset { return Ruleset{} }
+
+// Do fails.
+func (r *Restrictor) Do(func()) error { return errNoLandlock }
+
+// Close does nothing.
+func (r *Restrictor) Close() error { return nil }
