@@ -97,3 +97,71 @@ func short(p, home string) string {
 	}
 	return p
 }
+
+// ExplainSandbox returns the observation that tells the model a command
+// was blocked by the operator's sandbox (--sandbox), whose rules rs are,
+// from the command's stderr: "blocked by the sandbox: write to /etc/x
+// outside the allowed paths"; "" when stderr shows no refusal the sandbox
+// explains.
+//
+// resolve, when set, gives a path as it really is on the host (symbolic
+// links and ".." followed): a write through a link that leads outside is
+// reported with where it leads.
+func ExplainSandbox(rs Ruleset, stderr, home string, resolve func(string) string) string {
+	for _, line := range strings.Split(stderr, "\n") {
+		if !deniedLine.MatchString(line) || strings.HasPrefix(line, LaunchPrefix) {
+			continue
+		}
+		low := strings.ToLower(line)
+		if !rs.Spec.Net && (strings.Contains(low, "connect") || strings.Contains(low, "/dev/tcp") || strings.Contains(low, "port ")) {
+			return sandboxBlocked("network connection", rs, home)
+		}
+		before := line[:deniedLine.FindStringIndex(line)[0]]
+		ms := pathInLine.FindAllStringSubmatch(before, -1)
+		if ms == nil {
+			continue
+		}
+		m := ms[len(ms)-1]
+		p := strings.TrimRight(m[1]+m[2], ":")
+		if strings.HasPrefix(p, "~/") || p == "~" {
+			p = home + p[1:]
+		}
+		p = path.Clean(p)
+		real, show := p, Short(p, home)
+		if resolve != nil {
+			if real = resolve(p); real != p {
+				show += " (which is " + Short(real, home) + ")"
+			}
+		}
+		switch {
+		case !rs.Allows(real, false):
+			return sandboxBlocked("read of "+show, rs, home)
+		case !rs.Allows(real, true):
+			return sandboxBlocked("write to "+show, rs, home)
+		}
+	}
+	return ""
+}
+
+func sandboxBlocked(what string, rs Ruleset, home string) string {
+	return "[blocked by the sandbox: " + what + " outside the allowed paths (" + SandboxAllows(rs, home) + ")]"
+}
+
+// SandboxAllows says what a sandbox with rules rs allows.
+func SandboxAllows(rs Ruleset, home string) string {
+	var w []string
+	for _, p := range rs.Spec.Writable {
+		w = append(w, Short(p, home))
+	}
+	s := "writes only under " + strings.Join(w, ", ")
+	if len(rs.Spec.Readable) > 0 {
+		s += ", reads only there and in the system's directories"
+	}
+	if !rs.Spec.Net {
+		s += ", no network"
+	}
+	return s
+}
+
+// Short writes p from "~" when it lies under home.
+func Short(p, home string) string { return short(p, home) }

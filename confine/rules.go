@@ -109,7 +109,14 @@ func (s Spec) compile() ([]rule, []string) {
 	var rs ruleSet
 	var listed []string
 	noRead := expand(s.NoRead)
-	cover(&rs, &listed, "/", noRead, readRights, accessReadDir)
+	if len(s.Readable) == 0 {
+		cover(&rs, &listed, "/", noRead, readRights, accessReadDir)
+	}
+	for _, p := range s.Readable {
+		for _, m := range glob(p) {
+			cover(&rs, &listed, resolve(m), noRead, readRights, accessReadDir)
+		}
+	}
 	for _, p := range public(s.Public, s.NoRead) {
 		if fi, err := os.Stat(p); err == nil {
 			rs.add(p, readRights, fi.IsDir())
@@ -128,6 +135,9 @@ func (s Spec) compile() ([]rule, []string) {
 		for _, m := range glob(p) {
 			if fi, err := os.Stat(m); err == nil {
 				rs.add(resolve(m), writeRights, fi.IsDir())
+				if len(s.Readable) > 0 {
+					cover(&rs, &listed, resolve(m), noRead, readRights, accessReadDir)
+				}
 			}
 		}
 	}

@@ -145,7 +145,7 @@ func (s Spec) check() error {
 		paths  []string
 		baseOK bool
 	}{{"no-write", s.NoWrite, false}, {"no-read", s.NoRead, false}, {"public", s.Public, true},
-		{"device", s.Devices, false}, {"writable", s.Writable, false}} {
+		{"device", s.Devices, false}, {"writable", s.Writable, false}, {"readable", s.Readable, false}} {
 		for _, p := range l.paths {
 			if err := checkPath(p, l.baseOK); err != nil {
 				return fmt.Errorf("%s: %w", l.name, err)
@@ -179,4 +179,26 @@ func ReadRuleset(file string) (Ruleset, error) {
 		return Ruleset{}, err
 	}
 	return DecodeRuleset(b)
+}
+
+// Allows reports whether the rules let a command read (or, with write,
+// write or create) the file at p, an absolute path with its symbolic
+// links resolved: as Landlock decides, some rule on p or on a directory
+// above it grants the right. The file tools, which run in agent's process,
+// check their paths with it (--sandbox).
+func (rs Ruleset) Allows(p string, write bool) bool {
+	want := uint64(accessReadFile)
+	if write {
+		want = accessWriteFile
+	}
+	p = path.Clean(p)
+	for _, r := range rs.Rules {
+		if r.Rights&want == 0 {
+			continue
+		}
+		if r.Path == p || r.Dir && (r.Path == "/" || strings.HasPrefix(p, r.Path+"/")) {
+			return true
+		}
+	}
+	return false
 }

@@ -57,6 +57,9 @@ type Spec struct {
 	// Writable are hierarchies that may be written whatever the rest
 	// says but NoRead (the --sandbox's allowed paths).
 	Writable []string
+	// Readable, when set, limits reads to these hierarchies and Writable
+	// (--sandbox=strict); else everything but NoRead may be read.
+	Readable []string
 }
 
 // Launcher flags. A launcher's argv is FLAGS -- COMMAND...; the probe is
@@ -69,6 +72,7 @@ const (
 	flagPublic   = "-public"
 	flagDevice   = "-device"
 	flagWritable = "-writable"
+	flagReadable = "-readable"
 	// ProbeFlag asks the launcher which Landlock ABI the host's kernel
 	// has: it prints "landlock N" (0: none) and exits 0.
 	ProbeFlag = "-probe"
@@ -90,7 +94,7 @@ func (s Spec) Args() []string {
 	for _, l := range []struct {
 		flag  string
 		paths []string
-	}{{flagNoWrite, s.NoWrite}, {flagNoRead, s.NoRead}, {flagPublic, s.Public}, {flagDevice, s.Devices}, {flagWritable, s.Writable}} {
+	}{{flagNoWrite, s.NoWrite}, {flagNoRead, s.NoRead}, {flagPublic, s.Public}, {flagDevice, s.Devices}, {flagWritable, s.Writable}, {flagReadable, s.Readable}} {
 		for _, p := range l.paths {
 			a = append(a, l.flag, p)
 		}
@@ -127,6 +131,8 @@ func ParseArgs(args []string) (Spec, []string, error) {
 			dst = &s.Devices
 		case flagWritable:
 			dst = &s.Writable
+		case flagReadable:
+			dst = &s.Readable
 		default:
 			return Spec{}, nil, fmt.Errorf("unknown launcher flag %q", a)
 		}

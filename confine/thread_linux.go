@@ -5,6 +5,7 @@ package confine
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -19,26 +20,26 @@ import (
 // listed directory that changed makes it compile again (Ruleset.Stale).
 // It is safe for concurrent use.
 type Restrictor struct {
-	mu  sync.Mutex
-	rs  Ruleset
-	fd  int
-	old []int // the descriptors of earlier compilations, closed by Close
+	mu     sync.Mutex
+	rss    []Ruleset
+	fds    []int
+	old    []int // the descriptors of earlier compilations, closed by Close
+	closed bool
 }
 
-// NewRestrictor builds rs into a Landlock ruleset.
-func NewRestrictor(rs Ruleset) (*Restrictor, error) {
-	fd, err := rulesetFD(rs)
-	if err != nil {
-		return nil, err
+// NewRestrictor builds each ruleset into a Landlock ruleset; Do confines
+// to all of them (stacked: each must allow).
+func NewRestrictor(rss ...Ruleset) (*Restrictor, error) {
+	r := &Restrictor{rss: rss}
+	for _, rs := range rss {
+		fd, err := rulesetFD(rs)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		r.fds = append(r.fds, fd)
 	}
-	return &Restrictor{rs: rs, fd: fd}, nil
-}
-
-// Ruleset is the ruleset Do confines to.
-func (r *Restrictor) Ruleset() Ruleset {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.rs
+	return r, nil
 }
 
 // Do runs fn on a new OS thread confined to the ruleset; fn must not
@@ -47,30 +48,35 @@ func (r *Restrictor) Ruleset() Ruleset {
 // wait for it. An error means fn did not run.
 func (r *Restrictor) Do(fn func()) error {
 	r.mu.Lock()
-	if r.fd < 0 {
+	if r.closed {
 		r.mu.Unlock()
 		return fmt.Errorf("confine: restrictor closed")
 	}
-	if r.rs.Stale() {
-		rs := Compile(r.rs.Spec)
+	for i, rs := range r.rss {
+		if !rs.Stale() {
+			continue
+		}
+		rs = Compile(rs.Spec)
 		fd, err := rulesetFD(rs)
 		if err != nil {
 			r.mu.Unlock()
 			return err
 		}
-		r.old = append(r.old, r.fd)
-		r.rs, r.fd = rs, fd
+		r.old = append(r.old, r.fds[i])
+		r.rss[i], r.fds[i] = rs, fd
 	}
-	fd := r.fd
+	fds := slices.Clone(r.fds)
 	r.mu.Unlock()
 	errc := make(chan error, 1)
 	go func() {
 		// Never unlocked: the runtime ends the thread with this goroutine,
 		// so no other goroutine ever runs confined.
 		runtime.LockOSThread()
-		if err := restrictThread(fd); err != nil {
-			errc <- err
-			return
+		for _, fd := range fds {
+			if err := restrictThread(fd); err != nil {
+				errc <- err
+				return
+			}
 		}
 		defer func() { errc <- nil }()
 		fn()
@@ -82,11 +88,9 @@ func (r *Restrictor) Do(fn func()) error {
 func (r *Restrictor) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, fd := range append(r.old, r.fd) {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
+	for _, fd := range append(r.old, r.fds...) {
+		unix.Close(fd)
 	}
-	r.fd, r.old = -1, nil
+	r.fds, r.old, r.closed = nil, nil, true
 	return nil
 }

@@ -6,10 +6,7 @@ package confine
 type Restrictor struct{}
 
 // NewRestrictor fails: Landlock is Linux's.
-func NewRestrictor(Ruleset) (*Restrictor, error) { return nil, errNoLandlock }
-
-// Ruleset is empty.
-func (r *Restrictor) Ruleset() Ruleset { return Ruleset{} }
+func NewRestrictor(...Ruleset) (*Restrictor, error) { return nil, errNoLandlock }
 
 // Do fails.
 func (r *Restrictor) Do(func()) error { return errNoLandlock }

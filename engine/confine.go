@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -39,6 +41,9 @@ type confinerOptions struct {
 	// Exe is the local launcher: agent itself (run with confine.LaunchArg), by
 	// default os.Executable().
 	Exe string
+	// LevelsOff confines no level, only the sandbox (Enforcement.Off with
+	// --sandbox).
+	LevelsOff bool
 	// Probe, when set, replaces asking the host's kernel for its Landlock
 	// ABI (tests simulate a kernel without one). release is the kernel
 	// release for messages.
@@ -63,7 +68,9 @@ type confiner struct {
 	localDir    string   // the local rules files' directory, removed by Close
 	restrictors []*confine.Restrictor
 	conf        map[confine.Level]confine.Confinement
-	spec        map[confine.Level]confine.Spec
+	specs       map[string]confine.Spec // by ruleset name: safe, medium, sandbox
+	sandbox     *confine.Ruleset        // the sandbox's rules as computed on the host
+	cwd, tmp    string                  // the host's working and temporary directories
 	home        string
 }
 
@@ -78,7 +85,11 @@ func newConfiner(tr transport.Transport, o confinerOptions) *confiner {
 // error is ErrNotEnforced. Other errors are the setup's (a launcher that
 // could not be sent or verified): the step must not run.
 func (h *confiner) Confine(ctx context.Context, level confine.Level) (confine.Confinement, error) {
-	if level == confine.None {
+	sb := h.o.Policy.Sandbox
+	if h.o.LevelsOff {
+		level = confine.None
+	}
+	if level == confine.None && !sb.On() {
 		return confine.Confinement{}, nil
 	}
 	h.mu.Lock()
@@ -98,13 +109,18 @@ func (h *confiner) Confine(ctx context.Context, level confine.Level) (confine.Co
 			} else {
 				msg += "; unapproved steps run with the classifier alone"
 			}
+			if sb.On() && sb.Mode == safety.SandboxBestEffort {
+				msg += "; the sandbox is not applied (--sandbox=best-effort)"
+			}
 			h.o.Warn(msg)
 		}
 	}
 	switch {
 	case h.err != nil:
 		return confine.Confinement{}, h.err
-	case h.reason != "" && h.o.Require:
+	case h.reason != "" && sb.On() && sb.Mode != safety.SandboxBestEffort:
+		return confine.Confinement{}, ConfigError{fmt.Errorf("%w: %s; --sandbox=best-effort runs without it", ErrNoSandbox, h.reason)}
+	case h.reason != "" && h.o.Require && level != confine.None:
 		return confine.Confinement{}, fmt.Errorf("%w: %s (--require-enforcement)", confine.ErrNotEnforced, h.reason)
 	case h.reason != "":
 		return confine.Confinement{}, nil
@@ -112,17 +128,50 @@ func (h *confiner) Confine(ctx context.Context, level confine.Level) (confine.Co
 	return h.conf[level], nil
 }
 
+// ErrNoSandbox refuses every command on a host that cannot apply
+// --sandbox (no Landlock), unless --sandbox=best-effort.
+var ErrNoSandbox = errors.New("the sandbox cannot be applied")
+
+// Sandboxed reports whether the operator's sandbox applies.
+func (h *confiner) Sandboxed() bool { return h.o.Policy.Sandbox.On() }
+
+// FileBlocked is the observation for a file tool that would read (or, with
+// write, write) real — the file's path with its links resolved on the
+// host — where the sandbox does not allow it; "" when it may, or when no
+// sandbox applies. Call it after Confine.
+func (h *confiner) FileBlocked(write bool, real string) string {
+	h.mu.Lock()
+	rs, home := h.sandbox, h.home
+	h.mu.Unlock()
+	if rs == nil || rs.Allows(real, write) {
+		return ""
+	}
+	what := "read of "
+	if write {
+		what = "write to "
+	}
+	return "[blocked by the sandbox: " + what + confine.Short(real, home) + " outside the allowed paths (" + confine.SandboxAllows(*rs, home) + ")]"
+}
+
 // Explain is the observation for a command confined at level whose stderr
 // shows a refusal (see Explain); "" when it shows none or the host does
 // not enforce.
 func (h *confiner) Explain(level confine.Level, stderr string) string {
+	if h.o.LevelsOff {
+		level = confine.None
+	}
 	h.mu.Lock()
-	s := h.spec[level]
+	s := h.specs[level.String()]
 	_, ok := h.conf[level]
-	home := h.home
+	home, sb := h.home, h.sandbox
 	h.mu.Unlock()
 	if !ok {
 		return ""
+	}
+	if sb != nil {
+		if why := confine.ExplainSandbox(*sb, stderr, home, h.realPath); why != "" {
+			return why
+		}
 	}
 	return confine.Explain(level, s, stderr, home)
 }
@@ -141,15 +190,56 @@ func (h *confiner) setup(ctx context.Context) {
 		h.err = fmt.Errorf("confine: %w", err)
 		return
 	}
-	h.spec, h.home = map[confine.Level]confine.Spec{}, home
+	h.home = home
+	h.specs = map[string]confine.Spec{}
 	for _, l := range []confine.Level{confine.ReadOnly, confine.NoProtected} {
-		h.spec[l] = SpecFor(h.o.Policy, home, l)
+		h.specs[l.String()] = SpecFor(h.o.Policy, home, l)
 	}
 	if h.tr.Host().Kind == "local" {
 		h.setupLocal(ctx)
 	} else {
 		h.setupRemote(ctx)
 	}
+}
+
+// sandboxName is the sandbox's ruleset among the levels'.
+const sandboxName = "sandbox"
+
+// stacks names the rulesets each level's commands are confined to (all
+// of them: Landlock domains stack), the sandbox's last.
+func (h *confiner) stacks() map[confine.Level][]string {
+	st := map[confine.Level][]string{confine.ReadOnly: {confine.ReadOnly.String()}, confine.NoProtected: {confine.NoProtected.String()}}
+	if h.o.Policy.Sandbox.On() {
+		h.specs[sandboxName] = SandboxSpec(h.o.Policy, h.home, h.cwd, h.tmp)
+		for l := range st {
+			st[l] = append(st[l], sandboxName)
+		}
+		st[confine.None] = []string{sandboxName}
+	}
+	return st
+}
+
+// SandboxSpec is the --sandbox ruleset on a host whose home, working
+// directory and temporary directory are given: writes only under cwd, tmp
+// and the allowed paths ("~/…" is home's), TCP only with AllowNet, reads
+// everywhere — or, strict, only in the system's directories and the
+// allowed paths.
+func SandboxSpec(p safety.Policy, home, cwd, tmp string) confine.Spec {
+	sb := p.Sandbox
+	s := confine.Spec{Net: sb.AllowNet, Devices: devices(p.HarmlessDevices)}
+	for _, w := range append([]string{cwd, tmp}, sb.AllowWrite...) {
+		if w == "~" || strings.HasPrefix(w, "~/") {
+			w = home + w[1:]
+		}
+		if w != "" && path.IsAbs(w) {
+			s.Writable = append(s.Writable, path.Clean(w))
+		}
+	}
+	if sb.Mode == safety.SandboxStrict {
+		s.Readable = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys", "/dev/pts", "/run", "/var/lib", "/nix"}
+		s.Public = s.Devices
+	}
+	return s
 }
 
 // SpecFor is the confine.Spec of level l on a host whose home is home, from the
@@ -240,21 +330,40 @@ func (h *confiner) setupLocal(ctx context.Context) {
 		return
 	}
 	h.localDir = dir
-	h.conf = map[confine.Level]confine.Confinement{}
-	for l, s := range h.spec {
+	if h.cwd, err = os.Getwd(); err != nil {
+		h.err = fmt.Errorf("confine: working directory: %w", err)
+		return
+	}
+	h.tmp = os.TempDir()
+	stacks := h.stacks()
+	files, rulesets := map[string]string{}, map[string]confine.Ruleset{}
+	for name, s := range h.specs {
 		rs := confine.Compile(s)
-		file := filepath.Join(dir, l.String()+".rules")
+		file := filepath.Join(dir, name+".rules")
 		if err := confine.WriteRuleset(file, rs); err != nil {
 			h.err = fmt.Errorf("confine: %w", err)
 			return
 		}
-		r, err := confine.NewRestrictor(rs)
+		files[name], rulesets[name] = file, rs
+	}
+	h.conf = map[confine.Level]confine.Confinement{}
+	for l, names := range stacks {
+		var rss []confine.Ruleset
+		wrap := slices.Clone(h.launcher)
+		for _, n := range names {
+			rss = append(rss, rulesets[n])
+			wrap = append(wrap, confine.RulesFlag, files[n])
+		}
+		r, err := confine.NewRestrictor(rss...)
 		if err != nil {
 			h.err = fmt.Errorf("confine: %w", err)
 			return
 		}
 		h.restrictors = append(h.restrictors, r)
-		h.conf[l] = confine.Confinement{Thread: r, Wrap: append(slices.Clone(h.launcher), confine.RulesFlag, file, "--")}
+		h.conf[l] = confine.Confinement{Thread: r, Wrap: append(wrap, "--")}
+	}
+	if rs, ok := rulesets[sandboxName]; ok {
+		h.sandbox = &rs
 	}
 }
 
@@ -267,7 +376,7 @@ const remoteTimeout = 30 * time.Second
 // the kernel's Landlock ABI.
 func (h *confiner) setupRemote(ctx context.Context) {
 	res, err := h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout,
-		Command: `uname -srm && umask 077 && mktemp -d "${TMPDIR:-/tmp}/agent-launch.XXXXXXXX"`})
+		Command: `uname -srm && pwd && printf '%s\n' "${TMPDIR:-/tmp}" && umask 077 && mktemp -d "${TMPDIR:-/tmp}/agent-launch.XXXXXXXX"`})
 	if err != nil {
 		h.err = fmt.Errorf("confine: %w", err)
 		return
@@ -279,8 +388,11 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		return
 	}
 	sys, release, machine := uname[0], uname[1], uname[2]
-	if len(lines) == 2 && strings.HasPrefix(lines[1], "/") {
-		h.dir = lines[1]
+	if len(lines) >= 3 {
+		h.cwd, h.tmp = lines[1], lines[2]
+	}
+	if len(lines) == 4 && strings.HasPrefix(lines[3], "/") {
+		h.dir = lines[3]
 	}
 	if sys != "Linux" {
 		h.reason = "the host runs " + sys + "; Landlock is Linux's"
@@ -372,13 +484,21 @@ func (h *confiner) setupRemote(ctx context.Context) {
 	h.launcher = []string{exe}
 	// The rules are computed on the host once per session (globs and
 	// links resolved there); each command's launcher reads them.
-	h.conf = map[confine.Level]confine.Confinement{}
+	stacks := h.stacks()
 	var compile []string
-	for l, s := range h.spec {
-		file := h.dir + "/" + l.String() + ".rules"
+	for name, s := range h.specs {
+		file := h.dir + "/" + name + ".rules"
 		compile = append(compile, q+" "+confine.CompileFlag+" "+shellQuote(file)+" "+quoteArgs(s.Args()))
-		h.conf[l] = confine.Confinement{Wrap: []string{exe, confine.RulesFlag, file, "--"}}
 	}
+	h.conf = map[confine.Level]confine.Confinement{}
+	for l, names := range stacks {
+		wrap := []string{exe}
+		for _, n := range names {
+			wrap = append(wrap, confine.RulesFlag, h.dir+"/"+n+".rules")
+		}
+		h.conf[l] = confine.Confinement{Wrap: append(wrap, "--")}
+	}
+	slices.Sort(compile)
 	res, err = h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Command: strings.Join(compile, " && ")})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
@@ -386,6 +506,24 @@ func (h *confiner) setupRemote(ctx context.Context) {
 	if err != nil {
 		h.err = fmt.Errorf("confine: compute the rules on the host: %w", err)
 		h.cleanup()
+		return
+	}
+	if _, ok := h.specs[sandboxName]; ok {
+		// The file tools check their paths against the rules as the host
+		// computed them (its links resolved).
+		var b strings.Builder
+		if _, err := h.tr.ReadFile(ctx, h.dir+"/"+sandboxName+".rules", &b); err != nil {
+			h.err = fmt.Errorf("confine: read the sandbox's rules: %w", err)
+			h.cleanup()
+			return
+		}
+		rs, err := confine.DecodeRuleset([]byte(b.String()))
+		if err != nil {
+			h.err = fmt.Errorf("confine: %w", err)
+			h.cleanup()
+			return
+		}
+		h.sandbox = &rs
 	}
 }
 
@@ -440,3 +578,20 @@ func (h *confiner) Close() error {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// realPath is p as it really is on the host (links followed), p when that
+// cannot be known.
+func (h *confiner) realPath(p string) string {
+	rp, ok := h.tr.(interface {
+		RealPath(ctx context.Context, p string) (string, error)
+	})
+	if !ok {
+		return p
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
+	defer cancel()
+	if real, err := rp.RealPath(ctx, p); err == nil && path.IsAbs(real) {
+		return path.Clean(real)
+	}
+	return p
+}

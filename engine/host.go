@@ -227,7 +227,7 @@ func (h *Host) Worker(vars *execctx.Context, emit event.Sink) *executor.Executor
 // before the connection closes.
 func (h *Host) confiner(tr transport.Transport, o HostOptions) *confiner {
 	e := o.Enforcement
-	if e.Off {
+	if e.Off && !o.Policy.Sandbox.On() {
 		return nil
 	}
 	if e.Launcher == nil {
@@ -237,7 +237,7 @@ func (h *Host) confiner(tr transport.Transport, o HostOptions) *confiner {
 		Policy: o.Policy, Require: e.Require || o.Policy.RequireEnforcement,
 		Home:     func(ctx context.Context) (string, error) { return h.exec.HomeDir(ctx) },
 		Warn:     func(msg string) { h.warn(msg) },
-		Launcher: e.Launcher, Exe: e.Exe, Probe: e.Probe,
+		Launcher: e.Launcher, Exe: e.Exe, Probe: e.Probe, LevelsOff: e.Off,
 	})
 	h.closers = append(h.closers, func() {
 		if err := c.Close(); err != nil {

@@ -35,9 +35,10 @@ func confineLevel(tool string, l safety.Level, d safety.Decision) confine.Level 
 // confined returns the transport the step's tool runs through: the host's,
 // or one whose commands run under the Confiner's launcher.
 func (e *Executor) confined(ctx context.Context, tr transport.Transport, l confine.Level) (transport.Transport, error) {
-	if e.cfg.Confiner == nil || l == confine.None {
+	if e.cfg.Confiner == nil {
 		return tr, nil
 	}
+	// Even confine.None: the operator's sandbox confines every command.
 	c, err := e.cfg.Confiner.Confine(ctx, l)
 	if err != nil || c.None() {
 		return tr, err
@@ -85,4 +86,24 @@ func (w wrapped) HomeDir(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return trimNewline(res.Stdout), nil
+}
+
+// sandboxBlocks is the observation for a file tool step whose file lies
+// outside what the operator's sandbox allows (the file tools run in
+// agent's process, not under the kernel's rules, so they check the same
+// rules here): the file as it really is on the host, links resolved, "" when
+// allowed or the step is no file tool.
+func (e *Executor) sandboxBlocks(ctx context.Context, tr transport.Transport, cls classification) (string, error) {
+	if e.cfg.Confiner == nil || !e.cfg.Confiner.Sandboxed() || cls.path == "" || len(cls.files) == 0 {
+		return "", nil
+	}
+	write := false
+	for _, op := range cls.files {
+		write = write || op != safety.FileRead
+	}
+	real, err := e.realPath(ctx, tr, cls.path)
+	if err != nil {
+		return "", err
+	}
+	return e.cfg.Confiner.FileBlocked(write, real), nil
 }

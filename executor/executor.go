@@ -112,6 +112,14 @@ type Confiner interface {
 	// Explain returns the observation for a confined command whose stderr
 	// shows a refusal, "" when none.
 	Explain(level confine.Level, stderr string) string
+	// FileBlocked returns the observation for a file tool that would read
+	// (or, with write, write) the file real (links resolved) outside what
+	// the operator's sandbox allows, "" when it may (or no sandbox
+	// applies). Called after Confine.
+	FileBlocked(write bool, real string) string
+	// Sandboxed reports whether the operator's sandbox applies (the file
+	// tools' paths are then resolved and checked).
+	Sandboxed() bool
 }
 
 // Executor runs steps on one host: condition, templating, validation,

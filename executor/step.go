@@ -219,6 +219,13 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 		return e.finish(ctx, st, r, start, fmt.Errorf("step %d (%s): %w", r.Step, st.Tool, err))
 	}
 	confinedRun := runOn != tr
+	if why, err := e.sandboxBlocks(ctx, tr, cls); err != nil {
+		return e.finish(ctx, st, r, start, err)
+	} else if why != "" {
+		r.Status = execctx.StatusError
+		r.Observation = why
+		return e.finish(ctx, st, r, start, nil)
+	}
 	if len(cls.undo) > 0 {
 		if err := e.journalShell(ctx, tr, as, cls.undo); err != nil {
 			return e.fail(ctx, st, r, start, fmt.Sprintf("%s: %v; the command was refused because its changes could not be undone", st.Tool, err))

@@ -43,6 +43,7 @@ type policyFile struct {
 	MaxWriteBytes    *byteSize                  `yaml:"max_write_bytes"`
 	RefuseBinary     *bool                      `yaml:"refuse_binary"`
 	RequireEnforce   *bool                      `yaml:"require_enforcement"`
+	Sandbox          *Sandbox                   `yaml:"sandbox"`
 }
 
 // LoadPolicy reads a YAML policy and merges it over DefaultPolicy. Unknown
@@ -132,6 +133,9 @@ func (f policyFile) over(p Policy) Policy {
 	if f.RequireEnforce != nil {
 		p.RequireEnforcement = *f.RequireEnforce
 	}
+	if f.Sandbox != nil {
+		p.Sandbox = *f.Sandbox
+	}
 	return p
 }
 
@@ -214,5 +218,20 @@ func (b *byteSize) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: bad size %q (want bytes or a number with KB, MB, GB)", n.Line, n.Value)
 	}
 	*b = byteSize(v * mult)
+	return nil
+}
+
+// UnmarshalYAML decodes a sandbox: section, refusing an unknown mode with
+// its line.
+func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
+	type plain Sandbox
+	var v plain
+	if err := n.Decode(&v); err != nil {
+		return err
+	}
+	if err := CheckSandboxMode(v.Mode); err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*s = Sandbox(v)
 	return nil
 }

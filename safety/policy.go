@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -139,6 +140,39 @@ type Policy struct {
 	// whose kernel cannot confine it (no Landlock, not Linux): the
 	// classifier alone is not trusted there (--require-enforcement).
 	RequireEnforcement bool `yaml:"require_enforcement"`
+	// Sandbox is the operator's own confinement of every command
+	// (--sandbox): off when its Mode is "".
+	Sandbox Sandbox `yaml:"sandbox"`
+}
+
+// Sandbox modes (--sandbox=MODE).
+const (
+	SandboxOn         = "on"          // writes only under the allowed paths, reads everywhere
+	SandboxStrict     = "strict"      // reads limited too: the system's directories and the allowed paths
+	SandboxBestEffort = "best-effort" // as on, but a host without Landlock runs unconfined, with a warning
+)
+
+// Sandbox confines every command, approved ones included, with Linux
+// Landlock: writes only under the working directory, the system temp
+// directory and AllowWrite; TCP connect and bind only with AllowNet. The
+// file tools obey the same rules.
+type Sandbox struct {
+	Mode       string   `yaml:"mode"`
+	AllowWrite []string `yaml:"allow_write"`
+	AllowNet   bool     `yaml:"allow_net"`
+}
+
+// On reports whether the sandbox applies.
+func (s Sandbox) On() bool { return s.Mode != "" && s.Mode != "off" }
+
+// CheckSandboxMode refuses a mode that is not one of off, on, strict,
+// best-effort.
+func CheckSandboxMode(m string) error {
+	switch m {
+	case "", "off", SandboxOn, SandboxStrict, SandboxBestEffort:
+		return nil
+	}
+	return fmt.Errorf("sandbox mode %q: want on, strict, best-effort or off", m)
 }
 
 // commandRule finds a command's own rule: exact name first, then glob keys.

@@ -60,6 +60,9 @@ type app struct {
 	// requireEnforcement: --require-enforcement, over the policy's
 	// require_enforcement.
 	requireEnforcement bool
+	// sandbox: --sandbox[=MODE], --allow-write, --allow-net, over the
+	// policy's sandbox section.
+	sandbox sandboxFlags
 	// batchFlags are the batch flags given before the command (--limit,
 	// --forks, --plan-once, --out), for batchWithoutInventory.
 	batchFlags []string
@@ -164,6 +167,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 	fs.StringVar(&a.config, "config", "", "read settings from `FILE` (default $XDG_CONFIG_HOME/agent/config.yaml)")
 	a.task.addFlags(fs)
 	addEnforcementFlag(fs, &a.requireEnforcement)
+	a.sandbox.add(fs)
 	if err := a.parseFlags(fs, args, func(w io.Writer) { a.usage(w, fs) }); err != nil {
 		if strings.Contains(err.Error(), "unknown flag: --var") {
 			return usagef("%v (--var belongs to run: agent run PLAN.yaml --var k=v)", err)

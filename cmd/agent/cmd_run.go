@@ -91,6 +91,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	var o runOptions
 	o.addFlags(fs)
 	addEnforcementFlag(fs, &a.requireEnforcement)
+	a.sandbox.add(fs)
 	// A plan already runs without the model: run refuses --plan-once
 	// (batch_work.go), so its help does not offer it.
 	_ = fs.MarkHidden("plan-once")

@@ -76,6 +76,9 @@ func (a *app) readSections() (_ safety.Policy, _ *llm.FileConfig, _ *engine.Beco
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
 		p := safety.DefaultPolicy()
 		p.RequireEnforcement = a.requireEnforcement
+		if err := a.sandbox.apply(&p, a.host.sshHost == ""); err != nil {
+			return safety.Policy{}, nil, nil, lf, err
+		}
 		return p, nil, bf, lf, nil
 	}
 	if err != nil {
@@ -120,6 +123,9 @@ func (a *app) readSections() (_ safety.Policy, _ *llm.FileConfig, _ *engine.Beco
 	}
 	if a.requireEnforcement {
 		p.RequireEnforcement = true
+	}
+	if err := a.sandbox.apply(&p, a.host.sshHost == ""); err != nil {
+		return safety.Policy{}, nil, nil, lf, err
 	}
 	return p, lc, bf, lf, nil
 }

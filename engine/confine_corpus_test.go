@@ -1,0 +1,236 @@
+package engine
+
+// Issue 13's attack corpus and the GTFOBins entries, each run for real as
+// if the classifier had rated it safe — the level forced, the classifier
+// bypassed — so that the kernel alone holds them: a read-only step changes
+// nothing under the scratch home and leaks no secret, locally and over a
+// real sshd (and the same corpus through the whole engine, with the
+// kernel on and off, is denied by the classifier: executor's
+// TestAttacksDenied* and TestCorpusDeniedEnforcementOnAndOff).
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/autoshell/agent/confine"
+	"github.com/autoshell/agent/confine/confinetest"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/testenv"
+	"github.com/autoshell/agent/transport"
+	"github.com/autoshell/agent/transport/local"
+	sshtr "github.com/autoshell/agent/transport/ssh"
+)
+
+// killsOthers are corpus entries that signal every process of the user
+// (kill -1) or pid 1: the kernel's signal scoping stops them (the attack
+// bed's signal test proves it with a victim process), but on a machine
+// shared by other work a regression must not take everything down with
+// it, so they are not run for real.
+var killsOthers = regexp.MustCompile(`\bkill(all)?\b.*(-1\b|\s1$)|\bpkill\b|\bkillall\b`)
+
+// corpus reads the attack corpus and GTFOBins aimed at home.
+func corpus(t *testing.T, home string) []string {
+	t.Helper()
+	var cmds []string
+	f, err := os.Open("../safety/testdata/attacks.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		class, cmd, ok := strings.Cut(sc.Text(), "\t")
+		if !ok || strings.HasPrefix(class, "#") {
+			continue
+		}
+		cmds = append(cmds, strings.ReplaceAll(cmd, "/home/u", home))
+	}
+	b, err := os.ReadFile("../safety/testdata/gtfobins.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es []struct{ Code string }
+	if err := json.Unmarshal(b, &es); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		cmds = append(cmds, strings.ReplaceAll(e.Code, "/home/u", home))
+	}
+	return cmds
+}
+
+// secretHome fills home with what the attacks aim at; the returned
+// strings must never appear in a step's output.
+func secretHome(t *testing.T, home string) []string {
+	t.Helper()
+	files := map[string]string{
+		".bashrc": "# rc\n", ".profile": "# profile\n", ".ssh/authorized_keys": "ssh-ed25519 AAAA ok\n",
+		".ssh/id_rsa": "-----BEGIN PRIVATE KEY-----\nSECRET-SSH-KEY-7f3a\n", ".aws/credentials": "[default]\naws_secret_access_key = SECRET-AWS-9c1e\n",
+		".config/agent/config.yaml": "safety: {}\n", ".local/state/agent/audit.log": "{}\n",
+		"important/a.txt": "keep\n", "important/x.sh": "#!/bin/sh\nrm -rf \"$HOME/important\"\n", "work/.keep": "",
+	}
+	for name, content := range files {
+		p := filepath.Join(home, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []string{"SECRET-SSH-KEY-7f3a", "SECRET-AWS-9c1e"}
+}
+
+// tree records every file, directory and link under root.
+func tree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			out[p] = "error " + err.Error()
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		v := fi.Mode().String()
+		switch {
+		case fi.Mode().IsRegular():
+			b, _ := os.ReadFile(p)
+			v += fmt.Sprintf(" %x", sha256.Sum256(b))
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			v += " -> " + target
+		}
+		out[p] = v
+		return nil
+	})
+	return out
+}
+
+// holdCorpus runs every nth corpus entry on tr at the read-only level,
+// whatever the classifier says, and checks that nothing under home
+// changed and no secret came out.
+func holdCorpus(t *testing.T, tr transport.Transport, home string, launcher confine.LauncherFunc, every int) {
+	secrets := secretHome(t, home)
+	before := tree(t, home)
+	c := newConfiner(tr, confinerOptions{Policy: safety.DefaultPolicy(), Launcher: launcher,
+		Home: func(context.Context) (string, error) { return home, nil }})
+	defer func() {
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	ctx := context.Background()
+	conf, err := c.Confine(ctx, confine.ReadOnly)
+	if ok, why := c.Enforced(); err != nil || !ok {
+		t.Fatalf("not enforced: %v %s", err, why)
+	}
+	var cmds []string
+	for i, cmd := range corpus(t, home) {
+		if i%every == 0 && !killsOthers.MatchString(cmd) {
+			cmds = append(cmds, cmd)
+		}
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan string)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for cmd := range work {
+				c := transport.Command{Command: cmd, Dir: filepath.Join(home, "work"), Timeout: 2 * time.Second, CaptureLimit: 1 << 16}
+				var res transport.Result
+				var rerr error
+				if conf.Thread != nil {
+					if err := conf.Thread.Do(func() { res, rerr = tr.Run(ctx, c) }); err != nil {
+						t.Errorf("%q: %v", cmd, err)
+						continue
+					}
+				} else {
+					c.Wrap = conf.Wrap
+					res, rerr = tr.Run(ctx, c)
+				}
+				_ = rerr // a timeout or failure is fine: what matters is what changed
+				for _, s := range secrets {
+					if strings.Contains(res.Stdout+res.Stderr, s) {
+						mu.Lock()
+						t.Errorf("%q leaked a secret: %q", cmd, res.Stdout+res.Stderr)
+						mu.Unlock()
+					}
+				}
+			}
+		}()
+	}
+	for _, cmd := range cmds {
+		work <- cmd
+	}
+	close(work)
+	wg.Wait()
+	after := tree(t, home)
+	for p, v := range before {
+		if after[p] != v {
+			t.Errorf("%s changed: %q → %q", p, v, after[p])
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("%s appeared", p)
+		}
+	}
+	t.Logf("%d corpus entries ran confined read-only; %d files unchanged, no secret out", len(cmds), len(before))
+}
+
+func TestKernelHoldsCorpusLocal(t *testing.T) {
+	needLandlockIn(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	tr, err := local.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdCorpus(t, tr, home, nil, 2)
+}
+
+// TestKernelHoldsCorpusSSHD runs every sixth entry over real sshd, through
+// the launcher sent there.
+func TestKernelHoldsCorpusSSHD(t *testing.T) {
+	needLandlockIn(t)
+	home := t.TempDir()
+	if err := os.Chmod(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + "\n"})
+	cfg := &sshtr.HostConfig{Alias: "sshd", HostName: "127.0.0.1", Port: d.Port, User: d.User,
+		IdentityFiles: []string{d.IdentityFile}, IdentitiesOnly: true, IdentityAgent: "none",
+		UserKnownHostsFiles: []string{d.KnownHosts}, StrictHostKeyChecking: "yes"}
+	tr, err := sshtr.Dial(context.Background(), cfg, sshtr.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	holdCorpus(t, tr, home, confinetest.Launcher(t), 6)
+}
+
+func needLandlockIn(t *testing.T) {
+	t.Helper()
+	if confine.ABI() < 1 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the kernel has no Landlock")
+		}
+		t.Skip("the kernel has no Landlock")
+	}
+}
