@@ -37,6 +37,11 @@ func ABI() int {
 // all of them allow). The caller must have locked the goroutine to its
 // thread and exec right after.
 func restrict(rss ...Ruleset) error {
+	if keep, ok := keepOf(rss); ok {
+		if err := dropCaps(keep); err != nil {
+			return err
+		}
+	}
 	for _, rs := range rss {
 		fd, err := rulesetFD(rs)
 		if err != nil {

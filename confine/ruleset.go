@@ -132,6 +132,9 @@ func DecodeRuleset(b []byte) (Ruleset, error) {
 			return Ruleset{}, fmt.Errorf("ruleset: stamp: %w", err)
 		}
 	}
+	if c := rs.Spec.Caps; c != "" && c != CapsRead && c != CapsNoSystem {
+		return Ruleset{}, fmt.Errorf("ruleset: caps %q", c)
+	}
 	if err := rs.Spec.check(); err != nil {
 		return Ruleset{}, fmt.Errorf("ruleset: spec: %w", err)
 	}

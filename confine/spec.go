@@ -57,10 +57,25 @@ type Spec struct {
 	// Writable are hierarchies that may be written whatever the rest
 	// says but NoRead (the --sandbox's allowed paths).
 	Writable []string
+	// Caps limits the capabilities of the command (CapsRead,
+	// CapsNoSystem; "": as they are).
+	Caps string
 	// Readable, when set, limits reads to these hierarchies and Writable
 	// (--sandbox=strict); else everything but NoRead may be read.
 	Readable []string
 }
+
+// Caps modes (Spec.Caps): Landlock does not confine what root's
+// capabilities allow (the clock, the host name, netlink, raw sockets,
+// mounts, modules, reboot), so a confined command also loses capabilities.
+const (
+	// CapsRead keeps only what reading needs (a safe step as root reads
+	// every file the rules let it: CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH).
+	CapsRead = "read"
+	// CapsNoSystem drops the capabilities that change the system beyond
+	// its files (a medium step, the sandbox).
+	CapsNoSystem = "nosystem"
+)
 
 // Launcher flags. A launcher's argv is FLAGS -- COMMAND...; the probe is
 // the single flag ProbeFlag.
@@ -73,6 +88,7 @@ const (
 	flagDevice   = "-device"
 	flagWritable = "-writable"
 	flagReadable = "-readable"
+	flagCaps     = "-caps"
 	// ProbeFlag asks the launcher which Landlock ABI the host's kernel
 	// has: it prints "landlock N" (0: none) and exits 0.
 	ProbeFlag = "-probe"
@@ -90,6 +106,9 @@ func (s Spec) Args() []string {
 	}
 	if s.Net {
 		a = append(a, flagNet)
+	}
+	if s.Caps != "" {
+		a = append(a, flagCaps, s.Caps)
 	}
 	for _, l := range []struct {
 		flag  string
@@ -117,6 +136,13 @@ func ParseArgs(args []string) (Spec, []string, error) {
 			continue
 		case flagNet:
 			s.Net = true
+			continue
+		case flagCaps:
+			if i+1 >= len(args) || (args[i+1] != CapsRead && args[i+1] != CapsNoSystem) {
+				return Spec{}, nil, fmt.Errorf("%s needs %s or %s", flagCaps, CapsRead, CapsNoSystem)
+			}
+			i++
+			s.Caps = args[i]
 			continue
 		}
 		var dst *[]string
@@ -164,7 +190,7 @@ func checkPath(p string, baseOK bool) error {
 // Protocol is the version of the launcher's arguments and ruleset files;
 // agent refuses a launcher that answers the probe with another (one
 // embedded by an older build).
-const Protocol = 2
+const Protocol = 3
 
 // ErrNotEnforced refuses a step nobody approved on a host that cannot
 // confine it, when enforcement is required (--require-enforcement).

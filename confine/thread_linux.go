@@ -66,12 +66,19 @@ func (r *Restrictor) Do(fn func()) error {
 		r.rss[i], r.fds[i] = rs, fd
 	}
 	fds := slices.Clone(r.fds)
+	keep, limited := keepOf(r.rss)
 	r.mu.Unlock()
 	errc := make(chan error, 1)
 	go func() {
 		// Never unlocked: the runtime ends the thread with this goroutine,
 		// so no other goroutine ever runs confined.
 		runtime.LockOSThread()
+		if limited {
+			if err := dropCaps(keep); err != nil {
+				errc <- err
+				return
+			}
+		}
 		for _, fd := range fds {
 			if err := restrictThread(fd); err != nil {
 				errc <- err

@@ -226,7 +226,7 @@ func (h *confiner) stacks() map[confine.Level][]string {
 // allowed paths.
 func SandboxSpec(p safety.Policy, home, cwd, tmp string) confine.Spec {
 	sb := p.Sandbox
-	s := confine.Spec{Net: sb.AllowNet, Devices: devices(p.HarmlessDevices)}
+	s := confine.Spec{Net: sb.AllowNet, Devices: devices(p.HarmlessDevices), Caps: confine.CapsNoSystem}
 	for _, w := range append([]string{cwd, tmp}, sb.AllowWrite...) {
 		if w == "~" || strings.HasPrefix(w, "~/") {
 			w = home + w[1:]
@@ -267,8 +267,9 @@ func SpecFor(p safety.Policy, home string, l confine.Level) confine.Spec {
 			s.Public = append(s.Public, pat)
 		}
 	}
+	s.Caps = confine.CapsRead
 	if l == confine.NoProtected {
-		s.Write, s.Net = true, true
+		s.Write, s.Net, s.Caps = true, true, confine.CapsNoSystem
 		for _, r := range pr.NoWrite {
 			// The home itself is the user's to write, as the classifier
 			// rates it, even where it lies in a system root (/root): its

@@ -1,5 +1,13 @@
+//go:build corpus
+
 package engine
 
+// Run only with -tags corpus: it runs attack commands for real, as root
+// in CI, with the kernel (Landlock, dropped capabilities) alone holding
+// them; it refuses to run unless a confined step has lost the system
+// capabilities (a first run without them set the clock, the host name
+// and took the network down).
+//
 // Issue 13's attack corpus and the GTFOBins entries, each run for real as
 // if the classifier had rated it safe — the level forced, the classifier
 // bypassed — so that the kernel alone holds them: a read-only step changes
@@ -137,6 +145,28 @@ func holdCorpus(t *testing.T, tr transport.Transport, home string, launcher conf
 	conf, err := c.Confine(ctx, confine.ReadOnly)
 	if ok, why := c.Enforced(); err != nil || !ok {
 		t.Fatalf("not enforced: %v %s", err, why)
+	}
+	// Guard: a confined step must have lost the capabilities that change
+	// the system beyond its files, or nothing runs.
+	probe := transport.Command{Command: "grep -E '^Cap(Eff|Bnd)' /proc/self/status", Timeout: 10 * time.Second}
+	var pres transport.Result
+	if conf.Thread != nil {
+		if err := conf.Thread.Do(func() { pres, _ = tr.Run(ctx, probe) }); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		probe.Wrap = conf.Wrap
+		pres, _ = tr.Run(ctx, probe)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(pres.Stdout), "\n") {
+		_, v, _ := strings.Cut(l, ":")
+		var n uint64
+		if _, err := fmt.Sscanf(strings.TrimSpace(v), "%x", &n); err != nil || n&(1<<25|1<<21|1<<12|1<<13|1<<22|1<<16) != 0 {
+			t.Fatalf("a confined step still holds system capabilities (%q): the corpus is not run", pres.Stdout)
+		}
+	}
+	if !strings.Contains(pres.Stdout, "CapBnd") {
+		t.Fatalf("no capabilities read (%q): the corpus is not run", pres.Stdout+pres.Stderr)
 	}
 	var cmds []string
 	for i, cmd := range corpus(t, home) {
