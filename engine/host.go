@@ -247,13 +247,6 @@ func (h *Host) confiner(tr transport.Transport, o HostOptions) *confiner {
 	return c
 }
 
-// warn emits a warning event for the host.
-func (h *Host) warn(msg string) {
-	if h.sink != nil {
-		h.sink(event.Event{Kind: event.KindWarning, Host: h.Name, Session: h.Session, Warning: &event.Warning{Text: msg}})
-	}
-}
-
 // scrub returns the sink that passes events to emit with their secrets
 // replaced.
 func (h *Host) scrub(emit event.Sink) event.Sink {
