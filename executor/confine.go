@@ -97,6 +97,10 @@ func (e *Executor) sandboxBlocks(ctx context.Context, tr transport.Transport, cl
 	if e.cfg.Confiner == nil || !e.cfg.Confiner.Sandboxed() || cls.path == "" || len(cls.files) == 0 {
 		return "", nil
 	}
+	// The sandbox's rules as the host computed them (set up on first use).
+	if _, err := e.cfg.Confiner.Confine(ctx, confine.None); err != nil {
+		return "", err
+	}
 	write := false
 	for _, op := range cls.files {
 		write = write || op != safety.FileRead
