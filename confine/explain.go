@@ -51,6 +51,12 @@ func Explain(l Level, s Spec, stderr, home string) string {
 		if !s.Write || under(p, home, s.NoWrite) {
 			return blocked("write to "+short(p, home), l)
 		}
+		if dir := path.Dir(abs(p, home)); holdsProtected(dir, s.NoWrite) {
+			return "[blocked: " + short(p, home) + " cannot be created, removed or renamed by a " + l.String() +
+				" step: " + short(dir, home) + " holds protected files, and the kernel's rules cover a whole directory, not names in it" +
+				" (a medium step may change the files that exist there and anything in its subdirectories); write the file with write_file," +
+				" work in an existing subdirectory, or ask for approval]"
+		}
 	}
 	if deniedLine.MatchString(stderr) {
 		return "[note: this step ran confined by the kernel to what a " + l.String() + " step may do (" + l.allows() +
@@ -71,13 +77,31 @@ func (l Level) allows() string {
 	return "no writes to protected files, no secrets, no signals to other processes"
 }
 
-// under reports whether p (absolute or "~/…") lies in one of the
-// hierarchies (globs in their last component).
-func under(p, home string, hier []string) bool {
+// abs is p ("~/…" or absolute) absolute and clean.
+func abs(p, home string) string {
 	if strings.HasPrefix(p, "~/") || p == "~" {
 		p = home + p[1:]
 	}
-	p = path.Clean(p)
+	return path.Clean(p)
+}
+
+// holdsProtected reports whether a member of hier (globs in their last
+// component) lies strictly below dir: no rule may grant creating entries
+// in dir, since a rule on dir covers them too.
+func holdsProtected(dir string, hier []string) bool {
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	for _, h := range hier {
+		if strings.HasPrefix(h, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// under reports whether p (absolute or "~/…") lies in one of the
+// hierarchies (globs in their last component).
+func under(p, home string, hier []string) bool {
+	p = abs(p, home)
 	for _, h := range hier {
 		for q := p; ; q = path.Dir(q) {
 			if ok, _ := path.Match(h, q); ok {
@@ -92,6 +116,9 @@ func under(p, home string, hier []string) bool {
 }
 
 func short(p, home string) string {
+	if home != "" && home != "/" && p == home {
+		return "~"
+	}
 	if home != "" && home != "/" && strings.HasPrefix(p, home+"/") {
 		return "~" + p[len(home):]
 	}

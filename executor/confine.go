@@ -12,15 +12,19 @@ import (
 )
 
 // confineLevel is how far the commands of a step of tool at risk l,
-// allowed by d, may reach: a person's approval, or high risk allowed by
-// --approve all, leaves them unconfined; a safe step is read-only; a
-// medium one allowed by policy may write all but the protected
-// hierarchies. The container tools are not confined: their command line
-// is agent's own, and podman (rootful and rootless) mounts its storage on
-// every call, which Landlock forbids any confined process (EPERM); the
-// same podman typed into execute_command stays confined.
-func confineLevel(tool string, l safety.Level, d safety.Decision) confine.Level {
-	if d.By == safety.ByUser || tools.IsContainerTool(tool) {
+// allowed by d under approval mode m, may reach: a person's approval
+// leaves them unconfined, and so does --approve all, which approves every
+// level (a step it lets run confined could be rephrased into a high one it
+// lets run unconfined: holding it would only refuse what the operator
+// allowed); else a safe step is read-only and a medium one allowed by
+// policy may write all but the protected hierarchies. The container tools
+// are not confined: their command line is agent's own, and podman
+// (rootful and rootless) mounts its storage on every call, which Landlock
+// forbids any confined process (EPERM); the same podman typed into
+// execute_command stays confined. The operator's --sandbox confines every
+// command whatever this says.
+func confineLevel(tool string, l safety.Level, d safety.Decision, m safety.Mode) confine.Level {
+	if d.By == safety.ByUser || m >= safety.ModeAll || tools.IsContainerTool(tool) {
 		return confine.None
 	}
 	switch l {

@@ -211,7 +211,7 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 
 	// The journal reads and saves through tr, unconfined (agent's own
 	// work); the tool runs through runOn, confined to the step's level.
-	level := confineLevel(call.Name, r.Risk.Level, d)
+	level := confineLevel(call.Name, r.Risk.Level, d, e.cfg.Approver.Mode())
 	// Only tools that run a command line are confined: the others (file
 	// tools, search) run in agent's process, their paths checked by the
 	// policy (and the sandbox, below), and need the host's transport as it
