@@ -348,7 +348,7 @@ func (b *Batch) connect(ctx context.Context, bh *batchHost) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := Dial(ctx, bh.t, d)
+	tr, err := b.dialRetrying(ctx, bh, d)
 	if err != nil {
 		return nil, err
 	}

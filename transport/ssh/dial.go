@@ -172,7 +172,8 @@ func dialHop(ctx context.Context, h *HostConfig, prev *gossh.Client, opts Option
 
 	g.start(nc)
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
-	sc, chans, reqs, err := gossh.NewClientConn(nc, addr, config)
+	bc := &bannerConn{Conn: nc}
+	sc, chans, reqs, err := gossh.NewClientConn(bc, addr, config)
 	cancelled := !stop()
 	timedOut := g.stop() || errors.Is(err, os.ErrDeadlineExceeded)
 	if err == nil && (cancelled || timedOut) {
@@ -191,6 +192,13 @@ func dialHop(ctx context.Context, h *HostConfig, prev *gossh.Client, opts Option
 				transport.ErrConnection, describe(h), timeout)
 		case isAuthFailure(err) || au.signFailed():
 			return nil, au.failure(err)
+		}
+		if said, ok := bc.dropped(err); ok {
+			if said != "" {
+				said = fmt.Sprintf(" (it said %q)", said)
+			}
+			return nil, fmt.Errorf("%w: %w: %s closed the connection before sending its SSH version%s; sshd does that past MaxStartups",
+				transport.ErrConnection, ErrDropped, describe(h), said)
 		}
 		err = fmt.Errorf("%w: ssh handshake with %s: %w", transport.ErrConnection, describe(h), err)
 		if pc, ok := nc.(*proxyConn); ok {

@@ -11,4 +11,9 @@ var (
 	// ErrAuth marks a failed authentication; the error lists what was
 	// offered and why keys were skipped.
 	ErrAuth = errors.New("authentication failed")
+	// ErrDropped marks a connection the server closed before it sent its
+	// SSH version: what sshd does past MaxStartups (too many connections
+	// not yet authenticated). The host is up and a later attempt may get
+	// in; a batch retries it (engine).
+	ErrDropped = errors.New("connection dropped before the SSH handshake")
 )
