@@ -299,3 +299,64 @@ func readLines(t *testing.T, path string) []map[string]any {
 	}
 	return out
 }
+
+// Lines logged at once share fsyncs (a group commit), and each Log returns
+// only once an fsync that began after its line was written has finished.
+func TestAuditGroupCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	a, err := OpenAudit(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	syncs, durable := 0, int64(0) // fsyncs, and the bytes on disk after the last one
+	old := syncFile
+	syncFile = func(f *os.File) error {
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond) // a slow disk
+		if err := old(f); err != nil {
+			return err
+		}
+		mu.Lock()
+		syncs++
+		durable = max(durable, fi.Size())
+		mu.Unlock()
+		return nil
+	}
+	t.Cleanup(func() { syncFile = old })
+	var wg sync.WaitGroup
+	for g := range 20 {
+		wg.Go(func() {
+			for i := range 3 {
+				host := fmt.Sprintf("h%d-%d", g, i)
+				if err := a.Log(context.Background(), Entry{Session: "s", Host: host, Tool: "t", Decision: AuditAllowed}); err != nil {
+					t.Error(err)
+				}
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				at := strings.Index(string(data), `"host":"`+host+`"`)
+				end := at + strings.IndexByte(string(data[at:]), '\n') + 1
+				mu.Lock()
+				if at < 0 || int64(end) > durable {
+					t.Errorf("Log of %s returned with %d bytes synced, its line ends at %d", host, durable, end)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	a.Close()
+	if n := len(readLines(t, path)); n != 60 {
+		t.Errorf("%d lines, want 60", n)
+	}
+	if syncs >= 60 || syncs == 0 {
+		t.Errorf("%d fsyncs for 60 lines logged by 20 goroutines at once, want fewer (shared)", syncs)
+	}
+	t.Logf("%d fsyncs for 60 lines", syncs)
+}
