@@ -67,20 +67,13 @@ func OpenJournal(stateDir, sessionID, host string) (*Journal, error) {
 		dir:     filepath.Join(sessionsDir(stateDir), sessionID, undoDirName),
 		session: sessionID, host: host, seen: map[string]bool{}, next: 1,
 	}
-	recs, err := readIndex(filepath.Join(j.dir, indexFileName))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	maxN, seen, restored, err := hostState(filepath.Join(j.dir, indexFileName), host)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return nil, fmt.Errorf("open undo journal of session %s: %w", sessionID, err)
-	}
-	for _, r := range recs {
-		j.next = max(j.next, r.N+1)
-		if r.Host != host {
-			continue
-		}
-		if r.Restored {
-			j.restored = true
-		} else {
-			j.seen[r.Path] = true
-		}
+	default:
+		j.next, j.seen, j.restored = maxN+1, seen, restored
 	}
 	return j, nil
 }

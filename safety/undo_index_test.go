@@ -1,0 +1,166 @@
+package safety
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fromWholeIndex is what OpenJournal said before journalIndexes: the
+// whole index read afresh.
+func fromWholeIndex(t *testing.T, index, host string) (next int, seen map[string]bool, restored bool) {
+	t.Helper()
+	recs, err := readIndex(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, seen = 1, map[string]bool{}
+	for _, r := range recs {
+		next = max(next, r.N+1)
+		if r.Host == host {
+			if r.Restored {
+				restored = true
+			} else {
+				seen[r.Path] = true
+			}
+		}
+	}
+	return next, seen, restored
+}
+
+// OpenJournal reads only what was appended to the index since its last
+// call, and sees the same as a whole read: other hosts' and other
+// processes' records, a replaced file, an unterminated last line, a bad
+// line named as readIndex names it.
+func TestJournalIndexIncremental(t *testing.T) {
+	state := t.TempDir()
+	ctx := context.Background()
+	index := filepath.Join(state, "sessions", "s1", "undo", "index.jsonl")
+	check := func(what, host string) *Journal {
+		t.Helper()
+		j, err := OpenJournal(state, "s1", host)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		next, seen, restored := fromWholeIndex(t, index, host)
+		if j.next != next || !reflect.DeepEqual(j.seen, seen) || j.restored != restored {
+			t.Errorf("%s: journal of %s has next %d seen %v restored %v; the whole index says %d %v %v",
+				what, host, j.next, j.seen, j.restored, next, seen, restored)
+		}
+		return j
+	}
+	appendRaw := func(text string) {
+		f, err := os.OpenFile(index, os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	line := func(r indexRecord) string {
+		r.Time = time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	a, err := OpenJournal(state, "s1", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Record(ctx, "/a1", []byte("old"), true, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := check("second host", "b")
+	if err := b.Record(ctx, "/b1", []byte("old b"), true, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RecordDir(ctx, "/b2", ""); err != nil {
+		t.Fatal(err)
+	}
+	if j := check("after the other host's records", "a"); !j.seen["/a1"] || j.next != 3 {
+		t.Errorf("a: seen %v next %d", j.seen, j.next)
+	}
+	appendRaw(line(indexRecord{Host: "a", Path: "/a2", Dir: true}) + "\n" + line(indexRecord{Host: "c", Restored: true}) + "\n")
+	if j := check("another process's records", "a"); !j.seen["/a2"] {
+		t.Errorf("a: %v", j.seen)
+	}
+	if j := check("another host restored", "c"); !j.restored {
+		t.Error("c not restored")
+	}
+	appendRaw(line(indexRecord{Host: "a", Path: "/a3", Dir: true})) // no newline yet
+	if j := check("an unterminated line", "a"); !j.seen["/a3"] {
+		t.Errorf("a: %v", j.seen)
+	}
+	appendRaw("\n" + line(indexRecord{Host: "a", Path: "/a4", Dir: true}) + "\n")
+	if j := check("the line terminated", "a"); !j.seen["/a3"] || !j.seen["/a4"] {
+		t.Errorf("a: %v", j.seen)
+	}
+	fi, err := os.Stat(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off := journalIndexes.m[index].off; off != fi.Size() {
+		t.Errorf("read up to byte %d of %d: the next open would read the index again", off, fi.Size())
+	}
+
+	// A line being appended as the index is read: read again once it is
+	// whole. One that stays cut is an error, as from readIndex.
+	half := line(indexRecord{Host: "a", Path: "/a5", Dir: true}) + "\n"
+	appendRaw(half[:10])
+	old := tornWait
+	tornWait = func() { appendRaw(half[10:]) }
+	j, err := OpenJournal(state, "s1", "a")
+	tornWait = old
+	if err != nil || !j.seen["/a5"] {
+		t.Errorf("a line appended while read: %v (seen %v)", err, j)
+	}
+	check("after the torn line", "a")
+
+	// A new file in its place is read from its start.
+	tmp := index + ".new"
+	if err := os.WriteFile(tmp, []byte(line(indexRecord{Host: "a", Path: "/only", Dir: true})+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, index); err != nil {
+		t.Fatal(err)
+	}
+	if j := check("a replaced index", "a"); len(j.seen) != 1 || !j.seen["/only"] || j.next != 1 {
+		t.Errorf("a: seen %v next %d", j.seen, j.next)
+	}
+
+	// Written anew in place (the same inode), longer than what was read:
+	// its start differs, so it is read from the start.
+	var fresh strings.Builder
+	for _, p := range []string{"/x1", "/x2", "/x3"} {
+		fresh.WriteString(line(indexRecord{Host: "a", Path: p, Dir: true}) + "\n")
+	}
+	if err := os.WriteFile(index, []byte(fresh.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if j := check("an index written anew in place", "a"); len(j.seen) != 3 || j.seen["/only"] {
+		t.Errorf("a: seen %v", j.seen)
+	}
+
+	appendRaw(`{"host":"a","pa`)
+	if _, err := OpenJournal(state, "s1", "a"); err == nil || !strings.Contains(err.Error(), "index.jsonl: line 4:") {
+		t.Errorf("a cut last line: %v", err)
+	}
+	appendRaw(`th":"/cut","dir":true,"time":"2026-11-27T00:00:00Z"}` + "\n")
+
+	// A bad line after lines already read: named as readIndex names it.
+	appendRaw(line(indexRecord{Host: "a", Path: "/ok", Dir: true}) + "\n" + `{"host":"a","path":` + "\n")
+	_, err = OpenJournal(state, "s1", "a")
+	if err == nil || !strings.Contains(err.Error(), "index.jsonl: line 6:") {
+		t.Errorf("bad line: %v", err)
+	}
+}
