@@ -16,6 +16,11 @@
 # directory, RESULTS=FILE appends one line per timed run there, ONCE (tools
 # timed in the first round only: Ansible over 500 hosts takes minutes),
 # FANOUT_EXEC=COMMAND runs COMMAND in the set-up instead (see below).
+# WARMUP=0 skips the untimed warm-up run of each tool (but Ansible).
+# SPLIT=1 pins the sshd instances (and so every connection and command on
+# the "hosts") to CPU 1 and the tool (with its children) to CPU 0, as if
+# the hosts were other machines: the tool no longer waits for the hosts'
+# CPU, nor they for its (other jobs on the machine still share both).
 # bench/fanout/scale.sh runs the scale curve (100, 500, 2,000 hosts) with it.
 #
 # Every timed run is checked (bench/fanout/check): each host's file exists
@@ -35,6 +40,14 @@ MEM=${MEM:-1}
 FORKS=${FORKS:-50}
 HOSTS=${HOSTS:-100}
 SSHD=${SSHD:-/usr/sbin/sshd}
+SPLIT=${SPLIT:-0}
+pin_hosts=() pin_tool=()
+if [ "$SPLIT" = 1 ]; then
+  if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
+    echo "fanout: SPLIT=1 needs 2 CPUs and taskset" >&2; exit 2
+  fi
+  pin_hosts=(taskset -c 1) pin_tool=(taskset -c 0)
+fi
 
 # A missing peer is left out with a message, or fails the run when CI=true.
 missing() {
@@ -112,7 +125,7 @@ AcceptEnv PSSH_*
 MaxStartups 500
 MaxSessions 500
 EOF
-  setsid "$SSHD" -D -e -f "$work/sshd/sshd_config.$i" 2>>"$work/sshd/sshd.$i.log" &
+  setsid "${pin_hosts[@]}" "$SSHD" -D -e -f "$work/sshd/sshd_config.$i" 2>>"$work/sshd/sshd.$i.log" &
   sshd_pids+=($!)
   ports+=("$port")
 done
@@ -284,6 +297,25 @@ check ansible-json -hosts "$hosts100" -kernel "$kernel" "$work/out/json/stdout"
 stop_masters
 fi
 
+# Warm-up: one untimed, checked run of each tool but Ansible (whose json
+# pass above is its warm-up), so that no timed run pays for cold caches
+# (binaries, ~/.ssh files, the sshd instances' first connections).
+# WARMUP=0 leaves it out.
+if [ "${WARMUP:-1}" = 1 ]; then
+  for t in "${tools[@]}"; do
+    [[ $t = ansible* ]] && continue
+    root=$work/files/warm.$t out=$work/out/warm.$t
+    mkdir -p "$root" "$out"
+    if ! bash -c "$(declare -f run_tool); $(declare -p here hosts100 inventory cfg work FORKS agent_bin); run_tool $t $root $out" ||
+      ! verify "$t" "$root" "$out"; then
+      echo "fanout: $t warm-up run failed or did not do the work on every host:" >&2
+      tail -20 "$out/stderr" >&2
+      exit 1
+    fi
+    rm -rf "$root"
+  done
+fi
+
 # Timed runs, interleaved so that load from other jobs hits every tool alike.
 for r in $(seq 1 "$RUNS"); do
   for t in "${tools[@]}"; do
@@ -296,7 +328,7 @@ for r in $(seq 1 "$RUNS"); do
     fds_sampler "$out/fds" & sampler=$!
     t0=$(now)
     rc=0
-    /usr/bin/time -f '%U %S %M' -o "$out/time" bash -c "$(declare -f run_tool); $(declare -p here hosts100 inventory cfg work FORKS agent_bin); run_tool $t $root $out" || rc=$?
+    "${pin_tool[@]}" /usr/bin/time -f '%U %S %M' -o "$out/time" bash -c "$(declare -f run_tool); $(declare -p here hosts100 inventory cfg work FORKS agent_bin); run_tool $t $root $out" || rc=$?
     t1=$(now)
     read -r idle1 all1 < <(cpu_idle)
     kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
@@ -315,7 +347,7 @@ for r in $(seq 1 "$RUNS"); do
     idle=$(awk -v a="$idle0" -v b="$idle1" -v c="$all0" -v d="$all1" 'BEGIN { x = (d > c) ? 100 * (b - a) / (d - c) : 0; printf "%.0f", x }')
     wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
     echo "$t $r $wall $cpu $srv $rss ${fds:-0} $load $idle" >> "$results"
-    [ -n "${RESULTS:-}" ] && echo "$(date -u +%FT%TZ) hosts=$HOSTS forks=$FORKS tool=$t run=$r wall=$wall cpu=$cpu sshd_cpu=$srv rss_mib=$rss agent_fds=${fds:-0} load1=$load idle_pct=$idle" >> "$RESULTS"
+    [ -n "${RESULTS:-}" ] && echo "$(date -u +%FT%TZ) hosts=$HOSTS forks=$FORKS split=$SPLIT tool=$t run=$r wall=$wall cpu=$cpu sshd_cpu=$srv rss_mib=$rss agent_fds=${fds:-0} load1=$load idle_pct=$idle" >> "$RESULTS"
     printf '  run %d %-14s %7.2fs wall %7.2fs cpu  %7.2fs sshd cpu  %6.1f MiB  fds %4s  load %5s  idle %3s%%  (%d hosts checked)\n' \
       "$r" "$t" "$wall" "$cpu" "$srv" "$rss" "${fds:-0}" "$load" "$idle" "$HOSTS"
     rm -rf "$root"
@@ -328,7 +360,7 @@ stat() { # stat TOOL COLUMN: "min median" of that column
     awk '{ v[NR] = $1 } END { if (NR == 0) exit; m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f %.3f", v[1], m }'
 }
 echo
-echo "== fan-out: 3 steps × $HOSTS hosts, forks $FORKS, $NSSHD loopback sshd, $RUNS runs each"
+echo "== fan-out: 3 steps × $HOSTS hosts, forks $FORKS, $NSSHD loopback sshd, $RUNS runs each$([ "$SPLIT" = 1 ] && echo ", hosts on CPU 1, tool on CPU 0")"
 echo "   (min / median wall; median CPU of the tool and its children, and of sshd and what it ran)"
 declare -A med
 for t in "${tools[@]}"; do

@@ -13,7 +13,8 @@
 # Environment: AGENT (default bin/agent), RUNS (runs at 100 and 500 hosts,
 # default 3), RUNS2K (runs at 2,000 hosts, default 1), SIZES (default
 # "100 500 2000"), ANSIBLE=0 leaves Ansible out, NSSHD (default 8), RESULTS
-# (the file of per-run lines, default bench/results/scale-DATE.txt).
+# (the file of per-run lines, default bench/results/scale-DATE.txt);
+# SPLIT=1 and WARMUP=0 are passed on to run.sh (see there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RUNS=${RUNS:-3}
