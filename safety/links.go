@@ -6,9 +6,10 @@ import (
 	"strings"
 )
 
-// linkHow is how ln or cp makes a link: symbolic (-s), and with -r the
-// target is written relative to the link by ln itself.
-type linkHow struct{ symbolic, relative bool }
+// linkHow is how ln or cp makes a link: symbolic (-s), with -r the
+// target is written relative to the link by ln itself, and with -T the
+// link operand is never a directory to put the link in.
+type linkHow struct{ symbolic, relative, noTargetDir bool }
 
 // fromLinkDir is the target of a symbolic link as the kernel reads it: a
 // relative target (not made relative by ln -r) is taken from the link's
@@ -22,7 +23,10 @@ func fromLinkDir(t, link arg, intoDir bool, how linkHow) []arg {
 		return nil
 	}
 	dirs := []string{strings.TrimRight(link.val, "/")}
-	if !intoDir {
+	switch {
+	case how.noTargetDir:
+		dirs = []string{path.Dir(dirs[0])}
+	case !intoDir:
 		dirs = append(dirs, path.Dir(dirs[0]))
 	}
 	var out []arg

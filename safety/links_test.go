@@ -1,6 +1,9 @@
 package safety
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A link's target is where the kernel reads it: a relative symbolic link
 // from the link's directory (unless ln -r made it relative itself), and a
@@ -26,6 +29,36 @@ func TestLinkTargets(t *testing.T) {
 	} {
 		if a := p.ClassifyCommandAt(cmd, "/home/u"); a.Level != want {
 			t.Errorf("%q = %s %q, want %s", cmd, a.Level, a.Reasons, want)
+		}
+	}
+}
+
+// ln -T never puts the link inside its operand, and the places a
+// relative target is read from are rated, not journaled: `ln -sfT other
+// data.txt` over a file is medium, its touches the link and the target
+// only (the journal once tried to stat data.txt/other.txt and made it high).
+func TestLinkNoTargetDirectory(t *testing.T) {
+	p := DefaultPolicy()
+	for cmd, want := range map[string]Level{
+		"ln -sfT other.txt /srv/d/data.txt":                         Medium,
+		"ln -sT agent/config.yaml ~/.config/k":                      High,
+		"ln -s --no-target-directory agent/config.yaml ~/.config/k": High,
+		"ln -sT agent ~/.config":                                    Medium, // -T: ~/.config itself would be the link (ln refuses: it exists)
+		"ln -s -S.T agent ~/.config":                                High,   // the T is -S's value, not -T
+	} {
+		if a := p.ClassifyCommandAt(cmd, "/home/u"); a.Level != want {
+			t.Errorf("%q = %s %q, want %s", cmd, a.Level, a.Reasons, want)
+		}
+	}
+	for _, cmd := range []string{"ln -sfT other.txt /srv/d/data.txt", "ln -sf other.txt /srv/d/data.txt"} {
+		_, touches := p.AnalyzeCommandAt(cmd, "/home/u")
+		if len(touches) == 0 {
+			t.Fatalf("%s: no touches: the link itself is written", cmd)
+		}
+		for _, tc := range touches {
+			if strings.HasPrefix(tc.Path, "/srv/d/data.txt/") {
+				t.Errorf("%s: touch %+v: ln writes nothing there (data.txt is the link)", cmd, tc)
+			}
 		}
 	}
 }

@@ -599,6 +599,9 @@ func (c *classifier) linkOperands(name string, s scanned, args []arg) {
 			if name == "ln" && (f == "--relative" || short && strings.Contains(f[1:], "r")) {
 				how.relative = true
 			}
+			if f == "--no-target-directory" || short && noTargetDirCluster(f[1:]) {
+				how.noTargetDir = true
+			}
 		}
 		for _, opt := range []string{"-t", "--target-directory"} {
 			if v, _, ok := s.value(args, i, opt); ok {
@@ -656,4 +659,12 @@ func (c *classifier) script(args []arg) {
 	if !code {
 		c.add(High, "script: runs an interactive shell")
 	}
+}
+
+// noTargetDirCluster reports whether a cluster of ln's or cp's short
+// options holds -T, every letter before it a flag without a value (so
+// the T is not part of an option's value, as in -S.T).
+func noTargetDirCluster(cluster string) bool {
+	i := strings.IndexByte(cluster, 'T')
+	return i >= 0 && strings.Trim(cluster[:i], "abdFfHiLlnPprsuvx") == ""
 }

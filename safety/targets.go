@@ -158,9 +158,10 @@ func climbs(rel string) bool { return rel == ".." || strings.HasPrefix(rel, "../
 
 // How write reports and remembers a write.
 const (
-	wQuiet   = 1 << iota // leave out the Medium reason: the command's rule says it
-	wContent             // the write puts content in the file (not chmod, touch, rm)
-	wTree                // the write acts on the tree under the file (rm -r, chmod -R, cp -r)
+	wQuiet    = 1 << iota // leave out the Medium reason: the command's rule says it
+	wContent              // the write puts content in the file (not chmod, touch, rm)
+	wTree                 // the write acts on the tree under the file (rm -r, chmod -R, cp -r)
+	wRateOnly             // rate the path only: it is not a file the command touches (not journaled)
 )
 
 // write classifies writing (creating, changing, deleting) the file a names.
@@ -201,7 +202,7 @@ func (c *classifier) write(who string, a arg, how int) {
 		if how&wContent != 0 && !a.glob {
 			c.written[p] = true
 		}
-		if len(c.touched) < maxTouched && !found {
+		if len(c.touched) < maxTouched && !found && how&wRateOnly == 0 {
 			c.touched = append(c.touched, Touch{Path: touch, Raw: rawTouch(pl), Write: true, Tree: how&wTree != 0})
 		}
 		l, why := c.p.writeRisk(p, c.home, a.glob)
@@ -377,7 +378,9 @@ func (c *classifier) link(who string, targets []arg, link arg, intoDir bool, how
 		// The kernel reads a relative symbolic link from the link's
 		// directory, not from where ln ran.
 		for _, ft := range fromLinkDir(t, link, intoDir, how) {
-			c.write(who+" (link target, from the link's directory)", ft, wQuiet)
+			// Rated, not touched: ln writes nothing there, and the path
+			// may not even exist (the link operand is a file).
+			c.write(who+" (link target, from the link's directory)", ft, wQuiet|wRateOnly)
 			c.linkHolds(who, ft)
 			t = ft // the last: the link's parent directory
 		}
