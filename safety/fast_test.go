@@ -7,6 +7,9 @@ import (
 )
 
 // Hostile shapes must be classified quickly: nesting, fan-out, expansion.
+// The bound is not a speed target (speed is measured in benchmarks): it is far
+// above what -race on a loaded 2-core machine takes (3 s failed there) and
+// far below what a blow-up exponential in these sizes would take.
 func TestClassifyCommandFast(t *testing.T) {
 	p := DefaultPolicy()
 	for name, cmd := range map[string]string{
@@ -26,7 +29,7 @@ func TestClassifyCommandFast(t *testing.T) {
 	} {
 		start := time.Now()
 		a := p.ClassifyCommand(cmd)
-		if d := time.Since(start); d > 3*time.Second {
+		if d := time.Since(start); d > 30*time.Second {
 			t.Errorf("%s: %v %.80s", name, d, a.String())
 		}
 	}
