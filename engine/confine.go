@@ -221,13 +221,21 @@ func (h *confiner) stacks() map[confine.Level][]string {
 
 // SandboxSpec is the --sandbox ruleset on a host whose home, working
 // directory and temporary directory are given: writes only under cwd, tmp
-// and the allowed paths ("~/…" is home's), TCP only with AllowNet, reads
-// everywhere — or, strict, only in the system's directories and the
-// allowed paths.
+// and the allowed paths (p.AllowWrite, --allow-write: "~/…" is home's),
+// TCP only with AllowNet, reads everywhere — or, strict, only in the
+// system's directories and the allowed paths. A write limit the sandbox
+// cannot express (safety.SandboxPath) opens nothing: front ends refuse it
+// first (CheckSandbox).
 func SandboxSpec(p safety.Policy, home, cwd, tmp string) confine.Spec {
 	sb := p.Sandbox
 	s := confine.Spec{Net: sb.AllowNet, Devices: devices(p.HarmlessDevices), Caps: confine.CapsNoSystem}
-	for _, w := range append([]string{cwd, tmp}, sb.AllowWrite...) {
+	extra := []string{cwd, tmp}
+	for _, g := range p.AllowWrite {
+		if w, err := safety.SandboxPath(g); err == nil {
+			extra = append(extra, w)
+		}
+	}
+	for _, w := range extra {
 		if w == "~" || strings.HasPrefix(w, "~/") {
 			w = home + w[1:]
 		}

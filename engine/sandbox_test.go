@@ -77,7 +77,7 @@ func writeFileStep(path string) planner.Step {
 // alone holds them) and checks each.
 func sandboxRun(t *testing.T, b *sandboxBed, open func(engine.HostOptions) (*engine.Host, error), e engine.Enforcement) {
 	p := safety.DefaultPolicy()
-	p.Sandbox = safety.Sandbox{Mode: safety.SandboxOn, AllowWrite: []string{b.allowed}}
+	p.Sandbox, p.AllowWrite = safety.Sandbox{Mode: safety.SandboxOn}, []string{b.allowed + "/**"}
 	o := engine.HostOptions{Policy: p, Approver: safety.NewApprover(safety.ModeAll, nil), Enforcement: e}
 	connect := fmt.Sprintf(`bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'`, b.port)
 	for _, tc := range []struct {
@@ -145,7 +145,7 @@ func TestSandboxLocal(t *testing.T) {
 
 func sandboxPolicy(b *sandboxBed) safety.Policy {
 	p := safety.DefaultPolicy()
-	p.Sandbox = safety.Sandbox{Mode: safety.SandboxOn, AllowWrite: []string{b.allowed}}
+	p.Sandbox, p.AllowWrite = safety.Sandbox{Mode: safety.SandboxOn}, []string{b.allowed + "/**"}
 	return p
 }
 
@@ -195,9 +195,18 @@ func TestSandboxWithoutLandlock(t *testing.T) {
 		t.Error("the command ran unconfined")
 	}
 
+	// best-effort: runs with a warning; the write list still holds, as a
+	// permission, where the kernel cannot hold it.
 	o.Policy.Sandbox.Mode = safety.SandboxBestEffort
-	steps, warns := run(t, open, o, sh("echo x > "+b.outside+"/b"))
+	steps, warns := run(t, open, o, sh("echo x > "+b.allowed+"/b"))
 	if len(steps) != 1 || steps[0].Status != "ok" || len(warns) != 1 || !strings.Contains(warns[0], "sandbox is not applied") {
 		t.Errorf("best-effort: %s, warnings %q", show(steps), warns)
+	}
+	steps, _ = run(t, open, o, sh("echo x > "+b.outside+"/b"))
+	if len(steps) != 1 || steps[0].Status != "denied" || !strings.Contains(steps[0].Output, "permissions of --allow-write") {
+		t.Errorf("best-effort without the kernel: the write list did not hold: %s", show(steps))
+	}
+	if _, err := os.Stat(b.outside + "/b"); err == nil {
+		t.Error("best-effort: a write outside the list ran")
 	}
 }

@@ -43,7 +43,14 @@ type policyFile struct {
 	MaxWriteBytes    *byteSize                  `yaml:"max_write_bytes"`
 	RefuseBinary     *bool                      `yaml:"refuse_binary"`
 	RequireEnforce   *bool                      `yaml:"require_enforcement"`
-	Sandbox          *Sandbox                   `yaml:"sandbox"`
+	Sandbox          *sandboxFile               `yaml:"sandbox"`
+}
+
+// sandboxFile is the sandbox: section; its allow_write joins the policy's
+// one write list (AllowWrite), checked as --allow-write is.
+type sandboxFile struct {
+	Sandbox
+	AllowWrite []string
 }
 
 // LoadPolicy reads a YAML policy and merges it over DefaultPolicy. Unknown
@@ -134,7 +141,8 @@ func (f policyFile) over(p Policy) Policy {
 		p.RequireEnforcement = *f.RequireEnforce
 	}
 	if f.Sandbox != nil {
-		p.Sandbox = *f.Sandbox
+		p.Sandbox = f.Sandbox.Sandbox
+		p.AllowWrite = append(p.AllowWrite, f.Sandbox.AllowWrite...)
 	}
 	return p
 }
@@ -221,17 +229,35 @@ func (b *byteSize) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// UnmarshalYAML decodes a sandbox: section, refusing an unknown mode with
-// its line.
-func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
-	type plain Sandbox
-	var v plain
+// UnmarshalYAML decodes a sandbox: section, refusing an unknown mode or
+// a bad allow_write path with its line.
+func (s *sandboxFile) UnmarshalYAML(n *yaml.Node) error {
+	var v struct {
+		Mode       string   `yaml:"mode"`
+		AllowWrite []string `yaml:"allow_write"`
+		AllowNet   bool     `yaml:"allow_net"`
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: sandbox must be a mapping (mode, allow_write, allow_net)", n.Line)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i].Value; k != "mode" && k != "allow_write" && k != "allow_net" {
+			return fmt.Errorf("line %d: unknown key %q in sandbox (known: mode, allow_write, allow_net)", n.Content[i].Line, k)
+		}
+	}
 	if err := n.Decode(&v); err != nil {
 		return err
 	}
 	if err := CheckSandboxMode(v.Mode); err != nil {
 		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
-	*s = Sandbox(v)
+	*s = sandboxFile{Sandbox: Sandbox{Mode: v.Mode, AllowNet: v.AllowNet}}
+	for _, w := range v.AllowWrite {
+		g, err := ParseWritePath(w)
+		if err != nil {
+			return fmt.Errorf("line %d: sandbox: allow_write: %w", n.Line, err)
+		}
+		s.AllowWrite = append(s.AllowWrite, g)
+	}
 	return nil
 }

@@ -67,6 +67,39 @@ func ParsePathGlob(s string) (string, error) {
 	return path.Clean(s), nil
 }
 
+// ParseWritePath checks a write limit (--allow-write, the config's
+// limits.allow_write and safety.sandbox.allow_write: one list) and returns
+// it as a permission glob: a plain path stands for itself and everything
+// under it.
+func ParseWritePath(s string) (string, error) {
+	g, err := ParsePathGlob(s)
+	if err != nil {
+		return "", err
+	}
+	if !strings.ContainsAny(g, "*?[\\") {
+		g = strings.TrimSuffix(g, "/") + "/**"
+	}
+	return g, nil
+}
+
+// SandboxPath is what the sandbox opens to writes for a write limit g (as
+// ParseWritePath returns it): the directory of "DIR/**", or a pattern in
+// a path's last element (the files it matches when the host's rules are
+// computed). Landlock grants whole hierarchies, so a pattern elsewhere
+// ("~/*/logs/**") is an error rather than a wider grant.
+func SandboxPath(g string) (string, error) {
+	if d, ok := strings.CutSuffix(g, "/**"); ok && !strings.ContainsAny(d, "*?[\\") {
+		if d == "" {
+			d = "/"
+		}
+		return d, nil
+	}
+	if !strings.ContainsAny(path.Dir(g), "*?[\\") && !strings.Contains(path.Base(g), "**") {
+		return g, nil
+	}
+	return "", fmt.Errorf("%q: the sandbox opens a directory (and what is under it) or a pattern in a path's last element; give the directory", g)
+}
+
 // ParseProgramGlob checks a `run:` entry: a command name pattern (rm,
 // systemctl, python3*), matched against commands found by name, or a path
 // pattern like ParsePathGlob's, matched against program files run by path.

@@ -45,9 +45,12 @@ type Wrapper struct {
 // command names; Flags and ValueOptions also accept "name sub" keys for a
 // subcommand ("git reset"). Commands keys may be glob patterns ("mkfs.*").
 type Policy struct {
-	// AllowWrite (--allow-write, the config's limits: allow_write) limits
-	// where steps may write: path globs, absolute or "~/…"; a plain path
-	// is its whole tree. Empty: no limit beyond the levels.
+	// AllowWrite (--allow-write, the config's limits.allow_write and
+	// safety.sandbox.allow_write: one list) limits where steps may write:
+	// path globs (ParseWritePath), absolute or "~/…"; "DIR/**" is DIR's
+	// whole tree. Empty: no limit beyond the levels. Under the sandbox it
+	// is what the kernel lets every command write beside the working and
+	// temp directories.
 	AllowWrite []string `yaml:"-"`
 	// OnlySafe (--read-only, limits: read_only) runs only safe steps and
 	// no file tool that writes, whatever the approval mode.
@@ -154,12 +157,12 @@ const (
 
 // Sandbox confines every command, approved ones included, with Linux
 // Landlock: writes only under the working directory, the system temp
-// directory and AllowWrite; TCP connect and bind only with AllowNet. The
-// file tools obey the same rules.
+// directory and the policy's AllowWrite (--allow-write: one list for the
+// sandbox and the write limit); TCP connect and bind only with AllowNet.
+// The file tools obey the same rules.
 type Sandbox struct {
-	Mode       string   `yaml:"mode"`
-	AllowWrite []string `yaml:"allow_write"`
-	AllowNet   bool     `yaml:"allow_net"`
+	Mode     string `yaml:"mode"`
+	AllowNet bool   `yaml:"allow_net"`
 }
 
 // On reports whether the sandbox applies.

@@ -19,7 +19,7 @@ type limitOptions struct {
 }
 
 func (o *limitOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringArrayVar(&o.allowWrite, "allow-write", nil, "let steps write only under `PATH` (repeatable; absolute or ~/…, a glob allowed; the file tools too)")
+	fs.StringArrayVar(&o.allowWrite, "allow-write", nil, "let steps write only under `PATH` (repeatable; absolute or ~/…, a glob allowed; the file tools too); with --sandbox, the paths the kernel lets every command write beside the working and temp directories")
 	fs.BoolVar(&o.readOnly, "read-only", false, "run only safe steps and no file tool that writes, whatever --approve says")
 }
 
@@ -85,5 +85,8 @@ func applyLimits(p *safety.Policy, file limitsFile, flags limitOptions) error {
 		p.AllowWrite = append(p.AllowWrite, g)
 	}
 	p.OnlySafe = file.ReadOnly || flags.readOnly
+	if err := engine.CheckSandbox(*p); err != nil {
+		return usagef("--allow-write with --sandbox: %v", err)
+	}
 	return nil
 }
