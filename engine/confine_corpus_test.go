@@ -4,9 +4,12 @@ package engine
 
 // Run only with -tags corpus: it runs attack commands for real, as root
 // in CI, with the kernel (Landlock, dropped capabilities) alone holding
-// them; it refuses to run unless a confined step has lost the system
-// capabilities (a first run without them set the clock, the host name
-// and took the network down).
+// them. Two guards: each test re-runs itself inside new network, UTS, IPC,
+// PID and mount namespaces (unshare(1); it refuses to run without them),
+// so that a bypass cannot take this machine's network down, rename it or
+// signal its processes; and it refuses to run unless a confined step has
+// lost the system capabilities (the clock has no namespace: a first run
+// without them set the clock, the host name and took the network down).
 //
 // Issue 13's attack corpus and the GTFOBins entries, each run for real as
 // if the classifier had rated it safe — the level forced, the classifier
@@ -14,7 +17,7 @@ package engine
 // nothing under the scratch home and leaks no secret, locally and over a
 // real sshd (and the same corpus through the whole engine, with the
 // kernel on and off, is denied by the classifier: executor's
-// TestAttacksDenied* and TestCorpusDeniedEnforcementOnAndOff).
+// TestAttacksDenied* and TestCorpusThroughEngine*).
 
 import (
 	"bufio"
@@ -24,10 +27,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -224,8 +229,50 @@ func holdCorpus(t *testing.T, tr transport.Transport, home string, launcher conf
 	t.Logf("%d corpus entries ran confined read-only; %d files unchanged, no secret out", len(cmds), len(before))
 }
 
+// nsEnv marks the test process unshare started; nsNetEnv holds the
+// network namespace the test was started in.
+const nsEnv, nsNetEnv = "AGENT_CORPUS_NS", "AGENT_CORPUS_HOST_NETNS"
+
+// inNamespaces reports whether the test runs inside its own namespaces
+// (then it brings the loopback interface up, for sshd); when not, it runs
+// the test again inside them, reports that run's result as its own and
+// returns false: the caller returns.
+func inNamespaces(t *testing.T) bool {
+	t.Helper()
+	self, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatalf("no namespaces to run the corpus in (%v): not run", err)
+	}
+	if os.Getenv(nsEnv) == "1" {
+		if host := os.Getenv(nsNetEnv); host == "" || host == self {
+			t.Fatalf("still in the network namespace %s: the corpus is not run", self)
+		}
+		if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+			t.Fatalf("loopback: %v %s", err, out)
+		}
+		return true
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Fatalf("unshare(1) not found (util-linux): the corpus is not run outside namespaces")
+	}
+	cmd := exec.Command(unshare, "--net", "--uts", "--ipc", "--pid", "--fork", "--mount", "--mount-proc",
+		os.Args[0], "-test.run", "^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), nsEnv+"=1", nsNetEnv+"="+self)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	t.Logf("in new namespaces:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("the run in new namespaces failed: %v", err)
+	}
+	return false
+}
+
 func TestKernelHoldsCorpusLocal(t *testing.T) {
 	needLandlockIn(t)
+	if !inNamespaces(t) {
+		return
+	}
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	tr, err := local.New()
@@ -239,6 +286,9 @@ func TestKernelHoldsCorpusLocal(t *testing.T) {
 // the launcher sent there.
 func TestKernelHoldsCorpusSSHD(t *testing.T) {
 	needLandlockIn(t)
+	if !inNamespaces(t) {
+		return
+	}
 	home := t.TempDir()
 	if err := os.Chmod(home, 0o755); err != nil {
 		t.Fatal(err)
