@@ -33,11 +33,13 @@ lint:
 # per-step overhead of `agent run` against a shell loop, a plan on 100 inventory
 # hosts against Ansible and parallel-ssh (RUNS=1 for a short run), an `agent mcp`
 # call on a warm connection against `agent exec` and ssh ControlMaster, the LLM economy
-# of adaptive vs ReAct with the scripted model (docs/bench.md).
+# of adaptive vs ReAct with the scripted model, the cost of the kernel's
+# confinement per step and over a fan-out (docs/bench.md).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	bash bench/run.sh
 	bash bench/fanout/run.sh
+	bash bench/confine.sh
 	bash bench/mcp.sh
 	$(GO) run ./bench/runbench -agent bin/agent
 	$(GO) run ./bench/llmbench

@@ -21,9 +21,10 @@ import (
 // loop (the machine is shared: pairs see the same load): a safe step's
 // `true` unconfined, then started on a confined thread (what agent does
 // locally), then through agent-launch reading rules computed once (what
-// an SSH host, or a local command under sudo, runs). Reported: the
-// medians of each, the median of the paired overheads, their ratio to the
-// unconfined step, and the load average.
+// an SSH host, or a local command under sudo, runs), and on a thread
+// confined by the level's ruleset with --sandbox's stacked on it.
+// Reported: the medians of each, the median of the paired overheads,
+// their ratio to the unconfined step, and the load average.
 func BenchmarkLocalStep(b *testing.B) {
 	if confine.ABI() < 1 {
 		b.Skip("the kernel has no Landlock")
@@ -42,6 +43,11 @@ func BenchmarkLocalStep(b *testing.B) {
 	}
 	defer r.Close()
 	dir := b.TempDir()
+	sb, err := confine.NewRestrictor(rs, confine.Compile(confine.Spec{Writable: []string{dir, os.TempDir()}, Devices: []string{"/dev/null"}, Caps: confine.CapsNoSystem}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
 	bin, err := confinetest.Launcher(b)(runtimeArch())
 	if err != nil {
 		b.Fatal(err)
@@ -65,13 +71,14 @@ func BenchmarkLocalStep(b *testing.B) {
 	}
 	direct := func(fn func()) error { fn(); return nil }
 	plain, launched := transport.Command{Command: "true"}, transport.Command{Command: "true", Wrap: []string{exe, confine.RulesFlag, rules, "--"}}
-	var un, th, la, dth, dla []float64
+	var un, th, la, ts, dth, dla, dts []float64
 	for b.Loop() {
 		u := step(plain, direct)
 		t := step(plain, r.Do)
 		l := step(launched, direct)
-		un, th, la = append(un, ms(u)), append(th, ms(t)), append(la, ms(l))
-		dth, dla = append(dth, ms(t-u)), append(dla, ms(l-u))
+		s := step(plain, sb.Do)
+		un, th, la, ts = append(un, ms(u)), append(th, ms(t)), append(la, ms(l)), append(ts, ms(s))
+		dth, dla, dts = append(dth, ms(t-u)), append(dla, ms(l-u)), append(dts, ms(s-u))
 	}
 	b.ReportMetric(median(un), "unconfined-ms")
 	b.ReportMetric(median(th), "thread-ms")
@@ -80,6 +87,8 @@ func BenchmarkLocalStep(b *testing.B) {
 	b.ReportMetric(median(la), "launcher-ms")
 	b.ReportMetric(median(dla), "launcher-overhead-ms")
 	b.ReportMetric(median(la)/median(un), "launcher/unconfined")
+	b.ReportMetric(median(ts), "sandbox-thread-ms")
+	b.ReportMetric(median(dts), "sandbox-overhead-ms")
 	b.ReportMetric(loadavg(), "load1")
 }
 

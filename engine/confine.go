@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -443,7 +444,7 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		return
 	}
 	exe := h.dir + "/agent-launch"
-	if _, err := h.tr.WriteFile(ctx, exe, strings.NewReader(string(bin)), 0o700); err != nil {
+	if _, err := h.tr.WriteFile(ctx, exe, bytes.NewReader(bin), 0o700); err != nil {
 		h.err = fmt.Errorf("confine: send the launcher: %w", err)
 		h.cleanup()
 		return
