@@ -125,11 +125,60 @@ func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, t
 			if j.rest != "" {
 				r.Real = path.Join(j.real, j.rest)
 			}
-			if r.Real == path.Clean(j.abs) {
-				continue // no link on the way
-			}
 		}
-		out = append(out, r)
+		if r.Real != path.Clean(j.abs) { // else no link on the way
+			out = append(out, r)
+		}
+		if rp, ok := tr.(realPather); ok && j.why == "" && j.t.Write && j.rest != "" && !strings.Contains(j.rest, "/") {
+			links, err := patternLinks(ctx, tr, rp, j.real, j.rest, j.t)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, links...)
+		}
+	}
+	return out, nil
+}
+
+// maxPatternLinks bounds the symbolic links among a pattern's matches that
+// are followed; more are rated as links not known.
+const maxPatternLinks = 16
+
+// patternLinks lists dir, where a write's pattern names files, and
+// resolves the symbolic links among the names pattern matches (as the
+// shell matches: a leading dot only by a dot): a write through them
+// (chmod, tee, truncate …) changes where they lead. A directory that
+// cannot be listed yields none: the command cannot list it either. The
+// error is only a done ctx or a lost connection.
+func patternLinks(ctx context.Context, tr transport.Transport, rp realPather, dir, pattern string, t safety.Touch) ([]safety.Resolved, error) {
+	entries, err := transport.ReadDir(ctx, tr, dir)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, transport.ErrConnection):
+		return nil, fmt.Errorf("listing %s on the host: %w", dir, err)
+	case err != nil:
+		return nil, nil
+	}
+	goPattern := strings.ReplaceAll(pattern, "[!", "[^") // the shell's negation
+	var out []safety.Resolved
+	for _, fi := range entries {
+		name := fi.Name()
+		if fi.Mode()&fs.ModeSymlink == 0 || strings.HasPrefix(name, ".") && !strings.HasPrefix(pattern, ".") {
+			continue
+		}
+		if ok, err := path.Match(goPattern, name); !ok && err == nil {
+			continue // a pattern Go cannot read counts as matching
+		}
+		if len(out) == maxPatternLinks {
+			out = append(out, safety.Resolved{Touch: t, Unresolved: fmt.Sprintf("more than %d symbolic links match %s", maxPatternLinks, pattern)})
+			break
+		}
+		real, why := resolveOne(ctx, rp, path.Join(dir, name))
+		if why == errLost {
+			return nil, fmt.Errorf("resolving %s on the host: %w", path.Join(dir, name), transport.ErrConnection)
+		}
+		out = append(out, safety.Resolved{Touch: t, Real: real, Unresolved: why})
 	}
 	return out, nil
 }

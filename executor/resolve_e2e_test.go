@@ -34,6 +34,9 @@ var linkAttacks = []string{
 	"cp ~/plain.txt ~/dangling",
 	"echo x > ~/loop",
 	"truncate -s 0 ~/x",
+	"echo evil | tee ~/lk/*.txt",
+	"chmod 666 ~/lk/r*",
+	"touch ~/lk/.*",
 }
 
 // hostsUnderTest are the local transport and a real OpenSSH sshd whose

@@ -25,6 +25,13 @@ func (l *lookupCounter) RealPath(ctx context.Context, p string) (string, error) 
 	return l.Transport.(realPather).RealPath(ctx, p)
 }
 
+// Unwrap lets transport.ReadDir list directories through the counter.
+func (c *countingRunner) Unwrap() transport.Transport { return c.Transport }
+
+// viaPattern in a case of TestExecutorCommandFollowsHostLinks: High
+// where the transport has RealPath, else Medium.
+const viaPattern = safety.Level(-1)
+
 // linkedHome fills home with secrets and the symbolic links an attacker
 // (or an earlier step) left there.
 func linkedHome(t *testing.T, home string) {
@@ -32,6 +39,7 @@ func linkedHome(t *testing.T, home string) {
 	for name, content := range map[string]string{
 		".bashrc": "# rc\n", ".ssh/id_rsa": "-----BEGIN PRIVATE KEY-----\n", ".ssh/authorized_keys": "ssh-ed25519 AAAA ok\n",
 		".ssh/sub/x": "x\n", "plain.txt": "plain\n", ".config/agent/config.yaml": "safety: {}\n", "pub/readme": "hi\n",
+		".profile": "# profile\n", "lk/plain.txt": "x\n",
 	} {
 		p := filepath.Join(home, name)
 		must(t, os.MkdirAll(filepath.Dir(p), 0o700))
@@ -41,6 +49,7 @@ func linkedHome(t *testing.T, home string) {
 		"x": home + "/.bashrc", "y": home + "/.ssh/id_rsa", "d": home + "/.ssh", "rel": ".ssh/id_rsa",
 		"chain1": "chain2", "chain2": home + "/y", "loop": "loop", "p": home + "/plain.txt",
 		"u": home + "/.ssh/sub", "cfg": ".config", "pub/up": "..", "dangling": home + "/.ssh/new_key",
+		"lk/rc.txt": home + "/.bashrc", "lk/.hidden": home + "/.profile", "lk/notes.txt": home + "/plain.txt",
 	} {
 		os.Remove(filepath.Join(home, link))
 		must(t, os.Symlink(target, filepath.Join(home, link)))
@@ -85,6 +94,12 @@ func TestExecutorCommandFollowsHostLinks(t *testing.T) {
 				{"cat ~/u/*", safety.High, false},
 				{"rm -f ~/u/*.tmp", safety.High, true},
 				{"rm -f ~/pub/*.tmp", safety.Medium, true},
+				{"echo x | tee ~/lk/*.txt", viaPattern, true}, // lk/rc.txt -> ~/.bashrc
+				{"echo x | tee ~/lk/[!r]*.txt", safety.Medium, true},
+				{"echo x | tee ~/lk/[a-q]*.txt", safety.Medium, true},
+				{"touch ~/lk/.*", viaPattern, true}, // lk/.hidden -> ~/.profile
+				{"touch ~/lk/*", viaPattern, true},
+				{"chmod 600 ~/lk/r?.txt", viaPattern, true},
 				{"cat ~/pub/up/.bash_history", safety.High, true},
 				{"echo x >> ~/cfg/agent/config.yaml", safety.High, true},
 				{"mkdir -p ~/d/new", safety.High, true},
@@ -107,6 +122,14 @@ func TestExecutorCommandFollowsHostLinks(t *testing.T) {
 				var lb int32
 				if lc != nil {
 					lb = lc.lookups.Load()
+				}
+				if c.want == viaPattern {
+					// The links a pattern matches are listed and followed
+					// where the transport has RealPath (all of agent's).
+					c.want = safety.High
+					if name == "readlink" {
+						c.want = safety.Medium
+					}
 				}
 				cls, err := e.classifyTool(ctx, "execute_command", map[string]any{"command": c.cmd})
 				if err != nil || cls.refused != nil || cls.risk.Level != c.want {

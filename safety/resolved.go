@@ -13,7 +13,8 @@ import (
 // command, which its text cannot show). Unresolved says why that could
 // not be found out (a loop of links, too many, a directory that cannot be
 // searched, an answer from the host that is not a clean absolute path);
-// Real is then "".
+// Real is then "". A pattern may have several: where its directory leads,
+// and each symbolic link among the names it matches.
 type Resolved struct {
 	Touch
 	Real       string
@@ -36,10 +37,12 @@ func (p Policy) AnalyzeResolved(cmd, home string, rs []Resolved) Analysis {
 	if len(rs) == 0 || base.Level == High {
 		return base
 	}
-	host := &hostLinks{to: map[string]string{}, unknown: map[string]string{}}
-	for _, r := range rs {
-		if len(host.to)+len(host.unknown) >= maxHostLinks {
-			break
+	host := &hostLinks{to: map[string][]string{}, unknown: map[string]string{}}
+	for i, r := range rs {
+		if i >= maxHostLinks {
+			an := p.Analyze(cmd, home)
+			an.add(High, fmt.Sprintf("more than %d files whose symbolic links on the host lead elsewhere", maxHostLinks))
+			return an
 		}
 		key := r.Path
 		if key == "~" || strings.HasPrefix(key, "~/") {
@@ -50,8 +53,8 @@ func (p Policy) AnalyzeResolved(cmd, home string, rs []Resolved) Analysis {
 			host.unknown[key] = "where it leads on the host is not known (" + r.Unresolved + "): rated as a protected path"
 		case !cleanAbsolute(r.Real):
 			host.unknown[key] = fmt.Sprintf("where it leads on the host is not known (the host answered %q): rated as a protected path", r.Real)
-		case r.Real != key:
-			host.to[key] = r.Real
+		case r.Real != key && !slices.Contains(host.to[key], r.Real):
+			host.to[key] = append(host.to[key], r.Real)
 		}
 	}
 	an := p.analyze(cmd, home, host)
@@ -70,25 +73,25 @@ func (p Policy) AnalyzeResolved(cmd, home string, rs []Resolved) Analysis {
 				an.add(an.Level, fmt.Sprintf("and %d more symbolic links on the host", len(keys)-i))
 				break
 			}
-			an.add(an.Level, fmt.Sprintf("%s leads to %s on the host (symbolic links)", fromHome([]string{k})[0], host.to[k]))
+			an.add(an.Level, fmt.Sprintf("%s leads to %s on the host (symbolic links)", fromHome([]string{k})[0], strings.Join(host.to[k], ", ")))
 		}
 	}
 	return an
 }
 
 // hostLinks are where the host's symbolic links lead the places a command
-// names (AnalyzeResolved): place → real path, or place → why unknown.
+// names (AnalyzeResolved): place → real paths, or place → why unknown.
 // A nil *hostLinks has none.
 type hostLinks struct {
-	to, unknown map[string]string
+	to      map[string][]string // several for a pattern: its directory, and links it matches
+	unknown map[string]string
 }
 
-func (h *hostLinks) target(p string) (string, bool) {
+func (h *hostLinks) targets(p string) []string {
 	if h == nil {
-		return "", false
+		return nil
 	}
-	t, ok := h.to[p]
-	return t, ok
+	return h.to[p]
 }
 
 func (h *hostLinks) unknownWhy(p string) (string, bool) {

@@ -38,6 +38,12 @@ func TestAnalyzeResolved(t *testing.T) {
 		{"echo >> ~/y", []Resolved{{Touch: Touch{Path: "~/y", Write: true}, Real: "/a\x00b"}}, High},
 		{"cat ~/y", []Resolved{{Touch: Touch{Path: "~/y"}, Real: "/home/u/.ssh\n/x"}}, Safe}, // ".ssh\n" is not .ssh
 		{"cat ~/y", []Resolved{{Touch: Touch{Path: "~/y"}, Real: "/srv/\xff\xfe"}}, Safe},
+		{"echo x | tee ~/lk/*.txt", []Resolved{ // a pattern: the links it matches
+			{Touch: Touch{Path: "~/lk/*.txt", Write: true}, Real: home + "/notes.txt"},
+			{Touch: Touch{Path: "~/lk/*.txt", Write: true}, Real: home + "/.bashrc"}}, High},
+		{"echo x | tee ~/lk/*.txt", []Resolved{
+			{Touch: Touch{Path: "~/lk/*.txt", Write: true}, Real: home + "/notes.txt"},
+			{Touch: Touch{Path: "~/lk/*.txt", Write: true}, Real: home + "/todo.txt"}}, Medium},
 		{"echo hi", nil, Safe},
 	} {
 		an := p.AnalyzeResolved(c.cmd, home, c.rs)

@@ -74,14 +74,19 @@ func (c *classifier) placesVia(a arg, hops int) []place {
 			res = append(res, place{p: pl.p, rel: pl.rel, unknown: why})
 			continue
 		}
+		targets := c.host.targets(pl.p)
 		if t, ok := c.linkTarget(pl.p); ok {
+			targets = append(targets, t)
+		}
+		for _, t := range targets {
 			if c.linkHops++; c.linkHops > maxLinkWork {
 				c.opaque("too many links created by the command to follow")
-				break
+				return res
 			}
 			res = append(res, c.placesVia(arg{val: t, static: true, glob: a.glob}, hops+1)...)
 		}
 		if len(res) > 4*maxCwds {
+			c.opaque("%s: too many places through links to follow", a.text)
 			break
 		}
 	}
@@ -136,12 +141,8 @@ func (c *classifier) procPlaces(pl place) []place {
 }
 
 // linkTarget follows a symbolic or hard link the command created (ln),
-// for p or a directory above it, or one the host has where p leads
-// (AnalyzeResolved).
+// for p or a directory above it.
 func (c *classifier) linkTarget(p string) (string, bool) {
-	if t, ok := c.host.target(p); ok {
-		return t, true
-	}
 	for link, target := range c.links {
 		if p == link {
 			return target, true
