@@ -219,8 +219,32 @@ func TestKernelBlocksSSHD(t *testing.T) {
 		return confinetest.Launcher(t)(arch)
 	}}
 	attacks(t, b, open, e)
-	if sent != 5 { // a Host per attack
-		t.Fatalf("the launcher went to the private directory in $TMPDIR %d times, want 5", sent)
+	// Safe steps in a row on one connection: from the second on, the
+	// step's shell was started ahead under the launcher (transport.Command
+	// Ahead), and it is as confined.
+	safe := engine.HostOptions{Policy: b.policy(safety.Safe), Approver: safety.NewApprover(safety.ModeNever, nil), Enforcement: e}
+	var three []planner.Step
+	for _, f := range []string{"x1", "x2", "x3"} {
+		st := b.step("write", b.out+"/"+f)
+		st.IgnoreErrors = true
+		three = append(three, st)
+	}
+	steps, _ := run(t, open, safe, three...)
+	for i, st := range steps {
+		if st.Status != "error" || !strings.Contains(st.Output, "blocked: write to ") {
+			t.Errorf("safe step %d of 3 on one connection: %s", i+1, show(steps))
+		}
+	}
+	if len(steps) != 3 {
+		t.Errorf("%d steps ran, want 3", len(steps))
+	}
+	for _, f := range []string{"x1", "x2", "x3"} {
+		if _, err := os.Stat(b.out + "/" + f); err == nil {
+			t.Errorf("a safe step wrote %s", f)
+		}
+	}
+	if sent != 6 { // a Host per attack, and one more
+		t.Fatalf("the launcher went to the private directory in $TMPDIR %d times, want 6", sent)
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
 		t.Errorf("the launcher was left on the host: %q", left)

@@ -76,6 +76,9 @@ func (w wrapped) Run(ctx context.Context, c transport.Command) (transport.Result
 	if w.c.Wrap == nil {
 		return transport.Result{}, fmt.Errorf("confine: no launcher to run %q under its wrapper %q", c.Command, c.Wrap[0])
 	}
+	// The launcher alone (no sudo before it) may be started ahead of the
+	// command: it confines the same whatever the command.
+	c.Ahead = len(c.Wrap) == 0
 	c.Wrap = append(slices.Clone(c.Wrap), w.c.Wrap...)
 	return w.Transport.Run(ctx, c)
 }
