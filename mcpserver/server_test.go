@@ -15,6 +15,7 @@ import (
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/testenv"
+	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
 // inMemory serves s to a client in this process.
@@ -83,6 +84,28 @@ func TestConnectionKeptRedialledIdleClosed(t *testing.T) {
 		t.Errorf("second call on a new connection: %q, then %q", first, again)
 	}
 	proxy.CutAll()
+	// A connection known to be dead is dialled again; one cut a moment ago
+	// may not be known yet (the client reads the end of the TCP stream in
+	// its own goroutine), and a command sent on it then fails, since it may
+	// have run: wait until the client saw the cut.
+	tr, ok := func() (*sshtr.Transport, bool) {
+		s.hosts.mu.Lock()
+		defer s.hosts.mu.Unlock()
+		c := s.hosts.conns["cut"]
+		if c == nil || c.h == nil {
+			return nil, false
+		}
+		tr, ok := c.h.Transport().(*sshtr.Transport)
+		return tr, ok
+	}()
+	if !ok {
+		t.Fatal("no SSH transport open for the host")
+	}
+	for cutSeen := time.Now().Add(10 * time.Second); tr.Connected(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(cutSeen) {
+			t.Fatal("the client never saw the cut")
+		}
+	}
 	if after := run("echo $PPID"); after == first {
 		t.Errorf("after the cut: same connection %q", after)
 	}

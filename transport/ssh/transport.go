@@ -199,6 +199,16 @@ func Dial(ctx context.Context, cfg *HostConfig, opts Options) (*Transport, error
 	return t, nil
 }
 
+// Connected reports whether the transport's current connection is up as
+// far as the client knows: false before the first dial and once it saw the
+// connection end (the next command dials again). A connection cut a moment
+// ago may still read as up.
+func (t *Transport) Connected() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.conn != nil && t.conn.alive()
+}
+
 // Host describes the host. It does no I/O.
 func (t *Transport) Host() transport.HostInfo {
 	name := t.cfg.Alias
