@@ -193,7 +193,11 @@ func dialHop(ctx context.Context, h *HostConfig, prev *gossh.Client, opts Option
 		case isAuthFailure(err) || au.signFailed():
 			return nil, au.failure(err)
 		}
-		if said, ok := bc.dropped(err); ok {
+		pc, proxied := nc.(*proxyConn)
+		// Through a ProxyCommand, a connection closed before the version is
+		// the command ending: its status and stderr say why (not MaxStartups,
+		// and not to be dialled again).
+		if said, ok := bc.dropped(err); ok && !proxied {
 			if said != "" {
 				said = fmt.Sprintf(" (it said %q)", said)
 			}
@@ -201,7 +205,7 @@ func dialHop(ctx context.Context, h *HostConfig, prev *gossh.Client, opts Option
 				transport.ErrConnection, ErrDropped, describe(h), said)
 		}
 		err = fmt.Errorf("%w: ssh handshake with %s: %w", transport.ErrConnection, describe(h), err)
-		if pc, ok := nc.(*proxyConn); ok {
+		if proxied {
 			err = pc.explain(err)
 		}
 		return nil, err
