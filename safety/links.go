@@ -62,28 +62,6 @@ func (c *classifier) linkHolds(who string, t arg) {
 // system path: abs is the home directory or above it, or above a place
 // ProtectedPaths or agent's own directories name.
 func (p *Policy) holdsProtected(abs, home string, glob bool) bool {
-	if abs == "/home" || home != "" && strings.HasPrefix(home+"/", abs+"/") || strings.HasPrefix(homeStandIn+"/", abs+"/") {
-		return true
-	}
-	pats := slices.Concat(p.ProtectedPaths, ownDirs())
-	for _, form := range pathForms(abs, home) {
-		fc := components(form)
-		for _, pat := range pats {
-			if !strings.Contains(pat, "/") || pathKind(pat) != pathKind(form) {
-				continue
-			}
-			pc := components(pat)
-			if len(fc) > len(pc) {
-				continue
-			}
-			all := true
-			for i := 0; i < len(fc) && all; i++ {
-				all = overlap(pc[i], fc[i], glob)
-			}
-			if all {
-				return true
-			}
-		}
-	}
-	return false
+	return strings.HasPrefix(homeStandIn+"/", abs+"/") ||
+		holdsAny(abs, home, glob, slices.Concat(p.ProtectedPaths, ownDirs()))
 }

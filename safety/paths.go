@@ -177,12 +177,19 @@ func (p *Policy) readRisk(abs, home string, glob bool) (Level, string) {
 // holdsSensitive reports whether a directory (or pattern) contains a place
 // a sensitive path pattern names.
 func (p *Policy) holdsSensitive(abs, home string, glob bool) bool {
+	return holdsAny(abs, home, glob, p.SensitivePaths)
+}
+
+// holdsAny reports whether the tree at abs (a directory or pattern) holds
+// a place one of pats names: every user's home, a directory above the
+// user's, or a prefix of a pattern with a '/'.
+func holdsAny(abs, home string, glob bool, pats []string) bool {
 	if abs == "/home" || home != "" && strings.HasPrefix(home+"/", abs+"/") {
-		return true // every user's home, or a directory above the user's
+		return true
 	}
 	for _, form := range pathForms(abs, home) {
 		fc := components(form)
-		for _, pat := range p.SensitivePaths {
+		for _, pat := range pats {
 			if !strings.Contains(pat, "/") || pathKind(pat) != pathKind(form) {
 				continue
 			}
