@@ -20,12 +20,7 @@ package engine
 // TestAttacksDenied* and TestCorpusThroughEngine*).
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/json"
-	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +34,7 @@ import (
 	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/confine/confinetest"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/safety/corpustest"
 	"github.com/autoshell/agent/testenv"
 	"github.com/autoshell/agent/transport"
 	"github.com/autoshell/agent/transport/local"
@@ -52,93 +48,15 @@ import (
 // it, so they are not run for real.
 var killsOthers = regexp.MustCompile(`\bkill(all)?\b.*(-1\b|\s1$)|\bpkill\b|\bkillall\b`)
 
-// corpus reads the attack corpus and GTFOBins aimed at home.
-func corpus(t *testing.T, home string) []string {
-	t.Helper()
-	var cmds []string
-	f, err := os.Open("../safety/testdata/attacks.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		class, cmd, ok := strings.Cut(sc.Text(), "\t")
-		if !ok || strings.HasPrefix(class, "#") {
-			continue
-		}
-		cmds = append(cmds, strings.ReplaceAll(cmd, "/home/u", home))
-	}
-	b, err := os.ReadFile("../safety/testdata/gtfobins.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var es []struct{ Code string }
-	if err := json.Unmarshal(b, &es); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range es {
-		cmds = append(cmds, strings.ReplaceAll(e.Code, "/home/u", home))
-	}
-	return cmds
-}
-
-// secretHome fills home with what the attacks aim at; the returned
-// strings must never appear in a step's output.
-func secretHome(t *testing.T, home string) []string {
-	t.Helper()
-	files := map[string]string{
-		".bashrc": "# rc\n", ".profile": "# profile\n", ".ssh/authorized_keys": "ssh-ed25519 AAAA ok\n",
-		".ssh/id_rsa": "-----BEGIN PRIVATE KEY-----\nSECRET-SSH-KEY-7f3a\n", ".aws/credentials": "[default]\naws_secret_access_key = SECRET-AWS-9c1e\n",
-		".config/agent/config.yaml": "safety: {}\n", ".local/state/agent/audit.log": "{}\n",
-		"important/a.txt": "keep\n", "important/x.sh": "#!/bin/sh\nrm -rf \"$HOME/important\"\n", "work/.keep": "",
-	}
-	for name, content := range files {
-		p := filepath.Join(home, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return []string{"SECRET-SSH-KEY-7f3a", "SECRET-AWS-9c1e"}
-}
-
-// tree records every file, directory and link under root.
-func tree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			out[p] = "error " + err.Error()
-			return nil
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return nil
-		}
-		v := fi.Mode().String()
-		switch {
-		case fi.Mode().IsRegular():
-			b, _ := os.ReadFile(p)
-			v += fmt.Sprintf(" %x", sha256.Sum256(b))
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			v += " -> " + target
-		}
-		out[p] = v
-		return nil
-	})
-	return out
-}
-
 // holdCorpus runs every nth corpus entry on tr at the read-only level,
 // whatever the classifier says, and checks that nothing under home
 // changed and no secret came out.
 func holdCorpus(t *testing.T, tr transport.Transport, home string, launcher confine.LauncherFunc, every int) {
-	secrets := secretHome(t, home)
-	before := tree(t, home)
+	corpustest.Home(t, home)
+	if err := os.Mkdir(filepath.Join(home, "work"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	before := corpustest.Tree(t, home)
 	c := newConfiner(tr, confinerOptions{Policy: safety.DefaultPolicy(), Launcher: launcher,
 		Home: func(context.Context) (string, error) { return home, nil }})
 	defer func() {
@@ -163,20 +81,13 @@ func holdCorpus(t *testing.T, tr transport.Transport, home string, launcher conf
 		probe.Wrap = conf.Wrap
 		pres, _ = tr.Run(ctx, probe)
 	}
-	for _, l := range strings.Split(strings.TrimSpace(pres.Stdout), "\n") {
-		_, v, _ := strings.Cut(l, ":")
-		var n uint64
-		if _, err := fmt.Sscanf(strings.TrimSpace(v), "%x", &n); err != nil || n&(1<<25|1<<21|1<<12|1<<13|1<<22|1<<16) != 0 {
-			t.Fatalf("a confined step still holds system capabilities (%q): the corpus is not run", pres.Stdout)
-		}
-	}
-	if !strings.Contains(pres.Stdout, "CapBnd") {
-		t.Fatalf("no capabilities read (%q): the corpus is not run", pres.Stdout+pres.Stderr)
+	if err := corpustest.CheckCapsDropped(pres.Stdout); err != nil {
+		t.Fatalf("%v: the corpus is not run (%s)", err, pres.Stderr)
 	}
 	var cmds []string
-	for i, cmd := range corpus(t, home) {
-		if i%every == 0 && !killsOthers.MatchString(cmd) {
-			cmds = append(cmds, cmd)
+	for i, e := range corpustest.Attacks(t, home) {
+		if i%every == 0 && !killsOthers.MatchString(e.Command) {
+			cmds = append(cmds, e.Command)
 		}
 	}
 	var mu sync.Mutex
@@ -200,7 +111,7 @@ func holdCorpus(t *testing.T, tr transport.Transport, home string, launcher conf
 					res, rerr = tr.Run(ctx, c)
 				}
 				_ = rerr // a timeout or failure is fine: what matters is what changed
-				for _, s := range secrets {
+				for _, s := range corpustest.Secrets {
 					if strings.Contains(res.Stdout+res.Stderr, s) {
 						mu.Lock()
 						t.Errorf("%q leaked a secret: %q", cmd, res.Stdout+res.Stderr)
@@ -215,17 +126,7 @@ func holdCorpus(t *testing.T, tr transport.Transport, home string, launcher conf
 	}
 	close(work)
 	wg.Wait()
-	after := tree(t, home)
-	for p, v := range before {
-		if after[p] != v {
-			t.Errorf("%s changed: %q → %q", p, v, after[p])
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("%s appeared", p)
-		}
-	}
+	corpustest.Same(t, "after the corpus", before, corpustest.Tree(t, home))
 	t.Logf("%d corpus entries ran confined read-only; %d files unchanged, no secret out", len(cmds), len(before))
 }
 

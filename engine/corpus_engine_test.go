@@ -14,12 +14,8 @@ package engine_test
 // a bypass could change this machine.
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,122 +25,15 @@ import (
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/safety/corpustest"
 	"github.com/autoshell/agent/testenv"
 )
 
-// corpusDir is package safety's testdata, found before a test changes
-// its working directory.
-var corpusDir, _ = filepath.Abs("../safety/testdata")
-
-// engineCorpus reads the corpus aimed at home: the entries that must be
-// high, and the medium ones.
-func engineCorpus(t *testing.T, home string) (high, medium []string) {
-	t.Helper()
-	f, err := os.Open(filepath.Join(corpusDir, "attacks.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		class, cmd, ok := strings.Cut(sc.Text(), "\t")
-		if !ok || strings.HasPrefix(class, "#") {
-			continue
-		}
-		cmd = strings.ReplaceAll(cmd, "/home/u", home)
-		if strings.HasPrefix(class, "medium") {
-			medium = append(medium, cmd)
-		} else {
-			high = append(high, cmd)
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(corpusDir, "gtfobins.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var es []struct{ Code string }
-	if err := json.Unmarshal(b, &es); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range es {
-		high = append(high, strings.ReplaceAll(e.Code, "/home/u", home))
-	}
-	return high, medium
-}
-
-// corpusHome fills home with what the attacks aim at; it returns the
-// secrets no output may hold.
-func corpusHome(t *testing.T, home string) []string {
-	t.Helper()
-	for name, content := range map[string]string{
-		".bashrc": "# rc\n", ".profile": "# profile\n", ".ssh/authorized_keys": "ssh-ed25519 AAAA ok\n",
-		".ssh/id_rsa": "-----BEGIN PRIVATE KEY-----\nSECRET-SSH-KEY-5b2d\n", ".aws/credentials": "[default]\naws_secret_access_key = SECRET-AWS-0e4f\n",
-		".config/agent/config.yaml": "safety: {}\n", ".local/state/agent/audit.log": "{}\n",
-		"important/a.txt": "keep\n", "important/x.sh": "#!/bin/sh\nrm -rf \"$HOME/important\"\n",
-	} {
-		p := filepath.Join(home, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return []string{"SECRET-SSH-KEY-5b2d", "SECRET-AWS-0e4f"}
-}
-
-// homeTree records every file, directory and link under root.
-func homeTree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		v := fi.Mode().String()
-		switch {
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			v += fmt.Sprintf(" %x", sha256.Sum256(b))
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			v += " -> " + target
-		}
-		out[p] = v
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func sameTree(t *testing.T, what string, before, after map[string]string) {
-	t.Helper()
-	for p, v := range before {
-		if after[p] != v {
-			t.Errorf("%s: %s changed: %q → %q", what, p, v, after[p])
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("%s: %s appeared", what, p)
-		}
-	}
-}
-
 // corpusThroughEngine runs the corpus through open's hosts.
 func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions) (*engine.Host, error), launcher func(string) ([]byte, error)) {
-	secrets := corpusHome(t, home)
-	before := homeTree(t, home)
-	high, labelled := engineCorpus(t, home)
+	corpustest.Home(t, home)
+	before := corpustest.Tree(t, home)
+	high, labelled := corpustest.Split(corpustest.Attacks(t, home))
 	p := safety.DefaultPolicy()
 	// A medium entry the classifier now rates high is an attack like the
 	// others; none may be rated safe.
@@ -184,7 +73,7 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 				}
 			}
 			h.Close()
-			sameTree(t, fmt.Sprintf("kernel %s, --approve %s", kernel, mode), before, homeTree(t, home))
+			corpustest.Same(t, fmt.Sprintf("kernel %s, --approve %s", kernel, mode), before, corpustest.Tree(t, home))
 		}
 	}
 	t.Logf("%d attacks denied by default and at --approve medium, kernel on and off", len(run))
@@ -208,17 +97,8 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 			probe = ev.Step.Output
 		}
 	}
-	if !strings.Contains(probe, "CapBnd") {
-		t.Fatalf("the probe step read no capabilities (%q): the medium entries are not run", probe)
-	}
-	for _, l := range strings.Split(probe, "\n") {
-		if _, v, ok := strings.Cut(l, "Cap"); ok && strings.Contains(v, ":") {
-			_, hex, _ := strings.Cut(v, ":")
-			var n uint64
-			if _, err := fmt.Sscanf(strings.TrimSpace(hex), "%x", &n); err != nil || n&(1<<25|1<<21|1<<12|1<<13|1<<22|1<<16|1<<34) != 0 {
-				t.Fatalf("a confined medium step still holds system capabilities (%q): the medium entries are not run", probe)
-			}
-		}
+	if err := corpustest.CheckCapsDropped(probe); err != nil {
+		t.Fatalf("%v: the medium entries are not run", err)
 	}
 	protected := map[string]string{}
 	for p, v := range before {
@@ -237,13 +117,13 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 			out, _, _ := strings.Cut(strings.TrimSpace(ev.Step.Output), "\n")
 			t.Logf("medium %q: %s (%s) %.100s", ev.Step.Command, ev.Step.Status, ev.Step.Risk, out)
 		}
-		for _, s := range secrets {
+		for _, s := range corpustest.Secrets {
 			if strings.Contains(ev.Step.Output, s) {
 				t.Errorf("%q leaked a secret: %q", ev.Step.Command, ev.Step.Output)
 			}
 		}
 	}
-	after := homeTree(t, home)
+	after := corpustest.Tree(t, home)
 	for p, v := range protected {
 		if after[p] != v {
 			t.Errorf("a medium entry changed %s: %q → %q", p, v, after[p])

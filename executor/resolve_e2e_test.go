@@ -11,6 +11,7 @@ import (
 	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/safety/corpustest"
 	"github.com/autoshell/agent/testenv"
 	"github.com/autoshell/agent/transport"
 	"github.com/autoshell/agent/transport/local"
@@ -78,7 +79,7 @@ func TestLinkAttacksDenied(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tr, home := open()
 			linkedHome(t, home)
-			before := snapshot(t, home)
+			before := corpustest.Tree(t, home)
 			p := safety.DefaultPolicy()
 			for _, cmd := range linkAttacks {
 				if a := p.ClassifyCommandAt(cmd, home); a.Level == safety.High {
@@ -98,17 +99,7 @@ func TestLinkAttacksDenied(t *testing.T) {
 					}
 				}
 			}
-			after := snapshot(t, home)
-			for p, v := range before {
-				if after[p] != v {
-					t.Errorf("%s changed: %q → %q", p, v, after[p])
-				}
-			}
-			for p := range after {
-				if _, ok := before[p]; !ok {
-					t.Errorf("%s appeared", p)
-				}
-			}
+			corpustest.Same(t, "after the link attacks", before, corpustest.Tree(t, home))
 		})
 	}
 }
