@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,9 +44,51 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "mkdir -m 700 DIR/private"},
 	{cmd: "mkdir -p DIR/a/b/c && echo x > DIR/a/b/c/f && chmod 600 DIR/a/b/c/f"},
 	{cmd: "mkdir DIR/n && cp DIR/other.txt DIR/n/", high: true},   // what goes into the new directory
-	{cmd: "tar -cf DIR/x.tar --remove-files DIR/sub", high: true}, // a directory tree
-	{cmd: "rm -f DIR/*.txt", high: true},                          // a pattern
-	{cmd: "echo x > DIR/link.txt", high: true},                    // a symbolic link
+	{cmd: "tar -cf DIR/x.tar --remove-files DIR/sub", high: true}, // tar's removals are not in the table yet
+	// Directory trees are journaled whole.
+	{cmd: "rm -r DIR/sub"},
+	{cmd: "rm -rf DIR", high: true}, // it holds a fifo and hard links
+	{cmd: "rm -rf DIR/sub"},
+	{cmd: "rmdir DIR/sub/empty"},
+	{cmd: "rmdir -p DIR/sub/empty", high: true}, // and the directories above it
+	{cmd: "mv DIR/sub DIR/moved"},
+	{cmd: "mv DIR/data.txt DIR/sub"},
+	{cmd: "chmod -R 700 DIR/sub"},
+	{cmd: "cp -r DIR/sub DIR/copy"},
+	{cmd: "rm -r DIR/sub && mkdir DIR/sub && echo new > DIR/sub/inner.txt"},
+	{cmd: "rm -rf DIR/fifo", high: true},       // a fifo inside
+	{cmd: "rm -rf DIR/hard", high: true},       // a hard link inside
+	{cmd: "chown -R 0 DIR/sub", high: true},    // owners are not journaled
+	{cmd: "rm -f DIR/*.txt", high: true},       // a pattern
+	{cmd: "echo x > DIR/link.txt", high: true}, // a symbolic link
+}
+
+// undoTarget is a host the undo tests run on: this machine, or real
+// sshd; base is where their directories go.
+type undoTarget struct {
+	name   string
+	target engine.Target
+	base   string
+}
+
+// undoTargets starts sshd and returns this machine and it.
+func undoTargets(t *testing.T) (*testenv.SSHD, []undoTarget) {
+	t.Helper()
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	kh, err := os.ReadFile(d.KnownHosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	knownHosts := writeFile(t, "known_hosts", string(kh))
+	sshConfig := writeFile(t, "ssh_config", fmt.Sprintf(
+		"Host undo-sshd\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n",
+		d.Port, d.User, d.IdentityFile, knownHosts))
+	t.Setenv("SSH_AUTH_SOCK", "")
+	sshTarget, err := engine.HostTarget("undo-sshd", engine.SSHOverrides{ConfigFile: sshConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, []undoTarget{{"local", engine.Target{Connection: engine.ConnLocal}, t.TempDir()}, {"ssh", sshTarget, d.Home}}
 }
 
 // snapshot is DIR's files: content and mode, links as "-> target".
@@ -63,12 +106,17 @@ func snapshot(t *testing.T, dir string) map[string]string {
 			out[rel] = "-> " + target
 		case fi.IsDir():
 			out[rel+"/"] = fi.Mode().String()
+		case fi.Mode()&os.ModeNamedPipe != 0:
+			out[rel] = fi.Mode().String()
 		default:
 			b, err := os.ReadFile(p)
 			if err != nil {
 				return err
 			}
 			out[rel] = fmt.Sprintf("%s %q", fi.Mode(), b)
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+				out[rel] += fmt.Sprintf(" inode %d", st.Ino) // hard links stay links
+			}
 		}
 		return nil
 	})
@@ -91,6 +139,17 @@ func fillUndoDir(t *testing.T, dir string) {
 	must(os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
 	must(os.WriteFile(filepath.Join(dir, "sub", "inner.txt"), []byte("inner\n"), 0o644))
 	must(os.Symlink("other.txt", filepath.Join(dir, "link.txt")))
+	must(os.MkdirAll(filepath.Join(dir, "sub", "empty"), 0o750))
+	must(os.Chmod(filepath.Join(dir, "sub", "empty"), 0o750))
+	must(os.WriteFile(filepath.Join(dir, "sub", "run.sh"), []byte("#!/bin/sh\n"), 0o755))
+	must(os.Chmod(filepath.Join(dir, "sub", "run.sh"), 0o4755))
+	must(os.Symlink("../data.txt", filepath.Join(dir, "sub", "up")))
+	must(os.Symlink("dangling", filepath.Join(dir, "sub", "dangling")))
+	must(os.MkdirAll(filepath.Join(dir, "fifo"), 0o755))
+	must(syscall.Mkfifo(filepath.Join(dir, "fifo", "p"), 0o600))
+	must(os.MkdirAll(filepath.Join(dir, "hard"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "hard", "a"), []byte("a\n"), 0o644))
+	must(os.Link(filepath.Join(dir, "hard", "a"), filepath.Join(dir, "hard", "b")))
 }
 
 // TestShellCommandUndo runs each case on this machine and over real sshd:
@@ -98,32 +157,12 @@ func fillUndoDir(t *testing.T, dir string) {
 // them exactly; a change undo could not take back is high.
 func TestShellCommandUndo(t *testing.T) {
 	localState(t)
-	d := testenv.StartSSHD(t, testenv.SSHDOptions{})
-	kh, err := os.ReadFile(d.KnownHosts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	knownHosts := writeFile(t, "known_hosts", string(kh))
-	sshConfig := writeFile(t, "ssh_config", fmt.Sprintf(
-		"Host undo-sshd\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n",
-		d.Port, d.User, d.IdentityFile, knownHosts))
-	t.Setenv("SSH_AUTH_SOCK", "")
-	sshTarget, err := engine.HostTarget("undo-sshd", engine.SSHOverrides{ConfigFile: sshConfig})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, targets := undoTargets(t)
 	stateDir, err := safety.StateDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tg := range []struct {
-		name   string
-		target engine.Target
-		base   string
-	}{
-		{"local", engine.Target{Connection: engine.ConnLocal}, t.TempDir()},
-		{"ssh", sshTarget, d.Home},
-	} {
+	for _, tg := range targets {
 		for i, tc := range shellUndoCases {
 			t.Run(fmt.Sprintf("%s/%d", tg.name, i), func(t *testing.T) {
 				dir, err := os.MkdirTemp(tg.base, ".undo-")

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
@@ -87,6 +88,41 @@ func (r restorer) RemoveDir(ctx context.Context, path string) error {
 	}
 	if res.ExitCode != 0 {
 		return fmt.Errorf("remove directory %s: rmdir exited %d: %s", path, res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	return nil
+}
+
+var _ safety.TreeRestorer = restorer{}
+
+// ListTree lists the directory tree at root as the restorer's user sees it.
+func (r restorer) ListTree(ctx context.Context, root string) (safety.TreeListing, error) {
+	return executor.ListTree(ctx, r.tr, root)
+}
+
+// Mkdir creates the directory path with mode (its parent exists).
+func (r restorer) Mkdir(ctx context.Context, path string, mode fs.FileMode) error {
+	return r.run(ctx, "create directory "+path, fmt.Sprintf("mkdir -m %04o -- %s", safety.UnixMode(mode), tools.Quote(path)))
+}
+
+// Symlink creates the symbolic link path pointing to target.
+func (r restorer) Symlink(ctx context.Context, target, path string) error {
+	return r.run(ctx, "create link "+path, "ln -s -- "+tools.Quote(target)+" "+tools.Quote(path))
+}
+
+// RemoveAll deletes path and everything under it (rm -rf); one already
+// gone is fine. Restore calls it only on what the session left there.
+func (r restorer) RemoveAll(ctx context.Context, path string) error {
+	return r.run(ctx, "remove "+path, "rm -rf -- "+tools.Quote(path))
+}
+
+// run runs cmd on the host; what says what it does, for errors.
+func (r restorer) run(ctx context.Context, what, cmd string) error {
+	res, err := r.tr.Run(ctx, transport.Command{Command: cmd})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("%s: exit %d: %s", what, res.ExitCode, strings.TrimSpace(res.Stderr))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/autoshell/agent/safety"
@@ -102,7 +103,9 @@ func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transpor
 		c.analysis = e.cfg.Policy.Analyze(line, home)
 		c.risk = c.analysis.Assessment
 		touches := c.analysis.Touches
-		if c.risk.Level < safety.High && len(touches) > 0 {
+		// A command high only because it could not be taken back (rm -r)
+		// may be lowered once journaled: its links are followed too.
+		if c.analysis.IfJournaled.Level < safety.High && len(touches) > 0 {
 			if c, err = e.classifyResolved(ctx, c, tr, call, home); err != nil {
 				return c, err
 			}
@@ -117,9 +120,18 @@ func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transpor
 				why = "it runs " + what + ", whose file changes cannot be known before it runs"
 			}
 			c.undo = targets
-			if why != "" && c.risk.Level == safety.Medium { // medium means reversible
+			if why != "" && (c.risk.Level == safety.Medium || c.analysis.IfJournaled.Level < c.risk.Level) {
+				// Medium means reversible; a command high only because it
+				// could not be taken back says why it still cannot.
 				c.risk.Level = safety.High
-				c.risk.Reasons = append(c.risk.Reasons, "undo could not take it back: "+why)
+				c.risk.Reasons = append(slices.Clip(c.risk.Reasons), "undo could not take it back: "+why)
+			}
+			if why == "" && c.analysis.IfJournaled.Level < c.risk.Level {
+				// High only because it could not be taken back (rm -r,
+				// chmod -R): the journal saves everything it changes first.
+				c.risk = c.analysis.IfJournaled
+				c.risk.Reasons = append(slices.Clip(c.risk.Reasons), "undo journals what it changes before it runs: "+
+					strings.Join(targetPaths(targets), ", "))
 			}
 		}
 		return c, nil

@@ -2,8 +2,6 @@ package executor
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +27,10 @@ type shellTarget struct {
 	mode    fs.FileMode
 	size    int64
 	dir     bool // a directory the command creates (mkdir): undo removes it while empty
+	// tree is the listing of an existing directory the command changes
+	// (rm -r, rmdir, mv, chmod -R): its whole tree is journaled; size is
+	// its files' bytes.
+	tree []safety.TreeEntry
 }
 
 // maxShellJournal bounds what one command's targets may hold in all.
@@ -41,6 +43,7 @@ const maxShellJournal = 64 << 20
 func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, touches []safety.Touch, cwd string) ([]shellTarget, string, error) {
 	var out []shellTarget
 	var total int64
+	entries := 0
 	limit := e.journalMax()
 	seen := map[string]bool{} // path → whether it is a directory the command creates
 	for _, t := range touches {
@@ -76,8 +79,12 @@ func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, to
 		if err != nil || why != "" {
 			return out, why, err
 		}
-		if total += st.size; st.size > limit || total > maxShellJournal {
-			return out, fmt.Sprintf("%s holds %d bytes, more than the undo journal keeps", st.path, st.size), nil
+		if entries += len(st.tree); entries > safety.MaxTreeEntries {
+			return out, fmt.Sprintf("the directories it changes hold more than %d entries, more than the undo journal keeps", safety.MaxTreeEntries), nil
+		}
+		if total += st.size; st.tree == nil && st.size > limit || total > maxShellJournal {
+			return out, fmt.Sprintf("%s holds %d bytes, more than the undo journal keeps (%d a file, %d a command)",
+				st.path, st.size, limit, maxShellJournal), nil
 		}
 		out = append(out, st)
 	}
@@ -152,7 +159,7 @@ func (e *Executor) shellTarget(ctx context.Context, tr transport.Transport, abs 
 		}
 		return shellTarget{}, fmt.Sprintf("%s cannot be looked at to save it (%v)", real, err), nil
 	case fi.IsDir():
-		return shellTarget{}, fmt.Sprintf("%s is a directory: undo does not restore directory trees", real), nil
+		return e.treeTarget(ctx, tr, real)
 	case !fi.Mode().IsRegular():
 		return shellTarget{}, fmt.Sprintf("%s is not a regular file", real), nil
 	}
@@ -182,7 +189,7 @@ func (e *Executor) createdDirs(ctx context.Context, tr transport.Transport, abs 
 			return nil, fmt.Sprintf("%s cannot be looked at to save it (%v)", p, err), nil
 		}
 		out = append([]shellTarget{{path: p, dir: true}}, out...)
-		if !parents || p == "/" || p == "." {
+		if !parents || p == "/" {
 			return out, "", nil
 		}
 	}
@@ -203,6 +210,12 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 	for _, t := range targets {
 		if t.dir {
 			if err := e.cfg.Journal.RecordDir(ctx, t.path, as); err != nil {
+				return &journalError{err}
+			}
+			continue
+		}
+		if t.tree != nil {
+			if err := e.journalTree(ctx, tr, as, t); err != nil {
 				return &journalError{err}
 			}
 			continue
@@ -232,17 +245,10 @@ func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, tar
 		if t.dir {
 			continue // undo's rmdir refuses a directory something was put in
 		}
-		h := sha256.New()
-		sum := ""
-		_, err := tr.ReadFile(ctx, t.path, h)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			sum = safety.Absent
-		case err != nil:
+		sum, err := safety.State(ctx, hostTree{tr}, t.path) // a directory now: its tree's state
+		if err != nil {
 			errs = append(errs, fmt.Errorf("undo journal: %s: %w", t.path, err))
 			continue
-		default:
-			sum = hex.EncodeToString(h.Sum(nil))
 		}
 		if err := e.cfg.Journal.Changed(ctx, t.path, sum); err != nil {
 			errs = append(errs, err)

@@ -53,7 +53,7 @@ func (s *Server) addOwnTools() {
 		Description: "Run a plan on every host the pattern selects, forks at a time (agent's batch engine): one result per host. The whole plan is checked before anything runs; every step goes through the safety checks."},
 		s.runPlan)
 	s.mcp.AddTool(&mcp.Tool{Name: UndoName, InputSchema: ownSchema(tools.SchemaOf[UndoParams]()),
-		Description: "Put back the files a session changed on a host: the file tools' changes and the files medium-risk shell commands wrote, removed or created (a file changed again since is refused unless force). What an approved high-risk command did beyond the files it named is not journaled."},
+		Description: "Put back the files a session changed on a host: the file tools' changes and the files and directory trees medium-risk shell commands wrote, removed or created (a file changed again since is refused unless force). What an approved high-risk command did beyond the files it named is not journaled."},
 		s.undo)
 }
 

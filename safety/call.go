@@ -241,7 +241,7 @@ func (c *classifier) scan(name string, args []arg, base Rule) scanned {
 		if subs {
 			if m, ok := c.p.Subcommands[key]; ok {
 				if !a.static {
-					s.rule = Rule{High, "subcommand is not statically resolvable"}
+					s.rule = Rule{Level: High, Reason: "subcommand is not statically resolvable"}
 					subs = false
 					s.operands = append(s.operands, i)
 					continue
@@ -311,7 +311,7 @@ func (c *classifier) command(name string, args []arg, e env) {
 		// What a program the policy does not know does cannot be known
 		// statically (kubectl delete, terraform destroy, mysql -e); the
 		// policy file's commands: can give it a level.
-		base = Rule{High, "unknown program (its effect cannot be known; the policy can set its level)"}
+		base = Rule{Level: High, Reason: "unknown program (its effect cannot be known; the policy can set its level)"}
 	}
 	s := c.scan(name, args, base)
 	rule := s.rule
@@ -376,6 +376,12 @@ func (c *classifier) flags(s scanned, args []arg) {
 					if f != args[i].val {
 						shown = args[i].val + " (as " + sh + ")"
 					}
+				}
+			}
+			if best.Undoable && best.Level > Medium {
+				c.undoable = true
+				if c.p.undoView {
+					best.Level = Medium
 				}
 			}
 			if best.Level > Safe {

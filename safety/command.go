@@ -69,6 +69,10 @@ type Touch struct {
 	// Dir: Path is a directory the command creates (mkdir); Parents: so
 	// may be every missing directory above it (mkdir -p).
 	Dir, Parents bool
+	// LinkTarget: Path is a target of a link the command makes (ln -s),
+	// rated as if written through the link but not written by the
+	// command: no undo journal saves it.
+	LinkTarget bool
 }
 
 // Analysis is what the classifier knows of a command: its risk, the files
@@ -92,6 +96,12 @@ type Analysis struct {
 	// known before it runs (code not statically resolvable, inline
 	// interpreter code, operands read from input …); nil when it can.
 	Unknown []string
+	// IfJournaled is the command's assessment when the policy's Undoable
+	// rules count as Medium: what it is once an undo journal has saved
+	// everything it changes (the executor lowers a step to it only then).
+	// It equals Assessment when no Undoable rule raised the level.
+	IfJournaled Assessment
+	undoable    bool // an Undoable rule raised the level
 }
 
 // AnalyzeCommand is ClassifyCommand that also returns the files the
@@ -113,8 +123,20 @@ func (p Policy) AnalyzeCommandAt(cmd, home string) (Assessment, []Touch) {
 func (p Policy) Analyze(cmd, home string) Analysis { return p.analyze(cmd, home, nil) }
 
 // analyze is Analyze with the symbolic links found on the host (nil when
-// none were looked for).
+// none were looked for); a High command also gets the assessment it has
+// when the policy's Undoable rules count as Medium (IfJournaled).
 func (p Policy) analyze(cmd, home string, host *hostLinks) Analysis {
+	an := p.analyzeOnce(cmd, home, host)
+	an.IfJournaled = an.Assessment
+	if an.Level == High && an.undoable && !p.undoView {
+		jp := p
+		jp.undoView = true
+		an.IfJournaled = jp.analyzeOnce(cmd, home, host).Assessment
+	}
+	return an
+}
+
+func (p Policy) analyzeOnce(cmd, home string, host *hostLinks) Analysis {
 	if home != "" {
 		home = path.Clean(home)
 	}
@@ -138,6 +160,7 @@ func (p Policy) analyze(cmd, home string, host *hostLinks) Analysis {
 		}
 	}
 	more := px.analysis()
+	an.undoable = an.undoable || more.undoable
 	an.Touches = touches(append(an.Touches, more.Touches...))
 	an.Programs = once(append(an.Programs, more.Programs...))
 	an.Network = once(append(an.Network, more.Network...))
@@ -147,7 +170,7 @@ func (p Policy) analyze(cmd, home string, host *hostLinks) Analysis {
 
 // analysis is what c found, each item once.
 func (c *classifier) analysis() Analysis {
-	return Analysis{Assessment: c.a, Touches: touches(c.touched), Programs: once(fromHome(c.programs)),
+	return Analysis{Assessment: c.a, undoable: c.undoable, Touches: touches(c.touched), Programs: once(fromHome(c.programs)),
 		Network: once(c.network), Unknown: once(c.unknown)}
 }
 
@@ -210,8 +233,10 @@ type classifier struct {
 	// allexport: set -a makes every later assignment part of the environment.
 	allexport bool
 	lang      syntax.LangVariant
-	home      string   // the host's home directory when known, else ""
-	bashOnly  bool     // the code (or code nested in it) has syntax only bash reads
+	home      string // the host's home directory when known, else ""
+	bashOnly  bool   // the code (or code nested in it) has syntax only bash reads
+	// undoable: an Undoable rule raised the level (see Analysis.IfJournaled).
+	undoable  bool
 	cwds      []string // candidate working directories: "." (where the step starts) and cd targets
 	cwdLost   bool     // a cd went somewhere that cannot be resolved
 	touched   []Touch  // the files the command reads and writes, as resolved

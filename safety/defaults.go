@@ -85,7 +85,7 @@ func DefaultPolicy() Policy {
 
 func (p *Policy) set(l Level, reason string, names ...string) {
 	for _, n := range names {
-		p.Commands[n] = Rule{l, reason}
+		p.Commands[n] = Rule{Level: l, Reason: reason}
 	}
 }
 
@@ -139,7 +139,7 @@ func (p *Policy) defaultCommands() {
 
 func rules(m map[string]Rule, l Level, reason string, keys ...string) map[string]Rule {
 	for _, k := range keys {
-		m[k] = Rule{l, reason}
+		m[k] = Rule{Level: l, Reason: reason}
 	}
 	return m
 }
@@ -157,7 +157,7 @@ func (p *Policy) defaultSubcommands() {
 		"link", "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "rescue",
 		"emergency", "default", "exit", "switch-root", "clean", "freeze")
 	s["service"] = rules(map[string]Rule{}, Safe, "", "")
-	s["service"]["*"] = Rule{Medium, "controls a service"}
+	s["service"]["*"] = Rule{Level: Medium, Reason: "controls a service"}
 	s["service *"] = rules(map[string]Rule{}, Safe, "", "status")
 	rules(s["service *"], Medium, "starts or restarts a service", "start", "restart", "reload",
 		"force-reload", "try-restart", "condrestart")
@@ -172,12 +172,12 @@ func (p *Policy) defaultSubcommands() {
 	s["git"] = git
 	for _, sub := range []string{"branch", "tag", "remote", "config", "reflog", "worktree", "notes"} {
 		git[sub] = Rule{}
-		s["git "+sub] = map[string]Rule{"": {}, "*": {Medium, "changes the repository"}}
+		s["git "+sub] = map[string]Rule{"": {}, "*": {Level: Medium, Reason: "changes the repository"}}
 	}
 	rules(s["git reflog"], Safe, "", "show")
 	git["stash"] = Rule{}
 	rules(s["git remote"], Safe, "", "show", "get-url")
-	s["git stash"] = rules(map[string]Rule{"*": {Medium, "changes the repository"}, "": {Medium, "changes the repository"}},
+	s["git stash"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes the repository"}, "": {Level: Medium, Reason: "changes the repository"}},
 		Safe, "", "list", "show")
 
 	for _, d := range []string{"docker", "podman"} {
@@ -197,7 +197,7 @@ func (p *Policy) defaultSubcommands() {
 	}
 
 	for _, n := range []string{"apt", "apt-get", "yum", "dnf", "snap"} {
-		s[n] = map[string]Rule{"": {}, "*": {High, "changes installed system packages"}}
+		s[n] = map[string]Rule{"": {}, "*": {Level: High, Reason: "changes installed system packages"}}
 	}
 	for _, n := range []string{"apt", "apt-get"} {
 		rules(s[n], Safe, "", "", "list", "search", "show", "policy", "showpkg", "depends", "rdepends",
@@ -213,12 +213,12 @@ func (p *Policy) defaultSubcommands() {
 	for _, n := range []string{"pip", "pip3", "npm"} {
 		// Installing runs the package's own scripts (setup.py, npm
 		// lifecycle scripts): arbitrary code.
-		s[n] = rules(map[string]Rule{"*": {High, "installs packages or runs their scripts (arbitrary code)"}},
+		s[n] = rules(map[string]Rule{"*": {Level: High, Reason: "installs packages or runs their scripts (arbitrary code)"}},
 			Safe, "", "", "list", "show", "freeze", "check", "search", "ls", "view", "outdated", "help")
 		rules(s[n], Medium, "downloads packages", "download")
 	}
-	s["tmux"] = rules(map[string]Rule{"": {High, "runs commands in a detached terminal session"},
-		"*": {High, "runs commands in a detached terminal session"}}, Safe, "", "ls", "list-sessions", "list-windows", "list-panes", "has-session",
+	s["tmux"] = rules(map[string]Rule{"": {Level: High, Reason: "runs commands in a detached terminal session"},
+		"*": {Level: High, Reason: "runs commands in a detached terminal session"}}, Safe, "", "ls", "list-sessions", "list-windows", "list-panes", "has-session",
 		"capture-pane", "show-options")
 
 	ip := rules(map[string]Rule{}, High, "network configuration change", "*")
@@ -227,15 +227,15 @@ func (p *Policy) defaultSubcommands() {
 		"ne", "neigh", "neighbour", "neighbor", "ru", "rule", "m", "maddr", "maddress", "tunnel", "tun",
 		"netns", "mroute", "monitor", "-s", "ntable", "tcp_metrics", "token", "xfrm", "mptcp", "vrf", "stats"} {
 		ip[obj] = Rule{}
-		s["ip "+obj] = rules(map[string]Rule{"*": {High, "network configuration change"}}, Safe, "", "", "show",
+		s["ip "+obj] = rules(map[string]Rule{"*": {Level: High, Reason: "network configuration change"}}, Safe, "", "", "show",
 			"list", "lst", "ls", "sh", "s", "get")
 	}
 	s["getent"] = rules(map[string]Rule{"*": {}}, High, "reads password hashes", "shadow", "gshadow")
-	s["mount"] = map[string]Rule{"": {}, "*": {High, "mount change"}}
-	s["nft"] = map[string]Rule{"list": {}, "*": {High, "firewall change"}, "": {High, "firewall change"}}
-	s["ufw"] = map[string]Rule{"status": {}, "*": {High, "firewall change"}, "": {High, "firewall change"}}
-	s["iptables"] = map[string]Rule{"*": {High, "firewall change"}, "": {High, "firewall change"}}
+	s["mount"] = map[string]Rule{"": {}, "*": {Level: High, Reason: "mount change"}}
+	s["nft"] = map[string]Rule{"list": {}, "*": {Level: High, Reason: "firewall change"}, "": {Level: High, Reason: "firewall change"}}
+	s["ufw"] = map[string]Rule{"status": {}, "*": {Level: High, Reason: "firewall change"}, "": {Level: High, Reason: "firewall change"}}
+	s["iptables"] = map[string]Rule{"*": {Level: High, Reason: "firewall change"}, "": {Level: High, Reason: "firewall change"}}
 	s["ip6tables"] = s["iptables"]
-	s["fdisk"] = map[string]Rule{"*": {High, "formats or partitions a disk"}, "": {High, "formats or partitions a disk"}}
+	s["fdisk"] = map[string]Rule{"*": {Level: High, Reason: "formats or partitions a disk"}, "": {Level: High, Reason: "formats or partitions a disk"}}
 	s["parted"] = s["fdisk"]
 }

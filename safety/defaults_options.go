@@ -6,7 +6,7 @@ func flagRules(l Level, reason string, flags ...string) map[string]Rule {
 
 func (p *Policy) defaultFlags() {
 	f := p.Flags
-	f["rm"] = flagRules(High, "recursive delete", "-r", "-R", "--recursive")
+	f["rm"] = undoable(flagRules(High, "recursive delete", "-r", "-R", "--recursive"))
 	rules(f["rm"], High, "deletes the root directory", "--no-preserve-root")
 	f["find"] = flagRules(High, "runs a command per file", "-exec", "-execdir", "-ok", "-okdir")
 	rules(f["find"], High, "deletes files", "-delete")
@@ -16,6 +16,7 @@ func (p *Policy) defaultFlags() {
 	for _, c := range []string{"chmod", "chown", "chgrp", "setfacl"} {
 		f[c] = flagRules(High, "recursive permission change", "-R", "--recursive")
 	}
+	f["chmod"] = undoable(f["chmod"]) // modes are journaled; owners and access lists are not
 	f["sed"] = flagRules(Medium, "edits files in place", "-i", "--in-place")
 	f["journalctl"] = flagRules(High, "deletes logs", "--vacuum-size", "--vacuum-time", "--vacuum-files")
 	rules(f["journalctl"], Medium, "changes the journal", "--rotate", "--flush", "--relinquish-var", "--sync",
@@ -298,4 +299,13 @@ func (p *Policy) defaultWrappers() {
 	in["tclsh"] = nil
 	in["expect"] = []string{"-c"}
 	in["gdb"] = []string{"-ex", "--eval-command", "-x", "--command", "-batch"}
+}
+
+// undoable marks every rule of m Undoable.
+func undoable(m map[string]Rule) map[string]Rule {
+	for k, r := range m {
+		r.Undoable = true
+		m[k] = r
+	}
+	return m
 }

@@ -20,7 +20,7 @@ func (p *Policy) defaultOperatorTools() {
 
 	// *ctl tools of systemd: status and listings are Safe, settings High.
 	for _, n := range []string{"timedatectl", "hostnamectl", "resolvectl", "loginctl", "networkctl", "localectl"} {
-		s[n] = rules(map[string]Rule{"*": {High, "changes system settings"}}, Safe, "", "", "status", "show",
+		s[n] = rules(map[string]Rule{"*": {Level: High, Reason: "changes system settings"}}, Safe, "", "", "status", "show",
 			"list", "list-sessions", "list-users", "list-seats", "list-timezones", "list-locales",
 			"list-keymaps", "show-session", "show-user", "show-seat", "session-status", "user-status",
 			"seat-status", "timesync-status", "show-timesync", "query", "statistics", "dns", "domain", "lldp",
@@ -35,7 +35,7 @@ func (p *Policy) defaultOperatorTools() {
 	rules(f["nginx"], High, "stops the web server", "-s stop", "-s quit")
 	for _, n := range []string{"apachectl", "apache2ctl"} {
 		p.QueryFlags[n] = []string{"-t", "-S", "-M", "-v", "-V", "-l", "-L"}
-		s[n] = rules(map[string]Rule{"": {Medium, "starts the web server"}, "*": {High, "controls the web server"}},
+		s[n] = rules(map[string]Rule{"": {Level: Medium, Reason: "starts the web server"}, "*": {Level: High, Reason: "controls the web server"}},
 			Safe, "", "configtest", "status", "fullstatus")
 		rules(s[n], Medium, "starts or restarts the web server", "start", "restart", "graceful")
 		rules(s[n], High, "stops the web server", "stop", "graceful-stop")
@@ -43,7 +43,7 @@ func (p *Policy) defaultOperatorTools() {
 
 	// kubectl: reads are Safe, changes Medium, deletion, draining and
 	// running code in a pod High; reading secrets is High.
-	kc := rules(map[string]Rule{"*": {High, "unknown kubectl command"}, "": {}}, Safe, "", "get", "describe",
+	kc := rules(map[string]Rule{"*": {Level: High, Reason: "unknown kubectl command"}, "": {}}, Safe, "", "get", "describe",
 		"logs", "top", "version", "explain", "api-resources", "api-versions", "cluster-info", "diff", "events",
 		"wait", "auth", "config", "rollout", "completion", "help")
 	rules(kc, Medium, "changes cluster objects", "apply", "create", "scale", "label", "annotate", "patch",
@@ -55,13 +55,13 @@ func (p *Policy) defaultOperatorTools() {
 	f["kubectl"] = flagRules(High, "a kubeconfig can name a program to run (exec credential plugin)",
 		"--kubeconfig")
 	s["kubectl get"] = map[string]Rule{"*": {}, "": {},
-		"secret": {High, "reads secrets"}, "secrets": {High, "reads secrets"}}
+		"secret": {Level: High, Reason: "reads secrets"}, "secrets": {Level: High, Reason: "reads secrets"}}
 	s["kubectl describe"] = s["kubectl get"]
-	s["kubectl auth"] = rules(map[string]Rule{"*": {Medium, "changes access rules"}}, Safe, "", "", "can-i",
+	s["kubectl auth"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes access rules"}}, Safe, "", "", "can-i",
 		"whoami")
-	s["kubectl rollout"] = rules(map[string]Rule{"*": {Medium, "changes a rollout"}}, Safe, "", "", "status",
+	s["kubectl rollout"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes a rollout"}}, Safe, "", "", "status",
 		"history")
-	s["kubectl config"] = rules(map[string]Rule{"*": {Medium, "changes kubectl configuration"}}, Safe, "", "",
+	s["kubectl config"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes kubectl configuration"}}, Safe, "", "",
 		"view", "current-context", "get-contexts", "get-clusters", "get-users")
 	f["kubectl config view"] = flagRules(High, "prints credentials", "--raw")
 	f["kubectl delete"] = flagRules(High, "deletes cluster objects", "--all")
@@ -71,7 +71,7 @@ func (p *Policy) defaultOperatorTools() {
 	v["kubectl"] = kv
 	v["helm"] = []string{"-n", "--namespace", "--kube-context", "--kubeconfig", "-o", "--output", "--version",
 		"-f", "--values", "--set", "--revision", "--max"}
-	hm := rules(map[string]Rule{"*": {High, "unknown helm command"}, "": {}}, Safe, "", "list", "ls", "status",
+	hm := rules(map[string]Rule{"*": {Level: High, Reason: "unknown helm command"}, "": {}}, Safe, "", "list", "ls", "status",
 		"history", "get", "show", "inspect", "search", "version", "env", "template", "lint", "verify", "help",
 		"completion", "repo", "dependency")
 	rules(hm, Medium, "installs or changes a release", "install", "upgrade", "rollback", "pull", "fetch",
@@ -79,37 +79,37 @@ func (p *Policy) defaultOperatorTools() {
 	rules(hm, High, "uninstalls a release or installs plugins", "uninstall", "delete", "del", "un", "plugin",
 		"push")
 	s["helm"] = hm
-	s["helm repo"] = rules(map[string]Rule{"*": {Medium, "changes helm repositories"}}, Safe, "", "", "list", "ls")
+	s["helm repo"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes helm repositories"}}, Safe, "", "", "list", "ls")
 	rules(s["helm repo"], High, "removes a helm repository", "remove", "rm")
-	s["helm dependency"] = rules(map[string]Rule{"*": {Medium, "downloads chart dependencies"}}, Safe, "", "",
+	s["helm dependency"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "downloads chart dependencies"}}, Safe, "", "",
 		"list", "ls")
 
 	// terraform: apply, destroy and state surgery change real
 	// infrastructure (other hosts): High.
-	tf := rules(map[string]Rule{"*": {High, "changes infrastructure"}, "": {}}, Safe, "", "version", "show",
+	tf := rules(map[string]Rule{"*": {Level: High, Reason: "changes infrastructure"}, "": {}}, Safe, "", "version", "show",
 		"output", "validate", "providers", "graph", "help", "state", "workspace")
 	rules(tf, Medium, "initialises or plans (downloads and runs providers)", "init", "plan", "fmt", "get",
 		"refresh", "console", "login", "logout", "test")
 	rules(tf, High, "changes or destroys infrastructure", "apply", "destroy", "import", "taint", "untaint",
 		"force-unlock")
 	s["terraform"] = tf
-	s["terraform state"] = rules(map[string]Rule{"*": {High, "changes infrastructure state"}}, Safe, "", "",
+	s["terraform state"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes infrastructure state"}}, Safe, "", "",
 		"list", "show", "pull")
-	s["terraform workspace"] = rules(map[string]Rule{"*": {Medium, "changes the workspace"}}, Safe, "", "",
+	s["terraform workspace"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes the workspace"}}, Safe, "", "",
 		"list", "show")
 	rules(s["terraform workspace"], High, "deletes a workspace", "delete")
 
 	// ZFS and libvirt: listings Safe, snapshots and starts Medium, the rest High.
-	s["zfs"] = rules(map[string]Rule{"*": {High, "changes or destroys datasets"}, "": {}}, Safe, "", "list",
+	s["zfs"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes or destroys datasets"}, "": {}}, Safe, "", "list",
 		"get", "holds", "version", "help", "userspace", "groupspace", "projectspace", "diff")
 	rules(s["zfs"], Medium, "creates a snapshot or dataset", "snapshot", "snap", "create", "hold")
-	s["zpool"] = rules(map[string]Rule{"*": {High, "changes or destroys pools"}, "": {}}, Safe, "", "list",
+	s["zpool"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes or destroys pools"}, "": {}}, Safe, "", "list",
 		"status", "iostat", "get", "history", "version", "help", "events")
 	rules(s["zpool"], Medium, "checks a pool", "scrub")
 	v["zfs"] = []string{"-o", "-t", "-s", "-S", "-d"}
 	v["zpool"] = []string{"-o", "-T"}
-	s["virsh"] = rules(map[string]Rule{"*": {High, "changes or destroys virtual machines"}, "": {High,
-		"runs virsh commands from input"}}, Safe, "", "list", "dominfo", "domstate", "dumpxml", "domifaddr",
+	s["virsh"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes or destroys virtual machines"}, "": {Level: High,
+		Reason: "runs virsh commands from input"}}, Safe, "", "list", "dominfo", "domstate", "dumpxml", "domifaddr",
 		"domblklist", "domiflist", "domstats", "net-list", "net-info", "net-dumpxml", "pool-list", "pool-info",
 		"vol-list", "vol-info", "version", "nodeinfo", "capabilities", "hostname", "uri", "help",
 		"snapshot-list", "vcpuinfo", "dommemstat", "domblkinfo")
@@ -130,8 +130,8 @@ func (p *Policy) defaultOperatorTools() {
 
 	// openssl: inspecting certificates is Safe; key files read are
 	// checked as sensitive reads; writing keys Medium; connecting High.
-	s["openssl"] = rules(map[string]Rule{"*": {Medium, "runs an openssl command"}, "": {High,
-		"runs openssl commands from input"}}, Safe, "", "version", "x509", "verify", "crl", "asn1parse",
+	s["openssl"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "runs an openssl command"}, "": {Level: High,
+		Reason: "runs openssl commands from input"}}, Safe, "", "version", "x509", "verify", "crl", "asn1parse",
 		"ciphers", "list", "dgst", "req", "rand", "crl2pkcs7", "pkcs7", "errstr", "help")
 	rules(s["openssl"], High, "connects to another host", "s_client", "s_server", "s_time", "ocsp")
 	v["openssl"] = []string{"-in", "-out", "-keyout", "-CAfile", "-CApath", "-config", "-passin", "-passout",
@@ -155,8 +155,8 @@ func (p *Policy) defaultOperatorTools() {
 		f[n] = flagRules(High, "runs SQL whose effect cannot be known", "-e", "--execute")
 	}
 	// redis-cli: read-only commands Safe; FLUSHALL, DEL, CONFIG … High.
-	s["redis-cli"] = rules(map[string]Rule{"*": {High, "runs a redis command that can change or delete data"},
-		"": {High, "runs redis commands from input"}}, Safe, "", "ping", "info", "dbsize", "time", "lastsave",
+	s["redis-cli"] = rules(map[string]Rule{"*": {Level: High, Reason: "runs a redis command that can change or delete data"},
+		"": {Level: High, Reason: "runs redis commands from input"}}, Safe, "", "ping", "info", "dbsize", "time", "lastsave",
 		"PING", "INFO", "DBSIZE", "TIME", "LASTSAVE")
 	p.QueryFlags["redis-cli"] = []string{"--version", "-v", "--help"}
 	v["redis-cli"] = []string{"-h", "-p", "-a", "-n", "-u", "-s", "--user", "--pass", "-r", "-i"}

@@ -12,6 +12,12 @@ import (
 type Rule struct {
 	Level  Level  `yaml:"level"`
 	Reason string `yaml:"reason,omitempty"`
+	// Undoable: the rule's level is High only because the change cannot
+	// be taken back (rm -r, chmod -R). When the executor's undo journal
+	// saves everything the command changes before it runs, the rule
+	// counts as Medium (Analysis.IfJournaled); a policy that leaves it
+	// out keeps its level whatever is journaled.
+	Undoable bool `yaml:"undoable,omitempty"`
 }
 
 // Wrapper describes a command that runs another command given as its
@@ -45,6 +51,8 @@ type Wrapper struct {
 // command names; Flags and ValueOptions also accept "name sub" keys for a
 // subcommand ("git reset"). Commands keys may be glob patterns ("mkfs.*").
 type Policy struct {
+	// undoView: Undoable rules count as Medium (see Analysis.IfJournaled).
+	undoView bool
 	// AllowWrite (--allow-write, the config's limits.allow_write and
 	// safety.sandbox.allow_write: one list) limits where steps may write:
 	// path globs (ParseWritePath), absolute or "~/…"; "DIR/**" is DIR's

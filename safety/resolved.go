@@ -34,7 +34,7 @@ const maxHostLinks = maxTouched
 // The Touches it returns hold the real places too.
 func (p Policy) AnalyzeResolved(cmd, home string, rs []Resolved) Analysis {
 	base := p.Analyze(cmd, home)
-	if len(rs) == 0 || base.Level == High {
+	if len(rs) == 0 || base.IfJournaled.Level == High { // high whatever is journaled
 		return base
 	}
 	host := &hostLinks{to: map[string][]string{}, unknown: map[string]string{}}
@@ -60,6 +60,9 @@ func (p Policy) AnalyzeResolved(cmd, home string, rs []Resolved) Analysis {
 	an := p.analyze(cmd, home, host)
 	if an.Level < base.Level { // cannot happen: places only grow
 		an.Assessment = base.Assessment
+	}
+	if an.IfJournaled.Level < base.IfJournaled.Level {
+		an.IfJournaled = base.IfJournaled
 	}
 	if an.Level > base.Level {
 		// Say where the links lead: the rules' reasons name the words.

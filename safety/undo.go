@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -103,6 +104,9 @@ type indexRecord struct {
 	// Dir marks a directory the session created (a shell command's
 	// mkdir): Restore removes it again if it is empty.
 	Dir bool `json:"dir,omitempty"`
+	// Tree marks a directory tree saved whole (RecordTree): N is its
+	// manifest's blob, SHA256 its state's digest, Size its files' bytes.
+	Tree bool `json:"tree,omitempty"`
 }
 
 // Record stores the state path had before a change: prev and mode when it
@@ -200,7 +204,7 @@ func (j *Journal) RecordDir(ctx context.Context, dir, as string) error {
 const Absent = "absent"
 
 // Changed records the content a change of the session gave file (its
-// SHA-256, hex, or Absent), after the change succeeded: Restore then refuses to
+// SHA-256, hex, or Absent, or TreeState when it is a directory), after the change succeeded: Restore then refuses to
 // overwrite a file whose content is neither that nor its content before
 // the session, since someone changed it later. Call it after every
 // successful change of a file recorded with Record; the last call counts.
@@ -208,7 +212,7 @@ func (j *Journal) Changed(ctx context.Context, file, newSHA256 string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("undo journal: changed %s: %w", file, err)
 	}
-	if b, err := hex.DecodeString(newSHA256); newSHA256 != Absent && (err != nil || len(b) != sha256.Size) {
+	if !validState(newSHA256) {
 		return fmt.Errorf("undo journal: changed %s: bad sha256 %q", file, newSHA256)
 	}
 	j.mu.Lock()
@@ -420,11 +424,17 @@ func (r indexRecord) check() error {
 	if r.Dir && (r.Changed || r.Existed || r.N != 0 || r.SHA256 != "" || r.Mode != "" || r.Size != 0) {
 		return fmt.Errorf("%s: a created directory's record with file fields", r.Path)
 	}
+	if r.Tree && (r.Dir || r.Changed || !r.Existed || r.Mode != "" || r.N <= 0 || r.Size < 0 || !validState(TreeStatePrefix+r.SHA256)) {
+		return fmt.Errorf("%s: a tree record without its manifest or digest", r.Path)
+	}
+	if r.Tree {
+		return nil
+	}
 	if r.Changed {
 		if r.N != 0 || r.Existed || r.SHA256 != "" || r.Mode != "" {
 			return fmt.Errorf("%s: change record with saved content", r.Path)
 		}
-		if b, err := hex.DecodeString(r.NewSHA256); r.NewSHA256 != Absent && (err != nil || len(b) != sha256.Size) {
+		if !validState(r.NewSHA256) {
 			return fmt.Errorf("%s: bad new_sha256 %q", r.Path, r.NewSHA256)
 		}
 		return nil
@@ -479,4 +489,14 @@ func userName(u string) bool {
 		}
 	}
 	return true
+}
+
+// validState accepts a file's state: a hex SHA-256, Absent, or a tree's
+// "tree:" and hex SHA-256.
+func validState(s string) bool {
+	if s == Absent {
+		return true
+	}
+	b, err := hex.DecodeString(strings.TrimPrefix(s, TreeStatePrefix))
+	return err == nil && len(b) == sha256.Size
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -88,11 +89,18 @@ type Action struct {
 	// otherwise Bytes were written back.
 	Removed bool
 	Bytes   int64
+	// Tree is the number of entries of a directory tree put back (Bytes
+	// were written, the rest was still as saved).
+	Tree int
 }
 
-// String says it in words: "restored /x (12 bytes)" or
-// "removed /y (did not exist before)".
+// String says it in words: "restored /x (12 bytes)",
+// "removed /y (did not exist before)" or
+// "restored directory tree /z (5 entries, 12 bytes written)".
 func (a Action) String() string {
+	if a.Tree > 0 {
+		return fmt.Sprintf("restored directory tree %s (%d entries, %d bytes written)", a.Path, a.Tree, a.Bytes)
+	}
 	if a.Removed {
 		return fmt.Sprintf("removed %s (did not exist before)", a.Path)
 	}
@@ -143,9 +151,17 @@ func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOp
 	}
 	var actions []Action
 	var errs []error
+	// Every file is checked before anything is restored: putting back a
+	// file inside a directory tree the session also changed would
+	// otherwise make the tree look changed since.
+	type todo struct {
+		r  indexRecord
+		rw FileRestorer
+	}
+	var todos []todo
 	for _, r := range slices.Backward(recs) {
 		if err := ctx.Err(); err != nil {
-			return actions, errors.Join(append(errs, fmt.Errorf("undo session %s: %w", j.session, err))...)
+			return nil, errors.Join(append(errs, fmt.Errorf("undo session %s: %w", j.session, err))...)
 		}
 		rw := w
 		if r.As != "" {
@@ -159,13 +175,21 @@ func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOp
 				continue
 			}
 		}
-		if want, ok := lastNew[r.Path]; ok && !opt.Force {
+		// A tree with no record of what the session left is compared with
+		// what it saved only: its restore removes what it did not have.
+		if want, ok := lastNew[r.Path]; (ok || r.Tree) && !opt.Force {
 			if err := j.unchanged(ctx, rw, r, want); err != nil {
 				errs = append(errs, err)
 				continue
 			}
 		}
-		a, err := j.restoreOne(ctx, rw, r)
+		todos = append(todos, todo{r, rw})
+	}
+	for _, t := range todos {
+		if err := ctx.Err(); err != nil {
+			return actions, errors.Join(append(errs, fmt.Errorf("undo session %s: %w", j.session, err))...)
+		}
+		a, err := j.restoreOne(ctx, t.rw, t.r, lastNew[t.r.Path])
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -185,26 +209,24 @@ func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOp
 	return actions, nil
 }
 
-// unchanged checks that r.Path holds what the session last wrote (want),
-// or already what it had before the session (an undo that stopped half
-// way); anything else, a missing file included, is a later change.
+// unchanged checks that r.Path holds what the session last left there
+// (want: a content's SHA-256, Absent, or a tree's state), or already what
+// it had before the session (an undo that stopped half way); anything
+// else is a later change.
 func (j *Journal) unchanged(ctx context.Context, w FileRestorer, r indexRecord, want string) error {
-	h := sha256.New()
-	_, err := w.ReadFile(ctx, r.Path, h)
-	var got string
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil:
-		if !r.Existed || want == Absent {
-			return nil // already as before the session, or as the session left it
-		}
-		got = "missing"
-	case err != nil:
+	got, err := stateOf(ctx, w, r.Path)
+	if err != nil {
 		return fmt.Errorf("undo: check %s: %w", r.Path, err)
-	default:
-		got = hex.EncodeToString(h.Sum(nil))
-		if got == want || r.Existed && got == r.SHA256 {
-			return nil
-		}
+	}
+	before := Absent
+	switch {
+	case r.Tree:
+		before = TreeStatePrefix + r.SHA256
+	case r.Existed:
+		before = r.SHA256
+	}
+	if got == want || got == before {
+		return nil
 	}
 	return &ChangedError{Path: r.Path, Session: j.session}
 }
@@ -221,7 +243,20 @@ func (e *ChangedError) Error() string {
 
 func (e *ChangedError) Unwrap() error { return ErrChangedSince }
 
-func (j *Journal) restoreOne(ctx context.Context, w FileRestorer, r indexRecord) (Action, error) {
+// restoreOne puts r.Path back; last is the state the session last left it
+// in ("" when not recorded).
+func (j *Journal) restoreOne(ctx context.Context, w FileRestorer, r indexRecord, last string) (Action, error) {
+	if r.Tree {
+		return j.restoreTree(ctx, w, r)
+	}
+	if tw, ok := w.(TreeRestorer); ok && !r.Existed && !r.Dir && strings.HasPrefix(last, TreeStatePrefix) {
+		// A directory the session put where nothing was (mv DIR NEW, cp -r):
+		// checked above to be as the session left it, unless forced.
+		if err := tw.RemoveAll(ctx, r.Path); err != nil {
+			return Action{}, fmt.Errorf("undo: remove directory tree %s (the session created it): %w", r.Path, err)
+		}
+		return Action{Path: r.Path, Removed: true}, nil
+	}
 	if r.Dir {
 		if err := w.RemoveDir(ctx, r.Path); err != nil {
 			return Action{}, fmt.Errorf("undo: remove directory %s (the session created it): %w", r.Path, err)

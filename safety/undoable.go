@@ -19,7 +19,6 @@ var opaqueWriters = map[string]string{
 	"lz4": "a compressor", "compress": "a compressor", "uncompress": "a compressor",
 	"patch": "writes the files its diff names", "split": "writes files it names itself",
 	"csplit": "writes files it names itself", "mktemp": "creates a file it names itself",
-	"rmdir": "removes directories",
 	"chown": "changes owners", "chgrp": "changes owners", "setfacl": "changes access lists",
 	"rsync": "writes a tree", "git": "changes a working tree", "make": "runs a build",
 }
@@ -52,6 +51,9 @@ func UndoOpaque(cmd string) (bool, string) {
 			if what, ok := opaqueWriters[name]; ok {
 				why = name + ": " + what
 			}
+			if name == "rmdir" && rmdirParents(call.Args) {
+				why = "rmdir -p: removes the directories above the ones it names"
+			}
 			break
 		}
 		return why == ""
@@ -78,4 +80,22 @@ func durationLike(s string) bool {
 		}
 	}
 	return true
+}
+
+// rmdirParents reports whether an rmdir command line has -p (--parents,
+// or p in a short-option cluster); an option that is not a literal word
+// counts as one.
+func rmdirParents(args []*syntax.Word) bool {
+	for _, w := range args[1:] {
+		lit := w.Lit()
+		switch {
+		case lit == "--":
+			return false
+		case lit == "" || strings.HasPrefix("--parents", lit) && len(lit) > 2:
+			return true
+		case len(lit) > 1 && lit[0] == '-' && lit[1] != '-' && strings.ContainsRune(lit, 'p'):
+			return true
+		}
+	}
+	return false
 }
