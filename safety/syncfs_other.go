@@ -1,0 +1,12 @@
+//go:build !linux
+
+package safety
+
+import "syscall"
+
+// syncFS makes the files written on dir's file system durable: sync(2)
+// where there is no syncfs.
+func syncFS(string) error {
+	syscall.Sync()
+	return nil
+}
