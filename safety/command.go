@@ -69,10 +69,6 @@ type Touch struct {
 	// Dir: Path is a directory the command creates (mkdir); Parents: so
 	// may be every missing directory above it (mkdir -p).
 	Dir, Parents bool
-	// LinkTarget: Path is a target of a link the command makes (ln -s),
-	// rated as if written through the link but not written by the
-	// command: no undo journal saves it.
-	LinkTarget bool
 }
 
 // Analysis is what the classifier knows of a command: its risk, the files
