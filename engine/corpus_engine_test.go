@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autoshell/agent/confine/confinetest"
 	"github.com/autoshell/agent/engine"
@@ -50,10 +51,11 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 	}
 	var run []string
 	for _, cmd := range high {
-		// Guard: an attack the classifier lets through is a failure here,
-		// and is not run for real.
-		if a := p.ClassifyCommandAt(cmd, home); a.Level != safety.High {
-			t.Errorf("%q = %s, want high (not run)", cmd, a)
+		// Guard: an attack the classifier lets through, or lowers once an
+		// undo journal saved what it changes (the executor does, at
+		// --approve medium), is a failure here, and is not run for real.
+		if an := p.Analyze(cmd, home); an.Level != safety.High || an.IfJournaled.Level != safety.High {
+			t.Errorf("%q = %s (%s once journaled), want high (not run)", cmd, an.Assessment, an.IfJournaled)
 			continue
 		}
 		run = append(run, cmd)
@@ -67,10 +69,14 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 				t.Fatal(err)
 			}
 			for _, cmd := range run {
-				sum, err := h.RunPlan(context.Background(), &planner.Plan{Phases: []planner.Phase{{Phase: 1, Goal: "attack", Steps: []planner.Step{shellStep(cmd)}}}})
+				// A step that runs instead of being denied may not end
+				// (watch, a loop): it fails here, fast.
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				sum, err := h.RunPlan(ctx, &planner.Plan{Phases: []planner.Phase{{Phase: 1, Goal: "attack", Steps: []planner.Step{shellStep(cmd)}}}})
 				if err != nil || sum.Denied != 1 || sum.OK != 0 || sum.Errors != 0 {
 					t.Errorf("kernel %s, --approve %s: %q: %+v %v, want denied", kernel, mode, cmd, sum, err)
 				}
+				cancel()
 			}
 			h.Close()
 			corpustest.Same(t, fmt.Sprintf("kernel %s, --approve %s", kernel, mode), before, corpustest.Tree(t, home))

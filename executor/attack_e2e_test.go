@@ -2,10 +2,12 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -33,19 +35,25 @@ func runAttacks(t *testing.T, tr transport.Transport, home string) {
 	cmds, _ := corpustest.Split(corpustest.Attacks(t, home))
 	ran := 0
 	for _, mode := range []safety.Mode{safety.DefaultMode(false), safety.ModeMedium} {
+		// With the undo journal on, as agent runs: what it saves may lower
+		// an undoable command (rm -r) to medium, never an attack.
+		j, err := safety.OpenJournal(state, fmt.Sprintf("attacks-%d", mode), "h")
+		must(t, err)
 		e := New(Config{Transport: tr, Policy: p, Approver: safety.NewApprover(mode, nil), Audit: audit,
-			Session: "attacks", Vars: execctx.New(), Emit: func(event.Event) {}})
+			Session: "attacks", Vars: execctx.New(), Emit: func(event.Event) {}, Journal: j})
 		for _, cmd := range cmds {
 			// Guard: an attack the classifier lets through is a failure
 			// here, and is not run for real.
-			if a := p.ClassifyCommandAt(cmd, home); a.Level != safety.High {
-				t.Errorf("%q = %s, want high (not run)", cmd, a)
+			if an := p.Analyze(cmd, home); an.Level != safety.High || an.IfJournaled.Level != safety.High {
+				t.Errorf("%q = %s (%s once journaled), want high (not run)", cmd, an.Assessment, an.IfJournaled)
 				continue
 			}
 			src, err := yaml.Marshal(map[string]any{"steps": []any{map[string]any{
 				"tool": "execute_command", "parameters": map[string]any{"command": cmd}}}})
 			must(t, err)
-			sum, err := e.RunPlan(context.Background(), mustParse(t, string(src)))
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			sum, err := e.RunPlan(ctx, mustParse(t, string(src)))
+			cancel()
 			if err != nil || sum.Denied != 1 || sum.OK != 0 || sum.Errors != 0 {
 				t.Errorf("mode %s: %q: %+v %v, want denied", mode, cmd, sum, err)
 			}

@@ -116,7 +116,7 @@ func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transpor
 			if err != nil {
 				return c, err
 			}
-			if opaque, what := safety.UndoOpaque(line); opaque && why == "" {
+			if opaque, what := e.cfg.Policy.UndoOpaque(line); opaque && why == "" {
 				why = "it runs " + what + ", whose file changes cannot be known before it runs"
 			}
 			c.undo = targets

@@ -47,6 +47,7 @@ func (c *classifier) argv(args []arg, e env) {
 	}
 	name, rest := args[0].val, args[1:]
 	if strings.HasPrefix(name, "/proc/") {
+		e = e.under("it names its program through /proc")
 		// /proc/self/root/usr/bin/vim is /usr/bin/vim.
 		if pl := c.procPlaces(place{p: path.Clean(name)}); len(pl) == 1 && !pl[0].rel && !pl[0].lost {
 			name = pl[0].p
@@ -321,7 +322,7 @@ func (c *classifier) command(name string, args []arg, e env) {
 	if rule.Level > Safe {
 		c.add(rule.Level, "%s: %s", s.shown, rule.Reason)
 	}
-	c.flags(s, args)
+	c.flags(s, args, e)
 	c.writeOptions(s, args)
 	c.readOptions(s, args)
 	role := c.special(name, s, args, e)
@@ -358,7 +359,7 @@ func (c *classifier) query(s scanned, args []arg) bool {
 	return false
 }
 
-func (c *classifier) flags(s scanned, args []arg) {
+func (c *classifier) flags(s scanned, args []arg, e env) {
 	for _, i := range s.opts {
 		next := ""
 		if i+1 < len(args) && args[i+1].static {
@@ -379,9 +380,13 @@ func (c *classifier) flags(s scanned, args []arg) {
 				}
 			}
 			if best.Undoable && best.Level > Medium {
-				c.undoable = true
-				if c.p.undoView {
-					best.Level = Medium
+				if why := c.notOnce(e); why != "" {
+					best.Reason += " (undo cannot take it back: " + why + ")"
+				} else {
+					c.undoable = true
+					if c.p.undoView {
+						best.Level = Medium
+					}
 				}
 			}
 			if best.Level > Safe {
@@ -586,4 +591,20 @@ func (c *classifier) clusterTakesNext(keys []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// notOnce says why a command classified in e may not run exactly once,
+// directly, where the classifier took its operands to be: what an undo
+// journal saved before the step would then not be what it changes. ""
+// when it runs once, directly.
+func (c *classifier) notOnce(e env) string {
+	switch {
+	case e.indirect != "":
+		return e.indirect
+	case c.cwdLost:
+		return "it runs after a cd to a directory that cannot be known"
+	case c.cdUnsure != "":
+		return c.cdUnsure
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -97,7 +98,10 @@ type Analysis struct {
 	// everything it changes (the executor lowers a step to it only then).
 	// It equals Assessment when no Undoable rule raised the level.
 	IfJournaled Assessment
-	undoable    bool // an Undoable rule raised the level
+	undoable    bool // an Undoable rule raised the level where it runs once, directly
+	// unsure says why what the command runs, or when, is not certain
+	// enough to lower an Undoable rule (a background job, an alias …).
+	unsure string
 }
 
 // AnalyzeCommand is ClassifyCommand that also returns the files the
@@ -127,7 +131,16 @@ func (p Policy) analyze(cmd, home string, host *hostLinks) Analysis {
 	if an.Level == High && an.undoable && !p.undoView {
 		jp := p
 		jp.undoView = true
-		an.IfJournaled = jp.analyzeOnce(cmd, home, host).Assessment
+		ja := jp.analyzeOnce(cmd, home, host)
+		an.IfJournaled = ja.Assessment
+		if ja.unsure != "" && ja.Level < High {
+			// A job running alongside may change the tree the journal
+			// saved while or after the command changes it; an alias or a
+			// function may change what a name runs; the two shells may
+			// read it differently.
+			an.IfJournaled = an.Assessment
+			an.IfJournaled.Reasons = append(slices.Clip(an.Reasons), "undo cannot take it back: "+ja.unsure)
+		}
 	}
 	return an
 }
@@ -157,6 +170,7 @@ func (p Policy) analyzeOnce(cmd, home string, host *hostLinks) Analysis {
 	}
 	more := px.analysis()
 	an.undoable = an.undoable || more.undoable
+	an.unsure = cmp.Or(an.unsure, more.unsure, "bash and /bin/sh (dash) read it differently")
 	an.Touches = touches(append(an.Touches, more.Touches...))
 	an.Programs = once(append(an.Programs, more.Programs...))
 	an.Network = once(append(an.Network, more.Network...))
@@ -166,7 +180,14 @@ func (p Policy) analyzeOnce(cmd, home string, host *hostLinks) Analysis {
 
 // analysis is what c found, each item once.
 func (c *classifier) analysis() Analysis {
-	return Analysis{Assessment: c.a, undoable: c.undoable, Touches: touches(c.touched), Programs: once(fromHome(c.programs)),
+	unsure := c.async
+	if len(c.aliases) > 0 {
+		unsure = cmp.Or(unsure, "it defines an alias, which may change what a command name runs")
+	}
+	if len(c.funcs) > 0 {
+		unsure = cmp.Or(unsure, "it defines a function, which may change what a command name runs")
+	}
+	return Analysis{Assessment: c.a, undoable: c.undoable, unsure: unsure, Touches: touches(c.touched), Programs: once(fromHome(c.programs)),
 		Network: once(c.network), Unknown: once(c.unknown)}
 }
 
@@ -231,8 +252,15 @@ type classifier struct {
 	lang      syntax.LangVariant
 	home      string // the host's home directory when known, else ""
 	bashOnly  bool   // the code (or code nested in it) has syntax only bash reads
-	// undoable: an Undoable rule raised the level (see Analysis.IfJournaled).
-	undoable  bool
+	// undoable: an Undoable rule raised the level of a command that runs
+	// once, directly (see Analysis.IfJournaled and env.indirect).
+	undoable bool
+	// async says why something in the code runs alongside the rest or
+	// after it: a background job, a coprocess, a process substitution.
+	async string
+	// cdUnsure says why the directory a cd went to may not be the one
+	// the classifier took (cd NAME through $CDPATH).
+	cdUnsure  string
 	cwds      []string // candidate working directories: "." (where the step starts) and cd targets
 	cwdLost   bool     // a cd went somewhere that cannot be resolved
 	touched   []Touch  // the files the command reads and writes, as resolved
@@ -253,6 +281,22 @@ type env struct {
 	depth int    // nesting of statements
 	stdin input  // what standard input carries
 	xargs string // the wrapper feeding extra operands from input, if any
+	// indirect says why a command here may run more than once, later than
+	// the statement, or alongside something else (in a loop, under a
+	// wrapper, in code a program runs, in a pipeline, a background job or
+	// a function body); "" when it runs once, directly. An Undoable rule
+	// is lowered only where it is "": the undo journal saves a tree once,
+	// before the step, and a command run again or later changes it after.
+	indirect string
+}
+
+// under is e inside a construct that may run a command again, later or
+// alongside others (why says which); the outermost reason is kept.
+func (e env) under(why string) env {
+	if e.indirect == "" {
+		e.indirect = why
+	}
+	return e
 }
 
 type inputKind int
@@ -319,7 +363,7 @@ func (c *classifier) code(src string, e env) {
 	// Anything the structural walk did not reach is still classified.
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if s, ok := n.(*syntax.Stmt); ok && !c.seen[s] {
-			c.stmt(s, env{code: e.code})
+			c.stmt(s, env{code: e.code, indirect: cmp.Or(e.indirect, "it is in a construct the classifier does not follow")})
 		}
 		return true
 	})
@@ -344,6 +388,11 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 		c.opaque("command nested more than %d levels deep is not analysed", maxNestDepth)
 		return
 	}
+	if s.Background || s.Coprocess {
+		why := "it runs in a background job, alongside the rest and after the step may have ended"
+		c.async = cmp.Or(c.async, why)
+		e = e.under(why)
+	}
 	for _, r := range s.Redirs {
 		e.stdin = c.redirect(r, e)
 	}
@@ -353,6 +402,9 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 		c.call(x, e)
 	case *syntax.BinaryCmd:
 		pipe := x.Op == syntax.Pipe || x.Op == syntax.PipeAll
+		if pipe {
+			e = e.under("it is a stage of a pipeline, running alongside the other stages")
+		}
 		saved := c.saveCwd()
 		c.lastCd = nil
 		c.stmt(x.X, e)
@@ -382,9 +434,11 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 			c.stmts(cl.Then, e)
 		}
 	case *syntax.WhileClause:
+		e = e.under("it is in a loop, which may run it again")
 		c.stmts(x.Cond, e)
 		c.stmts(x.Do, e)
 	case *syntax.ForClause:
+		e = e.under("it is in a loop, which may run it again")
 		c.nested(x.Loop, e)
 		c.stmts(x.Do, e)
 	case *syntax.CaseClause:
@@ -397,7 +451,7 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 		}
 	case *syntax.FuncDecl:
 		c.add(Medium, "defines a function, which changes what a command name means")
-		c.funcDecl(x, e)
+		c.funcDecl(x, e.under("it is in a function body, which may run any number of times"))
 	case *syntax.ArithmCmd, *syntax.LetClause, *syntax.TestClause:
 		c.add(Medium, "%s: bash-only construct, read differently by /bin/sh (dash)", dialectName(x))
 		c.nested(x, e)
@@ -407,11 +461,13 @@ func (c *classifier) stmt(s *syntax.Stmt, e env) {
 			c.assign(as, e, x.Variant.Value)
 		}
 	case *syntax.TimeClause:
-		c.stmt(x.Stmt, e)
+		c.stmt(x.Stmt, e.under("it runs under time"))
 	case *syntax.CoprocClause:
-		c.stmt(x.Stmt, e)
+		why := "it runs as a coprocess, alongside the rest"
+		c.async = cmp.Or(c.async, why)
+		c.stmt(x.Stmt, e.under(why))
 	case *syntax.TestDecl:
-		c.stmt(x.Body, e)
+		c.stmt(x.Body, e.under("it is in a test declaration"))
 	default:
 		c.opaque("unsupported shell construct %T", x)
 	}
@@ -429,13 +485,14 @@ func dialectName(n syntax.Node) string {
 
 // cwdState is the working directory state a subshell must not change.
 type cwdState struct {
-	cwds []string
-	lost bool
+	cwds   []string
+	lost   bool
+	unsure string
 }
 
-func (c *classifier) saveCwd() cwdState { return cwdState{slices.Clone(c.cwds), c.cwdLost} }
+func (c *classifier) saveCwd() cwdState { return cwdState{slices.Clone(c.cwds), c.cwdLost, c.cdUnsure} }
 
-func (c *classifier) restoreCwd(s cwdState) { c.cwds, c.cwdLost = s.cwds, s.lost }
+func (c *classifier) restoreCwd(s cwdState) { c.cwds, c.cwdLost, c.cdUnsure = s.cwds, s.lost, s.unsure }
 
 // isCd reports a statement that is a plain cd or pushd.
 func isCd(s *syntax.Stmt) bool {
@@ -474,11 +531,13 @@ func (c *classifier) nested(n syntax.Node, e env) {
 		switch x := m.(type) {
 		case *syntax.CmdSubst:
 			saved := c.saveCwd()
-			c.stmts(x.Stmts, env{code: e.code, depth: e.depth})
+			c.stmts(x.Stmts, env{code: e.code, depth: e.depth, indirect: e.indirect})
 			c.restoreCwd(saved)
 			return false
 		case *syntax.ProcSubst:
-			ne := env{code: e.code, depth: e.depth}
+			why := "it is in a process substitution, running alongside the command"
+			c.async = cmp.Or(c.async, why)
+			ne := env{code: e.code, depth: e.depth, indirect: cmp.Or(e.indirect, why)}
 			if x.Op == syntax.CmdOut {
 				ne.stdin = input{kind: inPipe, text: "process substitution"}
 			}

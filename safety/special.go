@@ -307,7 +307,7 @@ func (c *classifier) findExec(args []arg, e env) {
 			j++
 		}
 		e.xargs = ""
-		c.argv(args[i+1:j], e)
+		c.argv(args[i+1:j], e.under("find "+args[i].val+" runs it once per file found"))
 		i = j
 	}
 }
@@ -501,7 +501,7 @@ func (c *classifier) containerExec(name string, s scanned, args []arg, e env) {
 	// command and its own options.
 	if inner := args[s.operands[0]+1:]; len(inner) > 0 {
 		e.xargs = ""
-		c.argv(inner, e)
+		c.argv(inner, e.under(name+" exec runs it in a container, on another file system"))
 	}
 }
 

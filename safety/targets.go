@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"cmp"
 	"path"
 	"slices"
 	"strings"
@@ -336,6 +337,10 @@ func (c *classifier) cd(args []arg) {
 	if !a.static || a.glob || a.val == "-" {
 		c.cwdLost = true
 		return
+	}
+	if v := a.val; !a.tilde && !strings.HasPrefix(v, "~") && !path.IsAbs(v) && v != "." && v != ".." && !strings.HasPrefix(v, "./") && !strings.HasPrefix(v, "../") {
+		// cd NAME looks NAME up in $CDPATH first (dash and bash alike).
+		c.cdUnsure = cmp.Or(c.cdUnsure, "it runs after cd "+v+", which $CDPATH may send elsewhere")
 	}
 	var went []string
 	for _, pl := range c.places(a) {

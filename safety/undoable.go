@@ -26,9 +26,10 @@ var opaqueWriters = map[string]string{
 // UndoOpaque reports whether cmd runs a program whose file changes an undo
 // journal cannot know before it runs (see opaqueWriters), and says which.
 // It looks at every simple command of the line, inside pipelines, lists,
-// subshells and substitutions, by the base name of its program; a program
-// named by an expansion is not looked at (the classifier rates it high).
-func UndoOpaque(cmd string) (bool, string) {
+// subshells and substitutions, by the base name of its program after the
+// policy's wrappers (Policy.Wrappers) and their options; a program named by
+// an expansion is not looked at (the classifier rates it high).
+func (p Policy) UndoOpaque(cmd string) (bool, string) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
 	if err != nil {
 		return true, "the command does not parse"
@@ -45,7 +46,7 @@ func UndoOpaque(cmd string) (bool, string) {
 				return true
 			}
 			name := path.Base(lit)
-			if undoWrappers[name] || strings.HasPrefix(lit, "-") || strings.Contains(lit, "=") || durationLike(lit) {
+			if _, wrapper := p.Wrappers[name]; wrapper || strings.HasPrefix(lit, "-") || strings.Contains(lit, "=") || durationLike(lit) {
 				continue
 			}
 			if what, ok := opaqueWriters[name]; ok {
@@ -59,13 +60,6 @@ func UndoOpaque(cmd string) (bool, string) {
 		return why == ""
 	})
 	return why != "", why
-}
-
-// undoWrappers run the program that follows them (after their options).
-var undoWrappers = map[string]bool{
-	"env": true, "nice": true, "ionice": true, "nohup": true, "timeout": true, "time": true, "stdbuf": true,
-	"xargs": true, "sudo": true, "doas": true, "command": true, "exec": true, "busybox": true, "setsid": true,
-	"chrt": true, "taskset": true, "flock": true,
 }
 
 // durationLike is a wrapper's number argument (timeout 5s, nice -n 10).

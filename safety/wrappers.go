@@ -13,12 +13,16 @@ func (c *classifier) codeArg(who string, a arg, e env) {
 	}
 	e.code++
 	e.xargs = ""
-	c.code(a.val, e)
+	c.code(a.val, e.under(who+" runs it as code, which may run it again or later"))
 }
 
 // wrapper classifies a command that runs the command in its arguments
 // (sudo, env, nohup, timeout, xargs …) and then that command.
 func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
+	// What a wrapper runs may run again (watch, xargs, parallel), later
+	// (nohup, setsid, timeout's retries …), as someone else or elsewhere
+	// (sudo, chroot, nsenter): never lowered as journaled.
+	e = e.under(name + " runs it, and may run it again, later or elsewhere")
 	if r, ok := c.p.commandRule(name); ok && r.Level > Safe {
 		c.add(r.Level, "%s: %s", name, r.Reason)
 	}
