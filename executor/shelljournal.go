@@ -34,7 +34,7 @@ type shellTarget struct {
 }
 
 // maxShellJournal bounds what one command's targets may hold in all.
-const maxShellJournal = 64 << 20
+const maxShellJournal = safety.MaxCommandBytes
 
 // planShellUndo resolves on the host the files a command writes and tells
 // whether undo can take each back: it returns those it can, and why not
@@ -241,11 +241,13 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 // may have changed files too.
 func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []shellTarget) error {
 	var errs []error
+	var notes []string // over the bounds: undo cannot tell later changes from the session's
 	for _, t := range targets {
 		if t.dir {
 			continue // undo's rmdir refuses a directory something was put in
 		}
-		sum, err := safety.State(ctx, hostTree{tr}, t.path) // a directory now: its tree's state
+		// A directory now: its tree's state; bounded like the journal.
+		sum, err := safety.State(ctx, hostTree{tr}, t.path, e.cfg.Journal.Bounds())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("undo journal: %s: %w", t.path, err))
 			continue
@@ -253,6 +255,13 @@ func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, tar
 		if err := e.cfg.Journal.Changed(ctx, t.path, sum); err != nil {
 			errs = append(errs, err)
 		}
+		if sum == safety.TooLarge {
+			notes = append(notes, t.path)
+		}
+	}
+	if len(notes) > 0 {
+		errs = append(errs, fmt.Errorf("undo journal: %s now holds more than undo compares (%s): agent undo refuses it without --force",
+			strings.Join(notes, ", "), e.cfg.Journal.Bounds()))
 	}
 	return errors.Join(errs...)
 }

@@ -2,11 +2,17 @@ package executor
 
 import (
 	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/transport/local"
 )
 
 // TestShellUndoOverCapIsHigh: a medium command writing a file larger than
@@ -27,3 +33,51 @@ func TestShellUndoOverCapIsHigh(t *testing.T) {
 		t.Fatalf("under the cap: %v %s %s %v", err, r.Risk.Level, r.Status, r.Journaled)
 	}
 }
+
+// TestShellUndoAfterStateBounded: what a command leaves over the
+// journal's bounds (cp -r of a tree holding a file above the per-file cap
+// into a new directory) is not hashed whole: its state is TooLarge, the
+// step says undo will refuse it, and undo refuses it without --force.
+func TestShellUndoAfterStateBounded(t *testing.T) {
+	h := newHarness(t)
+	if err := os.Mkdir(filepath.Join(h.dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.write("src/big", strings.Repeat("x", 4096))
+	h.jrnl.MaxBytes = 1000
+	e := h.executor(safety.ModeMedium, false, nil)
+	dst := filepath.Join(h.dir, "dst")
+	r, err := e.RunStep(context.Background(), planner.Step{Tool: "execute_command",
+		Parameters: map[string]any{"command": "cp -r " + filepath.Join(h.dir, "src") + " " + dst}})
+	if err != nil || r.Status != "ok" || r.Risk.Level != safety.Medium {
+		t.Fatalf("cp -r: %v %s %s %v", err, r.Status, r.Risk.Level, r.Risk.Reasons)
+	}
+	if !strings.Contains(r.Observation, "more than undo compares") {
+		t.Errorf("observation %q does not say undo cannot compare %s", r.Observation, dst)
+	}
+	tr, err := local.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.jrnl.Restore(context.Background(), lookOnly{hostTree{tr}})
+	var ce *safety.ChangedError
+	if !errors.As(err, &ce) || ce.Path != dst || !strings.Contains(err.Error(), "more than undo compares") {
+		t.Fatalf("undo: %v, want %s refused as over the bounds", err, dst)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "big")); err != nil {
+		t.Fatalf("a refused undo removed %s: %v", dst, err)
+	}
+}
+
+// lookOnly is a restorer that can only look: undo must refuse before it
+// writes anything.
+type lookOnly struct{ hostTree }
+
+var errLookOnly = errors.New("look-only restorer: nothing may be written")
+
+func (lookOnly) WriteFile(context.Context, string, io.Reader, fs.FileMode) (int64, error) {
+	return 0, errLookOnly
+}
+func (lookOnly) Remove(context.Context, string) error             { return errLookOnly }
+func (lookOnly) RemoveDir(context.Context, string) error          { return errLookOnly }
+func (lookOnly) Chmod(context.Context, string, fs.FileMode) error { return errLookOnly }

@@ -494,7 +494,7 @@ func userName(u string) bool {
 // validState accepts a file's state: a hex SHA-256, Absent, or a tree's
 // "tree:" and hex SHA-256.
 func validState(s string) bool {
-	if s == Absent {
+	if s == Absent || s == TooLarge {
 		return true
 	}
 	b, err := hex.DecodeString(strings.TrimPrefix(s, TreeStatePrefix))

@@ -214,7 +214,8 @@ func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOp
 // it had before the session (an undo that stopped half way); anything
 // else is a later change.
 func (j *Journal) unchanged(ctx context.Context, w FileRestorer, r indexRecord, want string) error {
-	got, err := stateOf(ctx, w, r.Path)
+	b := j.Bounds()
+	got, err := stateOf(ctx, w, r.Path, b)
 	if err != nil {
 		return fmt.Errorf("undo: check %s: %w", r.Path, err)
 	}
@@ -225,19 +226,33 @@ func (j *Journal) unchanged(ctx context.Context, w FileRestorer, r indexRecord, 
 	case r.Existed:
 		before = r.SHA256
 	}
-	if got == want || got == before {
+	if got == want && got != TooLarge || got == before {
 		return nil
 	}
-	return &ChangedError{Path: r.Path, Session: j.session}
+	ce := &ChangedError{Path: r.Path, Session: j.session}
+	switch {
+	case got == TooLarge:
+		ce.Why = "it now holds more than undo compares (" + b.String() + ")"
+	case want == TooLarge:
+		ce.Why = "the session left it holding more than undo compares (" + b.String() + ")"
+	}
+	return ce
 }
 
 // ChangedError is a file Restore skipped: it changed after the session
 // last changed it. It wraps ErrChangedSince.
 type ChangedError struct {
 	Path, Session string
+	// Why, when set, says why whether it changed cannot be told: it is
+	// over the bounds undo hashes within (StateBounds).
+	Why string
 }
 
 func (e *ChangedError) Error() string {
+	if e.Why != "" {
+		return fmt.Sprintf("skipped %s: %s, so whether it changed since session %s cannot be told (use --force to overwrite)",
+			e.Path, e.Why, e.Session)
+	}
 	return fmt.Sprintf("skipped %s: changed since session %s (use --force to overwrite)", e.Path, e.Session)
 }
 

@@ -37,65 +37,6 @@ type TreeRestorer interface {
 	RemoveAll(ctx context.Context, path string) error
 }
 
-// State is p's state on the host as the journal compares it: its
-// content's SHA-256 (hex, links followed), Absent, or TreeState when it
-// is a directory.
-func State(ctx context.Context, r TreeReader, p string) (string, error) {
-	h := sha256.New()
-	_, err := r.ReadFile(ctx, p, h)
-	switch {
-	case err == nil:
-		return hex.EncodeToString(h.Sum(nil)), nil
-	case ctx.Err() != nil:
-		return "", ctx.Err()
-	case errors.Is(err, fs.ErrNotExist):
-		return Absent, nil
-	}
-	l, lerr := r.ListTree(ctx, p)
-	if lerr != nil || l.Entries[0].Type != 'd' {
-		return "", err // not a directory: the read's error says why
-	}
-	if err := hashFiles(ctx, r, p, l.Entries); err != nil {
-		return "", err
-	}
-	return TreeState(l.Entries), nil
-}
-
-// hashFiles sets the SHA256 and Size of the regular files of the tree at
-// root.
-func hashFiles(ctx context.Context, r TreeReader, root string, entries []TreeEntry) error {
-	for i := range entries {
-		e := &entries[i]
-		if e.Type != 'f' {
-			continue
-		}
-		h := sha256.New()
-		n, err := r.ReadFile(ctx, path.Join(root, e.Path), h)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path.Join(root, e.Path), err)
-		}
-		e.SHA256, e.Size = hex.EncodeToString(h.Sum(nil)), n
-	}
-	return nil
-}
-
-// stateOf is State through a restorer: without ListTree, a directory's
-// state is the read's error.
-func stateOf(ctx context.Context, w FileRestorer, p string) (string, error) {
-	if tr, ok := w.(TreeReader); ok {
-		return State(ctx, tr, p)
-	}
-	h := sha256.New()
-	_, err := w.ReadFile(ctx, p, h)
-	switch {
-	case err == nil:
-		return hex.EncodeToString(h.Sum(nil)), nil
-	case errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil:
-		return Absent, nil
-	}
-	return "", err
-}
-
 // restoreTree puts the tree r saved back at r.Path, touching only what
 // differs: what the tree did not have is removed (deepest first), missing
 // or different entries are written back from their blobs, and modes are
@@ -135,6 +76,14 @@ func (j *Journal) restoreTree(ctx context.Context, w FileRestorer, r indexRecord
 		if err := tw.Remove(ctx, r.Path); err != nil {
 			return fail(err)
 		}
+		l = TreeListing{}
+	case len(l.Entries) > MaxTreeEntries:
+		// Over the bound (only when forced: unchanged refused it): the
+		// listing is not all of it, so it is removed whole and rebuilt.
+		if err := tw.RemoveAll(ctx, r.Path); err != nil {
+			return fail(err)
+		}
+		l = TreeListing{}
 	default:
 		for _, e := range l.Entries {
 			cur[e.Path] = e
@@ -216,8 +165,7 @@ func (j *Journal) restoreTreeFile(ctx context.Context, tw TreeRestorer, p string
 	u, _ := strconv.ParseUint(e.Mode, 8, 32) // checked by parseManifest
 	mode := FileModeOf(uint32(u))
 	if has && c.Size == e.Size {
-		h := sha256.New()
-		if _, err := tw.ReadFile(ctx, p, h); err == nil && hex.EncodeToString(h.Sum(nil)) == e.SHA256 {
+		if sum, _, err := hashFile(ctx, tw.ReadFile, p, e.Size); err == nil && sum == e.SHA256 {
 			if c.Mode == uint32(u) {
 				return 0, nil
 			}

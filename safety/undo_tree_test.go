@@ -297,7 +297,7 @@ func TestState(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := func(p string) string {
-		s, err := State(ctx, memTree{}, p)
+		s, err := State(ctx, memTree{}, p, StateBounds{})
 		if err != nil {
 			t.Fatal(err)
 		}

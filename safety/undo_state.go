@@ -1,0 +1,160 @@
+package safety
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+)
+
+// TooLarge is the state of a path that holds more than State hashes (see
+// StateBounds): a file over the journal's per-file cap, or a directory
+// tree over its entries or bytes. Undo cannot tell whether such a path
+// changed since the session, and refuses it without --force.
+const TooLarge = "too-large"
+
+// MaxCommandBytes bounds the bytes one command's targets may hold in all
+// (files and trees): what the journal saves before a shell command, and
+// what State reads of one tree.
+const MaxCommandBytes = 64 << 20
+
+// StateBounds bound what State reads to hash a path: the bytes of each
+// file, and for a directory tree its entries and its files' bytes in all.
+// Zero fields take the journal's defaults (DefaultUndoMaxBytes,
+// MaxCommandBytes, MaxTreeEntries).
+type StateBounds struct {
+	FileBytes, TreeBytes int64
+	Entries              int
+}
+
+// Bounds are the journal's own: MaxBytes a file, MaxCommandBytes and
+// MaxTreeEntries a tree. Nothing it saved is over them.
+func (j *Journal) Bounds() StateBounds { return StateBounds{FileBytes: j.MaxBytes}.orDefault() }
+
+func (b StateBounds) orDefault() StateBounds {
+	if b.FileBytes <= 0 {
+		b.FileBytes = DefaultUndoMaxBytes
+	}
+	if b.TreeBytes <= 0 {
+		b.TreeBytes = MaxCommandBytes
+	}
+	if b.Entries <= 0 {
+		b.Entries = MaxTreeEntries
+	}
+	return b
+}
+
+// String says the bounds in words, for messages.
+func (b StateBounds) String() string {
+	return fmt.Sprintf("%d bytes a file, %d entries and %d bytes a directory tree", b.FileBytes, b.Entries, b.TreeBytes)
+}
+
+// State is p's state on the host as the journal compares it: its
+// content's SHA-256 (hex, links followed), Absent, TreeState when it is a
+// directory, or TooLarge when it holds more than b. What it reads is
+// bounded by b: never the whole of a large file or tree.
+func State(ctx context.Context, r TreeReader, p string, b StateBounds) (string, error) {
+	b = b.orDefault()
+	sum, over, err := hashFile(ctx, r.ReadFile, p, b.FileBytes)
+	switch {
+	case over:
+		return TooLarge, nil
+	case err == nil:
+		return sum, nil
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case errors.Is(err, fs.ErrNotExist):
+		return Absent, nil
+	}
+	l, lerr := r.ListTree(ctx, p)
+	if lerr != nil || l.Entries[0].Type != 'd' {
+		return "", err // not a directory: the read's error says why
+	}
+	if len(l.Entries) > b.Entries {
+		return TooLarge, nil
+	}
+	var total int64
+	for _, e := range l.Entries {
+		if e.Type != 'f' {
+			continue
+		}
+		if total += e.Size; e.Size > b.FileBytes || total > b.TreeBytes {
+			return TooLarge, nil
+		}
+	}
+	left := b.TreeBytes
+	for i := range l.Entries {
+		e := &l.Entries[i]
+		if e.Type != 'f' {
+			continue
+		}
+		// Bounded again: a file may have grown since it was listed.
+		sum, over, err := hashFile(ctx, r.ReadFile, path.Join(p, e.Path), min(b.FileBytes, left))
+		switch {
+		case over:
+			return TooLarge, nil
+		case err != nil:
+			return "", fmt.Errorf("read %s: %w", path.Join(p, e.Path), err)
+		}
+		e.SHA256 = sum
+		left -= e.Size
+	}
+	return TreeState(l.Entries), nil
+}
+
+// hashFile is the SHA-256 (hex) of the file p as read reads it; over
+// reports that it holds more than max bytes, of which no more than max
+// were read. Size is set from what was read.
+func hashFile(ctx context.Context, read func(context.Context, string, io.Writer) (int64, error), p string, max int64) (sum string, over bool, err error) {
+	h := sha256.New()
+	bw := &boundedHash{w: h, n: max}
+	_, err = read(ctx, p, bw)
+	if bw.over {
+		return "", true, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), false, nil
+}
+
+// boundedHash takes at most n bytes, then fails and says it was over.
+type boundedHash struct {
+	w    io.Writer
+	n    int64
+	over bool
+}
+
+var errOverBound = errors.New("over the bound undo compares")
+
+func (b *boundedHash) Write(p []byte) (int, error) {
+	if int64(len(p)) > b.n {
+		b.over = true
+		return 0, errOverBound
+	}
+	b.n -= int64(len(p))
+	return b.w.Write(p)
+}
+
+// stateOf is State through a restorer: without ListTree, a directory's
+// state is the read's error.
+func stateOf(ctx context.Context, w FileRestorer, p string, b StateBounds) (string, error) {
+	if tr, ok := w.(TreeReader); ok {
+		return State(ctx, tr, p, b)
+	}
+	b = b.orDefault()
+	sum, over, err := hashFile(ctx, w.ReadFile, p, b.FileBytes)
+	switch {
+	case over:
+		return TooLarge, nil
+	case err == nil:
+		return sum, nil
+	case errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil:
+		return Absent, nil
+	}
+	return "", err
+}
