@@ -33,7 +33,8 @@ func MaybeLaunch() {
 // Launch is the launcher. Its forms:
 //
 //	-probe                       print the kernel's Landlock ABI and the protocol ("landlock N protocol P")
-//	-compile FILE SPECFLAGS --   compute the Spec's Ruleset once, into FILE
+//	-compile FILE SPECFLAGS --   compute the Spec's Ruleset once, into FILE (repeatable;
+//	                             after -probe: the host's set-up in one process)
 //	-rules FILE... -- COMMAND    confine to each Ruleset file (stacked), exec COMMAND
 //	SPECFLAGS -- COMMAND         compute the Spec, confine, exec COMMAND
 //
@@ -44,24 +45,33 @@ func Launch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, LaunchPrefix+format+"\n", a...)
 		return LaunchExit
 	}
-	switch {
-	case len(args) == 1 && args[0] == ProbeFlag:
+	if len(args) >= 1 && args[0] == ProbeFlag {
 		fmt.Fprintf(stdout, "landlock %d protocol %d\n", ABI(), Protocol)
-		return 0
-	case len(args) >= 2 && args[0] == CompileFlag:
-		file := args[1]
-		s, argv, err := ParseArgs(args[2:])
-		if err == nil && len(argv) > 0 {
-			err = fmt.Errorf("%s takes no command", CompileFlag)
+		if args = args[1:]; len(args) == 0 {
+			return 0
 		}
-		if err == nil && !path.IsAbs(file) {
-			err = fmt.Errorf("%s %s: not an absolute path", CompileFlag, file)
+		if args[0] != CompileFlag {
+			return fail("%s takes nothing but %s after it", ProbeFlag, CompileFlag)
 		}
-		if err != nil {
-			return fail("%v", err)
-		}
-		if err := WriteRuleset(file, Compile(s)); err != nil {
-			return fail("%v", err)
+	}
+	if len(args) >= 1 && args[0] == CompileFlag {
+		// -compile FILE SPECFLAGS -- [-compile FILE SPECFLAGS --]...
+		for len(args) > 0 {
+			if len(args) < 2 || args[0] != CompileFlag {
+				return fail("%s FILE SPECFLAGS -- may only be followed by another", CompileFlag)
+			}
+			file := args[1]
+			s, rest, err := ParseArgs(args[2:])
+			if err == nil && !path.IsAbs(file) {
+				err = fmt.Errorf("%s %s: not an absolute path", CompileFlag, file)
+			}
+			if err != nil {
+				return fail("%v", err)
+			}
+			if err := WriteRuleset(file, Compile(s)); err != nil {
+				return fail("%v", err)
+			}
+			args = rest
 		}
 		return 0
 	}
@@ -71,9 +81,11 @@ func Launch(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("%v", err)
 		}
-		if rs.Stale() {
-			rs = Compile(rs.Spec)
-			WriteRuleset(args[1], rs) // best effort: the next command reads it fresh
+		if fresh, changed := rs.Fresh(); changed {
+			// Compiled again, or its stamps renewed: best effort, the
+			// next command reads it as it is now.
+			rs = fresh
+			WriteRuleset(args[1], rs)
 		}
 		rss, args = append(rss, rs), args[2:]
 	}

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -102,41 +103,36 @@ func (s Spec) rules() []rule {
 	return rules
 }
 
-// compile is rules, and the directories whose entries the rules list
-// (the ancestors of denied paths, the NoRead directories searched for
-// Public names): when one changes, the rules must be computed again.
-func (s Spec) compile() ([]rule, []string) {
+// compile is rules, and the stamps of the directories they depend on
+// (watch.go): those whose entries the rules list (the ancestors of denied
+// paths, the NoRead directories searched for Public names) and those
+// where a denied path's links are looked up or its glob matched.
+func (s Spec) compile() ([]rule, []Stamp) {
 	var rs ruleSet
-	var listed []string
-	noRead := expand(s.NoRead)
+	var w watcher
+	noRead := expandWatched(&w, s.NoRead)
 	if len(s.Readable) == 0 {
-		cover(&rs, &listed, "/", noRead, readRights, accessReadDir)
+		coverTop(&rs, &w, "/", noRead, readRights, accessReadDir)
 	}
 	for _, p := range s.Readable {
 		for _, m := range glob(p) {
-			cover(&rs, &listed, resolve(m), noRead, readRights, accessReadDir)
+			coverTop(&rs, &w, resolve(m), noRead, readRights, accessReadDir)
 		}
 	}
-	for _, p := range public(s.Public, s.NoRead) {
+	for _, p := range public(&w, s.Public, noRead) {
 		if fi, err := os.Stat(p); err == nil {
 			rs.add(p, readRights, fi.IsDir())
 		}
 	}
-	for _, p := range s.Public {
-		if !strings.Contains(p, "/") {
-			listed = append(listed, noRead...)
-			break
-		}
-	}
 	if s.Write {
-		cover(&rs, &listed, "/", expand(s.NoWrite), writeRights, 0)
+		coverTop(&rs, &w, "/", expandWatched(&w, s.NoWrite), writeRights, 0)
 	}
 	for _, p := range s.Writable {
 		for _, m := range glob(p) {
 			if fi, err := os.Stat(m); err == nil {
 				rs.add(resolve(m), writeRights, fi.IsDir())
 				if len(s.Readable) > 0 {
-					cover(&rs, &listed, resolve(m), noRead, readRights, accessReadDir)
+					coverTop(&rs, &w, resolve(m), noRead, readRights, accessReadDir)
 				}
 			}
 		}
@@ -148,33 +144,38 @@ func (s Spec) compile() ([]rule, []string) {
 			}
 		}
 	}
-	slices.Sort(listed)
-	return rs.list(), slices.Compact(listed)
+	return rs.list(), w.list()
 }
 
-// cover grants rights on p and below, except on the members of deny and
-// below; deny is sorted.
-func cover(rs *ruleSet, listed *[]string, p string, deny []string, rights, anc uint64) {
-	if _, ok := slices.BinarySearch(deny, p); ok {
-		return
-	}
-	if !holdsAny(p, deny) {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink == 0 {
-			rs.add(p, rights, fi.IsDir())
-		}
-		return
-	}
-	rs.add(p, anc, true)
-	*listed = append(*listed, p)
-	ents, err := os.ReadDir(p)
+// coverTop is cover of the hierarchy at p, whatever it is.
+func coverTop(rs *ruleSet, w *watcher, p string, deny []string, rights, anc uint64) {
+	fi, err := os.Lstat(p)
 	if err != nil {
 		return
 	}
-	for _, e := range ents {
-		if e.Type()&os.ModeSymlink != 0 {
+	cover(rs, w, p, fi.Mode().Type(), deny, rights, anc)
+}
+
+// cover grants rights on p (of type typ) and below, except on the members
+// of deny and below; deny is sorted. A directory holding a member is
+// listed (and watched), its entries covered in turn.
+func cover(rs *ruleSet, w *watcher, p string, typ fs.FileMode, deny []string, rights, anc uint64) {
+	if _, ok := slices.BinarySearch(deny, p); ok {
+		return
+	}
+	if typ&fs.ModeSymlink != 0 {
+		return
+	}
+	if !holdsAny(p, deny) {
+		rs.add(p, rights, typ.IsDir())
+		return
+	}
+	rs.add(p, anc, true)
+	for _, e := range w.dir(p) {
+		if e.Type()&fs.ModeSymlink != 0 {
 			continue
 		}
-		cover(rs, listed, path.Join(p, e.Name()), deny, rights, anc)
+		cover(rs, w, path.Join(p, e.Name()), e.Type(), deny, rights, anc)
 	}
 }
 
@@ -192,10 +193,17 @@ func holdsAny(dir string, deny []string) bool {
 // symbolic links in the part that exists resolved. The result is sorted and
 // without duplicates.
 func expand(paths []string) []string {
+	var w watcher
+	return expandWatched(&w, paths)
+}
+
+// expandWatched is expand, recording in w the directories the globs and
+// links were looked up in.
+func expandWatched(w *watcher, paths []string) []string {
 	var out []string
 	for _, p := range paths {
-		for _, m := range glob(p) {
-			out = append(out, resolve(m))
+		for _, m := range globWatched(w, p) {
+			out = append(out, resolveWatched(w, m))
 		}
 	}
 	slices.Sort(out)
@@ -229,8 +237,10 @@ func resolve(p string) string {
 }
 
 // public lists the files the Public entries name: absolute ones as they
-// are, base-name patterns matched in each NoRead directory.
-func public(pub, noRead []string) []string {
+// are, base-name patterns matched in each NoRead directory (noRead, as
+// expanded; those directories are watched: a new match is readable at the
+// next command).
+func public(w *watcher, pub, noRead []string) []string {
 	var out []string
 	for _, p := range pub {
 		if strings.Contains(p, "/") {
@@ -239,9 +249,15 @@ func public(pub, noRead []string) []string {
 			}
 			continue
 		}
-		for _, d := range expand(noRead) {
-			m, _ := filepath.Glob(path.Join(d, p))
-			out = append(out, m...)
+		for _, d := range noRead {
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				continue // not a directory: nothing matches in it
+			}
+			for _, e := range w.dir(d) {
+				if ok, err := path.Match(p, e.Name()); err == nil && ok {
+					out = append(out, path.Join(d, e.Name()))
+				}
+			}
 		}
 	}
 	return out

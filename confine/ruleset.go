@@ -11,10 +11,9 @@ import (
 )
 
 // Ruleset is a Spec computed against a host's file system once, for every
-// command of a session: the rules Landlock is given, and the directories
-// whose entries they list, with their modification times. A command
-// confined by it re-checks only those few directories (Stale), not the
-// Spec's paths.
+// command of a session: the rules Landlock is given, and the stamps of the
+// directories they depend on (watch.go). A command confined by it
+// re-checks only those few directories (Stale), not the Spec's paths.
 type Ruleset struct {
 	Spec   Spec    `json:"spec"`
 	Rules  []Rule  `json:"rules"`
@@ -29,53 +28,15 @@ type Rule struct {
 	Dir    bool   `json:"d,omitempty"`
 }
 
-// Stamp is a listed directory's modification time (Unix nanoseconds; -1:
-// it did not exist).
-type Stamp struct {
-	Path  string `json:"p"`
-	MTime int64  `json:"t"`
-}
-
 // rulesetVersion is the format of an encoded Ruleset.
-const rulesetVersion = 1
+const rulesetVersion = 2
 
 // Compile computes s against this machine's file system.
 func Compile(s Spec) Ruleset {
-	rules, listed := s.compile()
-	rs := Ruleset{Spec: s, Rules: make([]Rule, len(rules))}
+	rules, stamps := s.compile()
+	rs := Ruleset{Spec: s, Rules: make([]Rule, len(rules)), Stamps: stamps}
 	for i, r := range rules {
 		rs.Rules[i] = Rule{Path: r.path, Rights: r.rights, Dir: r.dir}
-	}
-	for _, d := range listed {
-		rs.Stamps = append(rs.Stamps, Stamp{Path: d, MTime: mtime(d)})
-	}
-	return rs
-}
-
-func mtime(p string) int64 {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return -1
-	}
-	return fi.ModTime().UnixNano()
-}
-
-// Stale reports whether a listed directory changed since Compile: an
-// entry created, removed or renamed there may be one the rules must
-// grant or leave out.
-func (rs Ruleset) Stale() bool {
-	for _, s := range rs.Stamps {
-		if mtime(s.Path) != s.MTime {
-			return true
-		}
-	}
-	return false
-}
-
-// Fresh is rs, or rs compiled again when it is stale.
-func (rs Ruleset) Fresh() Ruleset {
-	if rs.Stale() {
-		return Compile(rs.Spec)
 	}
 	return rs
 }
@@ -130,6 +91,9 @@ func DecodeRuleset(b []byte) (Ruleset, error) {
 	for _, s := range rs.Stamps {
 		if err := checkPath(s.Path, false); err != nil {
 			return Ruleset{}, fmt.Errorf("ruleset: stamp: %w", err)
+		}
+		if s.MTime < -1 {
+			return Ruleset{}, fmt.Errorf("ruleset: stamp %s: time %d", s.Path, s.MTime)
 		}
 	}
 	if c := rs.Spec.Caps; c != "" && c != CapsRead && c != CapsNoSystem {

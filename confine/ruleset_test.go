@@ -89,10 +89,10 @@ func TestRulesetRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRulesetRefusesBadInput(t *testing.T) {
-	for _, in := range []string{"", "{", "[]", `{"v":2}`, `{"v":1,"x":1}`,
-		`{"v":1,"rules":[{"p":"rel","r":4}]}`, `{"v":1,"rules":[{"p":"/a/../b","r":4}]}`,
-		`{"v":1,"rules":[{"p":"/a","r":0}]}`, `{"v":1,"rules":[{"p":"/a","r":1099511627776}]}`,
-		`{"v":1,"stamps":[{"p":"","t":1}]}`, `{"v":1,"spec":{"NoRead":["x"]}}`} {
+	for _, in := range []string{"", "{", "[]", `{"v":1}`, `{"v":3}`, `{"v":2,"x":1}`,
+		`{"v":2,"rules":[{"p":"rel","r":4}]}`, `{"v":2,"rules":[{"p":"/a/../b","r":4}]}`,
+		`{"v":2,"rules":[{"p":"/a","r":0}]}`, `{"v":2,"rules":[{"p":"/a","r":1099511627776}]}`,
+		`{"v":2,"stamps":[{"p":"","t":1}]}`, `{"v":2,"stamps":[{"p":"/","t":-2}]}`, `{"v":2,"spec":{"NoRead":["x"]}}`} {
 		if _, err := DecodeRuleset([]byte(in)); err == nil {
 			t.Errorf("%q: no error", in)
 		}
@@ -101,7 +101,7 @@ func TestDecodeRulesetRefusesBadInput(t *testing.T) {
 
 func FuzzDecodeRuleset(f *testing.F) {
 	f.Add(string(Compile(Spec{NoRead: []string{"/root/.ssh"}, Public: []string{"*.pub"}}).Encode()))
-	f.Add(`{"v":1,"rules":[{"p":"/","r":13,"d":true}],"stamps":[{"p":"/","t":5}]}`)
+	f.Add(`{"v":2,"rules":[{"p":"/","r":13,"d":true}],"stamps":[{"p":"/","t":5,"n":"ab","h":true}]}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		rs, err := DecodeRuleset([]byte(in))
 		if err != nil {

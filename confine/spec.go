@@ -190,7 +190,7 @@ func checkPath(p string, baseOK bool) error {
 // Protocol is the version of the launcher's arguments and ruleset files;
 // agent refuses a launcher that answers the probe with another (one
 // embedded by an older build).
-const Protocol = 3
+const Protocol = 4
 
 // ErrNotEnforced refuses a step nobody approved on a host that cannot
 // confine it, when enforcement is required (--require-enforcement).

@@ -53,7 +53,11 @@ func (r *Restrictor) Do(fn func()) error {
 		return fmt.Errorf("confine: restrictor closed")
 	}
 	for i, rs := range r.rss {
-		if !rs.Stale() {
+		stale, renewed := rs.check()
+		if renewed {
+			r.rss[i] = rs // the same rules; the stamps spare the next check a reading
+		}
+		if !stale {
 			continue
 		}
 		rs = Compile(rs.Spec)

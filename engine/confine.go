@@ -1,10 +1,7 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -379,163 +375,6 @@ func (h *confiner) setupLocal(ctx context.Context) {
 
 // remoteTimeout bounds each command of the remote setup and clean-up.
 const remoteTimeout = 30 * time.Second
-
-// setupRemote sends the launcher: one command learns the system, the
-// architecture and the kernel and makes the private directory; the
-// launcher goes over SFTP; one command checks its SHA-256 and asks it for
-// the kernel's Landlock ABI.
-func (h *confiner) setupRemote(ctx context.Context) {
-	res, err := h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout,
-		Command: `uname -srm && pwd && printf '%s\n' "${TMPDIR:-/tmp}" && umask 077 && mktemp -d "${TMPDIR:-/tmp}/agent-launch.XXXXXXXX"`})
-	if err != nil {
-		h.err = fmt.Errorf("confine: %w", err)
-		return
-	}
-	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
-	uname := strings.Fields(lines[0])
-	if len(uname) != 3 {
-		h.reason = fmt.Sprintf("the host's system is unknown (uname: %q)", strings.TrimSpace(res.Stdout+res.Stderr))
-		return
-	}
-	sys, release, machine := uname[0], uname[1], uname[2]
-	if len(lines) >= 3 {
-		h.cwd, h.tmp = lines[1], lines[2]
-	}
-	if len(lines) == 4 && strings.HasPrefix(lines[3], "/") {
-		h.dir = lines[3]
-	}
-	if sys != "Linux" {
-		h.reason = "the host runs " + sys + "; Landlock is Linux's"
-		h.cleanup()
-		return
-	}
-	arch, ok := map[string]string{"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}[machine]
-	if !ok {
-		h.reason = "agent has no launcher for " + machine
-		h.cleanup()
-		return
-	}
-	if h.o.Probe != nil {
-		abi, rel, err := h.o.Probe(ctx)
-		if err != nil {
-			h.err = fmt.Errorf("confine: %w", err)
-			h.cleanup()
-			return
-		}
-		if abi < 1 {
-			h.reason = "kernel " + rel + " has no Landlock"
-			h.cleanup()
-			return
-		}
-	}
-	if h.o.Launcher == nil {
-		h.reason = "agent has no launcher for linux/" + arch
-		h.cleanup()
-		return
-	}
-	bin, err := h.o.Launcher(arch)
-	if err != nil {
-		h.reason = err.Error()
-		h.cleanup()
-		return
-	}
-	if h.dir == "" {
-		h.err = fmt.Errorf("confine: no private directory on the host: %s", strings.TrimSpace(res.Stderr))
-		return
-	}
-	exe := h.dir + "/agent-launch"
-	if _, err := h.tr.WriteFile(ctx, exe, bytes.NewReader(bin), 0o700); err != nil {
-		h.err = fmt.Errorf("confine: send the launcher: %w", err)
-		h.cleanup()
-		return
-	}
-	sum := sha256.Sum256(bin)
-	want := hex.EncodeToString(sum[:])
-	q := shellQuote(exe)
-	res, err = h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout,
-		Command: "{ sha256sum " + q + " 2>/dev/null || echo none; } && " + q + " " + confine.ProbeFlag})
-	if err != nil {
-		h.err = fmt.Errorf("confine: %w", err)
-		h.cleanup()
-		return
-	}
-	out := strings.Fields(res.Stdout)
-	if len(out) < 5 || out[len(out)-4] != "landlock" || out[len(out)-2] != "protocol" {
-		h.err = fmt.Errorf("confine: the launcher did not answer (exit %d): %s", res.ExitCode, strings.TrimSpace(res.Stdout+res.Stderr))
-		h.cleanup()
-		return
-	}
-	if p := out[len(out)-1]; p != strconv.Itoa(confine.Protocol) {
-		h.err = fmt.Errorf("confine: the launcher speaks protocol %s, not %d: it is from another build of agent (make build)", p, confine.Protocol)
-		h.cleanup()
-		return
-	}
-	got := out[0]
-	if got == "none" {
-		var b strings.Builder
-		if _, err := h.tr.ReadFile(ctx, exe, &b); err != nil {
-			h.err = fmt.Errorf("confine: verify the launcher: %w", err)
-			h.cleanup()
-			return
-		}
-		s := sha256.Sum256([]byte(b.String()))
-		got = hex.EncodeToString(s[:])
-	}
-	if got != want {
-		h.err = fmt.Errorf("confine: the launcher on the host has SHA-256 %s, not %s: refused", got, want)
-		h.cleanup()
-		return
-	}
-	if abi, _ := strconv.Atoi(out[len(out)-3]); abi < 1 {
-		h.reason = "kernel " + release + " has no Landlock"
-		h.cleanup()
-		return
-	}
-	h.launcher = []string{exe}
-	// The rules are computed on the host once per session (globs and
-	// links resolved there); each command's launcher reads them.
-	stacks := h.stacks()
-	var compile []string
-	for name, s := range h.specs {
-		file := h.dir + "/" + name + ".rules"
-		compile = append(compile, q+" "+confine.CompileFlag+" "+shellQuote(file)+" "+quoteArgs(s.Args()))
-	}
-	h.conf = map[confine.Level]confine.Confinement{}
-	for l, names := range stacks {
-		wrap := []string{exe}
-		for _, n := range names {
-			wrap = append(wrap, confine.RulesFlag, h.dir+"/"+n+".rules")
-		}
-		h.conf[l] = confine.Confinement{Wrap: append(wrap, "--")}
-	}
-	slices.Sort(compile)
-	res, err = h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Command: strings.Join(compile, " && ")})
-	if err == nil && res.ExitCode != 0 {
-		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
-	}
-	if err != nil {
-		h.err = fmt.Errorf("confine: compute the rules on the host: %w", err)
-		h.cleanup()
-		return
-	}
-	if _, ok := h.specs[sandboxName]; ok {
-		// The file tools check their paths against the rules as the host
-		// computed them (its links resolved).
-		var b strings.Builder
-		if _, err := h.tr.ReadFile(ctx, h.dir+"/"+sandboxName+".rules", &b); err != nil {
-			h.err = fmt.Errorf("confine: read the sandbox's rules: %w", err)
-			h.cleanup()
-			return
-		}
-		rs, err := confine.DecodeRuleset([]byte(b.String()))
-		if err != nil {
-			h.err = fmt.Errorf("confine: %w", err)
-			h.cleanup()
-			return
-		}
-		h.sandbox = &rs
-	}
-}
 
 func quoteArgs(args []string) string {
 	q := make([]string, len(args))

@@ -4,7 +4,8 @@ package engine_test
 // safe — forced by the policy, so that the kernel and not the classifier
 // is what stops it — cannot write, connect, signal or read a secret,
 // locally and over a real sshd; a medium one cannot reach what the policy
-// protects; the launcher sent to an SSH host leaves nothing there; a
+// protects; the launcher kept on an SSH host is sent once and reused, and
+// nothing an unapproved step does can replace it or its rules; a
 // kernel without Landlock is reported once per host.
 
 import (
@@ -194,10 +195,10 @@ func TestKernelBlocksLocal(t *testing.T) {
 
 func TestKernelBlocksSSHD(t *testing.T) {
 	needLandlock(t)
-	// The host's sessions get a TMPDIR of the test's own, where the
-	// launcher's private directory goes: what is left there is this test's.
-	tmp := t.TempDir()
-	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 TMPDIR=" + tmp + "\n"})
+	// The host's sessions get a TMPDIR and an XDG_STATE_HOME of the
+	// test's own: the launcher is kept in the latter.
+	tmp, state := t.TempDir(), t.TempDir()
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 TMPDIR=" + tmp + " XDG_STATE_HOME=" + state + "\n"})
 	t.Setenv("SSH_AUTH_SOCK", "")
 	localState(t)
 	// Not in the home directory: as root it is /root, a system root no
@@ -210,15 +211,26 @@ func TestKernelBlocksSSHD(t *testing.T) {
 	open := func(o engine.HostOptions) (*engine.Host, error) {
 		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
 	}
-	sent := 0
-	e := engine.Enforcement{Launcher: func(arch string) ([]byte, error) {
-		// Called once the private directory exists on the host.
-		if dirs, _ := filepath.Glob(filepath.Join(tmp, "agent-launch.*")); len(dirs) == 1 {
-			sent++
-		}
-		return confinetest.Launcher(t)(arch)
-	}}
+	e := engine.Enforcement{Launcher: confinetest.Launcher(t)}
+	launchDir := filepath.Join(state, "agent", "launch")
 	attacks(t, b, open, e)
+	// One launcher kept for every Host (sent once, then found by its
+	// hash), each session's rules removed.
+	kept := func() os.FileInfo {
+		t.Helper()
+		left, _ := filepath.Glob(filepath.Join(launchDir, "*"))
+		hidden, _ := filepath.Glob(filepath.Join(launchDir, ".*"))
+		if len(left) != 1 || len(hidden) != 0 || !strings.HasPrefix(filepath.Base(left[0]), "agent-launch-") {
+			t.Fatalf("in the launcher's directory: %q %q, want the launcher alone", left, hidden)
+		}
+		fi, err := os.Stat(left[0])
+		if err != nil || fi.Mode().Perm()&0o077 != 0 {
+			t.Fatalf("the launcher: %v %v", fi.Mode(), err)
+		}
+		return fi
+	}
+	first := kept()
+
 	// Safe steps in a row on one connection: from the second on, the
 	// step's shell was started ahead under the launcher (transport.Command
 	// Ahead), and it is as confined.
@@ -243,11 +255,35 @@ func TestKernelBlocksSSHD(t *testing.T) {
 			t.Errorf("a safe step wrote %s", f)
 		}
 	}
-	if sent != 6 { // a Host per attack, and one more
-		t.Fatalf("the launcher went to the private directory in $TMPDIR %d times, want 6", sent)
+	// A medium step cannot touch the launcher or the rules the next
+	// steps run under.
+	medium := engine.HostOptions{Policy: b.policy(safety.Medium), Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: e}
+	steps, _ = run(t, open, medium, b.step("write", filepath.Join(launchDir, "x")))
+	if len(steps) != 1 || steps[0].Status != "error" || !strings.Contains(steps[0].Output, "blocked: write to ") {
+		t.Errorf("medium step into the launcher's directory: %s", show(steps))
+	}
+	if again := kept(); !os.SameFile(first, again) || !again.ModTime().Equal(first.ModTime()) {
+		t.Error("the kept launcher was sent again or replaced")
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
-		t.Errorf("the launcher was left on the host: %q", left)
+		t.Errorf("left in the host's TMPDIR: %q", left)
+	}
+
+	// A launcher directory another user could write is refused: the
+	// unapproved step does not run.
+	if err := os.Chmod(launchDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	steps, _ = run(t, open, safe, b.step("write", b.out+"/x4"))
+	if len(steps) != 1 || steps[0].Status == "ok" || !strings.Contains(steps[0].Output, "not safe to use") {
+		t.Errorf("a launcher directory writable by others: %s", show(steps))
+	}
+	os.Chmod(launchDir, 0o700)
+	if err := os.Chown(launchDir, 65534, 65534); err == nil {
+		steps, _ = run(t, open, safe, b.step("write", b.out+"/x5"))
+		if len(steps) != 1 || steps[0].Status == "ok" || !strings.Contains(steps[0].Output, "not safe to use") {
+			t.Errorf("a launcher directory of another user: %s", show(steps))
+		}
 	}
 }
 

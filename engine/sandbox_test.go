@@ -153,7 +153,7 @@ func TestSandboxSSHD(t *testing.T) {
 	needLandlock(t)
 	localState(t)
 	b := newSandboxBed(t)
-	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 TMPDIR=" + b.tmp + "\n"})
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 TMPDIR=" + b.tmp + " XDG_STATE_HOME=" + t.TempDir() + "\n"})
 	t.Setenv("SSH_AUTH_SOCK", "")
 	target, err := engine.HostTarget(d.Alias, engine.SSHOverrides{ConfigFile: d.SSHConfig})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 //go:embed embedded
@@ -19,8 +20,34 @@ var embedded embed.FS
 func Name(arch string) string { return "agent-launch-linux-" + arch }
 
 // Find returns agent-launch for linux/arch: the one `make build` embedded,
-// else the file Name(arch) in the directory of the running executable.
+// else the file Name(arch) in the directory of the running executable. It
+// is read once per process and the same bytes returned every time: they
+// must not be changed.
 func Find(arch string) ([]byte, error) {
+	cache.Lock()
+	defer cache.Unlock()
+	if c, ok := cache.found[arch]; ok {
+		return c.b, c.err
+	}
+	b, err := find(arch)
+	if cache.found == nil {
+		cache.found = map[string]found{}
+	}
+	cache.found[arch] = found{b, err}
+	return b, err
+}
+
+type found struct {
+	b   []byte
+	err error
+}
+
+var cache struct {
+	sync.Mutex
+	found map[string]found
+}
+
+func find(arch string) ([]byte, error) {
 	if b, err := embedded.ReadFile("embedded/" + Name(arch)); err == nil {
 		return b, nil
 	}

@@ -1,0 +1,271 @@
+package confine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"time"
+)
+
+// Staleness. A Ruleset holds rules computed from the host's file system:
+// which entries a directory holds (a listed directory grants each of its
+// entries but the denied ones), where symbolic links lead (a denied path
+// is denied where it really is) and what a glob matches. The launcher
+// reopens every rule by its path when it confines a command, so a change
+// the rules have not seen can only deny too much — a new entry beside a
+// protected one has no rule yet — with one exception: a link on the way to
+// a denied path that now leads elsewhere, or a new match of a denied glob,
+// moves a secret to where the rules grant access. Those are what the
+// stamps must catch, and they catch the first kind too, so that a new file
+// beside a protected one becomes readable at the next command.
+//
+// A directory's stamp is its modification time and a digest of its
+// entries (name, type and, for a link, its target): the entries are read
+// again only when the time moved, and the rules are computed again only
+// when the entries differ — a file created and removed again between two
+// commands (an editor's or git's lock file in the home directory) costs
+// one read of the directory, not a compilation. Modification times are
+// as coarse as the kernel's tick: a change in the same tick as the
+// stamp's reading would leave the time as it was, so a stamp taken less
+// than settle after the directory last changed is Hot, and its entries
+// are compared at every check until a check finds them settled.
+
+// settle is how long after its last change a directory's stamp may be
+// trusted by its time alone.
+const settle = 2 * time.Second
+
+// Stamp is a watched directory as the rules saw it.
+type Stamp struct {
+	Path string `json:"p"`
+	// MTime is the directory's modification time in Unix nanoseconds;
+	// -1: it did not exist.
+	MTime int64 `json:"t"`
+	// Names is the digest of its entries (entriesDigest).
+	Names string `json:"n,omitempty"`
+	// Hot: the directory had changed less than settle before the stamp;
+	// its entries are compared at every check.
+	Hot bool `json:"h,omitempty"`
+}
+
+// watcher records, while rules are computed, the directories whose
+// entries they depend on, each read once: the stamp is taken from the
+// same reading as the rules, so a change after it moves the time.
+type watcher struct {
+	stamps map[string]Stamp
+	ents   map[string][]fs.DirEntry
+}
+
+// dir records d and returns its entries (nil when it cannot be read).
+func (w *watcher) dir(d string) []fs.DirEntry {
+	if w.stamps == nil {
+		w.stamps, w.ents = map[string]Stamp{}, map[string][]fs.DirEntry{}
+	}
+	if _, ok := w.stamps[d]; ok {
+		return w.ents[d]
+	}
+	st, ents := readStamp(d)
+	w.stamps[d], w.ents[d] = st, ents
+	return ents
+}
+
+// list is the stamps, sorted by path.
+func (w *watcher) list() []Stamp {
+	out := make([]Stamp, 0, len(w.stamps))
+	for _, st := range w.stamps {
+		out = append(out, st)
+	}
+	sortStamps(out)
+	return out
+}
+
+func sortStamps(s []Stamp) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].Path < s[j-1].Path; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// readStamp reads d's time, then its entries, then its time again: when
+// the two times differ the directory changed while it was read, and the
+// stamp is Hot.
+func readStamp(d string) (Stamp, []fs.DirEntry) {
+	m1 := mtime(d)
+	if m1 == -1 {
+		return Stamp{Path: d, MTime: -1}, nil
+	}
+	ents, err := os.ReadDir(d)
+	if err != nil {
+		// Unreadable: its time alone is watched (no rule lists it).
+		return Stamp{Path: d, MTime: m1, Hot: hot(m1)}, nil
+	}
+	m2 := mtime(d)
+	return Stamp{Path: d, MTime: m2, Names: entriesDigest(d, ents), Hot: m1 != m2 || hot(m2)}, ents
+}
+
+func hot(mt int64) bool { return time.Since(time.Unix(0, mt)) < settle }
+
+func mtime(p string) int64 {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return -1
+	}
+	return fi.ModTime().UnixNano()
+}
+
+// entriesDigest is a digest of d's entries: names, types, link targets.
+func entriesDigest(d string, ents []fs.DirEntry) string {
+	h := sha256.New()
+	for _, e := range ents {
+		h.Write([]byte(e.Name()))
+		h.Write([]byte{0, byte(e.Type() >> 24)})
+		if e.Type()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(path.Join(d, e.Name()))
+			h.Write([]byte(target))
+		}
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// check compares s with the directory now: changed when its entries
+// differ; when they do not, now is the stamp to keep (its time moved, or
+// it settled), or s itself.
+func (s Stamp) check() (changed bool, now Stamp) {
+	m := mtime(s.Path)
+	if m == s.MTime && !s.Hot {
+		return false, s
+	}
+	if m == -1 || s.MTime == -1 {
+		return m != s.MTime, s
+	}
+	cur, _ := readStamp(s.Path)
+	if cur.Names != s.Names {
+		return true, s
+	}
+	return false, cur
+}
+
+// Stale reports whether a watched directory's entries changed since the
+// rules were computed: they must be computed again (Fresh).
+func (rs Ruleset) Stale() bool {
+	stale, _ := rs.check()
+	return stale
+}
+
+// check is Stale, and, when not stale, whether stamps were renewed (a
+// time that moved with the same entries, a Hot stamp settled): rs then
+// holds the renewed stamps, which save the next check a reading.
+func (rs *Ruleset) check() (stale, renewed bool) {
+	var out []Stamp
+	for i, s := range rs.Stamps {
+		changed, now := s.check()
+		if changed {
+			return true, false
+		}
+		if now != s {
+			if out == nil {
+				out = append([]Stamp(nil), rs.Stamps...)
+			}
+			out[i] = now
+		}
+	}
+	if out != nil {
+		rs.Stamps = out
+		return false, true
+	}
+	return false, false
+}
+
+// Fresh is rs, compiled again when it is stale; renewed reports that rs
+// was not stale but its stamps were renewed (worth writing back).
+func (rs Ruleset) Fresh() (fresh Ruleset, changed bool) {
+	stale, renewed := rs.check()
+	if stale {
+		return Compile(rs.Spec), true
+	}
+	return rs, renewed
+}
+
+// resolveWatched is resolve, recording every directory a lookup on the
+// way happens in: a link there that changes, or a new one, moves where p
+// really is.
+func resolveWatched(w *watcher, p string) string {
+	const maxLinks = 40
+	cur := "/"
+	rest := strings.Split(strings.TrimPrefix(path.Clean(p), "/"), "/")
+	for links := 0; len(rest) > 0; {
+		name := rest[0]
+		rest = rest[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			cur = path.Dir(cur)
+			continue
+		}
+		w.dir(cur)
+		next := path.Join(cur, name)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// What does not exist stays as written (a later creation
+			// changes cur, watched).
+			return path.Join(append([]string{next}, rest...)...)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return path.Join(append([]string{next}, rest...)...)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return path.Join(append([]string{next}, rest...)...)
+		}
+		if strings.HasPrefix(target, "/") {
+			cur = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return cur
+}
+
+// globWatched expands p's metacharacters as filepath.Glob does (a literal
+// path is kept whether or not it exists), recording the directories
+// searched: a new match there changes what the rules deny.
+func globWatched(w *watcher, p string) []string {
+	if !strings.ContainsAny(p, "*?[") {
+		return []string{p}
+	}
+	parts := strings.Split(strings.TrimPrefix(path.Clean(p), "/"), "/")
+	dirs := []string{"/"}
+	searched := false // past the first metacharacter: every directory is searched
+	for i, part := range parts {
+		last := i == len(parts)-1
+		var next []string
+		for _, d := range dirs {
+			if !strings.ContainsAny(part, "*?[") {
+				if searched {
+					w.dir(d) // the name may appear there later
+				}
+				q := path.Join(d, part)
+				if fi, err := os.Lstat(q); err == nil && (last || fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) {
+					next = append(next, q)
+				}
+				continue
+			}
+			for _, e := range w.dir(d) {
+				if ok, err := path.Match(part, e.Name()); err == nil && ok {
+					next = append(next, path.Join(d, e.Name()))
+				}
+			}
+		}
+		searched = searched || strings.ContainsAny(part, "*?[")
+		dirs = next
+	}
+	return dirs
+}
