@@ -17,6 +17,8 @@
 # timed in the first round only: Ansible over 500 hosts takes minutes),
 # FANOUT_EXEC=COMMAND runs COMMAND in the set-up instead (see below).
 # WARMUP=0 skips the untimed warm-up run of each tool (but Ansible).
+# AGENT_B=BINARY adds the tool agent-b (put it in TOOLS): the same command
+# as agent with another build, for a before/after figure in one run.
 # SPLIT=1 pins the sshd instances (and so every connection and command on
 # the "hosts") to CPU 1 and the tool (with its children) to CPU 0, as if
 # the hosts were other machines: the tool no longer waits for the hosts'
@@ -55,7 +57,7 @@ missing() {
   echo "fanout: $1 not found ($2): NOT MEASURED" >&2
 }
 for t in $TOOLS; do
-  case $t in agent | agent-text | pssh | pssh3 | ansible | ansible-facts) ;;
+  case $t in agent | agent-b | agent-text | pssh | pssh3 | ansible | ansible-facts) ;;
   *) echo "fanout: unknown tool $t in TOOLS" >&2; exit 2 ;;
   esac
 done
@@ -190,6 +192,11 @@ fi
 # --- the tools ---------------------------------------------------------------
 agent_bin=$AGENT
 [[ $agent_bin = /* ]] || agent_bin=$repo/$agent_bin
+agent_b_bin=${AGENT_B:-}
+[ -z "$agent_b_bin" ] || [[ $agent_b_bin = /* ]] || agent_b_bin=$repo/$agent_b_bin
+if [[ " $TOOLS " = *" agent-b "* ]] && [ ! -x "$agent_b_bin" ]; then
+  echo "fanout: TOOLS has agent-b but AGENT_B ($agent_b_bin) is not an executable" >&2; exit 2
+fi
 have_agent=0
 if [ -x "$agent_bin" ] && "$agent_bin" run --help 2>&1 | grep -q -- '--inventory'; then
   have_agent=1
@@ -200,8 +207,10 @@ fi
 run_tool() {
   local tool=$1 root=$2 out=$3
   case $tool in
-  agent)
-    "$agent_bin" run "$here/plan.yaml" -i "$inventory" --forks $FORKS --approve all \
+  agent | agent-b)
+    local bin=$agent_bin
+    [ "$tool" = agent-b ] && bin=$agent_b_bin
+    "$bin" run "$here/plan.yaml" -i "$inventory" --forks $FORKS --approve all \
       --json --var root="$root" > "$out/stdout" 2> "$out/stderr" ;;
   agent-text) # the terminal view (not a terminal: one line per host and a table), logs in --out
     "$agent_bin" run "$here/plan.yaml" -i "$inventory" --forks $FORKS --approve all \
@@ -228,7 +237,7 @@ verify() {
   local tool=$1 root=$2 out=$3
   check files -hosts "$hosts100" -root "$root" >/dev/null || return 1
   case $tool in
-  agent) check agent -hosts "$hosts100" -kernel "$kernel" "$out/stdout" >/dev/null ;;
+  agent | agent-b) check agent -hosts "$hosts100" -kernel "$kernel" "$out/stdout" >/dev/null ;;
   agent-text)
     check agent-log -hosts "$hosts100" -kernel "$kernel" "$out/logs" >/dev/null &&
       grep -q "^$HOSTS hosts: $HOSTS ok, 0 failed, 0 not run" "$out/stdout" ;;
@@ -267,7 +276,7 @@ cpu_idle() { awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9
 fds_sampler() {
   local p
   while :; do
-    for p in $(pgrep -f "^$agent_bin run" 2>/dev/null); do
+    for p in $(pgrep -f "^($agent_bin|${agent_b_bin:-$agent_bin}) run" 2>/dev/null); do
       ls "/proc/$p/fd" 2>/dev/null | wc -l
     done >> "$1"
     sleep 0.2
@@ -306,7 +315,7 @@ if [ "${WARMUP:-1}" = 1 ]; then
     [[ $t = ansible* ]] && continue
     root=$work/files/warm.$t out=$work/out/warm.$t
     mkdir -p "$root" "$out"
-    if ! bash -c "$(declare -f run_tool); $(declare -p here hosts100 inventory cfg work FORKS agent_bin); run_tool $t $root $out" ||
+    if ! bash -c "$(declare -f run_tool); $(declare -p here hosts100 inventory cfg work FORKS agent_bin agent_b_bin); run_tool $t $root $out" ||
       ! verify "$t" "$root" "$out"; then
       echo "fanout: $t warm-up run failed or did not do the work on every host:" >&2
       tail -20 "$out/stderr" >&2
@@ -328,7 +337,7 @@ for r in $(seq 1 "$RUNS"); do
     fds_sampler "$out/fds" & sampler=$!
     t0=$(now)
     rc=0
-    "${pin_tool[@]}" /usr/bin/time -f '%U %S %M' -o "$out/time" bash -c "$(declare -f run_tool); $(declare -p here hosts100 inventory cfg work FORKS agent_bin); run_tool $t $root $out" || rc=$?
+    "${pin_tool[@]}" /usr/bin/time -f '%U %S %M' -o "$out/time" bash -c "$(declare -f run_tool); $(declare -p here hosts100 inventory cfg work FORKS agent_bin agent_b_bin); run_tool $t $root $out" || rc=$?
     t1=$(now)
     read -r idle1 all1 < <(cpu_idle)
     kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
@@ -375,11 +384,16 @@ for t in "${tools[@]}"; do
     "$t" "$mn" "$md" "$cmd" "$smd" "$rmd" "$fmx" "$lds"
 done
 if [ -n "${med[agent]:-}" ]; then
-  for t in "${tools[@]}"; do
-    [[ $t = agent* ]] && continue
-    awk -v p="${med[$t]}" -v a="${med[agent]}" -v t="$t" \
-      'BEGIN { printf "agent vs %-14s %6.2f× faster (median %s / %s): agent/%s = %.2f×\n", t, p / a, p, a, t, a / p }'
+  for a in agent agent-b; do
+    [ -n "${med[$a]:-}" ] || continue
+    for t in "${tools[@]}"; do
+      [[ $t = agent* ]] && continue
+      awk -v p="${med[$t]}" -v a="${med[$a]}" -v t="$t" -v n="$a" \
+        'BEGIN { printf "%s vs %-14s %6.2f× faster (median %s / %s): %s/%s = %.2f×\n", n, t, p / a, p, a, n, t, a / p }'
+    done
   done
+  [ -n "${med[agent-b]:-}" ] && awk -v a="${med[agent]}" -v b="${med[agent-b]}" \
+    'BEGIN { printf "agent-b/agent = %.2f× (median %s / %s)\n", b / a, b, a }'
   echo "targets: ≥ 10× faster than ansible, ≥ 1.00× vs pssh (no slower than parallel-ssh)"
 fi
 
