@@ -502,12 +502,16 @@ func (e *Executor) RunPlan(ctx context.Context, p *planner.Plan) (Summary, error
 		pe.Phases = append(pe.Phases, PhaseInfo(ph, len(ph.Steps)))
 	}
 	e.emit(event.Event{Kind: event.KindPlan, Plan: pe})
-	for _, ph := range p.Phases {
+	for i, ph := range p.Phases {
 		e.phase = ph.Phase
 		info := PhaseInfo(ph, len(ph.Steps))
 		e.emit(event.Event{Kind: event.KindPhase, Phase: &info})
-		for _, st := range ph.Steps {
-			res, err := e.RunStep(ctx, st)
+		for j, st := range ph.Steps {
+			sctx := ctx
+			if i == len(p.Phases)-1 && j == len(ph.Steps)-1 {
+				sctx = transport.WithLastStep(ctx) // no shell need wait for a next command
+			}
+			res, err := e.RunStep(sctx, st)
 			sum.Count(res.Status)
 			if err != nil {
 				return e.done(sum, start, err)

@@ -96,6 +96,24 @@ type Command struct {
 	Ahead bool
 }
 
+// lastStepKey marks a context as the last step of a task (WithLastStep).
+type lastStepKey struct{}
+
+// WithLastStep marks ctx as the last step of a task on its transport (a
+// plan's last step): no command is expected after the ones it runs, so a
+// transport that prepares for the next command as soon as one ends (the
+// SSH worker's /bin/sh started ahead) need not. A hint only: a command
+// that comes anyway runs as it would otherwise.
+func WithLastStep(ctx context.Context) context.Context {
+	return context.WithValue(ctx, lastStepKey{}, true)
+}
+
+// IsLastStep reports whether ctx was marked by WithLastStep.
+func IsLastStep(ctx context.Context) bool {
+	v, _ := ctx.Value(lastStepKey{}).(bool)
+	return v
+}
+
 // Tee returns w, or w and extra together when extra is set: what a transport
 // writes a stream to.
 func Tee(w io.Writer, extra io.Writer) io.Writer {

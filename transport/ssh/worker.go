@@ -58,13 +58,15 @@ type worker struct {
 const workerCommand = `exec /bin/sh -c 'command -v bash >/dev/null 2>&1 && exec bash --noprofile --norc -s; exec /bin/sh -s'`
 
 // workerScript is sent first on the worker's stdin; workerLoop, after the
-// ready marker, then reads one request a line: NONCE, then the command's
-// arguments quoted for a POSIX shell on one line (requestLine): CMD DIR
-// PIDNONCE [WRAP...]. Each runs the wrapper under /bin/sh (whatever the
-// worker shell is), in a process group of its own, with stdin from
-// /dev/null; its output goes to the worker's stdout and stderr (kept as
-// fds 8 and 9: bash's own stderr is /dev/null, so that its job reports are
-// never taken for a command's output).
+// ready marker, then reads one request a line: NONCE, the ahead key, NEXT
+// (1, or 0 when no command is expected after this one:
+// transport.WithLastStep), then the command's arguments quoted for a POSIX
+// shell on one line (requestLine): CMD DIR PIDNONCE [WRAP...]. Each runs
+// the wrapper under /bin/sh (whatever the worker shell is), in a process
+// group of its own, with stdin from /dev/null; its output goes to the
+// worker's stdout and stderr (kept as fds 8 and 9: bash's own stderr is
+// /dev/null, so that its job reports are never taken for a command's
+// output).
 //
 // Under bash 4 and later the /bin/sh of the next command is started ahead,
 // as soon as the previous one has ended (a coprocess: its own process
@@ -74,6 +76,9 @@ const workerCommand = `exec /bin/sh -c 'command -v bash >/dev/null 2>&1 && exec 
 // path (bench/: that start is most of the host's time a step). Requests
 // longer than workerPipedMax are started afresh instead (/bin/sh reads its
 // request a byte at a time) and leave the waiting shell for the next one.
+// After a request with NEXT 0 (a plan's last step) no shell is started
+// ahead: it would wait until the connection closes, a fork and an exec
+// wasted on every host of a batch (docs/bench.md).
 // bash 3 (no coproc) and /bin/sh with setsid(1) start each command afresh.
 //
 // wait's stderr is discarded: bash would report a job killed by a signal
@@ -121,7 +126,7 @@ command -v agent_ahead >/dev/null 2>&1 || {
 
 // workerLoop runs the requests, after the ready marker.
 const workerLoop = `agent_ahead
-while read -r agent_n agent_k agent_req; do
+while read -r agent_n agent_k agent_next agent_req; do
 	if ! agent_piped; then
 		eval "agent_spawn $agent_req"
 		agent_pid=$!
@@ -132,7 +137,7 @@ while read -r agent_n agent_k agent_req; do
 	kill -0 -"$agent_pid" 2>/dev/null && agent_bg=1
 	printf '%s:%d:%d\n' "$agent_n" "$agent_st" "$agent_bg" >&8
 	printf '%s\n' "$agent_n" >&9
-	agent_ahead
+	[ "$agent_next" = 0 ] || agent_ahead
 done
 `
 
@@ -240,7 +245,11 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 	stderr := transport.NewCapture(cmd.CaptureLimit)
 	filter := &markerFilter{prefix: []byte(pidNonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
 	done := w.expect(nonce, transport.Tee(stdout, cmd.Stdout), filter)
-	req := nonce + " " + aheadKey(cmd) + " " + requestLine(append([]string{cmd.Command, cmd.Dir, pidNonce}, cmd.Wrap...)...) + "\n"
+	next := "1"
+	if transport.IsLastStep(ctx) {
+		next = "0"
+	}
+	req := nonce + " " + aheadKey(cmd) + " " + next + " " + requestLine(append([]string{cmd.Command, cmd.Dir, pidNonce}, cmd.Wrap...)...) + "\n"
 	start := time.Now()
 	if _, err := io.WriteString(w.in, req); err != nil {
 		w.broken = true

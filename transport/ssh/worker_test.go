@@ -440,3 +440,38 @@ func TestWorkerShellStartedAheadUnderItsWrap(t *testing.T) {
 		t.Errorf("after a failing wrapper the worker changed: %s, was %s", ppid, worker)
 	}
 }
+
+// After a command run as a plan's last step (transport.WithLastStep) the
+// worker starts no shell ahead: a command that comes anyway runs in a
+// fresh shell, as the worker's first would. Without the mark, the next
+// command's shell is started ahead as before, and the worker serves on.
+func TestWorkerNoShellAheadAfterLastStep(t *testing.T) {
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	tr := dial(t, hostConfig(h.Host), Options{})
+	const age = `read -r up _ </proc/uptime; set -- $(cat /proc/$$/stat); shift 21; echo $(( ${up%.*}${up#*.} - $1 )) $PPID`
+	ageOf := func(ctx context.Context) (int, string) {
+		t.Helper()
+		time.Sleep(300 * time.Millisecond)
+		res, err := tr.Run(ctx, transport.Command{Command: age})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		var ppid string
+		if _, err := fmt.Sscan(res.Stdout, &n, &ppid); err != nil {
+			t.Fatalf("age: %q: %v", res.Stdout, err)
+		}
+		return n, ppid
+	}
+	last := transport.WithLastStep(context.Background())
+	_, worker := ageOf(context.Background())
+	if n, _ := ageOf(last); n < 25 {
+		t.Errorf("the last step's own shell is %d ticks old: it should have been started ahead", n)
+	}
+	if n, ppid := ageOf(context.Background()); n >= 20 || ppid != worker {
+		t.Errorf("after the last step the next command's shell is %d ticks old (worker %s, was %s): a shell was started ahead", n, ppid, worker)
+	}
+	if n, ppid := ageOf(context.Background()); n < 25 || ppid != worker {
+		t.Errorf("then the shell is %d ticks old (worker %s, was %s): not started ahead again", n, ppid, worker)
+	}
+}
