@@ -272,8 +272,13 @@ sshd_cpu() {
 # cpu_idle: idle and total jiffies of the machine (all cores, every job on it).
 cpu_idle() { awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
 # fds_sampler FILE: the open descriptors of the running agent process(es),
-# every 0.2 s, one count a line (agent must not run out of them).
+# every 0.2 s, one count a line (agent must not run out of them). It runs
+# in the background without errexit: an agent that exits between pgrep and
+# ls made ls fail, pipefail and errexit then ended the sampler, and the kill
+# below failed with its message discarded, so that set -e ended the whole
+# benchmark with exit 1 and no message (seen once in session 4).
 fds_sampler() {
+  set +e
   local p
   while :; do
     for p in $(pgrep -f "^($agent_bin|${agent_b_bin:-$agent_bin}) run" 2>/dev/null); do
@@ -340,7 +345,8 @@ for r in $(seq 1 "$RUNS"); do
     "${pin_tool[@]}" /usr/bin/time -f '%U %S %M' -o "$out/time" bash -c "$(declare -f run_tool); $(declare -p here hosts100 inventory cfg work FORKS agent_bin agent_b_bin); run_tool $t $root $out" || rc=$?
     t1=$(now)
     read -r idle1 all1 < <(cpu_idle)
-    kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+    kill "$sampler" 2>/dev/null || true
+    wait "$sampler" 2>/dev/null || true
     stop_masters
     if [ $rc != 0 ] || ! verify "$t" "$root" "$out"; then
       echo "fanout: $t run $r failed (exit $rc) or did not do the work on every host:" >&2
