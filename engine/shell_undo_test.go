@@ -56,9 +56,11 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "chmod -R 700 DIR/sub"},
 	{cmd: "cp -r DIR/sub DIR/copy"},
 	{cmd: "rm -r DIR/sub && mkdir DIR/sub && echo new > DIR/sub/inner.txt"},
-	{cmd: "rm -rf DIR/fifo", high: true},       // a fifo inside
-	{cmd: "rm -rf DIR/hard", high: true},       // a hard link inside
-	{cmd: "chown -R 0 DIR/sub", high: true},    // owners are not journaled
+	{cmd: "rm -rf DIR/fifo", high: true},  // a fifo inside
+	{cmd: "rm -rf DIR/hard", high: true},  // a hard link inside
+	{cmd: "chown -R 65534:65534 DIR/sub"}, // owners are journaled (trees: in the manifest)
+	{cmd: "chgrp 65534 DIR/data.txt"},
+	{cmd: "chown 65534 DIR/sub"},
 	{cmd: "rm -f DIR/*.txt", high: true},       // a pattern
 	{cmd: "echo x > DIR/link.txt", high: true}, // a symbolic link
 }
@@ -91,7 +93,7 @@ func undoTargets(t *testing.T) (*testenv.SSHD, []undoTarget) {
 	return d, []undoTarget{{"local", engine.Target{Connection: engine.ConnLocal}, t.TempDir()}, {"ssh", sshTarget, d.Home}}
 }
 
-// snapshot is DIR's files: content and mode, links as "-> target".
+// snapshot is DIR's files: content, mode and owner, links as "-> target".
 func snapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -100,6 +102,15 @@ func snapshot(t *testing.T, dir string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
+		defer func() {
+			key := rel
+			if fi.IsDir() {
+				key += "/"
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				out[key] += fmt.Sprintf(" owner %d:%d", st.Uid, st.Gid)
+			}
+		}()
 		switch {
 		case fi.Mode()&os.ModeSymlink != 0:
 			target, _ := os.Readlink(p)

@@ -92,7 +92,13 @@ func (r restorer) RemoveDir(ctx context.Context, path string) error {
 	return nil
 }
 
-var _ safety.TreeRestorer = restorer{}
+var _ safety.OwnerRestorer = restorer{}
+
+// Chown sets the owner and group of path itself (chown -h: a link's own),
+// by number.
+func (r restorer) Chown(ctx context.Context, path string, uid, gid int) error {
+	return r.run(ctx, "change the owner of "+path, fmt.Sprintf("chown -h -- %d:%d %s", uid, gid, tools.Quote(path)))
+}
 
 // ListTree lists the directory tree at root as the restorer's user sees it.
 func (r restorer) ListTree(ctx context.Context, root string) (safety.TreeListing, error) {

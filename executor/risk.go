@@ -112,7 +112,10 @@ func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transpor
 		}
 		if e.cfg.Journal != nil && c.risk.Level >= safety.Medium {
 			cwd, _ := call.Params["cwd"].(string)
-			targets, why, err := e.planShellUndo(ctx, tr, touches, cwd)
+			owners := slices.ContainsFunc(c.analysis.Programs, func(p string) bool {
+				return path.Base(p) == "chown" || path.Base(p) == "chgrp"
+			})
+			targets, why, err := e.planShellUndo(ctx, tr, touches, cwd, owners)
 			if err != nil {
 				return c, err
 			}

@@ -27,6 +27,9 @@ type shellTarget struct {
 	mode    fs.FileMode
 	size    int64
 	dir     bool // a directory the command creates (mkdir): undo removes it while empty
+	// owner is an existing file's "UID:GID" when the command changes
+	// owners (chown, chgrp): undo puts it back.
+	owner string
 	// tree is the listing of an existing directory the command changes
 	// (rm -r, rmdir, mv, chmod -R): its whole tree is journaled; size is
 	// its files' bytes.
@@ -40,7 +43,10 @@ const maxShellJournal = safety.MaxCommandBytes
 // whether undo can take each back: it returns those it can, and why not
 // for the first it cannot ("" when it can take back all). The error is
 // only a done ctx or a home directory that cannot be found.
-func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, touches []safety.Touch, cwd string) ([]shellTarget, string, error) {
+//
+// With owners (the command runs chown or chgrp), each existing file's
+// owner and group are looked at too, for the journal to keep.
+func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, touches []safety.Touch, cwd string, owners bool) ([]shellTarget, string, error) {
 	var out []shellTarget
 	var total int64
 	entries := 0
@@ -78,6 +84,16 @@ func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, to
 		st, why, err := e.shellTarget(ctx, tr, abs)
 		if err != nil || why != "" {
 			return out, why, err
+		}
+		if owners && st.existed && st.tree == nil {
+			l, err := ListTree(ctx, tr, st.path)
+			if err != nil || l.Entries[0].Type != 'f' {
+				if cerr := ctx.Err(); cerr != nil {
+					return out, "", cerr
+				}
+				return out, fmt.Sprintf("%s: its owner cannot be looked at to save it (%v)", st.path, err), nil
+			}
+			st.owner = safety.Owner(l.Entries[0].UID, l.Entries[0].GID)
 		}
 		if entries += len(st.tree); entries > safety.MaxTreeEntries {
 			return out, fmt.Sprintf("the directories it changes hold more than %d entries, more than the undo journal keeps", safety.MaxTreeEntries), nil
@@ -228,7 +244,7 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 			}
 			content = []byte(b.String())
 		}
-		if err := e.cfg.Journal.RecordAs(ctx, t.path, content, t.existed, t.mode, as); err != nil {
+		if err := e.cfg.Journal.RecordOwned(ctx, t.path, content, t.existed, t.mode, t.owner, as); err != nil {
 			return &journalError{err}
 		}
 	}

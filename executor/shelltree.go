@@ -116,7 +116,7 @@ func treeWhy(root string, l safety.TreeListing, limit int64) string {
 			return fmt.Sprintf("%s has %d hard links: undo would put back a copy, not the same file", p, en.Nlink)
 		case en.Type == 'f' && en.Size > limit:
 			return fmt.Sprintf("%s holds %d bytes, more than the undo journal keeps (%d a file)", p, en.Size, limit)
-		case en.UID != l.UID || en.GID != l.GID:
+		case l.UID != 0 && (en.UID != l.UID || en.GID != l.GID): // root can put any owner back
 			return fmt.Sprintf("%s belongs to uid %d gid %d, not to the user the command runs as (uid %d gid %d): undo would not restore its owner",
 				p, en.UID, en.GID, l.UID, l.GID)
 		}

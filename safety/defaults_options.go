@@ -16,7 +16,10 @@ func (p *Policy) defaultFlags() {
 	for _, c := range []string{"chmod", "chown", "chgrp", "setfacl"} {
 		f[c] = flagRules(High, "recursive permission change", "-R", "--recursive")
 	}
-	f["chmod"] = undoable(f["chmod"]) // modes are journaled; owners and access lists are not
+	// Modes and owners are journaled (trees whole); access lists are not.
+	for _, c := range []string{"chmod", "chown", "chgrp"} {
+		f[c] = undoable(f[c])
+	}
 	f["sed"] = flagRules(Medium, "edits files in place", "-i", "--in-place")
 	f["journalctl"] = flagRules(High, "deletes logs", "--vacuum-size", "--vacuum-time", "--vacuum-files")
 	rules(f["journalctl"], Medium, "changes the journal", "--rotate", "--flush", "--relinquish-var", "--sync",

@@ -107,6 +107,10 @@ type indexRecord struct {
 	// Tree marks a directory tree saved whole (RecordTree): N is its
 	// manifest's blob, SHA256 its state's digest, Size its files' bytes.
 	Tree bool `json:"tree,omitempty"`
+	// Owner is an existing file's owner and group before the change,
+	// "UID:GID", when the change may have changed them (chown, chgrp):
+	// Restore puts them back. A tree's owners are in its manifest.
+	Owner string `json:"owner,omitempty"`
 }
 
 // Record stores the state path had before a change: prev and mode when it
@@ -124,6 +128,15 @@ func (j *Journal) Record(ctx context.Context, file string, prev []byte, existed 
 // RecordAs is Record for a change made as user as through become (sudo):
 // Restore puts the file back as that user (RestoreOptions.As).
 func (j *Journal) RecordAs(ctx context.Context, file string, prev []byte, existed bool, mode fs.FileMode, as string) error {
+	return j.RecordOwned(ctx, file, prev, existed, mode, "", as)
+}
+
+// RecordOwned is RecordAs that also keeps the file's owner and group
+// ("UID:GID", see Owner; "" keeps none), which Restore puts back.
+func (j *Journal) RecordOwned(ctx context.Context, file string, prev []byte, existed bool, mode fs.FileMode, owner, as string) error {
+	if _, _, err := ParseOwner(owner); owner != "" && (err != nil || !existed) {
+		return fmt.Errorf("undo journal: record %s: bad owner %q for a file that existed=%v", file, owner, existed)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("undo journal: record %s: %w", file, err)
 	}
@@ -149,7 +162,7 @@ func (j *Journal) RecordAs(ctx context.Context, file string, prev []byte, existe
 	if err := os.MkdirAll(j.dir, 0o700); err != nil {
 		return fmt.Errorf("undo journal: %w", err)
 	}
-	rec := indexRecord{Host: j.host, Path: file, Existed: existed, Time: time.Now().UTC(), As: as}
+	rec := indexRecord{Host: j.host, Path: file, Existed: existed, Time: time.Now().UTC(), As: as, Owner: owner}
 	if existed {
 		sum := sha256.Sum256(prev)
 		rec.Mode = fmt.Sprintf("%04o", UnixMode(mode))
@@ -423,6 +436,9 @@ func (r indexRecord) check() error {
 	}
 	if r.Dir && (r.Changed || r.Existed || r.N != 0 || r.SHA256 != "" || r.Mode != "" || r.Size != 0) {
 		return fmt.Errorf("%s: a created directory's record with file fields", r.Path)
+	}
+	if _, _, err := ParseOwner(r.Owner); r.Owner != "" && (err != nil || r.Tree || r.Dir || r.Changed || !r.Existed) {
+		return fmt.Errorf("%s: bad owner %q, or an owner outside a saved file's record", r.Path, r.Owner)
 	}
 	if r.Tree && (r.Dir || r.Changed || !r.Existed || r.Mode != "" || r.N <= 0 || r.Size < 0 || !validState(TreeStatePrefix+r.SHA256)) {
 		return fmt.Errorf("%s: a tree record without its manifest or digest", r.Path)

@@ -191,6 +191,9 @@ func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOp
 		}
 		a, err := j.restoreOne(ctx, t.rw, t.r, lastNew[t.r.Path])
 		if err != nil {
+			if oe := (*OwnerError)(nil); errors.As(err, &oe) && a.Path != "" {
+				actions = append(actions, a) // put back but for its owner, which the error names
+			}
 			errs = append(errs, err)
 			continue
 		}
@@ -294,6 +297,15 @@ func (j *Journal) restoreOne(ctx context.Context, w FileRestorer, r indexRecord,
 	}
 	u, _ := strconv.ParseUint(r.Mode, 8, 32) // validated by parseIndex
 	mode := FileModeOf(uint32(u))
+	// WriteFile makes a new file, owned by whoever restores it: the owner
+	// the journal kept is put back after it, or else the one the file has
+	// now (an owner the session did not change stays).
+	owner := r.Owner
+	if tw, ok := w.(TreeRestorer); ok && owner == "" {
+		if l, err := tw.ListTree(ctx, r.Path); err == nil && l.Entries[0].Type == 'f' {
+			owner = Owner(l.Entries[0].UID, l.Entries[0].GID)
+		}
+	}
 	n, err := w.WriteFile(ctx, r.Path, bytes.NewReader(content), mode)
 	if err != nil {
 		return Action{}, fmt.Errorf("undo: restore %s: %w", r.Path, err)
@@ -302,6 +314,11 @@ func (j *Journal) restoreOne(ctx context.Context, w FileRestorer, r indexRecord,
 	// changed since, and may drop setuid/setgid on a new file.
 	if err := w.Chmod(ctx, r.Path, mode); err != nil {
 		return Action{}, fmt.Errorf("undo: restore %s: mode %04o: %w", r.Path, u, err)
+	}
+	if owner != "" {
+		if err := restoreOwners(ctx, w, r.Path, map[string]string{".": owner}); err != nil {
+			return Action{Path: r.Path, Bytes: n}, err
+		}
 	}
 	return Action{Path: r.Path, Bytes: n}, nil
 }

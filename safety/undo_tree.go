@@ -207,6 +207,9 @@ type manifestEntry struct {
 	SHA256 string `json:"sha256,omitempty"` // a file's content
 	Link   string `json:"link,omitempty"`
 	N      int    `json:"n,omitempty"` // the blob holding a file's content
+	// Owner is the entry's owner and group, "UID:GID" (see Owner): undo
+	// puts back an owner that differs, a link's own included.
+	Owner string `json:"owner,omitempty"`
 }
 
 var typeNames = map[byte]string{'d': "dir", 'f': "file", 'l': "symlink"}
@@ -216,7 +219,7 @@ var typeNames = map[byte]string{'d': "dir", 'f': "file", 'l': "symlink"}
 func manifestOf(entries []TreeEntry, blobs map[string]int) []manifestEntry {
 	out := make([]manifestEntry, 0, len(entries))
 	for _, e := range entries {
-		m := manifestEntry{Path: e.Path, Type: typeNames[e.Type]}
+		m := manifestEntry{Path: e.Path, Type: typeNames[e.Type], Owner: Owner(e.UID, e.GID)}
 		switch e.Type {
 		case 'd':
 			m.Mode = fmt.Sprintf("%04o", e.Mode)
@@ -289,6 +292,9 @@ func parseManifest(b []byte) ([]manifestEntry, error) {
 }
 
 func (e manifestEntry) check() error {
+	if _, _, err := ParseOwner(e.Owner); e.Owner != "" && err != nil {
+		return err
+	}
 	mode := func() error {
 		if m, err := strconv.ParseUint(e.Mode, 8, 32); err != nil || m > 0o7777 {
 			return fmt.Errorf("bad mode %q", e.Mode)

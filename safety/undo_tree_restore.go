@@ -155,7 +155,17 @@ func (j *Journal) restoreTree(ctx context.Context, w FileRestorer, r indexRecord
 			return fail(err)
 		}
 	}
-	return Action{Path: r.Path, Bytes: written, Tree: len(m)}, nil
+	owners := map[string]string{}
+	for _, e := range m {
+		if e.Owner != "" {
+			owners[e.Path] = e.Owner
+		}
+	}
+	a := Action{Path: r.Path, Bytes: written, Tree: len(m)}
+	if err := restoreOwners(ctx, w, r.Path, owners); err != nil {
+		return a, err
+	}
+	return a, nil
 }
 
 // restoreTreeFile puts one file of a tree back unless it already holds

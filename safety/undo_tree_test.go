@@ -234,7 +234,9 @@ func TestIfJournaled(t *testing.T) {
 		"rm -r ~/d":                      Medium,
 		"rm -rf ~/d ~/e":                 Medium,
 		"chmod -R 700 ~/d":               Medium,
-		"chown -R u ~/d":                 High, // owners are not journaled
+		"chown -R u ~/d":                 Medium, // owners are journaled
+		"chgrp -R g ~/d":                 Medium,
+		"setfacl -R -m u:x:r ~/d":        High, // access lists are not
 		"rm -r ~/.ssh":                   High, // sensitive
 		"rm -rf /":                       High,
 		"rm -r --no-preserve-root ~/d":   High,

@@ -10,8 +10,9 @@ import (
 // opaqueWriters are programs whose file changes AnalyzeCommand cannot list
 // (archives and compressors write and delete files named inside them or
 // derived from their operands, patch writes the files its diff names,
-// chown/chgrp change owners, which the undo journal does not keep), so an
-// undo journal cannot save what they change before they run.
+// setfacl changes access lists, which the undo journal does not keep), so
+// an undo journal cannot save what they change before they run. chown and
+// chgrp are not here: the journal keeps owners.
 var opaqueWriters = map[string]string{
 	"tar": "an archive tool", "zip": "an archive tool", "unzip": "an archive tool", "cpio": "an archive tool",
 	"gzip": "a compressor", "gunzip": "a compressor", "bzip2": "a compressor", "bunzip2": "a compressor",
@@ -19,8 +20,8 @@ var opaqueWriters = map[string]string{
 	"lz4": "a compressor", "compress": "a compressor", "uncompress": "a compressor",
 	"patch": "writes the files its diff names", "split": "writes files it names itself",
 	"csplit": "writes files it names itself", "mktemp": "creates a file it names itself",
-	"chown": "changes owners", "chgrp": "changes owners", "setfacl": "changes access lists",
-	"rsync": "writes a tree", "git": "changes a working tree", "make": "runs a build",
+	"setfacl": "changes access lists",
+	"rsync":   "writes a tree", "git": "changes a working tree", "make": "runs a build",
 }
 
 // UndoOpaque reports whether cmd runs a program whose file changes an undo

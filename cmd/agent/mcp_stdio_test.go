@@ -268,9 +268,9 @@ func TestMCPStdio(t *testing.T) {
 		}
 		mute := &mcpClient{} // no elicitation support
 		cs2 := connectStdio(t, ctx, env, mute)
-		text, isErr := call(t, ctx, cs2, "execute_command", map[string]any{"host": "vub1", "command": "chown -R nobody keep"})
+		text, isErr := call(t, ctx, cs2, "execute_command", map[string]any{"host": "vub1", "command": "setfacl -R -m u:nobody:rwx keep"})
 		if !isErr || !strings.Contains(text, "high risk") || !strings.Contains(text, "cannot ask its user") {
-			t.Errorf("chown -R: %q (error %v), want a refusal naming the level and why", text, isErr)
+			t.Errorf("setfacl -R: %q (error %v), want a refusal naming the level and why", text, isErr)
 		}
 		if _, err := os.Stat(filepath.Join(victim, "sub")); err != nil {
 			t.Errorf("the host changed: %v", err)
