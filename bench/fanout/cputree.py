@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Where the CPU of one fan-out run went, per host (bench/fanout/cpu.sh).
+
+cputree.py PERF_DATA HOSTS TOOL_BINARY reads a `perf record -a -e
+sched:sched_process_fork -e sched:sched_process_exec -e
+sched:sched_stat_runtime` of one run and prints the CPU time of every task,
+summed by its role and divided by the number of hosts:
+
+- on the hosts, each sshd connection (a process whose first exec is sshd)
+  and its descendants: the connection process itself, its children that
+  never exec (privilege separation's pre-auth child, internal-sftp), the
+  login shell with its exec chain, the shells its shell starts, and the
+  commands by name;
+- on the controller, the tool's process tree (the first exec of
+  TOOL_BINARY's base name) by program.
+
+The run times are the scheduler's, task by task (not sampled). A
+connection count other than HOSTS means something else logged in during
+the run: its figures are mixed in.
+"""
+import collections
+import os
+import re
+import subprocess
+import sys
+
+
+def main():
+    data, hosts, tool = sys.argv[1], int(sys.argv[2]), os.path.basename(sys.argv[3])
+    out = subprocess.run(["perf", "script", "-i", data], capture_output=True, text=True, check=True).stdout
+    parent, names, rt = {}, collections.defaultdict(list), collections.Counter()
+    conns, roots = [], []
+    for line in out.splitlines():
+        if "sched_stat_runtime" in line:
+            m = re.search(r"comm=.* pid=(\d+) runtime=(\d+)", line)
+            rt[int(m.group(1))] += int(m.group(2))
+        elif "sched_process_fork" in line:
+            m = re.search(r" pid=(\d+) child_comm=.* child_pid=(\d+)", line)
+            parent[int(m.group(2))] = int(m.group(1))
+        elif "sched_process_exec" in line:
+            m = re.search(r"filename=(\S+) pid=(\d+)", line)
+            pid, name = int(m.group(2)), os.path.basename(m.group(1))
+            names[pid].append(name)
+            if names[pid] == ["sshd"]:
+                conns.append(pid)
+            if name == tool and not roots:
+                roots.append(pid)
+    children = collections.defaultdict(list)
+    for c, p in parent.items():
+        children[p].append(c)
+
+    def tree(pid):
+        yield pid
+        for c in children.get(pid, []):
+            yield from tree(c)
+
+    def role(pid):
+        n, pn = names.get(pid, []), names.get(parent.get(pid), [])
+        if not n:
+            return "sshd child that does not exec (pre-auth, sftp)" if pn == ["sshd"] else "fork that does not exec"
+        if pn == ["sshd"]:
+            return "login shell: " + " → ".join(n)
+        if n[-1] == "sh" and pn and pn[-1] == "bash" and len(pn) > 1:
+            return "/bin/sh per command (worker)"
+        return "command: " + n[-1]
+
+    host, count = collections.Counter(), collections.Counter()
+    for c in conns:
+        host["sshd connection process"] += rt[c]
+        count["sshd connection process"] += 1
+        for d in list(tree(c))[1:]:
+            host[role(d)] += rt[d]
+            count[role(d)] += 1
+    ctl = collections.Counter()
+    for r in roots:
+        for d in tree(r):
+            ctl[(names.get(d) or [tool])[-1]] += rt[d]
+    n = hosts
+    warn = "" if len(conns) == hosts else f"  (WARNING: {len(conns)} connections: other logins mixed in)"
+    print(f"CPU a host, ms ({len(conns)} sshd connections, {hosts} hosts){warn}")
+    for k, v in host.most_common():
+        print(f"  {v / 1e6 / n:7.2f}  ({count[k] / n:4.2f} a host)  {k}")
+    hs = sum(host.values()) / 1e6 / n
+    print(f"  {hs:7.2f}  the hosts' side")
+    for k, v in ctl.most_common():
+        print(f"  {v / 1e6 / n:7.2f}  controller: {k}")
+    cs = sum(ctl.values()) / 1e6 / n
+    print(f"  {cs:7.2f}  the controller's side")
+    print(f"  {hs + cs:7.2f}  all")
+
+
+if __name__ == "__main__":
+    main()
