@@ -81,10 +81,13 @@ func Launch(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("%v", err)
 		}
-		if fresh, changed := rs.Fresh(); changed {
-			// Compiled again, or its stamps renewed: best effort, the
-			// next command reads it as it is now.
-			rs = fresh
+		if stale, _ := rs.check(); stale {
+			// Compiled again: best effort, the next command reads it
+			// fresh. Stamps merely renewed (a busy directory's time moved,
+			// its entries did not) are not written back: where the time
+			// moves all the time, as in a busy home, that would be a file
+			// written per command to save a directory's reading.
+			rs = Compile(rs.Spec)
 			WriteRuleset(args[1], rs)
 		}
 		rss, args = append(rss, rs), args[2:]

@@ -68,34 +68,44 @@ func launcherSum(f confine.LauncherFunc, arch string) (string, []byte) {
 
 // setupHead is the start of the set-up command: uname, the architecture's
 // launcher hash ($s), the launch directory made, resolved ($d) and
-// checked, the session's directory ($sd) and the launcher's path ($f).
+// checked, the session's directory ($sd, not made), the launcher's path
+// ($f) and the kept rules' ($r).
 // It prints "uname …", then "unsafe WHY", "none ARCH" or "dir D"; a
 // line it prints ends the set-up there (exit 0).
-func setupHead(sums map[string]string, sess string) string {
-	return `u=$(uname -srm) || u=
+func setupHead(sums, keys map[string]string, sess string) string {
+	// Builtins where they do (a fork and exec each cost the host more than
+	// the rest): the system from /proc (uname where it has no arch),
+	// directories resolved with cd -P, id only when a directory is not the
+	// user's own.
+	return `{ read -r u < /proc/sys/kernel/ostype && read -r rel < /proc/sys/kernel/osrelease && read -r m < /proc/sys/kernel/arch && u="$u $rel $m"; } 2>/dev/null ||
+	u=$(uname -srm) || u=
 printf 'uname %s\n' "$u"
 case $u in Linux\ *) ;; *) exit 0 ;; esac
 case ${u##* } in
-x86_64 | amd64) s=` + sums["amd64"] + ` a=amd64 ;;
-aarch64 | arm64) s=` + sums["arm64"] + ` a=arm64 ;;
+x86_64 | amd64) s=` + sums["amd64"] + ` k=` + keys["amd64"] + ` a=amd64 ;;
+aarch64 | arm64) s=` + sums["arm64"] + ` k=` + keys["arm64"] + ` a=arm64 ;;
 *) exit 0 ;;
 esac
 [ -n "$s" ] || { echo "none $a"; exit 0; }
+rel=${u#* } rel=${rel% *}
+case $rel in '' | *[!A-Za-z0-9._+-]*) rel=other ;; esac
 umask 077
 case ${XDG_STATE_HOME:-} in /*) st=$XDG_STATE_HOME ;; *) st=$HOME/.local/state ;; esac
-mkdir -p "$st/agent/launch/` + sess + `" || { echo "unsafe cannot make $st/agent/launch"; exit 0; }
+[ -d "$st/agent/launch" ] || mkdir -p "$st/agent/launch" || { echo "unsafe cannot make $st/agent/launch"; exit 0; }
 for x in "$st" "$st/agent" "$st/agent/launch"; do
 	if [ -L "$x" ] || [ ! -O "$x" ]; then echo "unsafe $x is a link or not yours"; exit 0; fi
 done
-d=$(cd "$st/agent/launch" && pwd -P) && p=$(cd "$st/.." && pwd -P) || { echo "unsafe cannot resolve $st"; exit 0; }
-f=$d/agent-launch-$s sd=$d/` + sess + `
+o=$PWD
+cd -P "$st/agent/launch" && d=$PWD && cd -P ../../.. && p=$PWD && cd "$o" || { echo "unsafe cannot resolve $st"; exit 0; }
+f=$d/agent-launch-$s sd=$d/` + sess + ` r=$d/rules-$k-$rel
 set -- "$HOME" "$p" "$st" "$st/agent" "$d"
-[ -e "$f" ] && { [ -L "$f" ] && { echo "unsafe $f is a link"; exit 0; }; set -- "$@" "$f"; }
-me=$(id -u)
+[ -e "$f" ] && { { [ -L "$f" ] || [ ! -O "$f" ]; } && { echo "unsafe $f is a link or not yours"; exit 0; }; set -- "$@" "$f"; }
+me=
+[ -O "$HOME" ] && [ -O "$p" ] || me=$(id -u)
 ls -ldnL -- "$@" | {
 	while read -r m _ o _; do
 		case $m in ?????????[tT]*) ;; ?????w* | ????????w*) exit 1 ;; esac
-		case $o in "$me" | 0) ;; *) exit 1 ;; esac
+		[ -z "$me" ] || case $o in "$me" | 0) ;; *) exit 1 ;; esac
 	done
 	exit 0
 } || { echo "unsafe writable by others or not yours: $*"; exit 0; }
@@ -103,36 +113,60 @@ printf 'dir %s\n' "$d"
 `
 }
 
-// setupFinish runs the launcher $f once: the probe, then every ruleset
-// into $sd, the sandbox's printed ("sandbox JSON"); "ready" when all went
-// well.
+// setupFinish prints the probe's answer and has every level's rules in
+// $r.LEVEL.rules: kept on the host like the launcher and shared by its
+// sessions (the launcher renews them when stale), so a host that has them
+// runs no launcher to set up; otherwise one launcher process probes and
+// computes them all, and its answer is kept in $r.ok (written last). With
+// --sandbox the session's own rules (its working directory) go to $sd
+// and are printed ("sandbox JSON"). "ready" when all went well.
 func (h *confiner) setupFinish() string {
 	var b strings.Builder
-	b.WriteString(`"$f" ` + confine.ProbeFlag)
-	var names []string
-	for name := range h.specs {
-		names = append(names, name)
+	b.WriteString(`if [ -f "$r.ok" ]`)
+	for _, name := range levelNames {
+		b.WriteString(` && [ -f "$r.` + name + `.rules" ]`)
 	}
-	slices.Sort(names)
-	for _, name := range names {
+	b.WriteString(`; then read -r x < "$r.ok" && printf '%s\n' "$x"; else x=$("$f" ` + confine.ProbeFlag)
+	for _, name := range levelNames {
 		args := h.specs[name].Args()
-		b.WriteString(" " + confine.CompileFlag + ` "$sd/` + name + `.rules" ` + quoteArgs(args[:len(args)-1]))
-		if name == sandboxName {
-			// The host's working and temporary directories, as it
-			// resolves them.
-			b.WriteString(` -writable "$c" -writable "$t"`)
-		} else {
-			// The launcher and the rules, by their real path.
-			b.WriteString(` -no-write "$d"`)
-		}
-		b.WriteString(" --")
+		// The launcher and the rules, by their real path.
+		b.WriteString(" " + confine.CompileFlag + ` "$r.` + name + `.rules" ` + quoteArgs(args[:len(args)-1]) + ` -no-write "$d" --`)
 	}
-	pre := ""
-	if _, ok := h.specs[sandboxName]; ok {
-		pre = `c=$(pwd -P) && t=$(cd "${TMPDIR:-/tmp}" && pwd -P) && `
-		b.WriteString(` && printf 'sandbox ' && cat "$sd/` + sandboxName + `.rules"`)
+	b.WriteString(`) && printf '%s\n' "$x" > "$r.ok.$$" && mv -f "$r.ok.$$" "$r.ok" && printf '%s\n' "$x"; fi`)
+	if s, ok := h.specs[sandboxName]; ok {
+		// The host's working and temporary directories, as it resolves
+		// them.
+		args := s.Args()
+		b.WriteString(` && mkdir "$sd" && c=$(pwd -P) && t=$(cd "${TMPDIR:-/tmp}" && pwd -P) && "$f" ` + confine.CompileFlag + ` "$sd/` +
+			sandboxName + `.rules" ` + quoteArgs(args[:len(args)-1]) + ` -writable "$c" -writable "$t" -- && printf 'sandbox ' && cat "$sd/` + sandboxName + `.rules"`)
 	}
-	return pre + b.String() + " && echo ready\n"
+	return b.String() + " && echo ready\n"
+}
+
+// levelNames are the levels' rulesets, as setupFinish has them.
+var levelNames = []string{confine.NoProtected.String(), confine.ReadOnly.String()}
+
+// rulesKey names the levels' rules kept on the host for the launcher of
+// hash sum: the same launcher and the same rules share them.
+func (h *confiner) rulesKey(sum string) string {
+	if sum == "" {
+		return ""
+	}
+	k := sha256.New()
+	k.Write([]byte(sum))
+	for _, name := range levelNames {
+		k.Write([]byte{0})
+		k.Write([]byte(strings.Join(h.specs[name].Args(), "\x00")))
+	}
+	return hex.EncodeToString(k.Sum(nil)[:12])
+}
+
+// release is the kernel release as setupHead puts it in a file name.
+func release(rel string) string {
+	if rel == "" || strings.Trim(rel, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-") != "" {
+		return "other"
+	}
+	return rel
 }
 
 func randomName() string {
@@ -144,9 +178,10 @@ func randomName() string {
 // setupRemote finds out whether the host can confine, puts the launcher
 // there when it does not have it, and computes the rules (see above).
 func (h *confiner) setupRemote(ctx context.Context) {
-	sums := map[string]string{}
+	sums, keys := map[string]string{}, map[string]string{}
 	for _, a := range launchArchs {
 		sums[a], _ = launcherSum(h.o.Launcher, a)
+		keys[a] = h.rulesKey(sums[a])
 	}
 	if h.o.Probe != nil {
 		abi, rel, err := h.o.Probe(ctx)
@@ -164,7 +199,7 @@ func (h *confiner) setupRemote(ctx context.Context) {
 	run := func(script string) (transport.Result, error) {
 		return h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Command: script})
 	}
-	res, err := run(setupHead(sums, sess) + `if [ -e "$f" ]; then ` + h.setupFinish() + "else echo send; fi\n")
+	res, err := run(setupHead(sums, keys, sess) + `if [ -e "$f" ]; then ` + h.setupFinish() + "else echo send; fi\n")
 	if err != nil {
 		h.err = fmt.Errorf("confine: %w", err)
 		return
@@ -175,7 +210,7 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		h.reason = fmt.Sprintf("the host's system is unknown (uname: %q)", strings.TrimSpace(res.Stdout+res.Stderr))
 		return
 	}
-	sys, release, machine := uname[0], uname[1], uname[2]
+	sys, release_, machine := uname[0], uname[1], uname[2]
 	switch {
 	case sys != "Linux":
 		h.reason = "the host runs " + sys + "; Landlock is Linux's"
@@ -195,7 +230,10 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		return
 	}
 	dir := out["dir"]
-	h.dir = dir + "/" + sess
+	rules := dir + "/rules-" + keys[map[string]string{"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}[machine]] + "-" + release(release_)
+	if _, ok := h.specs[sandboxName]; ok {
+		h.dir = dir + "/" + sess // the session's own rules, removed by Close
+	}
 	for _, l := range []confine.Level{confine.ReadOnly, confine.NoProtected} {
 		// As the host's rules have it (setupFinish), for Explain.
 		s := h.specs[l.String()]
@@ -206,14 +244,14 @@ func (h *confiner) setupRemote(ctx context.Context) {
 	want, bin := launcherSum(h.o.Launcher, arch)
 	exe := dir + "/agent-launch-" + want
 	if _, ok := out["send"]; ok {
-		if res, err = h.send(ctx, dir, exe, want, bin); err != nil {
+		if res, err = h.send(ctx, dir, exe, want, bin, dir+"/"+sess, rules); err != nil {
 			h.err = err
 			h.cleanup()
 			return
 		}
 		out = parseSetup(res.Stdout)
 	}
-	if err := h.finishRemote(out, res, release, exe, stacks); err != nil {
+	if err := h.finishRemote(out, res, release_, exe, rules, stacks); err != nil {
 		h.err = err
 		h.cleanup()
 	}
@@ -222,13 +260,13 @@ func (h *confiner) setupRemote(ctx context.Context) {
 // send puts the launcher on the host under a temporary name and runs the
 // rest of the set-up: its hash checked on the host (or, without sha256sum,
 // read back), renamed into place, run.
-func (h *confiner) send(ctx context.Context, dir, exe, want string, bin []byte) (transport.Result, error) {
+func (h *confiner) send(ctx context.Context, dir, exe, want string, bin []byte, sd, rules string) (transport.Result, error) {
 	tmp := dir + "/.agent-launch-" + randomName()
 	if _, err := h.tr.WriteFile(ctx, tmp, bytes.NewReader(bin), 0o700); err != nil {
 		h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Command: "rm -f " + shellQuote(tmp)})
 		return transport.Result{}, fmt.Errorf("confine: send the launcher: %w", err)
 	}
-	vars := "d=" + shellQuote(dir) + " sd=" + shellQuote(h.dir) + " f=" + shellQuote(exe) + " tmp=" + shellQuote(tmp) + "\n"
+	vars := "umask 077\nd=" + shellQuote(dir) + " sd=" + shellQuote(sd) + " r=" + shellQuote(rules) + " f=" + shellQuote(exe) + " tmp=" + shellQuote(tmp) + "\n"
 	res, err := h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Command: vars +
 		`x=$(sha256sum < "$tmp" 2>/dev/null) || { echo nosum; exit 0; }
 case $x in ` + want + `\ *) ;; *) printf 'sum %s\n' "$x"; rm -f "$tmp"; exit 0 ;; esac
@@ -263,7 +301,7 @@ mv -f "$tmp" "$f" || exit 0
 
 // finishRemote reads what the launcher's run printed: the probe, the
 // sandbox's rules, "ready".
-func (h *confiner) finishRemote(out map[string]string, res transport.Result, release, exe string, stacks map[confine.Level][]string) error {
+func (h *confiner) finishRemote(out map[string]string, res transport.Result, release, exe, rules string, stacks map[confine.Level][]string) error {
 	probe := strings.Fields(out["landlock"])
 	if len(probe) != 3 || probe[1] != "protocol" {
 		return fmt.Errorf("confine: the launcher did not answer (exit %d): %s", res.ExitCode, strings.TrimSpace(res.Stdout+res.Stderr))
@@ -283,7 +321,11 @@ func (h *confiner) finishRemote(out map[string]string, res transport.Result, rel
 	for l, names := range stacks {
 		wrap := []string{exe}
 		for _, n := range names {
-			wrap = append(wrap, confine.RulesFlag, h.dir+"/"+n+".rules")
+			if n == sandboxName {
+				wrap = append(wrap, confine.RulesFlag, h.dir+"/"+n+".rules")
+			} else {
+				wrap = append(wrap, confine.RulesFlag, rules+"."+n+".rules")
+			}
 		}
 		h.conf[l] = confine.Confinement{Wrap: append(wrap, "--")}
 	}

@@ -215,15 +215,18 @@ func TestKernelBlocksSSHD(t *testing.T) {
 	launchDir := filepath.Join(state, "agent", "launch")
 	attacks(t, b, open, e)
 	// One launcher kept for every Host (sent once, then found by its
-	// hash), each session's rules removed.
+	// hash), with the levels' rules (shared by the sessions); nothing of
+	// a session's own.
 	kept := func() os.FileInfo {
 		t.Helper()
-		left, _ := filepath.Glob(filepath.Join(launchDir, "*"))
+		exe, _ := filepath.Glob(filepath.Join(launchDir, "agent-launch-*"))
+		rules, _ := filepath.Glob(filepath.Join(launchDir, "rules-*"))
+		all, _ := filepath.Glob(filepath.Join(launchDir, "*"))
 		hidden, _ := filepath.Glob(filepath.Join(launchDir, ".*"))
-		if len(left) != 1 || len(hidden) != 0 || !strings.HasPrefix(filepath.Base(left[0]), "agent-launch-") {
-			t.Fatalf("in the launcher's directory: %q %q, want the launcher alone", left, hidden)
+		if len(exe) != 1 || len(hidden) != 0 || len(all) != 1+len(rules) || len(rules) != 3 {
+			t.Fatalf("in the launcher's directory: %q %q, want the launcher and one set of rules", all, hidden)
 		}
-		fi, err := os.Stat(left[0])
+		fi, err := os.Stat(exe[0])
 		if err != nil || fi.Mode().Perm()&0o077 != 0 {
 			t.Fatalf("the launcher: %v %v", fi.Mode(), err)
 		}
