@@ -43,8 +43,10 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "mkdir DIR/new"},
 	{cmd: "mkdir -m 700 DIR/private"},
 	{cmd: "mkdir -p DIR/a/b/c && echo x > DIR/a/b/c/f && chmod 600 DIR/a/b/c/f"},
-	{cmd: "mkdir DIR/n && cp DIR/other.txt DIR/n/", high: true},   // what goes into the new directory
-	{cmd: "tar -cf DIR/x.tar --remove-files DIR/sub", high: true}, // tar's removals are not in the table yet
+	{cmd: "mkdir DIR/n && cp DIR/other.txt DIR/n/", high: true},           // what goes into the new directory
+	{cmd: "tar -cf DIR/x.tar --remove-files DIR/sub", high: true},         // tar's removals are not in the table yet
+	{cmd: "sh -c 'tar -cf DIR/x.tar --remove-files DIR/sub'", high: true}, // in a code string too
+	{cmd: "alias t=tar; t -cf DIR/x.tar --remove-files DIR/sub", high: true},
 	// Directory trees are journaled whole.
 	{cmd: "rm -r DIR/sub"},
 	{cmd: "rm -rf DIR", high: true}, // it holds a fifo and hard links

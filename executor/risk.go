@@ -119,8 +119,8 @@ func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transpor
 			if err != nil {
 				return c, err
 			}
-			if opaque, what := e.cfg.Policy.UndoOpaque(line); opaque && why == "" {
-				why = "it runs " + what + ", whose file changes cannot be known before it runs"
+			if len(c.analysis.Unjournaled) > 0 && why == "" {
+				why = "it runs " + c.analysis.Unjournaled[0] + ", whose file changes cannot be known before it runs"
 			}
 			c.undo = targets
 			if why != "" && (c.risk.Level == safety.Medium || c.analysis.IfJournaled.Level < c.risk.Level) {

@@ -307,6 +307,9 @@ func matchFlag(m map[string]Rule, v, next string) (string, Rule, bool) {
 // interpreter, from the policy's lists and a few commands' own rules.
 func (c *classifier) command(name string, args []arg, e env) {
 	c.connects(name, args)
+	if why := opaqueWrite(name, args); why != "" && len(c.unjournaled) < maxTouched {
+		c.unjournaled = append(c.unjournaled, why)
+	}
 	base, known := c.p.commandRule(name)
 	if !known {
 		// What a program the policy does not know does cannot be known

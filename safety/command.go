@@ -98,6 +98,12 @@ type Analysis struct {
 	// everything it changes (the executor lowers a step to it only then).
 	// It equals Assessment when no Undoable rule raised the level.
 	IfJournaled Assessment
+	// Unjournaled says which programs the command runs, anywhere in it
+	// (wrappers, code strings, aliases, find -exec …), change files the
+	// policy's write table does not list (archivers, compressors, patch
+	// …: see opaqueWriters), so that an undo journal cannot save them
+	// before it runs: "tar: an archive tool". nil when there are none.
+	Unjournaled []string
 	undoable    bool // an Undoable rule raised the level where it runs once, directly
 	// unsure says why what the command runs, or when, is not certain
 	// enough to lower an Undoable rule (a background job, an alias …).
@@ -175,6 +181,7 @@ func (p Policy) analyzeOnce(cmd, home string, host *hostLinks) Analysis {
 	an.Programs = once(append(an.Programs, more.Programs...))
 	an.Network = once(append(an.Network, more.Network...))
 	an.Unknown = once(append(an.Unknown, more.Unknown...))
+	an.Unjournaled = once(append(an.Unjournaled, more.Unjournaled...))
 	return an
 }
 
@@ -188,7 +195,7 @@ func (c *classifier) analysis() Analysis {
 		unsure = cmp.Or(unsure, "it defines a function, which may change what a command name runs")
 	}
 	return Analysis{Assessment: c.a, undoable: c.undoable, unsure: unsure, Touches: touches(c.touched), Programs: once(fromHome(c.programs)),
-		Network: once(c.network), Unknown: once(c.unknown)}
+		Network: once(c.network), Unknown: once(c.unknown), Unjournaled: once(c.unjournaled)}
 }
 
 func once(in []string) []string {
@@ -260,19 +267,22 @@ type classifier struct {
 	async string
 	// cdUnsure says why the directory a cd went to may not be the one
 	// the classifier took (cd NAME through $CDPATH).
-	cdUnsure  string
-	cwds      []string // candidate working directories: "." (where the step starts) and cd targets
-	cwdLost   bool     // a cd went somewhere that cannot be resolved
-	touched   []Touch  // the files the command reads and writes, as resolved
-	programs  []string // the programs it runs (Analysis.Programs)
-	network   []string // why it connects out (Analysis.Network)
-	unknown   []string // why its effects cannot be known (Analysis.Unknown)
-	findRoots []arg    // inside find -exec: find's start directories ({} is under them)
-	lastCd    []string // where the last cd went, when it could be followed
-	linkHops  int      // links followed so far (see maxLinkWork)
-	steps     int
-	parsed    int    // bytes of code parsed so far
-	src       string // the code being classified, for the text of its words
+	cdUnsure string
+	cwds     []string // candidate working directories: "." (where the step starts) and cd targets
+	cwdLost  bool     // a cd went somewhere that cannot be resolved
+	touched  []Touch  // the files the command reads and writes, as resolved
+	programs []string // the programs it runs (Analysis.Programs)
+	network  []string // why it connects out (Analysis.Network)
+	// unjournaled: programs whose file changes the write table does not
+	// list (Analysis.Unjournaled).
+	unjournaled []string
+	unknown     []string // why its effects cannot be known (Analysis.Unknown)
+	findRoots   []arg    // inside find -exec: find's start directories ({} is under them)
+	lastCd      []string // where the last cd went, when it could be followed
+	linkHops    int      // links followed so far (see maxLinkWork)
+	steps       int
+	parsed      int    // bytes of code parsed so far
+	src         string // the code being classified, for the text of its words
 }
 
 // env is what a statement inherits from where it appears.
