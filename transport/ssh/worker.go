@@ -49,13 +49,22 @@ type worker struct {
 	broken    bool   // set under busy: the worker must not be used again
 	lingering bool   // set under busy: its last command left processes in its group
 	home      string // $HOME as the shell has it (what commands inherit); "" if not absolute
+	command   int    // the workerCommands entry that started it
 }
 
-// workerCommand starts the worker shell: bash when the host has it (its
-// job control gives every background job a process group of its own
-// without another exec — a third cheaper per step than setsid(1)), else
-// /bin/sh.
-const workerCommand = `exec /bin/sh -c 'command -v bash >/dev/null 2>&1 && exec bash --noprofile --norc -s; exec /bin/sh -s'`
+// workerCommands start the worker shell, tried in turn until one answers:
+// bash when the host has it (its job control gives every background job a
+// process group of its own without another exec — a third cheaper per step
+// than setsid(1)), else /bin/sh. The first has the login shell exec bash
+// itself, in a syntax every shell parses (csh and fish too); where bash is
+// missing the login shell exits, and the second finds bash or /bin/sh
+// through /bin/sh: a detection only a POSIX shell parses (under csh its
+// `2>&1` would write a file named 1), which costs every host with bash one
+// exec more (0.4–0.9 ms of CPU a host in the fan-out, docs/bench.md).
+var workerCommands = []string{
+	`exec bash --noprofile --norc -s`,
+	`exec /bin/sh -c 'command -v bash >/dev/null 2>&1 && exec bash --noprofile --norc -s; exec /bin/sh -s'`,
+}
 
 // workerScript is sent first on the worker's stdin; workerLoop, after the
 // ready marker, then reads one request a line: NONCE, the ahead key, NEXT
@@ -176,9 +185,28 @@ func requestLine(args ...string) string {
 // workerReadyTimeout bounds the start of a worker.
 const workerReadyTimeout = 10 * time.Second
 
-// startWorker opens the worker's session on c and waits until the shell
-// answers. It fails when the host lacks setsid.
+// startWorker starts the worker on c with the first of workerCommands the
+// host runs. It fails when the host lacks both bash and setsid.
 func startWorker(ctx context.Context, c *conn) (*worker, error) {
+	for i, command := range workerCommands {
+		w, err := startWorkerWith(ctx, c, command)
+		if err == nil {
+			w.command = i
+			return w, nil
+		}
+		if !errors.Is(err, errWorkerExited) || i == len(workerCommands)-1 {
+			return nil, err
+		}
+	}
+	panic("unreachable")
+}
+
+// errWorkerExited is the worker's shell exiting before it answered.
+var errWorkerExited = errors.New("worker start: the host's shell exited (neither bash nor setsid?)")
+
+// startWorkerWith opens the worker's session on c, starts command and
+// waits until the shell answers.
+func startWorkerWith(ctx context.Context, c *conn, command string) (*worker, error) {
 	sess, err := openSession(ctx, c.client)
 	if err != nil {
 		return nil, fmt.Errorf("worker session: %w", err)
@@ -189,7 +217,7 @@ func startWorker(ctx context.Context, c *conn) (*worker, error) {
 		return nil, fmt.Errorf("worker stdin: %w", err)
 	}
 	sess.Stdout, sess.Stderr = &w.out, &w.errs
-	if err := sess.Start(workerCommand); err != nil {
+	if err := sess.Start(command); err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("worker start: %w", err)
 	}
@@ -203,8 +231,14 @@ func startWorker(ctx context.Context, c *conn) (*worker, error) {
 	var home bytes.Buffer // the shell's $HOME, printed before the ready marker: "~" then costs no command
 	done := w.expect(nonce, &home, io.Discard)
 	if _, err := io.WriteString(w.in, workerScript+"printf '%s\\n' \"$HOME\" >&8; printf '%s:0:0\\n' "+nonce+" >&8; printf '%s\\n' "+nonce+" >&9\n"+workerLoop); err != nil {
+		select { // the shell may have exited already (no bash): the next command is tried
+		case <-w.exited:
+			err = errWorkerExited
+		case <-time.After(closeWait):
+			err = fmt.Errorf("worker start: %w", err)
+		}
 		sess.Close()
-		return nil, fmt.Errorf("worker start: %w", err)
+		return nil, err
 	}
 	timer := time.NewTimer(workerReadyTimeout)
 	defer timer.Stop()
@@ -215,7 +249,8 @@ func startWorker(ctx context.Context, c *conn) (*worker, error) {
 		}
 		return w, nil
 	case <-w.exited:
-		return nil, errors.New("worker start: the host's shell exited (neither bash nor setsid?)")
+		sess.Close()
+		return nil, errWorkerExited
 	case <-timer.C:
 	case <-ctx.Done():
 	}

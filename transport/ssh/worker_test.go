@@ -475,3 +475,50 @@ func TestWorkerNoShellAheadAfterLastStep(t *testing.T) {
 		t.Errorf("then the shell is %d ticks old (worker %s, was %s): not started ahead again", n, ppid, worker)
 	}
 }
+
+// The login shell execs bash itself where the host has bash (no /bin/sh
+// in between: workerCommands[0]); a host without bash gets the portable
+// chain (workerCommands[1]) and a /bin/sh worker, with no warning.
+func TestWorkerStartedByTheLoginShell(t *testing.T) {
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	tr := dial(t, hostConfig(h.Host), Options{})
+	out := runOK(t, tr, transport.Command{Command: `cat /proc/$PPID/comm`}).Stdout
+	if w := workerOf(tr); out != "bash\n" || w == nil || !strings.HasPrefix(workerCommands[w.command], "exec bash ") {
+		t.Errorf("worker %q started by %v: want bash exec'd by the login shell", out, commandOf(w))
+	}
+
+	bin := t.TempDir()
+	p, err := exec.LookPath("setsid")
+	if err != nil {
+		t.Skip("no setsid here")
+	}
+	if err := os.Symlink(p, filepath.Join(bin, "setsid")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin) // no bash
+	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	var warns warnings
+	tr = dial(t, hostConfig(srv.Host), Options{Warn: warns.warn})
+	out = runOK(t, tr, transport.Command{Command: `echo ${BASH_VERSION:-nobash}`}).Stdout
+	if w := workerOf(tr); out != "nobash\n" || w == nil || !strings.HasPrefix(workerCommands[w.command], "exec /bin/sh ") {
+		t.Errorf("without bash: %q, worker started by %v: want /bin/sh started by the portable chain", out, commandOf(w))
+	}
+	if w := warns.String(); w != "" {
+		t.Errorf("warnings: %q", w)
+	}
+}
+
+// workerOf is tr's current worker, nil when it has none.
+func workerOf(tr *Transport) *worker {
+	tr.wmu.Lock()
+	defer tr.wmu.Unlock()
+	return tr.worker
+}
+
+// commandOf is the command that started w, for messages.
+func commandOf(w *worker) string {
+	if w == nil {
+		return "(no worker)"
+	}
+	return strconv.Quote(workerCommands[w.command])
+}
