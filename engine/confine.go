@@ -330,7 +330,18 @@ func (h *confiner) setupLocal(ctx context.Context) {
 	// The rules are computed once per session, here; a command starts on
 	// a confined thread of agent (no launcher process), or, under a
 	// wrapper such as sudo, through the launcher reading them from a file.
-	dir, err := os.MkdirTemp("", "agent-confine-")
+	// In agent's state directory, which the policy protects: no
+	// unapproved step may rewrite the rules the next ones read (a
+	// directory in $TMPDIR could be, by a medium step).
+	state, err := safety.StateDir()
+	if err == nil {
+		err = os.MkdirAll(state, 0o700)
+	}
+	if err != nil {
+		h.err = fmt.Errorf("confine: %w", err)
+		return
+	}
+	dir, err := os.MkdirTemp(state, "confine-")
 	if err != nil {
 		h.err = fmt.Errorf("confine: %w", err)
 		return

@@ -181,9 +181,19 @@ func TestKernelBlocksLocal(t *testing.T) {
 	}
 	attacks(t, b, open, engine.Enforcement{})
 
+	// A medium step cannot rewrite the rules a step under a wrapper
+	// (sudo → agent __confine -rules FILE) reads: they are in agent's
+	// state directory.
+	state := os.Getenv("XDG_STATE_HOME")
+	medium := engine.HostOptions{Policy: b.policy(safety.Medium), Approver: safety.NewApprover(safety.ModeMedium, nil)}
+	steps, _ := run(t, open, medium, b.step("write", filepath.Join(state, "agent", "confine-*", "safe.rules")))
+	if len(steps) != 1 || steps[0].Status == "ok" || strings.Contains(steps[0].Output, "No such file") {
+		t.Errorf("a medium step at the local rules: %s", show(steps))
+	}
+
 	// The same safe step with the kernel enforcement off: the classifier
 	// alone lets it write (what the kernel stopped above).
-	steps, _ := run(t, open, engine.HostOptions{Policy: b.policy(safety.Safe), Approver: safety.NewApprover(safety.ModeNever, nil),
+	steps, _ = run(t, open, engine.HostOptions{Policy: b.policy(safety.Safe), Approver: safety.NewApprover(safety.ModeNever, nil),
 		Enforcement: engine.Enforcement{Off: true}}, b.step("write", b.out+"/y"))
 	if len(steps) != 1 || steps[0].Status != "ok" {
 		t.Fatalf("unconfined: %+v", steps)
