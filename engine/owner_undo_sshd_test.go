@@ -135,8 +135,9 @@ func TestOwnersUndoSSHD(t *testing.T) {
 // TestUndoKeepsOwnerSSHD: undo replaces a file to put its content back,
 // and the transports keep its owner only where they may (root). A
 // root-owned file writable by all, written by a login user's session
-// without chown, cannot be given back to root by that user's undo: undo
-// says so by name (before, the file silently became the user's).
+// without chown, or removed from the user's directory, cannot be given
+// back to root by that user's undo: undo says so by name, for both
+// (before, each silently became the user's).
 func TestUndoKeepsOwnerSSHD(t *testing.T) {
 	e := newBecomeEnv(t)
 	target, err := engine.HostTarget("web", engine.SSHOverrides{ConfigFile: e.sshConfig, User: e.s.PassUser})
@@ -157,7 +158,9 @@ func TestUndoKeepsOwnerSSHD(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	f := filepath.Join(dir, "shared.conf")
-	for _, err := range []error{os.Chmod(dir, 0o755), os.Chown(dir, uid, gid), os.WriteFile(f, []byte("v1\n"), 0o666), os.Chmod(f, 0o666)} {
+	gone := filepath.Join(dir, "removed.conf")
+	for _, err := range []error{os.Chmod(dir, 0o755), os.Chown(dir, uid, gid), os.WriteFile(f, []byte("v1\n"), 0o666), os.Chmod(f, 0o666),
+		os.WriteFile(gone, []byte("r1\n"), 0o644)} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,8 +171,8 @@ func TestUndoKeepsOwnerSSHD(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	r, err := h.Executor().RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo v2 > " + f}})
-	if err != nil || r.Status != "ok" || len(r.Journaled) != 1 {
+	r, err := h.Executor().RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "echo v2 > " + f + " && rm -f " + gone}})
+	if err != nil || r.Status != "ok" || len(r.Journaled) != 2 {
 		t.Fatalf("step: %v %s %v %s", err, r.Status, r.Journaled, r.Observation)
 	}
 	stateDir, err := safety.StateDir()
@@ -177,11 +180,18 @@ func TestUndoKeepsOwnerSSHD(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = engine.Undo(ctx, h.Transport(), stateDir, h.Session, h.Name, false, nil)
-	var oe *safety.OwnerError
-	if !errors.As(err, &oe) || oe.Path != f || oe.Want != "0:0" {
-		t.Fatalf("undo: %v, want it to say it could not give %s back to 0:0", err, f)
+	for _, p := range []string{f, gone} {
+		if err == nil || !strings.Contains(err.Error(), "could not restore the owner of "+p+" to 0:0") {
+			t.Errorf("undo: %v, want it to say it could not give %s back to 0:0", err, p)
+		}
 	}
-	if b, _ := os.ReadFile(f); string(b) != "v1\n" {
-		t.Errorf("%s holds %q", f, b)
+	var oe *safety.OwnerError
+	if !errors.As(err, &oe) {
+		t.Errorf("undo: %v is no OwnerError", err)
+	}
+	for p, want := range map[string]string{f: "v1\n", gone: "r1\n"} {
+		if b, _ := os.ReadFile(p); string(b) != want {
+			t.Errorf("%s holds %q, want %q", p, b, want)
+		}
 	}
 }

@@ -27,7 +27,8 @@ type shellTarget struct {
 	mode    fs.FileMode
 	size    int64
 	dir     bool // a directory the command creates (mkdir): undo removes it while empty
-	// owner is an existing file's "UID:GID" when the command changes
+	// owner is an existing file's "UID:GID" where the transport's Stat
+	// says it (locally, SFTP), or looked up when the command changes
 	// owners (chown, chgrp): undo puts it back.
 	owner string
 	// tree is the listing of an existing directory the command changes
@@ -85,7 +86,7 @@ func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, to
 		if err != nil || why != "" {
 			return out, why, err
 		}
-		if owners && st.existed && st.tree == nil {
+		if owners && st.existed && st.tree == nil && st.owner == "" {
 			l, err := ListTree(ctx, tr, st.path)
 			if err != nil || l.Entries[0].Type != 'f' {
 				if cerr := ctx.Err(); cerr != nil {
@@ -180,7 +181,11 @@ func (e *Executor) shellTarget(ctx context.Context, tr transport.Transport, abs 
 		return shellTarget{}, fmt.Sprintf("%s is not a regular file", real), nil
 	}
 	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	return shellTarget{path: real, existed: true, mode: mode, size: fi.Size()}, "", nil
+	st := shellTarget{path: real, existed: true, mode: mode, size: fi.Size()}
+	if uid, gid, ok := infoOwner(fi); ok { // free where Stat says it: undo puts it back
+		st.owner = safety.Owner(uid, gid)
+	}
+	return st, "", nil
 }
 
 // createdDirs lists the directories mkdir abs would create on the host,
