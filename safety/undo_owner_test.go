@@ -120,6 +120,11 @@ func TestUndoRestoresOwners(t *testing.T) {
 			if len(acts) != 2 {
 				t.Errorf("actions %v: the content of both was put back", acts)
 			}
+			for _, a := range acts {
+				if !a.OwnerLeft || !strings.HasSuffix(a.String(), "but not its owner (below)") {
+					t.Errorf("action %q does not say its owner was not put back", a)
+				}
+			}
 			if b, _ := os.ReadFile(f); string(b) != "before\n" {
 				t.Errorf("%s holds %q", f, b)
 			}

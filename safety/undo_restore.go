@@ -92,12 +92,19 @@ type Action struct {
 	// Tree is the number of entries of a directory tree put back (Bytes
 	// were written, the rest was still as saved).
 	Tree int
+	// OwnerLeft: content and modes are back but an owner is not (the
+	// restore's error says which, an OwnerError).
+	OwnerLeft bool
 }
 
 // String says it in words: "restored /x (12 bytes)",
 // "removed /y (did not exist before)" or
 // "restored directory tree /z (5 entries, 12 bytes written)".
 func (a Action) String() string {
+	if a.OwnerLeft {
+		a.OwnerLeft = false
+		return a.String() + " — but not its owner (below)"
+	}
 	if a.Tree > 0 {
 		return fmt.Sprintf("restored directory tree %s (%d entries, %d bytes written)", a.Path, a.Tree, a.Bytes)
 	}
@@ -192,6 +199,7 @@ func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOp
 		a, err := j.restoreOne(ctx, t.rw, t.r, lastNew[t.r.Path])
 		if err != nil {
 			if oe := (*OwnerError)(nil); errors.As(err, &oe) && a.Path != "" {
+				a.OwnerLeft = true
 				actions = append(actions, a) // put back but for its owner, which the error names
 			}
 			errs = append(errs, err)
