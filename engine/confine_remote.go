@@ -132,7 +132,7 @@ func (h *confiner) setupFinish() string {
 		// The launcher and the rules, by their real path.
 		b.WriteString(" " + confine.CompileFlag + ` "$r.` + name + `.rules" ` + quoteArgs(args[:len(args)-1]) + ` -no-write "$d" --`)
 	}
-	b.WriteString(`) && printf '%s\n' "$x" > "$r.ok.$$" && mv -f "$r.ok.$$" "$r.ok" && printf '%s\n' "$x"; fi`)
+	b.WriteString(`) && printf '%s\n' "$x" > "$r.ok.$$" && mv -f "$r.ok.$$" "$r.ok" && printf '%s\n' "$x" && ` + pruneKept + `; fi`)
 	if s, ok := h.specs[sandboxName]; ok {
 		// The host's working and temporary directories, as it resolves
 		// them.
@@ -142,6 +142,13 @@ func (h *confiner) setupFinish() string {
 	}
 	return b.String() + " && echo ready\n"
 }
+
+// pruneKept removes, when a host computes new rules (a new policy,
+// launcher or kernel: rare), the launchers and rules no session changed
+// for 30 days but its own. A session still using one that old (rules
+// never stale for a month) then fails its next step closed, and its next
+// set-up sends or computes them again. It never fails the set-up.
+const pruneKept = `{ find "$d" -maxdepth 1 -type f \( -name 'agent-launch-*' -o -name 'rules-*' \) -mtime +30 ! -name "agent-launch-$s" ! -name "rules-$k-*" -exec rm -f {} + 2>/dev/null || :; }`
 
 // levelNames are the levels' rulesets, as setupFinish has them.
 var levelNames = []string{confine.NoProtected.String(), confine.ReadOnly.String()}
@@ -244,7 +251,7 @@ func (h *confiner) setupRemote(ctx context.Context) {
 	want, bin := launcherSum(h.o.Launcher, arch)
 	exe := dir + "/agent-launch-" + want
 	if _, ok := out["send"]; ok {
-		if res, err = h.send(ctx, dir, exe, want, bin, dir+"/"+sess, rules); err != nil {
+		if res, err = h.send(ctx, dir, exe, want, bin, dir+"/"+sess, rules, keys[arch]); err != nil {
 			h.err = err
 			h.cleanup()
 			return
@@ -260,13 +267,14 @@ func (h *confiner) setupRemote(ctx context.Context) {
 // send puts the launcher on the host under a temporary name and runs the
 // rest of the set-up: its hash checked on the host (or, without sha256sum,
 // read back), renamed into place, run.
-func (h *confiner) send(ctx context.Context, dir, exe, want string, bin []byte, sd, rules string) (transport.Result, error) {
+func (h *confiner) send(ctx context.Context, dir, exe, want string, bin []byte, sd, rules, key string) (transport.Result, error) {
 	tmp := dir + "/.agent-launch-" + randomName()
 	if _, err := h.tr.WriteFile(ctx, tmp, bytes.NewReader(bin), 0o700); err != nil {
 		h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Command: "rm -f " + shellQuote(tmp)})
 		return transport.Result{}, fmt.Errorf("confine: send the launcher: %w", err)
 	}
-	vars := "umask 077\nd=" + shellQuote(dir) + " sd=" + shellQuote(sd) + " r=" + shellQuote(rules) + " f=" + shellQuote(exe) + " tmp=" + shellQuote(tmp) + "\n"
+	vars := "umask 077\nd=" + shellQuote(dir) + " sd=" + shellQuote(sd) + " r=" + shellQuote(rules) + " f=" + shellQuote(exe) + " tmp=" + shellQuote(tmp) +
+		" s=" + want + " k=" + key + "\n"
 	res, err := h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Command: vars +
 		`x=$(sha256sum < "$tmp" 2>/dev/null) || { echo nosum; exit 0; }
 case $x in ` + want + `\ *) ;; *) printf 'sum %s\n' "$x"; rm -f "$tmp"; exit 0 ;; esac

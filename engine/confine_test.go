@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/confine/confinetest"
@@ -223,6 +224,19 @@ func TestKernelBlocksSSHD(t *testing.T) {
 	}
 	e := engine.Enforcement{Launcher: confinetest.Launcher(t)}
 	launchDir := filepath.Join(state, "agent", "launch")
+	// What another build of agent left a month ago is removed when this
+	// one computes its rules.
+	if err := os.MkdirAll(launchDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	for _, name := range []string{"agent-launch-0ld", "rules-0ld-6.1.safe.rules", "rules-0ld-6.1.ok"} {
+		p := filepath.Join(launchDir, name)
+		if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
 	attacks(t, b, open, e)
 	// One launcher kept for every Host (sent once, then found by its
 	// hash), with the levels' rules (shared by the sessions); nothing of
