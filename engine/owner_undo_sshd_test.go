@@ -96,6 +96,24 @@ func TestOwnersUndoSSHD(t *testing.T) {
 		t.Errorf("after undo:\n got %v\nwant %v", got, before)
 	}
 
+	// A become step that removes a file of another owner, without chown:
+	// undo through sudo (root) puts it back with that owner, not root's.
+	nobodys := filepath.Join(e.dir, "nobody.conf")
+	must(os.WriteFile(nobodys, []byte("n1\n"), 0o640))
+	must(os.Chown(nobodys, 65534, 65534))
+	h3, steps3 := run(t, safety.ModeAll, fmt.Sprintf(`steps:
+  - tool: execute_command
+    become: true
+    parameters: {command: "rm -f %s"}
+`, nobodys))
+	if len(steps3) != 1 || fmt.Sprint(steps3[0].Journaled) != fmt.Sprint([]string{nobodys}) {
+		t.Fatalf("rm through become: %+v", steps3)
+	}
+	if _, err := engine.Undo(ctx, h3.Transport(), stateDir, h3.Session, h3.Name, false, hb); err != nil {
+		t.Fatalf("undo of the rm through sudo: %v", err)
+	}
+	checkOwnerMode(t, nobodys, 0o640, 65534, 65534)
+
 	// The login user's own session: a root-owned file it may write (0666)
 	// in a directory of its own. Undo replaces the file, which makes it
 	// the login user's, and cannot give it back to root.

@@ -86,7 +86,10 @@ func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, to
 		if err != nil || why != "" {
 			return out, why, err
 		}
-		if owners && st.existed && st.tree == nil && st.owner == "" {
+		// A become step's transport does not say owners: looked up (a
+		// round trip a file), so that undo through sudo gives a file it
+		// puts back its owner, not root.
+		if (owners || tr != e.cfg.Transport) && st.existed && st.tree == nil && st.owner == "" {
 			l, err := ListTree(ctx, tr, st.path)
 			if err != nil || l.Entries[0].Type != 'f' {
 				if cerr := ctx.Err(); cerr != nil {
