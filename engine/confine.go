@@ -41,6 +41,11 @@ type confinerOptions struct {
 	// LevelsOff confines no level, only the sandbox (Enforcement.Off with
 	// --sandbox).
 	LevelsOff bool
+	// Keep keeps the launcher and the levels' rules on an SSH host between
+	// sessions, in agent's state directory there (--keep-launcher); by
+	// default they are sent into a private temporary directory for the
+	// session and removed by Close: nothing stays on the host.
+	Keep bool
 	// Probe, when set, replaces asking the host's kernel for its Landlock
 	// ABI (tests simulate a kernel without one). release is the kernel
 	// release for messages.
@@ -61,7 +66,9 @@ type confiner struct {
 	err         error    // setup failed: every confined step is refused
 	reason      string   // why the host does not enforce ("" when it does)
 	launcher    []string // argv prefix of the launcher
-	dir         string   // the remote launcher's directory, removed by Close
+	dir         string   // the remote launcher's or the session's directory, removed by Close
+	made        []string // the directories above dir the set-up made, removed by Close when empty
+	sandboxDir  string   // the remote directory of the sandbox's rules
 	localDir    string   // the local rules files' directory, removed by Close
 	restrictors []*confine.Restrictor
 	conf        map[confine.Level]confine.Confinement
@@ -402,8 +409,22 @@ func (h *confiner) cleanup() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 	defer cancel()
-	h.tr.Run(ctx, transport.Command{Command: "rm -rf " + shellQuote(h.dir), Timeout: remoteTimeout})
-	h.dir = ""
+	h.tr.Run(ctx, transport.Command{Command: h.removeCommand(), Timeout: remoteTimeout})
+	h.dir, h.made = "", nil
+}
+
+// removeCommand removes dir and then, those that are empty, the
+// directories the set-up made above it.
+func (h *confiner) removeCommand() string {
+	cmd := "rm -rf " + shellQuote(h.dir)
+	if len(h.made) > 0 {
+		cmd += " && { rmdir"
+		for _, d := range h.made {
+			cmd += " " + shellQuote(d)
+		}
+		cmd += " 2>/dev/null || :; }"
+	}
+	return cmd
 }
 
 // Close removes what the Host sent to the host. The transport must still
@@ -426,14 +447,14 @@ func (h *confiner) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 	defer cancel()
-	res, err := h.tr.Run(ctx, transport.Command{Command: "rm -rf " + shellQuote(h.dir), Timeout: remoteTimeout})
+	res, err := h.tr.Run(ctx, transport.Command{Command: h.removeCommand(), Timeout: remoteTimeout})
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
 	}
 	if err != nil {
 		return fmt.Errorf("remove the launcher from the host (%s): %w", h.dir, err)
 	}
-	h.dir = ""
+	h.dir, h.made = "", nil
 	return nil
 }
 

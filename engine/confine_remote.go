@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,23 +17,26 @@ import (
 	"github.com/autoshell/agent/transport"
 )
 
-// The launcher on an SSH host (docs/decisions.md, "The launcher cached on
-// the host"). It is kept between sessions in agent's own state directory
-// on the host, ${XDG_STATE_HOME:-~/.local/state}/agent/launch, named by
-// its SHA-256 — a directory the policy protects (no unapproved step may
-// write there; each level's rules also deny it by its real path) and
-// that must be the user's own, not a link, and writable by nobody else,
-// nor its parents: then only the user (or root) could have put a file
-// there, and the file was verified by its hash when it was sent. Each
-// session computes its rules into a directory of its own there, removed
-// by Close.
+// The launcher on an SSH host (docs/decisions.md, "The launcher kept on
+// the host"). By default it is sent for the session, checked by its
+// SHA-256, into a directory of the session's own in agent's state
+// directory on the host, ${XDG_STATE_HOME:-~/.local/state}/agent/launch,
+// where the levels' rules are computed too; Close removes it, and the
+// directories the set-up made: nothing stays on the host. With
+// --keep-launcher (Keep) the launcher, named by its SHA-256, and the
+// levels' rules are kept in the launch directory between sessions. That
+// directory is one the policy protects (no unapproved step may write
+// there; each level's rules also deny it by its real path) and must be
+// the user's own, not a link, and writable by nobody else, nor its
+// parents: then only the user (or root) could have put a file there, and
+// the file was verified by its hash when it was sent.
 //
-// The set-up is one command when the host has the launcher: it learns the
-// system and the architecture, makes and checks the directories, and runs
-// the launcher once to probe the kernel and compute every level's rules
-// (and print the sandbox's). Otherwise the launcher is sent over SFTP
-// under a temporary name, and a second command checks its hash, renames
-// it into place and does the rest.
+// The set-up is one command when the host has the launcher (kept): it
+// learns the system and the architecture, makes and checks the
+// directories, and runs the launcher once to probe the kernel and compute
+// every level's rules (and print the sandbox's). Otherwise the launcher
+// is sent over SFTP under a temporary name, and a second command checks
+// its hash, renames it into place and does the rest.
 
 // launcherSums are the SHA-256 of the launchers of Launcher, by
 // architecture ("" when there is none), computed once per process.
@@ -72,7 +76,11 @@ func launcherSum(f confine.LauncherFunc, arch string) (string, []byte) {
 // ($f) and the kept rules' ($r).
 // It prints "uname …", then "unsafe WHY", "none ARCH" or "dir D"; a
 // line it prints ends the set-up there (exit 0).
-func setupHead(sums, keys map[string]string, sess string) string {
+func setupHead(sums, keys map[string]string, sess string, keep bool) string {
+	where := sessionDir(sess)
+	if keep {
+		where = keptDir(sess)
+	}
 	// Builtins where they do (a fork and exec each cost the host more than
 	// the rest): the system from /proc (uname where it has no arch),
 	// directories resolved with cd -P, id only when a directory is not the
@@ -90,7 +98,15 @@ esac
 rel=${u#* } rel=${rel% *}
 case $rel in '' | *[!A-Za-z0-9._+-]*) rel=other ;; esac
 umask 077
-case ${XDG_STATE_HOME:-} in /*) st=$XDG_STATE_HOME ;; *) st=$HOME/.local/state ;; esac
+` + where + `printf 'dir %s\n' "$d"
+`
+}
+
+// keptDir (--keep-launcher) makes and checks agent's launch directory in
+// its state directory on the host ($d), where the launcher and the rules
+// are kept between sessions.
+func keptDir(sess string) string {
+	return `case ${XDG_STATE_HOME:-} in /*) st=$XDG_STATE_HOME ;; *) st=$HOME/.local/state ;; esac
 [ -d "$st/agent/launch" ] || mkdir -p "$st/agent/launch" || { echo "unsafe cannot make $st/agent/launch"; exit 0; }
 for x in "$st" "$st/agent" "$st/agent/launch"; do
 	if [ -L "$x" ] || [ ! -O "$x" ]; then echo "unsafe $x is a link or not yours"; exit 0; fi
@@ -109,7 +125,24 @@ ls -ldnL -- "$@" | {
 	done
 	exit 0
 } || { echo "unsafe writable by others or not yours: $*"; exit 0; }
-printf 'dir %s\n' "$d"
+`
+}
+
+// sessionDir (the default) is keptDir's checks, then the session's own
+// directory in the launch directory ($d), where the launcher is sent and
+// the rules computed, removed by Close with the directories the set-up
+// made ("made N": how many of the launch directory and its parents up to
+// the state directory's parent did not exist): nothing stays on the
+// host. Not in $TMPDIR: a medium step may write there, and denying one
+// entry of a busy directory would cost every step a recompilation.
+func sessionDir(sess string) string {
+	return `case ${XDG_STATE_HOME:-} in /*) st=$XDG_STATE_HOME ;; *) st=$HOME/.local/state ;; esac
+n=0
+for x in "$st/agent/launch" "$st/agent" "$st" "${st%/*}"; do [ -d "$x" ] && break; n=$((n + 1)); done
+` + keptDir(sess) + `mkdir "$sd" || { echo "unsafe cannot make $sd"; exit 0; }
+d=$sd
+f=$d/agent-launch-$s sd=$d/sandbox r=$d/rules-$k-$rel
+printf 'made %s\n' "$n"
 `
 }
 
@@ -121,6 +154,10 @@ printf 'dir %s\n' "$d"
 // --sandbox the session's own rules (its working directory) go to $sd
 // and are printed ("sandbox JSON"). "ready" when all went well.
 func (h *confiner) setupFinish() string {
+	prune := ""
+	if h.o.Keep {
+		prune = " && " + pruneKept
+	}
 	var b strings.Builder
 	b.WriteString(`if [ -f "$r.ok" ]`)
 	for _, name := range levelNames {
@@ -132,7 +169,7 @@ func (h *confiner) setupFinish() string {
 		// The launcher and the rules, by their real path.
 		b.WriteString(" " + confine.CompileFlag + ` "$r.` + name + `.rules" ` + quoteArgs(args[:len(args)-1]) + ` -no-write "$d" --`)
 	}
-	b.WriteString(`) && printf '%s\n' "$x" > "$r.ok.$$" && mv -f "$r.ok.$$" "$r.ok" && printf '%s\n' "$x" && ` + pruneKept + `; fi`)
+	b.WriteString(`) && printf '%s\n' "$x" > "$r.ok.$$" && mv -f "$r.ok.$$" "$r.ok" && printf '%s\n' "$x"` + prune + `; fi`)
 	if s, ok := h.specs[sandboxName]; ok {
 		// The host's working and temporary directories, as it resolves
 		// them.
@@ -206,7 +243,7 @@ func (h *confiner) setupRemote(ctx context.Context) {
 	run := func(script string) (transport.Result, error) {
 		return h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Command: script})
 	}
-	res, err := run(setupHead(sums, keys, sess) + `if [ -e "$f" ]; then ` + h.setupFinish() + "else echo send; fi\n")
+	res, err := run(setupHead(sums, keys, sess, h.o.Keep) + `if [ -e "$f" ]; then ` + h.setupFinish() + "else echo send; fi\n")
 	if err != nil {
 		h.err = fmt.Errorf("confine: %w", err)
 		return
@@ -238,8 +275,18 @@ func (h *confiner) setupRemote(ctx context.Context) {
 	}
 	dir := out["dir"]
 	rules := dir + "/rules-" + keys[map[string]string{"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}[machine]] + "-" + release(release_)
-	if _, ok := h.specs[sandboxName]; ok {
-		h.dir = dir + "/" + sess // the session's own rules, removed by Close
+	h.sandboxDir = dir + "/" + sess
+	switch _, sb := h.specs[sandboxName]; {
+	case !h.o.Keep:
+		// The session's launcher and rules, and the directories the
+		// set-up made for them, removed by Close.
+		h.dir, h.sandboxDir = dir, dir+"/sandbox"
+		n, _ := strconv.Atoi(out["made"])
+		for p := path.Dir(dir); n > 0 && len(h.made) < 4 && p != "/"; n, p = n-1, path.Dir(p) {
+			h.made = append(h.made, p)
+		}
+	case sb:
+		h.dir = h.sandboxDir // the session's own rules, removed by Close
 	}
 	for _, l := range []confine.Level{confine.ReadOnly, confine.NoProtected} {
 		// As the host's rules have it (setupFinish), for Explain.
@@ -251,7 +298,7 @@ func (h *confiner) setupRemote(ctx context.Context) {
 	want, bin := launcherSum(h.o.Launcher, arch)
 	exe := dir + "/agent-launch-" + want
 	if _, ok := out["send"]; ok {
-		if res, err = h.send(ctx, dir, exe, want, bin, dir+"/"+sess, rules, keys[arch]); err != nil {
+		if res, err = h.send(ctx, dir, exe, want, bin, h.sandboxDir, rules, keys[arch]); err != nil {
 			h.err = err
 			h.cleanup()
 			return
@@ -330,7 +377,7 @@ func (h *confiner) finishRemote(out map[string]string, res transport.Result, rel
 		wrap := []string{exe}
 		for _, n := range names {
 			if n == sandboxName {
-				wrap = append(wrap, confine.RulesFlag, h.dir+"/"+n+".rules")
+				wrap = append(wrap, confine.RulesFlag, h.sandboxDir+"/"+n+".rules")
 			} else {
 				wrap = append(wrap, confine.RulesFlag, rules+"."+n+".rules")
 			}

@@ -4,7 +4,8 @@ package engine_test
 // safe — forced by the policy, so that the kernel and not the classifier
 // is what stops it — cannot write, connect, signal or read a secret,
 // locally and over a real sshd; a medium one cannot reach what the policy
-// protects; the launcher kept on an SSH host is sent once and reused, and
+// protects; by default the launcher sent to an SSH host leaves nothing
+// there, and with --keep-launcher it is kept, sent once and reused, and
 // nothing an unapproved step does can replace it or its rules; a
 // kernel without Landlock is reported once per host.
 
@@ -222,7 +223,21 @@ func TestKernelBlocksSSHD(t *testing.T) {
 	open := func(o engine.HostOptions) (*engine.Host, error) {
 		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
 	}
-	e := engine.Enforcement{Launcher: confinetest.Launcher(t)}
+	// By default nothing stays on the host: each session sends the
+	// launcher into a directory of its own in agent's state directory
+	// there, computes its rules there and removes it all when it closes,
+	// with the directories it made.
+	attacks(t, b, open, engine.Enforcement{Launcher: confinetest.Launcher(t)})
+	os.Remove(b.out + "/x") // the medium step's
+	for _, dir := range []string{state, tmp} {
+		if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) > 0 {
+			t.Errorf("left on the host without --keep-launcher: %q", left)
+		}
+	}
+
+	// --keep-launcher: the launcher and the levels' rules are kept in
+	// agent's state directory on the host.
+	e := engine.Enforcement{Launcher: confinetest.Launcher(t), KeepLauncher: true}
 	launchDir := filepath.Join(state, "agent", "launch")
 	// What another build of agent left a month ago is removed when this
 	// one computes its rules.

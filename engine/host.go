@@ -78,6 +78,10 @@ type Enforcement struct {
 	// Require refuses unapproved steps on a host that cannot enforce
 	// (--require-enforcement; also the policy's require_enforcement).
 	Require bool
+	// KeepLauncher keeps the launcher and the levels' rules on SSH hosts
+	// between sessions (--keep-launcher; also the policy's
+	// keep_launcher); by default nothing stays on a host.
+	KeepLauncher bool
 	// Launcher finds the launcher for an SSH host's architecture; nil:
 	// launchers.Find.
 	Launcher confine.LauncherFunc
@@ -238,6 +242,7 @@ func (h *Host) confiner(tr transport.Transport, o HostOptions) *confiner {
 		Home:     func(ctx context.Context) (string, error) { return h.exec.HomeDir(ctx) },
 		Warn:     func(msg string) { h.warn(msg) },
 		Launcher: e.Launcher, Exe: e.Exe, Probe: e.Probe, LevelsOff: e.Off,
+		Keep: e.KeepLauncher || o.Policy.KeepLauncher,
 	})
 	h.closers = append(h.closers, func() {
 		if err := c.Close(); err != nil {

@@ -43,6 +43,7 @@ type policyFile struct {
 	MaxWriteBytes    *byteSize                  `yaml:"max_write_bytes"`
 	RefuseBinary     *bool                      `yaml:"refuse_binary"`
 	RequireEnforce   *bool                      `yaml:"require_enforcement"`
+	KeepLauncher     *bool                      `yaml:"keep_launcher"`
 	Sandbox          *sandboxFile               `yaml:"sandbox"`
 }
 
@@ -139,6 +140,9 @@ func (f policyFile) over(p Policy) Policy {
 	}
 	if f.RequireEnforce != nil {
 		p.RequireEnforcement = *f.RequireEnforce
+	}
+	if f.KeepLauncher != nil {
+		p.KeepLauncher = *f.KeepLauncher
 	}
 	if f.Sandbox != nil {
 		p.Sandbox = f.Sandbox.Sandbox

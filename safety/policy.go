@@ -151,6 +151,12 @@ type Policy struct {
 	// whose kernel cannot confine it (no Landlock, not Linux): the
 	// classifier alone is not trusted there (--require-enforcement).
 	RequireEnforcement bool `yaml:"require_enforcement"`
+	// KeepLauncher keeps the kernel's launcher and its rules on SSH hosts
+	// between sessions, in agent's state directory there, instead of
+	// sending them for each session and removing them at its end
+	// (--keep-launcher): cheaper set-up, one file a build of agent left
+	// on each host.
+	KeepLauncher bool `yaml:"keep_launcher"`
 	// Sandbox is the operator's own confinement of every command
 	// (--sandbox): off when its Mode is "".
 	Sandbox Sandbox `yaml:"sandbox"`

@@ -60,6 +60,8 @@ type app struct {
 	// requireEnforcement: --require-enforcement, over the policy's
 	// require_enforcement.
 	requireEnforcement bool
+	// keepLauncher: --keep-launcher, over the policy's keep_launcher.
+	keepLauncher bool
 	// sandbox: --sandbox[=MODE], --allow-write, --allow-net, over the
 	// policy's sandbox section.
 	sandbox sandboxFlags
@@ -166,7 +168,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 	a.host.addFlags(fs)
 	fs.StringVar(&a.config, "config", "", "read settings from `FILE` (default $XDG_CONFIG_HOME/agent/config.yaml)")
 	a.task.addFlags(fs)
-	addEnforcementFlag(fs, &a.requireEnforcement)
+	addEnforcementFlags(fs, a)
 	a.sandbox.add(fs)
 	if err := a.parseFlags(fs, args, func(w io.Writer) { a.usage(w, fs) }); err != nil {
 		if strings.Contains(err.Error(), "unknown flag: --var") {
@@ -278,7 +280,8 @@ func (a *app) usage(w io.Writer, fs *pflag.FlagSet) {
 		"run, and the host flags below may also follow the command.\n\nFlags:\n%s", fs.FlagUsages())
 }
 
-// addEnforcementFlag adds --require-enforcement to fs.
-func addEnforcementFlag(fs *pflag.FlagSet, v *bool) {
-	fs.BoolVar(v, "require-enforcement", *v, "refuse steps nobody approved on a host whose kernel cannot confine them (no Landlock), instead of trusting the classifier alone")
+// addEnforcementFlags adds --require-enforcement and --keep-launcher to fs.
+func addEnforcementFlags(fs *pflag.FlagSet, a *app) {
+	fs.BoolVar(&a.requireEnforcement, "require-enforcement", a.requireEnforcement, "refuse steps nobody approved on a host whose kernel cannot confine them (no Landlock), instead of trusting the classifier alone")
+	fs.BoolVar(&a.keepLauncher, "keep-launcher", a.keepLauncher, "keep the kernel's launcher and its rules on SSH hosts between runs (in agent's state directory there), instead of sending them each session and removing them at its end")
 }

@@ -90,7 +90,7 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	var o runOptions
 	o.addFlags(fs)
-	addEnforcementFlag(fs, &a.requireEnforcement)
+	addEnforcementFlags(fs, a)
 	a.sandbox.add(fs)
 	// A plan already runs without the model: run refuses --plan-once
 	// (batch_work.go), so its help does not offer it.

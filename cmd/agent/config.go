@@ -76,6 +76,7 @@ func (a *app) readSections() (_ safety.Policy, _ *llm.FileConfig, _ *engine.Beco
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
 		p := safety.DefaultPolicy()
 		p.RequireEnforcement = a.requireEnforcement
+		p.KeepLauncher = a.keepLauncher
 		if err := a.sandbox.apply(&p, a.host.sshHost == ""); err != nil {
 			return safety.Policy{}, nil, nil, lf, err
 		}
@@ -123,6 +124,9 @@ func (a *app) readSections() (_ safety.Policy, _ *llm.FileConfig, _ *engine.Beco
 	}
 	if a.requireEnforcement {
 		p.RequireEnforcement = true
+	}
+	if a.keepLauncher {
+		p.KeepLauncher = true
 	}
 	if err := a.sandbox.apply(&p, a.host.sshHost == ""); err != nil {
 		return safety.Policy{}, nil, nil, lf, err
