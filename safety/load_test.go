@@ -22,6 +22,8 @@ system_roots: [/etc, /srv/prod]
 max_read_bytes: 1MB
 max_write_bytes: 2048
 refuse_binary: false
+require_enforcement: true
+keep_launcher: true
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +45,11 @@ refuse_binary: false
 			t.Errorf("%q = %s, want %s", tc.cmd, got, tc.want)
 		}
 	}
-	if p.MaxReadBytes != 1<<20 || p.MaxWriteBytes != 2048 || p.RefuseBinary {
-		t.Errorf("scalars = %d %d %v", p.MaxReadBytes, p.MaxWriteBytes, p.RefuseBinary)
+	if p.MaxReadBytes != 1<<20 || p.MaxWriteBytes != 2048 || p.RefuseBinary || !p.RequireEnforcement || !p.KeepLauncher {
+		t.Errorf("scalars = %d %d %v %v %v", p.MaxReadBytes, p.MaxWriteBytes, p.RefuseBinary, p.RequireEnforcement, p.KeepLauncher)
+	}
+	if d := DefaultPolicy(); d.KeepLauncher || d.RequireEnforcement {
+		t.Error("by default the launcher is not kept and enforcement is not required")
 	}
 	if d := DefaultPolicy(); d.Commands["mytool"] != (Rule{}) || len(d.SystemRoots) < 10 {
 		t.Error("LoadPolicy changed the defaults")
