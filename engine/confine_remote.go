@@ -40,66 +40,64 @@ import (
 // the host has gzip; else it is sent over SFTP first) under a temporary
 // name, checks its hash, renames it into place and does the rest.
 
-// launcherSums are the SHA-256 of the launchers of Launcher, by
-// architecture ("" when there is none), computed once per process.
-var launcherSums struct {
-	mu   sync.Mutex
-	sums map[string]string // by arch and the launcher's address and size
-}
-
 var launchArchs = []string{"amd64", "arm64"}
 
-func launcherSum(f confine.LauncherFunc, arch string) (string, []byte) {
+// launchArch is the launcher's architecture for a host's `uname -m`, ""
+// when agent has none.
+func launchArch(machine string) string {
+	return map[string]string{"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}[machine]
+}
+
+// launcher is one architecture's launcher as agent sends it: its bytes,
+// their SHA-256 and, made on first need, their gzip (~43% of the size).
+type launcher struct {
+	bin    []byte
+	sum    string
+	gzOnce sync.Once
+	gz     []byte // nil when it could not be compressed
+}
+
+// sentLaunchers are the launchers of Launcher by architecture and the bytes'
+// address and size, each hashed once per process.
+var sentLaunchers struct {
+	mu sync.Mutex
+	m  map[string]*launcher
+}
+
+// launcherFor is f's launcher for arch, nil when there is none.
+func launcherFor(f confine.LauncherFunc, arch string) *launcher {
 	if f == nil {
-		return "", nil
+		return nil
 	}
 	bin, err := f(arch)
 	if err != nil || len(bin) == 0 {
-		return "", nil
+		return nil
 	}
 	key := fmt.Sprintf("%s/%p/%d", arch, &bin[0], len(bin))
-	launcherSums.mu.Lock()
-	defer launcherSums.mu.Unlock()
-	if s, ok := launcherSums.sums[key]; ok {
-		return s, bin
+	sentLaunchers.mu.Lock()
+	defer sentLaunchers.mu.Unlock()
+	if l, ok := sentLaunchers.m[key]; ok {
+		return l
 	}
 	sum := sha256.Sum256(bin)
-	s := hex.EncodeToString(sum[:])
-	if launcherSums.sums == nil {
-		launcherSums.sums = map[string]string{}
+	l := &launcher{bin: bin, sum: hex.EncodeToString(sum[:])}
+	if sentLaunchers.m == nil {
+		sentLaunchers.m = map[string]*launcher{}
 	}
-	launcherSums.sums[key] = s
-	return s, bin
+	sentLaunchers.m[key] = l
+	return l
 }
 
-// launcherGzips are the launchers gzip-compressed (~43% of their size),
-// by the same key as launcherSums, made once per process.
-var launcherGzips struct {
-	mu  sync.Mutex
-	gzs map[string][]byte
-}
-
-// launcherGzip returns bin gzip-compressed, or nil when it cannot be.
-func launcherGzip(arch string, bin []byte) []byte {
-	if len(bin) == 0 {
-		return nil
-	}
-	key := fmt.Sprintf("%s/%p/%d", arch, &bin[0], len(bin))
-	launcherGzips.mu.Lock()
-	defer launcherGzips.mu.Unlock()
-	if gz, ok := launcherGzips.gzs[key]; ok {
-		return gz
-	}
-	var b bytes.Buffer
-	w, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
-	if _, err := w.Write(bin); err != nil || w.Close() != nil {
-		return nil
-	}
-	if launcherGzips.gzs == nil {
-		launcherGzips.gzs = map[string][]byte{}
-	}
-	launcherGzips.gzs[key] = b.Bytes()
-	return b.Bytes()
+// gzipped is l's bytes gzip-compressed, or nil when they cannot be.
+func (l *launcher) gzipped() []byte {
+	l.gzOnce.Do(func() {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		if _, err := w.Write(l.bin); err == nil && w.Close() == nil {
+			l.gz = b.Bytes()
+		}
+	})
+	return l.gz
 }
 
 // setupHead is the start of the set-up command: uname, the architecture's
@@ -254,9 +252,11 @@ func randomName() string {
 // setupRemote finds out whether the host can confine, puts the launcher
 // there when it does not have it, and computes the rules (see above).
 func (h *confiner) setupRemote(ctx context.Context) {
-	sums, keys := map[string]string{}, map[string]string{}
+	sums, keys, ls := map[string]string{}, map[string]string{}, map[string]*launcher{}
 	for _, a := range launchArchs {
-		sums[a], _ = launcherSum(h.o.Launcher, a)
+		if ls[a] = launcherFor(h.o.Launcher, a); ls[a] != nil {
+			sums[a] = ls[a].sum
+		}
 		keys[a] = h.rulesKey(sums[a])
 	}
 	if h.o.Probe != nil {
@@ -287,6 +287,7 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		return
 	}
 	sys, release_, machine := uname[0], uname[1], uname[2]
+	arch := launchArch(machine)
 	switch {
 	case sys != "Linux":
 		h.reason = "the host runs " + sys + "; Landlock is Linux's"
@@ -298,7 +299,7 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		h.err = fmt.Errorf("confine: the launcher's directory on the host is not safe to use: %s", out["unsafe"])
 		return
 	case out["dir"] == "":
-		if _, ok := map[string]bool{"x86_64": true, "amd64": true, "aarch64": true, "arm64": true}[machine]; !ok {
+		if arch == "" {
 			h.reason = "agent has no launcher for " + machine
 			return
 		}
@@ -306,7 +307,7 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		return
 	}
 	dir := out["dir"]
-	rules := dir + "/rules-" + keys[map[string]string{"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}[machine]] + "-" + release(release_)
+	rules := dir + "/rules-" + keys[arch] + "-" + release(release_)
 	h.sandboxDir = dir + "/" + sess
 	switch _, sb := h.specs[sandboxName]; {
 	case !h.o.Keep:
@@ -326,11 +327,16 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		s.NoWrite = append(slices.Clone(s.NoWrite), dir)
 		h.specs[l.String()] = s
 	}
-	arch := map[string]string{"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}[machine]
-	want, bin := launcherSum(h.o.Launcher, arch)
-	exe := dir + "/agent-launch-" + want
+	exe := dir + "/agent-launch-" + sums[arch]
 	if how, ok := out["send"]; ok {
-		if res, err = h.send(ctx, how == "gzip", arch, dir, exe, want, bin, h.sandboxDir, rules, keys[arch]); err != nil {
+		if ls[arch] == nil {
+			// The host answered for an architecture the set-up head
+			// gave no launcher ("none" ends it first).
+			h.err = fmt.Errorf("confine: no launcher for linux/%s to send", arch)
+			h.cleanup()
+			return
+		}
+		if res, err = h.send(ctx, how == "gzip", ls[arch], dir, exe, h.sandboxDir, rules, keys[arch]); err != nil {
 			h.err = err
 			h.cleanup()
 			return
@@ -352,7 +358,8 @@ func (h *confiner) setupRemote(ctx context.Context) {
 // "The launcher sent compressed"); the hash checked is the decompressed
 // file's, as before. Otherwise, or when that fails, it is sent as it is
 // over SFTP.
-func (h *confiner) send(ctx context.Context, zipped bool, arch, dir, exe, want string, bin []byte, sd, rules, key string) (transport.Result, error) {
+func (h *confiner) send(ctx context.Context, zipped bool, l *launcher, dir, exe, sd, rules, key string) (transport.Result, error) {
+	want := l.sum
 	tmp := dir + "/.agent-launch-" + randomName()
 	vars := "umask 077\nd=" + shellQuote(dir) + " sd=" + shellQuote(sd) + " r=" + shellQuote(rules) + " f=" + shellQuote(exe) + " tmp=" + shellQuote(tmp) +
 		" s=" + want + " k=" + key + "\n"
@@ -363,9 +370,9 @@ mv -f "$tmp" "$f" || exit 0
 	var res transport.Result
 	var err error
 	sent := false
-	if gz := launcherGzip(arch, bin); zipped && gz != nil {
+	if zipped && l.gzipped() != nil {
 		// gzip's output is 0600 (umask): made executable once checked.
-		res, err = h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Stdin: bytes.NewReader(gz), Command: vars +
+		res, err = h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Stdin: bytes.NewReader(l.gzipped()), Command: vars +
 			`gzip -dc > "$tmp" || { rm -f "$tmp"; echo unzipped; exit 0; }
 chmod 700 "$tmp" || { rm -f "$tmp"; echo unzipped; exit 0; }
 ` + check})
@@ -377,7 +384,7 @@ chmod 700 "$tmp" || { rm -f "$tmp"; echo unzipped; exit 0; }
 		sent = !failed
 	}
 	if !sent {
-		if _, err := h.tr.WriteFile(ctx, tmp, bytes.NewReader(bin), 0o700); err != nil {
+		if _, err := h.tr.WriteFile(ctx, tmp, bytes.NewReader(l.bin), 0o700); err != nil {
 			h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Command: "rm -f " + shellQuote(tmp)})
 			return transport.Result{}, fmt.Errorf("confine: send the launcher: %w", err)
 		}
