@@ -71,21 +71,7 @@ esac
 	if err := os.WriteFile(filepath.Join(dir, "bin", "agent-evil"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	b.port = ln.Addr().(*net.TCPAddr).Port
+	b.port = tcpSink(t)
 	b.victim = exec.Command("sleep", "300")
 	if err := b.victim.Start(); err != nil {
 		t.Fatal(err)
@@ -358,6 +344,28 @@ func TestKernelWithoutLandlock(t *testing.T) {
 	if _, err := os.Stat(b.out + "/c"); err == nil {
 		t.Error("an unapproved step ran unenforced despite --require-enforcement")
 	}
+}
+
+// tcpSink is the port of a loopback listener that accepts connections
+// and closes them, until the test ends: what a step blocked from
+// connecting would have reached.
+func tcpSink(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func needLandlock(t *testing.T) {

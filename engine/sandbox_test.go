@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,21 +45,7 @@ func newSandboxBed(t *testing.T) *sandboxBed {
 	if err := os.Symlink(b.outside, filepath.Join(b.allowed, "link")); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	b.port = ln.Addr().(*net.TCPAddr).Port
+	b.port = tcpSink(t)
 	return b
 }
 
