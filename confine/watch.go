@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -77,16 +78,8 @@ func (w *watcher) list() []Stamp {
 	for _, st := range w.stamps {
 		out = append(out, st)
 	}
-	sortStamps(out)
+	slices.SortFunc(out, func(a, b Stamp) int { return strings.Compare(a.Path, b.Path) })
 	return out
-}
-
-func sortStamps(s []Stamp) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].Path < s[j-1].Path; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // readStamp reads d's time, then its entries, then its time again: when
