@@ -58,6 +58,21 @@ func newBecomeEnv(t *testing.T) *becomeEnv {
 	return &becomeEnv{d: d, s: s, sshConfig: sshConfig, dir: dir, conf: conf}
 }
 
+// passUser is the host as the user whose sudo wants a password, and its
+// become settings with that password (become per step: not All).
+func (e *becomeEnv) passUser(t *testing.T) (engine.Target, *engine.HostBecome) {
+	t.Helper()
+	target, err := engine.HostTarget("web", engine.SSHOverrides{ConfigFile: e.sshConfig, User: e.s.PassUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, err := engine.ResolveBecome(target, engine.Become{Password: e.s.Password})
+	if err != nil || hb.All {
+		t.Fatalf("ResolveBecome = %+v, %v", hb, err)
+	}
+	return target, hb
+}
+
 func checkOwnerMode(t *testing.T, p string, mode os.FileMode, uid, gid uint32) {
 	t.Helper()
 	fi, err := os.Stat(p)
@@ -90,14 +105,7 @@ func (a *asked) Approve(_ context.Context, req safety.Request) (safety.Decision,
 // is in no event; undo restores the file through sudo.
 func TestBecomePlanStepsAndUndoSSHD(t *testing.T) {
 	e := newBecomeEnv(t)
-	target, err := engine.HostTarget("web", engine.SSHOverrides{ConfigFile: e.sshConfig, User: e.s.PassUser})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hb, err := engine.ResolveBecome(target, engine.Become{Password: e.s.Password})
-	if err != nil || hb.All {
-		t.Fatalf("ResolveBecome = %+v, %v", hb, err)
-	}
+	target, hb := e.passUser(t)
 	var log eventLog
 	var q asked
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -35,14 +35,7 @@ func TestBecomeShellDirsAndTreesUndoSSHD(t *testing.T) {
 	must(os.Symlink("sub/f", filepath.Join(tree, "l")))
 	before := snapshot(t, e.dir)
 
-	target, err := engine.HostTarget("web", engine.SSHOverrides{ConfigFile: e.sshConfig, User: e.s.PassUser})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hb, err := engine.ResolveBecome(target, engine.Become{Password: e.s.Password})
-	if err != nil {
-		t.Fatal(err)
-	}
+	target, hb := e.passUser(t)
 	var log eventLog
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

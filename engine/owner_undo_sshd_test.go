@@ -38,10 +38,7 @@ func TestOwnersUndoSSHD(t *testing.T) {
 	must(os.Symlink("sub/f", filepath.Join(tree, "l")))
 	before := snapshot(t, e.dir)
 
-	target, err := engine.HostTarget("web", engine.SSHOverrides{ConfigFile: e.sshConfig, User: e.s.PassUser})
-	must(err)
-	hb, err := engine.ResolveBecome(target, engine.Become{Password: e.s.Password})
-	must(err)
+	target, hb := e.passUser(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	run := func(t *testing.T, mode safety.Mode, plan string) (*engine.Host, []*event.Step) {
