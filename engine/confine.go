@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/autoshell/agent/confine"
+	"github.com/autoshell/agent/confine/explain"
 
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/transport"
@@ -154,11 +155,11 @@ func (h *confiner) FileBlocked(write bool, real string) string {
 	if write {
 		what = "write to "
 	}
-	return "[blocked by the sandbox: " + what + confine.Short(real, home) + " outside the allowed paths (" + confine.SandboxAllows(*rs, home) + ")]"
+	return "[blocked by the sandbox: " + what + explain.Short(real, home) + " outside the allowed paths (" + explain.SandboxAllows(*rs, home) + ")]"
 }
 
 // Explain is the observation for a command confined at level whose stderr
-// shows a refusal (see Explain); "" when it shows none or the host does
+// shows a refusal (explain.Kernel); "" when it shows none or the host does
 // not enforce.
 func (h *confiner) Explain(level confine.Level, stderr string) string {
 	if h.o.LevelsOff {
@@ -173,11 +174,11 @@ func (h *confiner) Explain(level confine.Level, stderr string) string {
 		return ""
 	}
 	if sb != nil {
-		if why := confine.ExplainSandbox(*sb, stderr, home, h.realPath); why != "" {
+		if why := explain.Sandbox(*sb, stderr, home, h.realPath); why != "" {
 			return why
 		}
 	}
-	return confine.Explain(level, s, stderr, home)
+	return explain.Kernel(level, s, stderr, home)
 }
 
 // Enforced reports whether the host confines unapproved steps and, when not,

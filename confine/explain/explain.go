@@ -1,9 +1,16 @@
-package confine
+// Package explain reads a confined command's stderr for the kernel's
+// refusals and says, for the model, what was blocked and why. It is
+// agent's side of package confine, kept out of it so that the launcher,
+// which links confine, does not link regexp (docs/decisions.md, "The
+// launcher kept small").
+package explain
 
 import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/autoshell/agent/confine"
 )
 
 // deniedLine matches what programs print when the kernel refuses them.
@@ -13,18 +20,18 @@ var deniedLine = regexp.MustCompile(`(?i)permission denied|operation not permitt
 // home path.
 var pathInLine = regexp.MustCompile("['‘\"`]([~/][^'’\"`]*)['’\"`]|(?:^|[\\s:])([~/][^\\s:'\"]*)")
 
-// Explain returns the observation that tells the model a command confined
+// Kernel returns the observation that tells the model a command confined
 // at level l was blocked by the kernel, from the command's stderr: what it
 // tried ("blocked: write to ~/.bashrc outside what a safe step may do"),
 // or, when stderr shows a refusal without naming a file, that the refusal
 // may be the kernel's. "" when stderr shows no refusal. home shortens
 // paths to "~/…".
-func Explain(l Level, s Spec, stderr, home string) string {
-	if l == None {
+func Kernel(l confine.Level, s confine.Spec, stderr, home string) string {
+	if l == confine.None {
 		return ""
 	}
 	for _, line := range strings.Split(stderr, "\n") {
-		if !deniedLine.MatchString(line) || strings.HasPrefix(line, LaunchPrefix) {
+		if !deniedLine.MatchString(line) || strings.HasPrefix(line, confine.LaunchPrefix) {
 			continue
 		}
 		low := strings.ToLower(line)
@@ -59,19 +66,19 @@ func Explain(l Level, s Spec, stderr, home string) string {
 		}
 	}
 	if deniedLine.MatchString(stderr) {
-		return "[note: this step ran confined by the kernel to what a " + l.String() + " step may do (" + l.allows() +
+		return "[note: this step ran confined by the kernel to what a " + l.String() + " step may do (" + allows(l) +
 			"); the refusal above may be the kernel's — a step that needs more must be approved by a person]"
 	}
 	return ""
 }
 
-func blocked(what string, l Level) string {
-	return "[blocked: " + what + " outside what a " + l.String() + " step may do (" + l.allows() +
+func blocked(what string, l confine.Level) string {
+	return "[blocked: " + what + " outside what a " + l.String() + " step may do (" + allows(l) +
 		"); ask for approval or take another way]"
 }
 
-func (l Level) allows() string {
-	if l == ReadOnly {
+func allows(l confine.Level) string {
+	if l == confine.ReadOnly {
 		return "read-only: no writes, no network, no secrets, no signals to other processes"
 	}
 	return "no writes to protected files, no secrets, no signals to other processes"
@@ -125,7 +132,7 @@ func short(p, home string) string {
 	return p
 }
 
-// ExplainSandbox returns the observation that tells the model a command
+// Sandbox returns the observation that tells the model a command
 // was blocked by the operator's sandbox (--sandbox), whose rules rs are,
 // from the command's stderr: "blocked by the sandbox: write to /etc/x
 // outside the allowed paths"; "" when stderr shows no refusal the sandbox
@@ -134,9 +141,9 @@ func short(p, home string) string {
 // resolve, when set, gives a path as it really is on the host (symbolic
 // links and ".." followed): a write through a link that leads outside is
 // reported with where it leads.
-func ExplainSandbox(rs Ruleset, stderr, home string, resolve func(string) string) string {
+func Sandbox(rs confine.Ruleset, stderr, home string, resolve func(string) string) string {
 	for _, line := range strings.Split(stderr, "\n") {
-		if !deniedLine.MatchString(line) || strings.HasPrefix(line, LaunchPrefix) {
+		if !deniedLine.MatchString(line) || strings.HasPrefix(line, confine.LaunchPrefix) {
 			continue
 		}
 		low := strings.ToLower(line)
@@ -170,12 +177,12 @@ func ExplainSandbox(rs Ruleset, stderr, home string, resolve func(string) string
 	return ""
 }
 
-func sandboxBlocked(what string, rs Ruleset, home string) string {
+func sandboxBlocked(what string, rs confine.Ruleset, home string) string {
 	return "[blocked by the sandbox: " + what + " outside the allowed paths (" + SandboxAllows(rs, home) + ")]"
 }
 
 // SandboxAllows says what a sandbox with rules rs allows.
-func SandboxAllows(rs Ruleset, home string) string {
+func SandboxAllows(rs confine.Ruleset, home string) string {
 	var w []string
 	for _, p := range rs.Spec.Writable {
 		w = append(w, Short(p, home))
