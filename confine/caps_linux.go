@@ -4,7 +4,7 @@ package confine
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -49,12 +49,12 @@ func dropCaps(keep uint64) error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %w", err)
+		return wrap("capget", err)
 	}
 	eff := uint64(data[0].Effective) | uint64(data[1].Effective)<<32
 	perm := uint64(data[0].Permitted) | uint64(data[1].Permitted)<<32
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("clear ambient capabilities: %w", err)
+		return wrap("clear ambient capabilities", err)
 	}
 	if perm == 0 && unix.Geteuid() != 0 {
 		// Not root and holding nothing: with no_new_privs, exec gains
@@ -70,10 +70,10 @@ func dropCaps(keep uint64) error {
 			continue // past the kernel's last capability, or already gone
 		}
 		if eff&(1<<unix.CAP_SETPCAP) == 0 {
-			return fmt.Errorf("cannot drop capability %d from the bounding set (no CAP_SETPCAP)", c)
+			return errors.New("cannot drop capability " + strconv.Itoa(c) + " from the bounding set (no CAP_SETPCAP)")
 		}
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			return fmt.Errorf("drop capability %d: %w", c, err)
+			return wrap("drop capability "+strconv.Itoa(c), err)
 		}
 	}
 	for i := range data {
@@ -83,7 +83,7 @@ func dropCaps(keep uint64) error {
 		data[i].Inheritable = 0
 	}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capset: %w", err)
+		return wrap("capset", err)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ package confine
 
 import (
 	"errors"
-	"fmt"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -72,7 +71,7 @@ func rulesetFD(rs Ruleset) (int, error) {
 	}
 	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
-		return -1, fmt.Errorf("landlock_create_ruleset: %w", err)
+		return -1, wrap("landlock_create_ruleset", err)
 	}
 	for _, r := range rs.rules() {
 		if err := addRule(fd, r, handled); err != nil {
@@ -86,10 +85,10 @@ func rulesetFD(rs Ruleset) (int, error) {
 // restrictThread confines the calling OS thread to the ruleset fd.
 func restrictThread(fd int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
+		return wrap("no_new_privs", err)
 	}
 	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
+		return wrap("landlock_restrict_self", err)
 	}
 	return nil
 }
@@ -108,7 +107,7 @@ func addRule(fd int, r rule, handled uint64) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("landlock rule on %s: %w", r.path, err)
+		return wrap("landlock rule on "+r.path, err)
 	}
 	return nil
 }

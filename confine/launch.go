@@ -1,12 +1,12 @@
 package confine
 
 import (
-	"fmt"
+	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path"
 	"runtime"
+	"strconv"
 	"syscall"
 )
 
@@ -41,35 +41,35 @@ func MaybeLaunch() {
 // It returns only on failure, with LaunchExit; it never runs the command
 // unconfined.
 func Launch(args []string, stdout, stderr io.Writer) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, LaunchPrefix+format+"\n", a...)
+	fail := func(msg string) int {
+		io.WriteString(stderr, LaunchPrefix+msg+"\n")
 		return LaunchExit
 	}
 	if len(args) >= 1 && args[0] == ProbeFlag {
-		fmt.Fprintf(stdout, "landlock %d protocol %d\n", ABI(), Protocol)
+		io.WriteString(stdout, "landlock "+strconv.Itoa(ABI())+" protocol "+strconv.Itoa(Protocol)+"\n")
 		if args = args[1:]; len(args) == 0 {
 			return 0
 		}
 		if args[0] != CompileFlag {
-			return fail("%s takes nothing but %s after it", ProbeFlag, CompileFlag)
+			return fail(ProbeFlag + " takes nothing but " + CompileFlag + " after it")
 		}
 	}
 	if len(args) >= 1 && args[0] == CompileFlag {
 		// -compile FILE SPECFLAGS -- [-compile FILE SPECFLAGS --]...
 		for len(args) > 0 {
 			if len(args) < 2 || args[0] != CompileFlag {
-				return fail("%s FILE SPECFLAGS -- may only be followed by another", CompileFlag)
+				return fail(CompileFlag + " FILE SPECFLAGS -- may only be followed by another")
 			}
 			file := args[1]
 			s, rest, err := ParseArgs(args[2:])
 			if err == nil && !path.IsAbs(file) {
-				err = fmt.Errorf("%s %s: not an absolute path", CompileFlag, file)
+				err = errors.New(CompileFlag + " " + file + ": not an absolute path")
 			}
 			if err != nil {
-				return fail("%v", err)
+				return fail(err.Error())
 			}
 			if err := WriteRuleset(file, Compile(s)); err != nil {
-				return fail("%v", err)
+				return fail(err.Error())
 			}
 			args = rest
 		}
@@ -79,7 +79,7 @@ func Launch(args []string, stdout, stderr io.Writer) int {
 	for len(args) >= 2 && args[0] == RulesFlag {
 		rs, err := ReadRuleset(args[1])
 		if err != nil {
-			return fail("%v", err)
+			return fail(err.Error())
 		}
 		if stale, _ := rs.check(); stale {
 			// Compiled again: best effort, the next command reads it
@@ -95,29 +95,29 @@ func Launch(args []string, stdout, stderr io.Writer) int {
 	var argv []string
 	if len(rss) > 0 {
 		if len(args) < 2 || args[0] != "--" {
-			return fail("%s FILE... must be followed by -- COMMAND", RulesFlag)
+			return fail(RulesFlag + " FILE... must be followed by -- COMMAND")
 		}
 		argv = args[1:]
 	} else {
 		s, cmd, err := ParseArgs(args)
 		if err != nil {
-			return fail("%v", err)
+			return fail(err.Error())
 		}
 		rss, argv = []Ruleset{Compile(s)}, cmd
 	}
 	if len(argv) == 0 {
 		return fail("no command after --")
 	}
-	prog, err := exec.LookPath(argv[0])
+	prog, err := lookPath(argv[0])
 	if err != nil {
-		return fail("%v", err)
+		return fail(err.Error())
 	}
 	// Landlock and no_new_privs bind the calling thread; execve from the
 	// same thread carries them into the command, the only thread left.
 	runtime.LockOSThread()
 	if err := restrict(rss...); err != nil {
-		return fail("not confined, not run: %v", err)
+		return fail("not confined, not run: " + err.Error())
 	}
 	err = syscall.Exec(prog, argv, os.Environ())
-	return fail("exec %s: %v", argv[0], err)
+	return fail("exec " + argv[0] + ": " + err.Error())
 }

@@ -4,7 +4,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -210,30 +209,20 @@ func expandWatched(w *watcher, paths []string) []string {
 	return slices.Compact(out)
 }
 
-// glob expands p's metacharacters; a literal path is kept whether or not
-// it exists.
+// glob expands p's metacharacters as filepath.Glob does; a literal path is
+// kept whether or not it exists. What it looks at is not watched: it
+// finds what is granted, which a stale ruleset can only grant too little
+// of (watch.go).
 func glob(p string) []string {
-	if !strings.ContainsAny(p, "*?[") {
-		return []string{p}
-	}
-	m, _ := filepath.Glob(p)
-	return m
+	var w watcher
+	return globWatched(&w, p)
 }
 
-// resolve follows the symbolic links of p's longest existing prefix.
+// resolve follows the symbolic links of p's longest existing prefix, not
+// watched (as glob).
 func resolve(p string) string {
-	rest := ""
-	for q := p; ; {
-		if r, err := filepath.EvalSymlinks(q); err == nil {
-			return path.Join(r, rest)
-		}
-		parent := path.Dir(q)
-		if parent == q {
-			return p
-		}
-		rest = path.Join(path.Base(q), rest)
-		q = parent
-	}
+	var w watcher
+	return resolveWatched(&w, p)
 }
 
 // public lists the files the Public entries name: absolute ones as they

@@ -88,26 +88,67 @@ func TestRulesetRoundTrip(t *testing.T) {
 	}
 }
 
-func TestDecodeRulesetRefusesBadInput(t *testing.T) {
-	for _, in := range []string{"", "{", "[]", `{"v":1}`, `{"v":3}`, `{"v":2,"x":1}`,
-		`{"v":2,"rules":[{"p":"rel","r":4}]}`, `{"v":2,"rules":[{"p":"/a/../b","r":4}]}`,
-		`{"v":2,"rules":[{"p":"/a","r":0}]}`, `{"v":2,"rules":[{"p":"/a","r":1099511627776}]}`,
-		`{"v":2,"stamps":[{"p":"","t":1}]}`, `{"v":2,"stamps":[{"p":"/","t":-2}]}`, `{"v":2,"spec":{"NoRead":["x"]}}`} {
-		if _, err := DecodeRuleset([]byte(in)); err == nil {
-			t.Errorf("%q: no error", in)
+// TestRulesetEncoding: every field, and paths with every byte escaped,
+// survive the round trip; the encoding is one line.
+func TestRulesetEncoding(t *testing.T) {
+	rs := Ruleset{
+		Spec: Spec{Write: true, Net: true, Caps: CapsNoSystem, NoWrite: []string{"/a b", "/%25"}, NoRead: []string{"/r\nx"},
+			Public: []string{"*.pub", "/k\xff"}, Devices: []string{"/dev/null"}, Writable: []string{"/w\t"}, Readable: []string{"/"}},
+		Rules:  []Rule{{Path: "/", Rights: readRights, Dir: true}, {Path: "/f \x01x", Rights: accessReadFile}, {Path: "/d", Rights: writeRights, Dir: true}},
+		Stamps: []Stamp{{Path: "/", MTime: 5, Names: strings.Repeat("0a", digestBytes)}, {Path: "/gone", MTime: -1}, {Path: "/h", MTime: 7, Names: strings.Repeat("f", 2*digestBytes), Hot: true}},
+	}
+	b := rs.Encode()
+	if bytes.Count(b, []byte("\n")) != 1 || b[len(b)-1] != '\n' || bytes.ContainsAny(b[:len(b)-1], "\x00\t\r\xff") {
+		t.Errorf("not one line of printable words: %q", b)
+	}
+	for _, in := range [][]byte{b, bytes.TrimSuffix(b, []byte("\n"))} {
+		got, err := DecodeRuleset(in)
+		if err != nil || !reflect.DeepEqual(got, rs) {
+			t.Fatalf("round trip: %v\n%+v\n%+v", err, got, rs)
 		}
+	}
+	if got, err := DecodeRuleset([]byte("agent-rules 3\n")); err != nil || !reflect.DeepEqual(got, Ruleset{}) {
+		t.Errorf("empty ruleset: %+v, %v", got, err)
 	}
 }
 
+func TestDecodeRulesetRefusesBadInput(t *testing.T) {
+	d := strings.Repeat("ab", digestBytes)
+	for _, in := range []string{"", "\n", "agent-rules", "agent-rules 2", "agent-rules 03", "agent-rules 3 ", "agent-rules  3", " agent-rules 3", "agent-rules 3\n\n",
+		`{"v":2}`, "rules 3", "agent-rules 3 bogus", "agent-rules 3 write write", "agent-rules 3 net write", "agent-rules 3 caps", "agent-rules 3 caps all",
+		"agent-rules 3 caps read caps read", "agent-rules 3 no-write", "agent-rules 3 no-write rel", "agent-rules 3 no-write /a/../b", "agent-rules 3 no-write /a/",
+		"agent-rules 3 public", "agent-rules 3 no-read /a no-write /b", "agent-rules 3 dir /a 4 no-read /b", "agent-rules 3 stamp / 1 - dir /a 4",
+		"agent-rules 3 dir rel 4", "agent-rules 3 dir /a/../b 4", "agent-rules 3 dir /a 0", "agent-rules 3 dir /a 1099511627776", "agent-rules 3 dir /a -4",
+		"agent-rules 3 dir /a +4", "agent-rules 3 dir /a 04", "agent-rules 3 dir /a x", "agent-rules 3 dir /a", "agent-rules 3 file /a 18446744073709551616",
+		"agent-rules 3 stamp / -2 -", "agent-rules 3 stamp / 1", "agent-rules 3 stamp / 01 -", "agent-rules 3 stamp / 1 " + d[1:], "agent-rules 3 stamp / 1 " + strings.ToUpper(d),
+		"agent-rules 3 stamp / 1 " + d + "0", "agent-rules 3 stamp rel 1 -", "agent-rules 3 hot / x -",
+		"agent-rules 3 no-write /a%2", "agent-rules 3 no-write /a%", "agent-rules 3 no-write /%41", "agent-rules 3 no-write /%0a",
+		"agent-rules 3 no-write /%GG", "agent-rules 3 no-write /a\tb", "agent-rules 3 no-write /a\x80", "agent-rules 3 no-write /%00", "agent-rules 3 no-write /a\nb",
+		"agent-rules 3 public a%2Fb%00"} {
+		if rs, err := DecodeRuleset([]byte(in)); err == nil {
+			t.Errorf("%q: no error: %+v", in, rs)
+		}
+	}
+	if _, err := DecodeRuleset(make([]byte, maxRuleset+1)); err == nil {
+		t.Error("an oversized ruleset was read")
+	}
+}
+
+// FuzzDecodeRuleset: what DecodeRuleset accepts is exactly what Encode
+// writes (the encoding is canonical), and it accepts what Encode writes.
 func FuzzDecodeRuleset(f *testing.F) {
 	f.Add(string(Compile(Spec{NoRead: []string{"/root/.ssh"}, Public: []string{"*.pub"}}).Encode()))
-	f.Add(`{"v":2,"rules":[{"p":"/","r":13,"d":true}],"stamps":[{"p":"/","t":5,"n":"ab","h":true}]}`)
+	f.Add("agent-rules 3 write caps read no-write /a%20b public *.pub dir / 13 file /x%25 4 stamp / 5 - hot /h%0A 7 " + strings.Repeat("0f", digestBytes))
 	f.Fuzz(func(t *testing.T, in string) {
 		rs, err := DecodeRuleset([]byte(in))
 		if err != nil {
 			return
 		}
-		again, err := DecodeRuleset(rs.Encode())
+		enc := rs.Encode()
+		if string(enc) != strings.TrimSuffix(in, "\n")+"\n" {
+			t.Fatalf("accepted %q, which encodes as %q", in, enc)
+		}
+		again, err := DecodeRuleset(enc)
 		if err != nil || !reflect.DeepEqual(again, rs) {
 			t.Fatalf("round trip: %v", err)
 		}

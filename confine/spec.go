@@ -2,8 +2,8 @@ package confine
 
 import (
 	"errors"
-	"fmt"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -139,7 +139,7 @@ func ParseArgs(args []string) (Spec, []string, error) {
 			continue
 		case flagCaps:
 			if i+1 >= len(args) || (args[i+1] != CapsRead && args[i+1] != CapsNoSystem) {
-				return Spec{}, nil, fmt.Errorf("%s needs %s or %s", flagCaps, CapsRead, CapsNoSystem)
+				return Spec{}, nil, errors.New(flagCaps + " needs " + CapsRead + " or " + CapsNoSystem)
 			}
 			i++
 			s.Caps = args[i]
@@ -160,15 +160,15 @@ func ParseArgs(args []string) (Spec, []string, error) {
 		case flagReadable:
 			dst = &s.Readable
 		default:
-			return Spec{}, nil, fmt.Errorf("unknown launcher flag %q", a)
+			return Spec{}, nil, errors.New("unknown launcher flag " + strconv.Quote(a))
 		}
 		if i+1 >= len(args) {
-			return Spec{}, nil, fmt.Errorf("%s needs a path", a)
+			return Spec{}, nil, errors.New(a + " needs a path")
 		}
 		i++
 		p := args[i]
 		if err := checkPath(p, a == flagPublic); err != nil {
-			return Spec{}, nil, fmt.Errorf("%s: %w", a, err)
+			return Spec{}, nil, wrap(a, err)
 		}
 		*dst = append(*dst, p)
 	}
@@ -178,11 +178,11 @@ func ParseArgs(args []string) (Spec, []string, error) {
 func checkPath(p string, baseOK bool) error {
 	switch {
 	case p == "" || strings.ContainsRune(p, 0):
-		return fmt.Errorf("bad path %q", p)
+		return errors.New("bad path " + strconv.Quote(p))
 	case baseOK && !strings.Contains(p, "/"):
 		return nil
 	case !path.IsAbs(p) || path.Clean(p) != p:
-		return fmt.Errorf("path %q is not absolute and clean", p)
+		return errors.New("path " + strconv.Quote(p) + " is not absolute and clean")
 	}
 	return nil
 }
@@ -190,7 +190,7 @@ func checkPath(p string, baseOK bool) error {
 // Protocol is the version of the launcher's arguments and ruleset files;
 // agent refuses a launcher that answers the probe with another (one
 // embedded by an older build).
-const Protocol = 4
+const Protocol = 5
 
 // ErrNotEnforced refuses a step nobody approved on a host that cannot
 // confine it, when enforcement is required (--require-enforcement).

@@ -3,7 +3,7 @@
 package confine
 
 import (
-	"fmt"
+	"errors"
 	"runtime"
 	"slices"
 	"sync"
@@ -50,7 +50,7 @@ func (r *Restrictor) Do(fn func()) error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return fmt.Errorf("confine: restrictor closed")
+		return errors.New("confine: restrictor closed")
 	}
 	for i, rs := range r.rss {
 		stale, renewed := rs.check()

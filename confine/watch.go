@@ -1,8 +1,6 @@
 package confine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"io/fs"
 	"os"
 	"path"
@@ -40,15 +38,16 @@ const settle = 2 * time.Second
 
 // Stamp is a watched directory as the rules saw it.
 type Stamp struct {
-	Path string `json:"p"`
+	Path string
 	// MTime is the directory's modification time in Unix nanoseconds;
 	// -1: it did not exist.
-	MTime int64 `json:"t"`
-	// Names is the digest of its entries (entriesDigest).
-	Names string `json:"n,omitempty"`
+	MTime int64
+	// Names is the digest of its entries (entriesDigest), "" when they
+	// could not be read.
+	Names string
 	// Hot: the directory had changed less than settle before the stamp;
 	// its entries are compared at every check.
-	Hot bool `json:"h,omitempty"`
+	Hot bool
 }
 
 // watcher records, while rules are computed, the directories whose
@@ -109,9 +108,13 @@ func mtime(p string) int64 {
 	return fi.ModTime().UnixNano()
 }
 
-// entriesDigest is a digest of d's entries: names, types, link targets.
+// digestBytes is the length of an entries digest (before hex).
+const digestBytes = 16
+
+// entriesDigest is a digest of d's entries: names, types, link targets
+// (SHA-256, cut to digestBytes, in hex).
 func entriesDigest(d string, ents []fs.DirEntry) string {
-	h := sha256.New()
+	h := newSHA256()
 	for _, e := range ents {
 		h.Write([]byte(e.Name()))
 		h.Write([]byte{0, byte(e.Type() >> 24)})
@@ -121,7 +124,8 @@ func entriesDigest(d string, ents []fs.DirEntry) string {
 		}
 		h.Write([]byte{'\n'})
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	sum := h.Sum()
+	return hexString(sum[:digestBytes])
 }
 
 // check compares s with the directory now: changed when its entries

@@ -182,7 +182,7 @@ printf 'made %s\n' "$n"
 // runs no launcher to set up; otherwise one launcher process probes and
 // computes them all, and its answer is kept in $r.ok (written last). With
 // --sandbox the session's own rules (its working directory) go to $sd
-// and are printed ("sandbox JSON"). "ready" when all went well.
+// and are printed ("sandbox RULES", one line). "ready" when all went well.
 func (h *confiner) setupFinish() string {
 	prune := ""
 	if h.o.Keep {

@@ -35,7 +35,8 @@ func TestFinishRemoteRefusesBadAnswers(t *testing.T) {
 		{"other protocol", "landlock 7 protocol 1\nready\n", false, "protocol 1"},
 		{"rules not computed", good + "\n", false, "compute the rules"},
 		{"sandbox missing", good + "\nready\n", true, "sandbox"},
-		{"sandbox garbage", good + "\nsandbox {\"v\":2,\"rules\":[{\"p\":\"rel\",\"r\":4}]}\nready\n", true, "sandbox"},
+		{"sandbox garbage", good + "\nsandbox agent-rules 3 dir rel 4\nready\n", true, "sandbox"},
+		{"sandbox of an older launcher", good + "\nsandbox {\"v\":2,\"rules\":[{\"p\":\"/\",\"r\":4}]}\nready\n", true, "sandbox"},
 		{"sandbox", good + "\nsandbox " + sandbox + "ready\n", true, ""},
 	} {
 		h := newConfiner(nil, confinerOptions{Policy: safety.DefaultPolicy()})
@@ -56,7 +57,7 @@ func TestFinishRemoteRefusesBadAnswers(t *testing.T) {
 }
 
 func FuzzParseSetup(f *testing.F) {
-	f.Add("uname Linux 6.1 x86_64\ndir /d\nlandlock 7 protocol 4\nready\n")
+	f.Add("uname Linux 6.1 x86_64\ndir /d\nlandlock 7 protocol 5\nsandbox agent-rules 3 dir / 4\nready\n")
 	f.Add("unsafe /x is a link\n")
 	f.Add("sandbox {}\n\n\nsend")
 	f.Add("uname Linux 6.1 x86_64\nmade 2\ndir /d\nsend gzip\nunzipped\n")

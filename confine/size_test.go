@@ -1,0 +1,52 @@
+package confine
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// launcherPkg is the launcher agent sends to SSH hosts.
+const launcherPkg = "github.com/autoshell/agent/cmd/agent-launch"
+
+// heavyPackages are what made the launcher 2.6 MB: none may come back
+// into its imports (docs/decisions.md, "The launcher kept small"). An
+// imported package costs its initialisation even where nothing calls it
+// (crypto/sha256 alone: 168 KB).
+var heavyPackages = []string{"fmt", "encoding/json", "encoding/hex", "regexp", "os/exec", "path/filepath", "crypto", "log", "net", "text/template"}
+
+// maxLauncher bounds the launcher's size for linux/amd64, stripped as
+// `make build` builds it.
+const maxLauncher = 1_850_000
+
+// TestLauncherStaysSmall: the launcher imports none of heavyPackages and
+// stays under maxLauncher bytes.
+func TestLauncherStaysSmall(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", launcherPkg).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		for _, h := range heavyPackages {
+			if p == h || strings.HasPrefix(p, h+"/") {
+				t.Errorf("the launcher imports %s (as %s)", h, p)
+			}
+		}
+	}
+	exe := filepath.Join(t.TempDir(), "agent-launch")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", exe, launcherPkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > maxLauncher {
+		t.Errorf("the launcher is %d bytes, more than %d", fi.Size(), maxLauncher)
+	}
+	t.Logf("linux/amd64 launcher: %d bytes", fi.Size())
+}
