@@ -38,18 +38,18 @@ func lookPath(file string) (string, error) {
 
 // executable is nil when file is a file the process may execute.
 func executable(file string) error {
-	fi, err := os.Stat(file)
+	perm, typ, err := statMode(file)
 	if err != nil {
 		return err
 	}
-	if fi.IsDir() {
+	if typ.IsDir() {
 		return syscall.EISDIR
 	}
 	err = eaccessExec(file)
 	if err == nil || err != syscall.ENOSYS && err != syscall.EPERM {
 		return err
 	}
-	if fi.Mode()&0o111 != 0 {
+	if perm&0o111 != 0 {
 		return nil
 	}
 	return os.ErrPermission

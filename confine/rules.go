@@ -2,7 +2,6 @@ package confine
 
 import (
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -119,8 +118,8 @@ func (s Spec) compile() ([]rule, []Stamp) {
 		}
 	}
 	for _, p := range public(&w, s.Public, noRead) {
-		if fi, err := os.Stat(p); err == nil {
-			rs.add(p, readRights, fi.IsDir())
+		if t, err := statType(p); err == nil {
+			rs.add(p, readRights, t.IsDir())
 		}
 	}
 	if s.Write {
@@ -128,8 +127,8 @@ func (s Spec) compile() ([]rule, []Stamp) {
 	}
 	for _, p := range s.Writable {
 		for _, m := range glob(p) {
-			if fi, err := os.Stat(m); err == nil {
-				rs.add(resolve(m), writeRights, fi.IsDir())
+			if t, err := statType(m); err == nil {
+				rs.add(resolve(m), writeRights, t.IsDir())
 				if len(s.Readable) > 0 {
 					coverTop(&rs, &w, resolve(m), noRead, readRights, accessReadDir)
 				}
@@ -138,8 +137,8 @@ func (s Spec) compile() ([]rule, []Stamp) {
 	}
 	for _, d := range s.Devices {
 		for _, p := range glob(d) {
-			if fi, err := os.Stat(p); err == nil {
-				rs.add(p, readRights|writeRights, fi.IsDir())
+			if t, err := statType(p); err == nil {
+				rs.add(p, readRights|writeRights, t.IsDir())
 			}
 		}
 	}
@@ -148,11 +147,11 @@ func (s Spec) compile() ([]rule, []Stamp) {
 
 // coverTop is cover of the hierarchy at p, whatever it is.
 func coverTop(rs *ruleSet, w *watcher, p string, deny []string, rights, anc uint64) {
-	fi, err := os.Lstat(p)
+	t, err := lstatType(p)
 	if err != nil {
 		return
 	}
-	cover(rs, w, p, fi.Mode().Type(), deny, rights, anc)
+	cover(rs, w, p, t, deny, rights, anc)
 }
 
 // cover grants rights on p (of type typ) and below, except on the members
@@ -239,7 +238,7 @@ func public(w *watcher, pub, noRead []string) []string {
 			continue
 		}
 		for _, d := range noRead {
-			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			if t, err := statType(d); err != nil || !t.IsDir() {
 				continue // not a directory: nothing matches in it
 			}
 			for _, e := range w.dir(d) {

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path"
 	"strconv"
@@ -55,7 +56,7 @@ func WriteRuleset(file string, rs Ruleset) error {
 	if err := os.WriteFile(tmp, rs.Encode(), 0o600); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, file); err != nil {
+	if err := rename(tmp, file); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -67,7 +68,14 @@ func ReadRuleset(file string) (Ruleset, error) {
 	if !path.IsAbs(file) {
 		return Ruleset{}, errors.New("ruleset file " + file + " is not absolute")
 	}
-	b, err := os.ReadFile(file)
+	f, err := os.Open(file)
+	if err != nil {
+		return Ruleset{}, err
+	}
+	defer f.Close()
+	// Read to one byte past the bound (os.ReadFile stats the file, which
+	// the launcher does not link: fsys_linux.go).
+	b, err := io.ReadAll(io.LimitReader(f, maxRuleset+1))
 	if err != nil {
 		return Ruleset{}, err
 	}

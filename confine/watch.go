@@ -55,13 +55,13 @@ type Stamp struct {
 // same reading as the rules, so a change after it moves the time.
 type watcher struct {
 	stamps map[string]Stamp
-	ents   map[string][]fs.DirEntry
+	ents   map[string][]dirEntry
 }
 
 // dir records d and returns its entries (nil when it cannot be read).
-func (w *watcher) dir(d string) []fs.DirEntry {
+func (w *watcher) dir(d string) []dirEntry {
 	if w.stamps == nil {
-		w.stamps, w.ents = map[string]Stamp{}, map[string][]fs.DirEntry{}
+		w.stamps, w.ents = map[string]Stamp{}, map[string][]dirEntry{}
 	}
 	if _, ok := w.stamps[d]; ok {
 		return w.ents[d]
@@ -73,23 +73,29 @@ func (w *watcher) dir(d string) []fs.DirEntry {
 
 // list is the stamps, sorted by path.
 func (w *watcher) list() []Stamp {
-	out := make([]Stamp, 0, len(w.stamps))
-	for _, st := range w.stamps {
-		out = append(out, st)
+	// Sorted as strings, not with a SortFunc on Stamp: each sort
+	// instantiated is ~9 KB more of the launcher.
+	paths := make([]string, 0, len(w.stamps))
+	for p := range w.stamps {
+		paths = append(paths, p)
 	}
-	slices.SortFunc(out, func(a, b Stamp) int { return strings.Compare(a.Path, b.Path) })
+	slices.Sort(paths)
+	out := make([]Stamp, len(paths))
+	for i, p := range paths {
+		out[i] = w.stamps[p]
+	}
 	return out
 }
 
 // readStamp reads d's time, then its entries, then its time again: when
 // the two times differ the directory changed while it was read, and the
 // stamp is Hot.
-func readStamp(d string) (Stamp, []fs.DirEntry) {
+func readStamp(d string) (Stamp, []dirEntry) {
 	m1 := mtime(d)
 	if m1 == -1 {
 		return Stamp{Path: d, MTime: -1}, nil
 	}
-	ents, err := os.ReadDir(d)
+	ents, err := readDir(d)
 	if err != nil {
 		// Unreadable: its time alone is watched (no rule lists it).
 		return Stamp{Path: d, MTime: m1, Hot: hot(m1)}, nil
@@ -100,20 +106,12 @@ func readStamp(d string) (Stamp, []fs.DirEntry) {
 
 func hot(mt int64) bool { return time.Since(time.Unix(0, mt)) < settle }
 
-func mtime(p string) int64 {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return -1
-	}
-	return fi.ModTime().UnixNano()
-}
-
 // digestBytes is the length of an entries digest (before hex).
 const digestBytes = 16
 
 // entriesDigest is a digest of d's entries: names, types, link targets
 // (SHA-256, cut to digestBytes, in hex).
-func entriesDigest(d string, ents []fs.DirEntry) string {
+func entriesDigest(d string, ents []dirEntry) string {
 	h := newSHA256()
 	for _, e := range ents {
 		h.Write([]byte(e.Name()))
@@ -206,13 +204,13 @@ func resolveWatched(w *watcher, p string) string {
 		}
 		w.dir(cur)
 		next := path.Join(cur, name)
-		fi, err := os.Lstat(next)
+		t, err := lstatType(next)
 		if err != nil {
 			// What does not exist stays as written (a later creation
 			// changes cur, watched).
 			return path.Join(append([]string{next}, rest...)...)
 		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
+		if t&fs.ModeSymlink == 0 {
 			cur = next
 			continue
 		}
@@ -250,7 +248,7 @@ func globWatched(w *watcher, p string) []string {
 					w.dir(d) // the name may appear there later
 				}
 				q := path.Join(d, part)
-				if fi, err := os.Lstat(q); err == nil && (last || fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0) {
+				if t, err := lstatType(q); err == nil && (last || t.IsDir() || t&fs.ModeSymlink != 0) {
 					next = append(next, q)
 				}
 				continue
