@@ -32,6 +32,7 @@ func MaybeLaunch() {
 
 // Launch is the launcher. Its forms:
 //
+//	-serve                       serve as an SSH connection's worker (Serve)
 //	-probe                       print the kernel's Landlock ABI and the protocol ("landlock N protocol P")
 //	-compile FILE SPECFLAGS --   compute the Spec's Ruleset once, into FILE (repeatable;
 //	                             after -probe: the host's set-up in one process)
@@ -44,6 +45,11 @@ func Launch(args []string, stdout, stderr io.Writer) int {
 	fail := func(msg string) int {
 		io.WriteString(stderr, LaunchPrefix+msg+"\n")
 		return LaunchExit
+	}
+	if len(args) == 1 && args[0] == ServeFlag {
+		// The launcher's own argv before -serve names it in a request's
+		// wrapper.
+		return Serve(os.Stdin, os.Stdout, os.Stderr, os.Args[:len(os.Args)-1])
 	}
 	if len(args) >= 1 && args[0] == ProbeFlag {
 		io.WriteString(stdout, "landlock "+strconv.Itoa(ABI())+" protocol "+strconv.Itoa(Protocol)+"\n")

@@ -1,0 +1,239 @@
+package confine
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// ServeFlag makes the launcher the worker of an SSH connection (Serve).
+const ServeFlag = "-serve"
+
+// Serve is the launcher as the worker of an SSH connection
+// (transport/ssh's served worker; docs/decisions.md, "One confined worker
+// per connection"): one process for the session that runs the commands
+// one at a time, and confines those whose wrapper is its own rules in a
+// thread of its own (Restrictor) instead of starting a launcher process
+// per command. Each level's rules are read once and checked for
+// staleness before every command by the same stamps the launcher checks
+// (Ruleset.Stale), in this process: a link on the way to a secret that
+// moved makes the rules compile again before the command starts, with no
+// process started to find out.
+//
+// The protocol is the shell worker's: the first line is "NONCE WRAPPER",
+// the wrapper script that runs each command as one word quoted for a
+// POSIX shell (ParseRequest); Serve answers with $HOME on stdout, then
+// the end markers of NONCE ("NONCE:0:0" on stdout, "NONCE" on stderr).
+// Each further line is a request, "NONCE KEY NEXT CMD DIR PIDNONCE
+// [WRAP...]" (KEY and NEXT are the shell worker's hints for starting a
+// shell ahead: ignored). The command runs as `/bin/sh -c WRAPPER sh CMD
+// DIR PIDNONCE [WRAP...]` with stdin from /dev/null, stdout and stderr
+// Serve's own, in a process group of its own; where WRAP is self followed
+// by RulesFlag FILE... --, WRAP is left out and the shell starts confined
+// to those rules. Then Serve prints "NONCE:STATUS:BG" on stdout and
+// "NONCE" on stderr: STATUS as a shell's wait reports it (128+N for a
+// signal), BG 1 when processes of the command's group are still there.
+// It returns at the end of its input.
+//
+// A request it cannot read, rules it cannot read or build, end the
+// command with LaunchExit and a message on stderr: nothing runs
+// unconfined that was to be confined.
+func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
+	r := bufio.NewReader(in)
+	hello, err := r.ReadString('\n')
+	if err != nil {
+		return 0
+	}
+	nonce, word, _ := strings.Cut(strings.TrimSuffix(hello, "\n"), " ")
+	words, err := ParseRequest(word)
+	if err != nil || len(words) != 1 || nonce == "" {
+		io.WriteString(stderr, LaunchPrefix+"serve: a bad first line\n")
+		return LaunchExit
+	}
+	s := &server{wrapper: words[0], self: self, out: stdout, errs: stderr, confined: map[string]*Restrictor{}}
+	defer s.close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		io.WriteString(stderr, LaunchPrefix+"serve: "+err.Error()+"\n")
+		return LaunchExit
+	}
+	defer devnull.Close()
+	s.devnull = devnull
+	s.mark(nonce, os.Getenv("HOME")+"\n", 0, false)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return 0 // the end of the requests (a partial line is not run)
+		}
+		fields := strings.SplitN(strings.TrimSuffix(line, "\n"), " ", 4)
+		if len(fields) != 4 || fields[0] == "" {
+			io.WriteString(stderr, LaunchPrefix+"serve: a bad request\n")
+			return LaunchExit // the transport cannot find its marker: it retires the worker
+		}
+		status, bg := s.run(fields[3])
+		s.mark(fields[0], "", status, bg)
+	}
+}
+
+type server struct {
+	wrapper   string
+	self      []string // the launcher's own argv prefix, as a WRAP names it
+	out, errs *os.File
+	devnull   *os.File
+	confined  map[string]*Restrictor // by the rules files, NUL-joined
+}
+
+// mark prints the end markers of nonce (after before on stdout).
+func (s *server) mark(nonce, before string, status int, bg bool) {
+	b := "0"
+	if bg {
+		b = "1"
+	}
+	io.WriteString(s.out, before+nonce+":"+strconv.Itoa(status)+":"+b+"\n")
+	io.WriteString(s.errs, nonce+"\n")
+}
+
+// fail reports why a command did not run: its status is LaunchExit.
+func (s *server) fail(msg string) (int, bool) {
+	io.WriteString(s.errs, LaunchPrefix+msg+"\n")
+	return LaunchExit, false
+}
+
+// run runs one request's words: the status and whether its group lingers.
+func (s *server) run(req string) (int, bool) {
+	words, err := ParseRequest(req)
+	if err != nil || len(words) < 3 {
+		return s.fail("serve: a bad request")
+	}
+	argv := append([]string{"/bin/sh", "-c", s.wrapper, "sh"}, words...)
+	attr := &os.ProcAttr{
+		Files: []*os.File{s.devnull, s.out, s.errs},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	}
+	var p *os.Process
+	if files, ok := s.rulesOf(words[3:]); ok {
+		r, err := s.restrictor(files)
+		if err != nil {
+			return s.fail("not confined, not run: " + err.Error())
+		}
+		argv = argv[:4+3] // the shell starts confined: no launcher after it
+		if derr := r.Do(func() { p, err = os.StartProcess(argv[0], argv, attr) }); derr != nil {
+			return s.fail("not confined, not run: " + derr.Error())
+		}
+	} else {
+		p, err = os.StartProcess(argv[0], argv, attr)
+	}
+	if err != nil {
+		return s.fail("serve: " + err.Error())
+	}
+	st, err := p.Wait()
+	if err != nil {
+		return s.fail("serve: " + err.Error())
+	}
+	status := st.ExitCode()
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		status = 128 + int(ws.Signal())
+	}
+	return status, syscall.Kill(-p.Pid, 0) == nil
+}
+
+// rulesOf returns the rules files of wrap when it is this launcher
+// confining to them (self RulesFlag FILE... --), and false otherwise.
+func (s *server) rulesOf(wrap []string) ([]string, bool) {
+	if len(s.self) == 0 || len(wrap) < len(s.self)+3 || !slices.Equal(wrap[:len(s.self)], s.self) || wrap[len(wrap)-1] != "--" {
+		return nil, false
+	}
+	var files []string
+	for rest := wrap[len(s.self) : len(wrap)-1]; len(rest) > 0; rest = rest[2:] {
+		if len(rest) < 2 || rest[0] != RulesFlag {
+			return nil, false
+		}
+		files = append(files, rest[1])
+	}
+	return files, true
+}
+
+// restrictor is the Restrictor of files, built on first use. A failed
+// build is not kept: the next command tries again.
+func (s *server) restrictor(files []string) (*Restrictor, error) {
+	key := strings.Join(files, "\x00")
+	if r, ok := s.confined[key]; ok {
+		return r, nil
+	}
+	rss := make([]Ruleset, len(files))
+	for i, f := range files {
+		rs, err := ReadRuleset(f)
+		if err != nil {
+			return nil, err
+		}
+		rss[i] = rs
+	}
+	r, err := NewRestrictor(rss...)
+	if err != nil {
+		return nil, err
+	}
+	s.confined[key] = r
+	return r, nil
+}
+
+func (s *server) close() {
+	for _, r := range s.confined {
+		r.Close()
+	}
+}
+
+// ParseRequest splits a line of words quoted for a POSIX shell as the SSH
+// transport quotes them: each word a run of single-quoted strings,
+// backslash-escaped characters and "$agent_nl" (a newline), words
+// separated by one space.
+func ParseRequest(line string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	in := false // within a word
+	for i := 0; i < len(line); {
+		switch c := line[i]; c {
+		case ' ':
+			if !in {
+				return nil, errors.New("request: an empty word")
+			}
+			words, in = append(words, w.String()), false
+			w.Reset()
+			i++
+			continue
+		case '\'':
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				return nil, errors.New("request: an unterminated quote")
+			}
+			w.WriteString(line[i+1 : i+1+j])
+			i += j + 2
+		case '\\':
+			if i+1 >= len(line) {
+				return nil, errors.New("request: a backslash at the end")
+			}
+			w.WriteByte(line[i+1])
+			i += 2
+		case '"':
+			const nl = `"$agent_nl"`
+			if !strings.HasPrefix(line[i:], nl) {
+				return nil, errors.New("request: a double quote that is not a newline")
+			}
+			w.WriteByte('\n')
+			i += len(nl)
+		default:
+			return nil, errors.New("request: an unquoted character")
+		}
+		in = true
+	}
+	if in {
+		words = append(words, w.String())
+	} else if len(line) > 0 {
+		return nil, errors.New("request: a trailing space")
+	}
+	return words, nil
+}
