@@ -411,7 +411,16 @@ func (h *confiner) cleanup() {
 	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 	defer cancel()
 	h.tr.Run(ctx, transport.Command{Command: h.removeCommand(), Timeout: remoteTimeout})
+	h.unserve()
 	h.dir, h.made = "", nil
+}
+
+// unserve gives the transport's worker back to the shell, after the
+// launcher's removal (which the launcher's worker runs, unconfined).
+func (h *confiner) unserve() {
+	if ws, ok := h.tr.(workerServer); ok && h.launcher != nil {
+		ws.ServeWorker(nil)
+	}
 }
 
 // removeCommand removes dir and then, those that are empty, the
@@ -449,6 +458,9 @@ func (h *confiner) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), remoteTimeout)
 	defer cancel()
 	res, err := h.tr.Run(ctx, transport.Command{Command: h.removeCommand(), Timeout: remoteTimeout})
+	if !h.o.Keep {
+		h.unserve()
+	}
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("exit %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
 	}

@@ -435,6 +435,11 @@ func (h *confiner) finishRemote(out map[string]string, res transport.Result, rel
 		return fmt.Errorf("confine: compute the rules on the host: exit %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
 	}
 	h.launcher = []string{exe}
+	if ws, ok := h.tr.(workerServer); ok {
+		// One process for the session's commands, each level's confined
+		// in a thread of its own, instead of a launcher per command.
+		ws.ServeWorker([]string{exe, confine.ServeFlag})
+	}
 	h.conf = map[confine.Level]confine.Confinement{}
 	for l, names := range stacks {
 		wrap := []string{exe}
@@ -458,6 +463,13 @@ func (h *confiner) finishRemote(out map[string]string, res transport.Result, rel
 	}
 	return nil
 }
+
+// workerServer is a transport whose worker a launcher may serve as
+// (transport/ssh; confine.Serve): the launcher then runs the commands
+// whose Wrap is its own confinement in its own process, confined in a
+// thread, the rules checked for staleness in-process before each
+// (docs/decisions.md, "One confined worker per connection").
+type workerServer interface{ ServeWorker(argv []string) }
 
 // parseSetup reads the set-up's lines "KEY REST" (the first of each key).
 func parseSetup(stdout string) map[string]string {

@@ -71,6 +71,8 @@ type Transport struct {
 	worker   *worker    // the idle-or-busy worker shell of the current connection
 	noWorker *conn      // a connection whose host cannot run a worker
 	retired  []*worker  // workers draining output held by background processes, oldest first
+	serve    []string   // the served worker's argv (ServeWorker); nil: the shell
+	served   string     // the command that starts it
 
 	hmu  sync.Mutex // guards home; held while finding it
 	home string     // $HOME of commands, once known (HomeDir)
@@ -96,7 +98,7 @@ func (t *Transport) takeWorker(ctx context.Context) *worker {
 		if !w.busy.TryLock() {
 			return nil
 		}
-		if !w.broken && w.c.alive() && !isDone(w.exited) {
+		if !w.broken && w.c.alive() && !isDone(w.exited) && w.served == t.served {
 			return w
 		}
 		t.worker = nil
@@ -112,8 +114,17 @@ func (t *Transport) takeWorker(ctx context.Context) *worker {
 	default:
 		return nil
 	}
-	w, err := startWorker(ctx, c)
-	if err != nil {
+	var w *worker
+	if t.serve != nil {
+		if w, err = startServed(ctx, c, t.serve); err != nil && ctx.Err() == nil && c.alive() {
+			t.opts.Warn(fmt.Sprintf("%s: %s did not start as the worker; each command starts it (%v)", t.Host().Name, t.serve[0], err))
+			t.serve, t.served = nil, ""
+		}
+	}
+	if w == nil && ctx.Err() == nil {
+		w, err = startWorker(ctx, c)
+	}
+	if w == nil {
 		<-t.sem
 		if ctx.Err() == nil && c.alive() {
 			t.noWorker = c
@@ -124,6 +135,24 @@ func (t *Transport) takeWorker(ctx context.Context) *worker {
 	t.worker = w
 	w.busy.Lock()
 	return w
+}
+
+// ServeWorker makes argv, from the next command on, the program that
+// serves as the connection's worker instead of the shell: a confining
+// launcher's -serve (confine.Serve), which speaks the worker's protocol
+// and runs a command whose Wrap is its own confinement in its own
+// process, confined in a thread, instead of starting Wrap per command
+// (docs/decisions.md, "One confined worker per connection"). nil goes
+// back to the shell. An idle worker of the other kind is closed at the
+// next command; one that fails to start is reported through Warn, once,
+// and the shell serves instead.
+func (t *Transport) ServeWorker(argv []string) {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	t.serve, t.served = nil, ""
+	if len(argv) > 0 {
+		t.serve, t.served = slices.Clone(argv), "exec"+quoteArgs(argv)
+	}
 }
 
 // releaseWorker gives w back after a command; a broken worker is retired.

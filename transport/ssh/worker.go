@@ -50,6 +50,7 @@ type worker struct {
 	lingering bool   // set under busy: its last command left processes in its group
 	home      string // $HOME as the shell has it (what commands inherit); "" if not absolute
 	command   int    // the workerCommands entry that started it
+	served    string // the command that started a served worker (Transport.ServeWorker); "" for the shell
 }
 
 // workerCommands start the worker shell, tried in turn until one answers:
@@ -189,7 +190,7 @@ const workerReadyTimeout = 10 * time.Second
 // host runs. It fails when the host lacks both bash and setsid.
 func startWorker(ctx context.Context, c *conn) (*worker, error) {
 	for i, command := range workerCommands {
-		w, err := startWorkerWith(ctx, c, command)
+		w, err := startWorkerWith(ctx, c, command, shellHello)
 		if err == nil {
 			w.command = i
 			return w, nil
@@ -204,9 +205,33 @@ func startWorker(ctx context.Context, c *conn) (*worker, error) {
 // errWorkerExited is the worker's shell exiting before it answered.
 var errWorkerExited = errors.New("worker start: the host's shell exited (neither bash nor setsid?)")
 
-// startWorkerWith opens the worker's session on c, starts command and
-// waits until the shell answers.
-func startWorkerWith(ctx context.Context, c *conn, command string) (*worker, error) {
+// shellHello is what the shell worker is sent first: its script, $HOME and
+// the ready markers of nonce, then its loop.
+func shellHello(nonce string) string {
+	return workerScript + "printf '%s\\n' \"$HOME\" >&8; printf '%s:0:0\\n' " + nonce + " >&8; printf '%s\\n' " + nonce + " >&9\n" + workerLoop
+}
+
+// servedHello is what a served worker is sent first (confine.Serve): the
+// ready marker's nonce and the wrapper it runs each command with.
+func servedHello(nonce string) string {
+	return nonce + " " + requestLine(wrapper) + "\n"
+}
+
+// startServed starts a served worker on c: the program argv (a launcher's
+// -serve, Transport.ServeWorker) speaks the worker's protocol itself.
+func startServed(ctx context.Context, c *conn, argv []string) (*worker, error) {
+	command := "exec" + quoteArgs(argv)
+	w, err := startWorkerWith(ctx, c, command, servedHello)
+	if err != nil {
+		return nil, err
+	}
+	w.served = command
+	return w, nil
+}
+
+// startWorkerWith opens the worker's session on c, starts command, sends
+// it hello and waits until it answers.
+func startWorkerWith(ctx context.Context, c *conn, command string, hello func(nonce string) string) (*worker, error) {
 	sess, err := openSession(ctx, c.client)
 	if err != nil {
 		return nil, fmt.Errorf("worker session: %w", err)
@@ -230,7 +255,7 @@ func startWorkerWith(ctx context.Context, c *conn, command string) (*worker, err
 	nonce := randomHex(16)
 	var home bytes.Buffer // the shell's $HOME, printed before the ready marker: "~" then costs no command
 	done := w.expect(nonce, &home, io.Discard)
-	if _, err := io.WriteString(w.in, workerScript+"printf '%s\\n' \"$HOME\" >&8; printf '%s:0:0\\n' "+nonce+" >&8; printf '%s\\n' "+nonce+" >&9\n"+workerLoop); err != nil {
+	if _, err := io.WriteString(w.in, hello(nonce)); err != nil {
 		select { // the shell may have exited already (no bash): the next command is tried
 		case <-w.exited:
 			err = errWorkerExited
