@@ -18,8 +18,8 @@ const launcherPkg = "github.com/autoshell/agent/cmd/agent-launch"
 var heavyPackages = []string{"fmt", "encoding/json", "encoding/hex", "regexp", "os/exec", "path/filepath", "crypto", "log", "net", "text/template"}
 
 // maxLauncher bounds the launcher's size for linux/amd64, stripped as
-// `make build` builds it.
-const maxLauncher = 1_700_000
+// `make build` builds it (1,605,794 bytes before -serve, 1,757,346 with it).
+const maxLauncher = 1_800_000
 
 // TestLauncherStaysSmall: the launcher imports none of heavyPackages and
 // stays under maxLauncher bytes.
@@ -46,7 +46,9 @@ func TestLauncherStaysSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	if fi.Size() > maxLauncher {
-		t.Errorf("the launcher is %d bytes, more than %d", fi.Size(), maxLauncher)
+		t.Errorf("the launcher is %d bytes, more than %d: see what it links with `go build -ldflags=-dumpdep`"+
+			" (os.Stat, os.Lstat, os.ReadDir, os.ReadFile, os.Rename and os.StartProcess make an fs.FileInfo,"+
+			" which links time's formatting: ~90 KB; fsys_linux.go and syscall.ForkExec do not)", fi.Size(), maxLauncher)
 	}
 	t.Logf("linux/amd64 launcher: %d bytes", fi.Size())
 }
