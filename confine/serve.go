@@ -30,15 +30,23 @@ const ServeFlag = "-serve"
 // POSIX shell (ParseRequest); Serve answers with $HOME on stdout, then
 // the end markers of NONCE ("NONCE:0:0" on stdout, "NONCE" on stderr).
 // Each further line is a request, "NONCE KEY NEXT CMD DIR PIDNONCE
-// [WRAP...]" (KEY and NEXT are the shell worker's hints for starting a
-// shell ahead: ignored). The command runs as `/bin/sh -c WRAPPER sh CMD
-// DIR PIDNONCE [WRAP...]` with stdin from /dev/null, stdout and stderr
-// Serve's own, in a process group of its own; where WRAP is self followed
-// by RulesFlag FILE... --, WRAP is left out and the shell starts confined
-// to those rules. Then Serve prints "NONCE:STATUS:BG" on stdout and
-// "NONCE" on stderr: STATUS as a shell's wait reports it (128+N for a
-// signal), BG 1 when processes of the command's group are still there.
-// It returns at the end of its input.
+// [WRAP...]" (KEY, the shell worker's hint for a wrapper started ahead,
+// is not needed: the server knows WRAP). The command runs as `/bin/sh -c
+// WRAPPER sh CMD DIR PIDNONCE [WRAP...]` with stdin from /dev/null,
+// stdout and stderr Serve's own, in a process group of its own; where
+// WRAP is self followed by RulesFlag FILE... --, WRAP is left out and the
+// shell starts confined to those rules. Then Serve prints
+// "NONCE:STATUS:BG" on stdout and "NONCE" on stderr: STATUS as a shell's
+// wait reports it (128+N for a signal), BG 1 when processes of the
+// command's group are still there. It returns at the end of its input.
+//
+// As the shell worker does, it then starts the next command's shell
+// ahead (unless NEXT is 0: a plan's last step), confined as the command
+// just run was, waiting on a pipe for its request: the fork and exec are
+// then off the next command's path. A request with another confinement,
+// one too long for the pipe (aheadMax), or one that finds the rules gone
+// stale since (Restrictor.Current) ends the waiting shell unused and
+// starts its own.
 //
 // A request it cannot read, rules it cannot read or build, end the
 // command with LaunchExit and a message on stderr: nothing runs
@@ -55,7 +63,8 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 		io.WriteString(stderr, LaunchPrefix+"serve: a bad first line\n")
 		return LaunchExit
 	}
-	s := &server{wrapper: words[0], self: self, out: stdout, errs: stderr, confined: map[string]*Restrictor{}}
+	s := &server{wrapper: words[0], self: self, out: stdout, errs: stderr, confined: map[string]*Restrictor{},
+		child: "agent_nl='\n'; IFS=\" \" read -r agent_req || exit 0; exec </dev/null; eval \"set -- $agent_req\"; set -- \"$1\" \"$2\" \"$3\"; unset agent_req agent_nl; " + words[0]}
 	defer s.close()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -75,10 +84,17 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 			io.WriteString(stderr, LaunchPrefix+"serve: a bad request\n")
 			return LaunchExit // the transport cannot find its marker: it retires the worker
 		}
-		status, bg := s.run(fields[3])
+		status, bg, key, r := s.run(fields[3])
 		s.mark(fields[0], "", status, bg)
+		if fields[2] != "0" && key != "" {
+			s.startAhead(key, r)
+		}
 	}
 }
+
+// aheadMax is the longest request handed to a shell started ahead (it
+// reads its request a byte at a time); longer ones start their own.
+const aheadMax = 4096
 
 type server struct {
 	wrapper   string
@@ -86,6 +102,24 @@ type server struct {
 	out, errs *os.File
 	devnull   *os.File
 	confined  map[string]*Restrictor // by the rules files, NUL-joined
+	child     string                 // the script of a shell started ahead: its request from stdin, then the wrapper
+	next      *ahead                 // the shell started ahead, if any
+}
+
+// ahead is a shell started before its command, waiting for its request
+// on in.
+type ahead struct {
+	p   *os.Process
+	in  *os.File
+	key string      // its confinement: "-" for none, else its rules files
+	r   *Restrictor // nil when unconfined
+}
+
+// drop ends a shell started ahead unused: at the end of its input it
+// exits.
+func (a *ahead) drop() {
+	a.in.Close()
+	go a.p.Wait()
 }
 
 // mark prints the end markers of nonce (after before on stdout).
@@ -104,33 +138,113 @@ func (s *server) fail(msg string) (int, bool) {
 	return LaunchExit, false
 }
 
-// run runs one request's words: the status and whether its group lingers.
-func (s *server) run(req string) (int, bool) {
+// run runs one request's words: the status, whether its group lingers,
+// and the confinement a shell started ahead for the next command would
+// have (key "" for none: another wrapper).
+func (s *server) run(req string) (status int, bg bool, key string, r *Restrictor) {
+	a := s.next
+	s.next = nil
 	words, err := ParseRequest(req)
 	if err != nil || len(words) < 3 {
-		return s.fail("serve: a bad request")
+		if a != nil {
+			a.drop()
+		}
+		status, bg = s.fail("serve: a bad request")
+		return status, bg, "", nil
 	}
 	argv := append([]string{"/bin/sh", "-c", s.wrapper, "sh"}, words...)
+	files, confined := s.rulesOf(words[3:])
+	switch {
+	case confined:
+		if r, err = s.restrictor(files); err != nil {
+			if a != nil {
+				a.drop()
+			}
+			status, bg = s.fail("not confined, not run: " + err.Error())
+			return status, bg, "", nil
+		}
+		key = strings.Join(files, "\x00")
+		argv = argv[:4+3] // the shell starts confined: no launcher after it
+	case len(words) == 3:
+		key = "-"
+	}
+	p := s.handOver(a, key, r, req)
+	if p == nil {
+		if p, err = s.start(argv, s.devnull, r); err != nil {
+			status, bg = s.fail(err.Error())
+			return status, bg, "", nil
+		}
+	}
+	status, bg = s.wait(p)
+	return status, bg, key, r
+}
+
+// handOver gives req to a, the shell started ahead, when it is confined
+// as key says and its rules still hold; else it ends a and returns nil.
+func (s *server) handOver(a *ahead, key string, r *Restrictor, req string) *os.Process {
+	if a == nil {
+		return nil
+	}
+	ok := a.key == key && key != "" && len(req) <= aheadMax
+	if ok && r != nil {
+		ok, _ = r.Current()
+	}
+	if ok {
+		_, err := io.WriteString(a.in, req+"\n")
+		ok = err == nil
+	}
+	if !ok {
+		a.drop()
+		return nil
+	}
+	a.in.Close()
+	return a.p
+}
+
+// start starts argv with stdin, Serve's stdout and stderr, in a process
+// group of its own, on a thread confined by r when r is not nil. Its
+// error says whether the command was confined.
+func (s *server) start(argv []string, stdin *os.File, r *Restrictor) (*os.Process, error) {
 	attr := &os.ProcAttr{
-		Files: []*os.File{s.devnull, s.out, s.errs},
+		Files: []*os.File{stdin, s.out, s.errs},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
-	var p *os.Process
-	if files, ok := s.rulesOf(words[3:]); ok {
-		r, err := s.restrictor(files)
+	if r == nil {
+		p, err := os.StartProcess(argv[0], argv, attr)
 		if err != nil {
-			return s.fail("not confined, not run: " + err.Error())
+			return nil, errors.New("serve: " + err.Error())
 		}
-		argv = argv[:4+3] // the shell starts confined: no launcher after it
-		if derr := r.Do(func() { p, err = os.StartProcess(argv[0], argv, attr) }); derr != nil {
-			return s.fail("not confined, not run: " + derr.Error())
-		}
-	} else {
-		p, err = os.StartProcess(argv[0], argv, attr)
+		return p, nil
+	}
+	var p *os.Process
+	var err error
+	if derr := r.Do(func() { p, err = os.StartProcess(argv[0], argv, attr) }); derr != nil {
+		err = derr
 	}
 	if err != nil {
-		return s.fail("serve: " + err.Error())
+		return nil, errors.New("not confined, not run: " + err.Error())
 	}
+	return p, nil
+}
+
+// startAhead starts the next command's shell, confined as key and r say.
+func (s *server) startAhead(key string, r *Restrictor) {
+	in, w, err := os.Pipe()
+	if err != nil {
+		return
+	}
+	p, err := s.start([]string{"/bin/sh", "-c", s.child, "sh"}, in, r)
+	in.Close()
+	if err != nil {
+		w.Close()
+		return
+	}
+	s.next = &ahead{p: p, in: w, key: key, r: r}
+}
+
+// wait waits for the command p and reports its status as a shell would,
+// and whether processes of its group are still there.
+func (s *server) wait(p *os.Process) (int, bool) {
 	st, err := p.Wait()
 	if err != nil {
 		return s.fail("serve: " + err.Error())
@@ -182,6 +296,9 @@ func (s *server) restrictor(files []string) (*Restrictor, error) {
 }
 
 func (s *server) close() {
+	if s.next != nil {
+		s.next.drop()
+	}
 	for _, r := range s.confined {
 		r.Close()
 	}

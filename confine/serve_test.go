@@ -99,9 +99,15 @@ func (s *served) read(nonce string) (stdout, stderr string, status int, bg bool)
 // run runs command in dir under wrap, as a request.
 func (s *served) run(command, dir string, wrap ...string) (stdout, stderr string, status int, bg bool) {
 	s.t.Helper()
+	return s.runNext("1", command, dir, wrap...)
+}
+
+// runNext is run with the request's NEXT.
+func (s *served) runNext(next, command, dir string, wrap ...string) (stdout, stderr string, status int, bg bool) {
+	s.t.Helper()
 	s.n++
 	nonce := "n" + strconv.Itoa(s.n)
-	req := nonce + " - 1 " + quoteRequest(append([]string{command, dir, "PID" + nonce}, wrap...)...) + "\n"
+	req := nonce + " - " + next + " " + quoteRequest(append([]string{command, dir, "PID" + nonce}, wrap...)...) + "\n"
 	if _, err := io.WriteString(s.in, req); err != nil {
 		s.t.Fatal(err)
 	}
@@ -244,4 +250,57 @@ func FuzzParseRequest(f *testing.F) {
 		}
 		ParseRequest(a + b) // never panics
 	})
+}
+
+// TestServeStartsAhead: the next command's shell is started as soon as a
+// command ends, confined as it was, and takes the next request of the
+// same confinement; not after a request with NEXT 0, nor for a request
+// confined otherwise or too long for the pipe.
+func TestServeStartsAhead(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "safe.rules")
+	if err := WriteRuleset(rules, Compile(Spec{Devices: []string{"/dev/null"}})); err != nil {
+		t.Fatal(err)
+	}
+	confinedWrap := []string{os.Args[0], LaunchArg, RulesFlag, rules, "--"}
+	s := serve(t)
+	// The age of the command's shell in clock ticks, after 300 ms idle.
+	const probe = `read -r up _ </proc/uptime; set -- $(cat /proc/$$/stat); shift 21; echo $(( ${up%.*}${up#*.} - $1 ))`
+	age := func(next string, wrap ...string) int {
+		t.Helper()
+		time.Sleep(300 * time.Millisecond)
+		out, errs, _, _ := s.runNext(next, probe, dir, wrap...)
+		n, err := strconv.Atoi(strings.TrimSpace(out))
+		if err != nil {
+			t.Fatalf("%q %q", out, errs)
+		}
+		return n
+	}
+	long := strings.Repeat("x", aheadMax)
+	for i, tc := range []struct {
+		next  string
+		wrap  []string
+		ahead bool
+	}{
+		{"1", nil, false}, // the first: nothing started yet
+		{"1", nil, true},
+		{"0", nil, true},  // started after the previous one
+		{"1", nil, false}, // none after NEXT 0
+		{"1", confinedWrap, false},
+		{"1", confinedWrap, true},
+		{"1", nil, false},
+	} {
+		if ahead := age(tc.next, tc.wrap...) >= 25; ahead != tc.ahead {
+			t.Errorf("command %d: started ahead %v, want %v", i, ahead, tc.ahead)
+		}
+	}
+	if out, _, _, _ := s.run("echo ${#1}", dir); out != "0\n" {
+		t.Errorf("got %q", out)
+	}
+	if out, _, status, _ := s.run(": "+long+"; echo long", dir); out != "long\n" || status != 0 {
+		t.Errorf("a long request: %q, status %d", out, status)
+	}
+	if out, _, _, _ := s.run("echo 'a\nb'", dir, confinedWrap...); out != "a\nb\n" {
+		t.Errorf("a newline through the pipe: %q", out)
+	}
 }

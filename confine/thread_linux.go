@@ -48,26 +48,9 @@ func NewRestrictor(rss ...Ruleset) (*Restrictor, error) {
 // wait for it. An error means fn did not run.
 func (r *Restrictor) Do(fn func()) error {
 	r.mu.Lock()
-	if r.closed {
+	if _, err := r.refresh(); err != nil {
 		r.mu.Unlock()
-		return errors.New("confine: restrictor closed")
-	}
-	for i, rs := range r.rss {
-		stale, renewed := rs.check()
-		if renewed {
-			r.rss[i] = rs // the same rules; the stamps spare the next check a reading
-		}
-		if !stale {
-			continue
-		}
-		rs = Compile(rs.Spec)
-		fd, err := rulesetFD(rs)
-		if err != nil {
-			r.mu.Unlock()
-			return err
-		}
-		r.old = append(r.old, r.fds[i])
-		r.rss[i], r.fds[i] = rs, fd
+		return err
 	}
 	fds := slices.Clone(r.fds)
 	keep, limited := keepOf(r.rss)
@@ -93,6 +76,43 @@ func (r *Restrictor) Do(fn func()) error {
 		fn()
 	}()
 	return <-errc
+}
+
+// Current reports whether the rules the last Do confined to still hold:
+// false when a watched directory's entries changed since (they are
+// compiled again for the next Do). A process Do started ahead of its
+// command (the served worker's next shell) may take it only while they
+// do.
+func (r *Restrictor) Current() (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	changed, err := r.refresh()
+	return !changed && err == nil, err
+}
+
+// refresh compiles again the rulesets gone stale; changed reports that
+// one did. r.mu is held.
+func (r *Restrictor) refresh() (changed bool, err error) {
+	if r.closed {
+		return false, errors.New("confine: restrictor closed")
+	}
+	for i, rs := range r.rss {
+		stale, renewed := rs.check()
+		if renewed {
+			r.rss[i] = rs // the same rules; the stamps spare the next check a reading
+		}
+		if !stale {
+			continue
+		}
+		rs = Compile(rs.Spec)
+		fd, err := rulesetFD(rs)
+		if err != nil {
+			return true, err
+		}
+		r.old = append(r.old, r.fds[i])
+		r.rss[i], r.fds[i], changed = rs, fd, true
+	}
+	return changed, nil
 }
 
 // Close releases the ruleset; Do fails afterwards.

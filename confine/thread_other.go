@@ -11,5 +11,8 @@ func NewRestrictor(...Ruleset) (*Restrictor, error) { return nil, errNoLandlock 
 // Do fails.
 func (r *Restrictor) Do(func()) error { return errNoLandlock }
 
+// Current fails.
+func (r *Restrictor) Current() (bool, error) { return false, errNoLandlock }
+
 // Close does nothing.
 func (r *Restrictor) Close() error { return nil }
