@@ -109,7 +109,7 @@ type server struct {
 // ahead is a shell started before its command, waiting for its request
 // on in.
 type ahead struct {
-	p   *os.Process
+	pid int
 	in  *os.File
 	key string      // its confinement: "-" for none, else its rules files
 	r   *Restrictor // nil when unconfined
@@ -119,7 +119,7 @@ type ahead struct {
 // exits.
 func (a *ahead) drop() {
 	a.in.Close()
-	go a.p.Wait()
+	go reap(a.pid)
 }
 
 // mark prints the end markers of nonce (after before on stdout).
@@ -168,22 +168,23 @@ func (s *server) run(req string) (status int, bg bool, key string, r *Restrictor
 	case len(words) == 3:
 		key = "-"
 	}
-	p := s.handOver(a, key, r, req)
-	if p == nil {
-		if p, err = s.start(argv, s.devnull, r); err != nil {
+	pid := s.handOver(a, key, r, req)
+	if pid == 0 {
+		if pid, err = s.start(argv, s.devnull, r); err != nil {
 			status, bg = s.fail(err.Error())
 			return status, bg, "", nil
 		}
 	}
-	status, bg = s.wait(p)
+	status, bg = s.wait(pid)
 	return status, bg, key, r
 }
 
 // handOver gives req to a, the shell started ahead, when it is confined
-// as key says and its rules still hold; else it ends a and returns nil.
-func (s *server) handOver(a *ahead, key string, r *Restrictor, req string) *os.Process {
+// as key says and its rules still hold, and returns its PID; else it
+// ends a and returns 0.
+func (s *server) handOver(a *ahead, key string, r *Restrictor, req string) int {
 	if a == nil {
-		return nil
+		return 0
 	}
 	ok := a.key == key && key != "" && len(req) <= aheadMax
 	if ok && r != nil {
@@ -195,36 +196,43 @@ func (s *server) handOver(a *ahead, key string, r *Restrictor, req string) *os.P
 	}
 	if !ok {
 		a.drop()
-		return nil
+		return 0
 	}
 	a.in.Close()
-	return a.p
+	return a.pid
 }
 
 // start starts argv with stdin, Serve's stdout and stderr, in a process
-// group of its own, on a thread confined by r when r is not nil. Its
-// error says whether the command was confined.
-func (s *server) start(argv []string, stdin *os.File, r *Restrictor) (*os.Process, error) {
-	attr := &os.ProcAttr{
-		Files: []*os.File{stdin, s.out, s.errs},
+// group of its own, on a thread confined by r when r is not nil, and
+// returns its PID. Its error says whether the command was confined.
+//
+// syscall.ForkExec, not os.StartProcess: that stats its Dir, which links
+// time's formatting into the launcher (~90 KB; docs/decisions.md, "The
+// launcher kept small"). It is the same fork and exec from the calling
+// thread (a confined one's Landlock domain and no_new_privs carried into
+// the command), with the process's environment, as os would give it.
+func (s *server) start(argv []string, stdin *os.File, r *Restrictor) (int, error) {
+	attr := &syscall.ProcAttr{
+		Env:   syscall.Environ(),
+		Files: []uintptr{stdin.Fd(), s.out.Fd(), s.errs.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
 	if r == nil {
-		p, err := os.StartProcess(argv[0], argv, attr)
+		pid, err := syscall.ForkExec(argv[0], argv, attr)
 		if err != nil {
-			return nil, errors.New("serve: " + err.Error())
+			return 0, errors.New("serve: fork/exec " + argv[0] + ": " + err.Error())
 		}
-		return p, nil
+		return pid, nil
 	}
-	var p *os.Process
+	var pid int
 	var err error
-	if derr := r.Do(func() { p, err = os.StartProcess(argv[0], argv, attr) }); derr != nil {
+	if derr := r.Do(func() { pid, err = syscall.ForkExec(argv[0], argv, attr) }); derr != nil {
 		err = derr
 	}
 	if err != nil {
-		return nil, errors.New("not confined, not run: " + err.Error())
+		return 0, errors.New("not confined, not run: " + err.Error())
 	}
-	return p, nil
+	return pid, nil
 }
 
 // startAhead starts the next command's shell, confined as key and r say.
@@ -233,27 +241,38 @@ func (s *server) startAhead(key string, r *Restrictor) {
 	if err != nil {
 		return
 	}
-	p, err := s.start([]string{"/bin/sh", "-c", s.child, "sh"}, in, r)
+	pid, err := s.start([]string{"/bin/sh", "-c", s.child, "sh"}, in, r)
 	in.Close()
 	if err != nil {
 		w.Close()
 		return
 	}
-	s.next = &ahead{p: p, in: w, key: key, r: r}
+	s.next = &ahead{pid: pid, in: w, key: key, r: r}
 }
 
-// wait waits for the command p and reports its status as a shell would,
-// and whether processes of its group are still there.
-func (s *server) wait(p *os.Process) (int, bool) {
-	st, err := p.Wait()
+// wait waits for the command pid and reports its status as a shell
+// would, and whether processes of its group are still there.
+func (s *server) wait(pid int) (int, bool) {
+	ws, err := reap(pid)
 	if err != nil {
-		return s.fail("serve: " + err.Error())
+		return s.fail("serve: wait: " + err.Error())
 	}
-	status := st.ExitCode()
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	status := ws.ExitStatus()
+	if ws.Signaled() {
 		status = 128 + int(ws.Signal())
 	}
-	return status, syscall.Kill(-p.Pid, 0) == nil
+	return status, syscall.Kill(-pid, 0) == nil
+}
+
+// reap waits for the child pid to end.
+func reap(pid int) (syscall.WaitStatus, error) {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			return ws, err
+		}
+	}
 }
 
 // rulesOf returns the rules files of wrap when it is this launcher

@@ -226,6 +226,31 @@ func TestServeFailsClosed(t *testing.T) {
 	}
 }
 
+// TestServeCommandThatCannotStart: rules under which the shell itself
+// cannot be executed fail the request with LaunchExit, and the server
+// goes on.
+func TestServeCommandThatCannotStart(t *testing.T) {
+	needLandlock(t)
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "none.rules")
+	if err := WriteRuleset(rules, Compile(Spec{Readable: []string{dir}})); err != nil { // /bin/sh is not in it
+		t.Fatal(err)
+	}
+	s := serve(t)
+	for i := 0; i < 2; i++ { // the second finds no shell started ahead either
+		_, errs, status, _ := s.run("touch ran", dir, os.Args[0], LaunchArg, RulesFlag, rules, "--")
+		if status != LaunchExit || !strings.Contains(errs, LaunchPrefix) || !strings.Contains(errs, "permission denied") {
+			t.Errorf("a shell the rules do not let start: status %d, stderr %q", status, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("the command ran")
+	}
+	if out, _, _, _ := s.run("echo still", dir); out != "still\n" {
+		t.Errorf("afterwards: %q", out)
+	}
+}
+
 func TestParseRequest(t *testing.T) {
 	for _, words := range [][]string{{""}, {"a b", "", "it's", "x\ny\n", "\n"}, {"'", `\`, `"$agent_nl"`}} {
 		got, err := ParseRequest(quoteRequest(words...))
