@@ -3,8 +3,12 @@
 // the same host in the same run: N calls of `true` each, the MCP and ssh
 // calls alternating, median and quartiles, with the load average before
 // and after (the machine is shared); then N/2 MCP calls back to back (no
-// pause between a result and the next call). Run it through bench/mcp.sh,
-// inside testenv's testhost.
+// pause between a result and the next call). The MCP calls are made by
+// two servers: `--approve never` (the safe `true` confined by the kernel,
+// as an MCP client's unapproved calls are) and `--approve all` (every
+// call unconfined), in the same rotation as ssh, so that the cost of the
+// confinement is measured under the same load. Run it through
+// bench/mcp.sh, inside testenv's testhost.
 package main
 
 import (
@@ -42,31 +46,34 @@ func run(agent, host string, n int) error {
 		return err
 	}
 	defer stopCM()
-	mcpCall, stopMCP, err := mcpSession(agent, host)
+	mcpCall, stopMCP, err := mcpSession(agent, host, "never")
 	if err != nil {
 		return err
 	}
 	defer stopMCP()
-	// The two alternate call by call (which goes first alternates too), so
-	// that load from other jobs on the machine falls on both alike; each
-	// pair's ratio is kept as well as each side's times.
+	openCall, stopOpen, err := mcpSession(agent, host, "all")
+	if err != nil {
+		return err
+	}
+	defer stopOpen()
+	// The three take turns call by call (which goes first rotates too), so
+	// that load from other jobs on the machine falls on all alike; each
+	// turn's ratio is kept as well as each one's times.
 	ssh := make([]time.Duration, 0, n)
 	mcpT := make([]time.Duration, 0, n)
+	openT := make([]time.Duration, 0, n)
 	ratios := make([]float64, 0, n)
 	for i := range n {
-		var ds, dm time.Duration
-		if i%2 == 0 {
-			if ds, err = timed(sshCall); err == nil {
-				dm, err = timed(mcpCall)
+		calls := []func() error{sshCall, mcpCall, openCall}
+		var d [3]time.Duration
+		for j := range 3 {
+			k := (i + j) % 3
+			if d[k], err = timed(calls[k]); err != nil {
+				return err
 			}
-		} else if dm, err = timed(mcpCall); err == nil {
-			ds, err = timed(sshCall)
 		}
-		if err != nil {
-			return err
-		}
-		ssh, mcpT = append(ssh, ds), append(mcpT, dm)
-		ratios = append(ratios, float64(dm)/float64(ds))
+		ssh, mcpT, openT = append(ssh, d[0]), append(mcpT, d[1]), append(openT, d[2])
+		ratios = append(ratios, float64(d[1])/float64(d[0]))
 	}
 	// Back to back: each call right after the previous one's result, with
 	// no pause in which the host can start the next command's shell ahead
@@ -87,13 +94,15 @@ func run(agent, host string, n int) error {
 	for _, r := range []struct {
 		name string
 		d    []time.Duration
-	}{{"ssh (ControlMaster, warm)", ssh}, {"agent mcp (warm connection)", mcpT}, {"agent mcp, back to back", b2b}, {"agent exec (new process)", ex}} {
+	}{{"ssh (ControlMaster, warm)", ssh}, {"agent mcp (warm connection)", mcpT}, {"agent mcp, unconfined", openT}, {"agent mcp, back to back", b2b}, {"agent exec (new process)", ex}} {
 		fmt.Printf("%-28s %8s %8s %8s %6d\n", r.name, q(r.d, 25), q(r.d, 50), q(r.d, 75), len(r.d))
 	}
 	slices.Sort(ratios)
 	fmt.Printf("ratio agent mcp / ssh ControlMaster = %.3f (target ≤ 0.3); median of the %d pairs' ratios %.3f (p25 %.3f, p75 %.3f)\n",
 		float64(q(mcpT, 50))/float64(q(ssh, 50)), n, ratios[(n-1)/2], ratios[(n-1)/4], ratios[(n-1)*3/4])
 	fmt.Printf("ratio agent mcp back to back / ssh ControlMaster = %.3f\n", float64(q(b2b, 50))/float64(q(ssh, 50)))
+	fmt.Printf("ratio agent mcp unconfined (--approve all) / ssh ControlMaster = %.3f; confined / unconfined = %.3f\n",
+		float64(q(openT, 50))/float64(q(ssh, 50)), float64(q(mcpT, 50))/float64(q(openT, 50)))
 	fmt.Printf("ratio agent mcp / agent exec = %.3f; agent exec / ssh ControlMaster = %.3f\n",
 		float64(q(mcpT, 50))/float64(q(ex, 50)), float64(q(ex, 50))/float64(q(ssh, 50)))
 	return nil
@@ -119,11 +128,12 @@ func sshCM(host string) (call func() error, stop func(), err error) {
 	return func() error { return exec.Command("ssh", append(args, "true")...).Run() }, stop, nil
 }
 
-// mcpSession starts `agent mcp` over stdio, makes one call that opens the
-// connection, and returns the call of execute_command `true`.
-func mcpSession(agent, host string) (call func() error, stop func(), err error) {
+// mcpSession starts `agent mcp --approve APPROVE` over stdio, makes one
+// call that opens the connection, and returns the call of
+// execute_command `true`.
+func mcpSession(agent, host, approve string) (call func() error, stop func(), err error) {
 	ctx := context.Background()
-	cmd := exec.Command(agent, "mcp", "--approve", "never")
+	cmd := exec.Command(agent, "mcp", "--approve", approve)
 	cmd.Stderr = os.Stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpbench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
