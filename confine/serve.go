@@ -113,6 +113,7 @@ type ahead struct {
 	in  *os.File
 	key string      // its confinement: "-" for none, else its rules files
 	r   *Restrictor // nil when unconfined
+	gen int         // the generation of r's rules it runs under (Restrictor.Ahead)
 }
 
 // drop ends a shell started ahead unused: at the end of its input it
@@ -170,7 +171,7 @@ func (s *server) run(req string) (status int, bg bool, key string, r *Restrictor
 	}
 	pid := s.handOver(a, key, r, req)
 	if pid == 0 {
-		if pid, err = s.start(argv, s.devnull, r); err != nil {
+		if pid, _, err = s.start(argv, s.devnull, r, false); err != nil {
 			status, bg = s.fail(err.Error())
 			return status, bg, "", nil
 		}
@@ -188,7 +189,7 @@ func (s *server) handOver(a *ahead, key string, r *Restrictor, req string) int {
 	}
 	ok := a.key == key && key != "" && len(req) <= aheadMax
 	if ok && r != nil {
-		ok, _ = r.Current()
+		ok, _ = r.Current(a.gen)
 	}
 	if ok {
 		_, err := io.WriteString(a.in, req+"\n")
@@ -203,7 +204,8 @@ func (s *server) handOver(a *ahead, key string, r *Restrictor, req string) int {
 }
 
 // start starts argv with stdin, Serve's stdout and stderr, in a process
-// group of its own, on a thread confined by r when r is not nil, and
+// group of its own, on a thread confined by r when r is not nil (its
+// rules checked first unless ahead: then gen is their generation), and
 // returns its PID. Its error says whether the command was confined.
 //
 // syscall.ForkExec, not os.StartProcess: that stats its Dir, which links
@@ -211,28 +213,32 @@ func (s *server) handOver(a *ahead, key string, r *Restrictor, req string) int {
 // launcher kept small"). It is the same fork and exec from the calling
 // thread (a confined one's Landlock domain and no_new_privs carried into
 // the command), with the process's environment, as os would give it.
-func (s *server) start(argv []string, stdin *os.File, r *Restrictor) (int, error) {
+func (s *server) start(argv []string, stdin *os.File, r *Restrictor, ahead bool) (pid, gen int, err error) {
 	attr := &syscall.ProcAttr{
 		Env:   syscall.Environ(),
 		Files: []uintptr{stdin.Fd(), s.out.Fd(), s.errs.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
 	if r == nil {
-		pid, err := syscall.ForkExec(argv[0], argv, attr)
-		if err != nil {
-			return 0, errors.New("serve: fork/exec " + argv[0] + ": " + err.Error())
+		if pid, err = syscall.ForkExec(argv[0], argv, attr); err != nil {
+			return 0, 0, errors.New("serve: fork/exec " + argv[0] + ": " + err.Error())
 		}
-		return pid, nil
+		return pid, 0, nil
 	}
-	var pid int
-	var err error
-	if derr := r.Do(func() { pid, err = syscall.ForkExec(argv[0], argv, attr) }); derr != nil {
+	run := func() { pid, err = syscall.ForkExec(argv[0], argv, attr) }
+	var derr error
+	if ahead {
+		gen, derr = r.Ahead(run)
+	} else {
+		derr = r.Do(run)
+	}
+	if derr != nil {
 		err = derr
 	}
 	if err != nil {
-		return 0, errors.New("not confined, not run: " + err.Error())
+		return 0, 0, errors.New("not confined, not run: " + err.Error())
 	}
-	return pid, nil
+	return pid, gen, nil
 }
 
 // startAhead starts the next command's shell, confined as key and r say.
@@ -241,13 +247,16 @@ func (s *server) startAhead(key string, r *Restrictor) {
 	if err != nil {
 		return
 	}
-	pid, err := s.start([]string{"/bin/sh", "-c", s.child, "sh"}, in, r)
+	// Under the rules as they are: Current checks them when a request
+	// comes (a stale ruleset is compiled then, if a command of its level
+	// comes at all).
+	pid, gen, err := s.start([]string{"/bin/sh", "-c", s.child, "sh"}, in, r, true)
 	in.Close()
 	if err != nil {
 		w.Close()
 		return
 	}
-	s.next = &ahead{pid: pid, in: w, key: key, r: r}
+	s.next = &ahead{pid: pid, in: w, key: key, r: r, gen: gen}
 }
 
 // wait waits for the command pid and reports its status as a shell

@@ -24,6 +24,7 @@ type Restrictor struct {
 	rss    []Ruleset
 	fds    []int
 	old    []int // the descriptors of earlier compilations, closed by Close
+	gen    int   // counts the compilations since NewRestrictor (Ahead, Current)
 	closed bool
 }
 
@@ -47,11 +48,31 @@ func NewRestrictor(rss ...Ruleset) (*Restrictor, error) {
 // the goroutine is locked to it) and should only start a process and
 // wait for it. An error means fn did not run.
 func (r *Restrictor) Do(fn func()) error {
+	_, err := r.do(true, fn)
+	return err
+}
+
+// Ahead is Do without the staleness check: fn runs confined to the rules
+// as they were last compiled, whose generation it returns. It is for a
+// process started ahead of its command, which may run the command only
+// if Current(gen) says those rules still hold; checking here would
+// compile again, for a command that may never come, rules the last
+// command made stale.
+func (r *Restrictor) Ahead(fn func()) (gen int, err error) { return r.do(false, fn) }
+
+func (r *Restrictor) do(check bool, fn func()) (int, error) {
 	r.mu.Lock()
-	if _, err := r.refresh(); err != nil {
+	if r.closed {
 		r.mu.Unlock()
-		return err
+		return 0, errors.New("confine: restrictor closed")
 	}
+	if check {
+		if _, err := r.refresh(); err != nil {
+			r.mu.Unlock()
+			return 0, err
+		}
+	}
+	gen := r.gen
 	fds := slices.Clone(r.fds)
 	keep, limited := keepOf(r.rss)
 	r.mu.Unlock()
@@ -75,19 +96,18 @@ func (r *Restrictor) Do(fn func()) error {
 		defer func() { errc <- nil }()
 		fn()
 	}()
-	return <-errc
+	return gen, <-errc
 }
 
-// Current reports whether the rules the last Do confined to still hold:
-// false when a watched directory's entries changed since (they are
-// compiled again for the next Do). A process Do started ahead of its
-// command (the served worker's next shell) may take it only while they
-// do.
-func (r *Restrictor) Current() (bool, error) {
+// Current reports whether the rules of generation gen (Ahead) still
+// hold: false when they were compiled again since, or a watched
+// directory's entries changed (they are compiled again now, for the next
+// Do).
+func (r *Restrictor) Current(gen int) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	changed, err := r.refresh()
-	return !changed && err == nil, err
+	_, err := r.refresh()
+	return err == nil && r.gen == gen, err
 }
 
 // refresh compiles again the rulesets gone stale; changed reports that
@@ -111,6 +131,9 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 		}
 		r.old = append(r.old, r.fds[i])
 		r.rss[i], r.fds[i], changed = rs, fd, true
+	}
+	if changed {
+		r.gen++
 	}
 	return changed, nil
 }

@@ -11,8 +11,11 @@ func NewRestrictor(...Ruleset) (*Restrictor, error) { return nil, errNoLandlock 
 // Do fails.
 func (r *Restrictor) Do(func()) error { return errNoLandlock }
 
+// Ahead fails.
+func (r *Restrictor) Ahead(func()) (int, error) { return 0, errNoLandlock }
+
 // Current fails.
-func (r *Restrictor) Current() (bool, error) { return false, errNoLandlock }
+func (r *Restrictor) Current(int) (bool, error) { return false, errNoLandlock }
 
 // Close does nothing.
 func (r *Restrictor) Close() error { return nil }

@@ -55,3 +55,43 @@ func TestRestrictorConfinesOnlyTheCommand(t *testing.T) {
 		t.Error("Do after Close ran")
 	}
 }
+
+// TestRestrictorAhead: Ahead confines to the rules as last compiled,
+// without checking them, and Current(gen) tells whether those still
+// hold: not once a listed directory changed, nor once a Do compiled them
+// again in between.
+func TestRestrictorAhead(t *testing.T) {
+	needLandlock(t)
+	h, s := home(t, ReadOnly)
+	r, err := NewRestrictor(Compile(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	nop := func() {}
+	gen, err := r.Ahead(nop)
+	if ok, err := r.Current(gen); err != nil || !ok {
+		t.Fatalf("fresh rules: Current %v, %v", ok, err)
+	}
+	if err := os.WriteFile(filepath.Join(h, "new"), nil, 0o600); err != nil { // h is listed: .ssh is carved out of it
+		t.Fatal(err)
+	}
+	stale, _ := r.Ahead(nop)
+	if stale != gen {
+		t.Errorf("Ahead compiled the stale rules (generation %d → %d)", gen, stale)
+	}
+	if ok, _ := r.Current(stale); ok {
+		t.Error("a listed directory changed, but Current says the rules hold")
+	}
+	gen2, _ := r.Ahead(nop)
+	if ok, _ := r.Current(gen2); !ok || gen2 == gen {
+		t.Errorf("compiled again: generation %d (was %d), Current %v", gen2, gen, ok)
+	}
+	os.Remove(filepath.Join(h, "new"))
+	if err := r.Do(nop); err != nil { // compiles again
+		t.Fatal(err)
+	}
+	if ok, _ := r.Current(gen2); ok {
+		t.Error("Do compiled the rules again, but Current says generation", gen2, "holds")
+	}
+}

@@ -273,7 +273,10 @@ func (h *confiner) setupRemote(ctx context.Context) {
 	stacks := h.stacks()
 	sess := "s." + randomName()
 	run := func(script string) (transport.Result, error) {
-		return h.tr.Run(ctx, transport.Command{Timeout: remoteTimeout, Command: script})
+		// No shell started ahead after it: the worker next execs the
+		// launcher in its place (ServeWorker), or the launcher is sent
+		// on a session of its own.
+		return h.tr.Run(transport.WithLastStep(ctx), transport.Command{Timeout: remoteTimeout, Command: script})
 	}
 	res, err := run(setupHead(sums, keys, sess, h.o.Keep) + `if [ -e "$f" ]; then ` + h.setupFinish() + "else if command -v gzip >/dev/null 2>&1; then echo send gzip; else echo send; fi; fi\n")
 	if err != nil {

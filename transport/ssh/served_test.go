@@ -138,3 +138,27 @@ func TestServedWorkerThatFails(t *testing.T) {
 		t.Errorf("warned %d times: %q", n, warns.String())
 	}
 }
+
+// A shell worker already running becomes the served worker by exec: the
+// same process (PID) and session, no new login shell; what it started
+// ahead is ended first. Under /bin/sh with setsid (no bash) too.
+func TestShellWorkerBecomesServed(t *testing.T) {
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	tr := dial(t, hostConfig(h.Host), Options{})
+	shell := runOK(t, tr, transport.Command{Command: "echo $PPID"}).Stdout
+	tr.ServeWorker(serveArgv())
+	served := runOK(t, tr, transport.Command{Command: "echo $PPID"}).Stdout
+	comm, _ := os.ReadFile("/proc/" + strings.TrimSpace(served) + "/cmdline")
+	if served != shell || !strings.Contains(string(comm), confine.ServeFlag) {
+		t.Fatalf("the worker %s (%q) is not the shell %s become the served worker", served, comm, shell)
+	}
+	// Nothing of the shell's is left (the /bin/sh it started ahead would
+	// still be a child of the same PID): its one child is the command's
+	// shell.
+	if out := runOK(t, tr, transport.Command{Command: "ps -o pid= --ppid $PPID | wc -l"}).Stdout; strings.TrimSpace(out) != "1" {
+		t.Errorf("the worker has %s children, want the command's shell only", out)
+	}
+	if res := runOK(t, tr, transport.Command{Command: "echo out; echo err >&2; exit 3"}); res.Stdout != "out\n" || res.Stderr != "err\n" || res.ExitCode != 3 {
+		t.Errorf("after the exec: %+v", res)
+	}
+}

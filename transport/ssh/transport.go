@@ -98,8 +98,17 @@ func (t *Transport) takeWorker(ctx context.Context) *worker {
 		if !w.busy.TryLock() {
 			return nil
 		}
-		if !w.broken && w.c.alive() && !isDone(w.exited) && w.served == t.served {
+		healthy := !w.broken && w.c.alive() && !isDone(w.exited)
+		if healthy && w.served == t.served {
 			return w
+		}
+		if healthy && w.served == "" && t.serve != nil {
+			// The shell execs the served worker in its place: no session
+			// and login shell of its own.
+			if err := w.become(ctx, t.serve, t.served); err == nil {
+				return w
+			}
+			w.broken = true
 		}
 		t.worker = nil
 		w.busy.Unlock()

@@ -115,6 +115,11 @@ if [ -n "${BASH_VERSION:-}" ]; then
 			[ "$agent_ck" = - ] || { eval "set -- $agent_req"; shift 3; }
 			coproc agent_c { exec "$@" /bin/sh -c "$agent_child" sh "$agent_ck" 1>&8 2>&9 8>&- 9>&-; }
 		}
+		agent_stop() {
+			[ -n "${agent_c_PID:-}" ] || return 0
+			eval "exec ${agent_c[1]}>&-"
+			wait "$agent_c_PID"
+		}
 		agent_piped() {
 			[ -n "${agent_c_PID:-}" ] && [ ${#agent_req} -le ` + strconv.Itoa(workerPipedMax) + ` ] || return 1
 			[ "$agent_ck" = - ] || [ "$agent_ck" = "$agent_k" ] || return 1
@@ -131,12 +136,20 @@ fi
 command -v agent_ahead >/dev/null 2>&1 || {
 	agent_ahead() { :; }
 	agent_piped() { return 1; }
+	agent_stop() { :; }
 }
 `
 
-// workerLoop runs the requests, after the ready marker.
+// workerLoop runs the requests, after the ready marker. A request whose
+// NEXT is "exec" has the worker exec its arguments in its place, on the
+// same session, its own stderr back (worker.become).
+
 const workerLoop = `agent_ahead
 while read -r agent_n agent_k agent_next agent_req; do
+	if [ "$agent_next" = exec ]; then
+		agent_stop
+		eval "exec $agent_req 2>&9 8>&- 9>&-"
+	fi
 	if ! agent_piped; then
 		eval "agent_spawn $agent_req"
 		agent_pid=$!
@@ -282,6 +295,31 @@ func startWorkerWith(ctx context.Context, c *conn, command string, hello func(no
 	w.in.Close()
 	sess.Close()
 	return nil, errors.New("worker start: no answer from the host's shell")
+}
+
+// become has the shell worker exec argv, a served worker (confine.Serve),
+// in its place: the same session and process, no new login shell; the
+// ahead shell is ended first. served is the command ServeWorker names it
+// by. On error the worker must not be used again.
+func (w *worker) become(ctx context.Context, argv []string, served string) error {
+	nonce := randomHex(16)
+	done := w.expect(nonce, io.Discard, io.Discard)
+	if _, err := io.WriteString(w.in, randomHex(16)+" - exec "+requestLine(argv...)+"\n"+servedHello(nonce)); err != nil {
+		return fmt.Errorf("worker exec: %w", err)
+	}
+	timer := time.NewTimer(workerReadyTimeout)
+	defer timer.Stop()
+	select {
+	case m := <-done:
+		if m == ":0:0" {
+			w.served = served
+			return nil
+		}
+		return errWorkerExited
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return errors.New("worker exec: no answer")
 }
 
 // expect routes the streams to stdout and stderr until both end markers of
