@@ -83,8 +83,14 @@ func TestRulesetRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, rs) {
 		t.Fatalf("round trip: %v\n%+v\n%+v", err, got, rs)
 	}
-	if rs.Stale() {
-		t.Error("stale right after compiling")
+	// The home is under /tmp, which the rules list (the home's protected
+	// entries are carved out of it): another process's file there makes
+	// them stale. Stale three times in a row is not that.
+	for try := 0; rs.Stale(); try++ {
+		if try == 2 {
+			t.Fatal("stale right after compiling, three times")
+		}
+		rs = Compile(s)
 	}
 }
 
