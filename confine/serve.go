@@ -63,7 +63,7 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 		io.WriteString(stderr, LaunchPrefix+"serve: a bad first line\n")
 		return LaunchExit
 	}
-	s := &server{wrapper: words[0], self: self, out: stdout, errs: stderr, confined: map[string]*Restrictor{},
+	s := &server{wrapper: words[0], self: self, out: stdout, errs: stderr, confined: map[string]*rulesFiles{},
 		child: "agent_nl='\n'; IFS=\" \" read -r agent_req || exit 0; exec </dev/null; eval \"set -- $agent_req\"; set -- \"$1\" \"$2\" \"$3\"; unset agent_req agent_nl; " + words[0]}
 	defer s.close()
 	devnull, err := os.Open(os.DevNull)
@@ -89,6 +89,9 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 		if fields[2] != "0" && key != "" {
 			s.startAhead(key, r)
 		}
+		if rf := s.confined[key]; rf != nil {
+			rf.save()
+		}
 	}
 }
 
@@ -101,7 +104,7 @@ type server struct {
 	self      []string // the launcher's own argv prefix, as a WRAP names it
 	out, errs *os.File
 	devnull   *os.File
-	confined  map[string]*Restrictor // by the rules files, NUL-joined
+	confined  map[string]*rulesFiles // by the rules files, NUL-joined
 	child     string                 // the script of a shell started ahead: its request from stdin, then the wrapper
 	next      *ahead                 // the shell started ahead, if any
 }
@@ -300,12 +303,35 @@ func (s *server) rulesOf(wrap []string) ([]string, bool) {
 	return files, true
 }
 
+// rulesFiles is a Restrictor built from rules files, and the generation
+// of its rules last written back to them.
+type rulesFiles struct {
+	r     *Restrictor
+	files []string
+	saved int
+}
+
+// save writes back the rules the Restrictor compiled again since they
+// were read or last saved (best effort, as the launcher does): kept on
+// the host (--keep-launcher), stale rules would otherwise be compiled
+// again by every later session's first command.
+func (rf *rulesFiles) save() {
+	gen, rss := rf.r.Rules()
+	if gen == rf.saved || len(rss) != len(rf.files) {
+		return
+	}
+	for i, f := range rf.files {
+		WriteRuleset(f, rss[i])
+	}
+	rf.saved = gen
+}
+
 // restrictor is the Restrictor of files, built on first use. A failed
 // build is not kept: the next command tries again.
 func (s *server) restrictor(files []string) (*Restrictor, error) {
 	key := strings.Join(files, "\x00")
-	if r, ok := s.confined[key]; ok {
-		return r, nil
+	if rf, ok := s.confined[key]; ok {
+		return rf.r, nil
 	}
 	rss := make([]Ruleset, len(files))
 	for i, f := range files {
@@ -319,7 +345,7 @@ func (s *server) restrictor(files []string) (*Restrictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.confined[key] = r
+	s.confined[key] = &rulesFiles{r: r, files: files}
 	return r, nil
 }
 
@@ -327,8 +353,8 @@ func (s *server) close() {
 	if s.next != nil {
 		s.next.drop()
 	}
-	for _, r := range s.confined {
-		r.Close()
+	for _, rf := range s.confined {
+		rf.r.Close()
 	}
 }
 

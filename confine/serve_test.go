@@ -202,6 +202,11 @@ func TestServeConfines(t *testing.T) {
 			t.Errorf("after the link moved, %s: status %d, %q (stale rules)", cmd, status, out)
 		}
 	}
+	// The rules compiled again were written back: the next session (a
+	// launcher kept on the host) starts from them.
+	if rs, err := ReadRuleset(rules); err != nil || rs.Stale() || !slices.Contains(rs.Spec.NoRead, h+"/.keys") {
+		t.Errorf("the rules file after the recompilation: %v, stale %v", err, err == nil && rs.Stale())
+	}
 }
 
 // TestServeFailsClosed: rules that cannot be read run nothing.

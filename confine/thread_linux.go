@@ -110,6 +110,16 @@ func (r *Restrictor) Current(gen int) (bool, error) {
 	return err == nil && r.gen == gen, err
 }
 
+// Rules returns the rulesets as last compiled and their generation (it
+// moves each time a stale one is compiled again): the served worker
+// writes them back to their files, so that the next session starts from
+// fresh rules.
+func (r *Restrictor) Rules() (gen int, rss []Ruleset) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gen, slices.Clone(r.rss)
+}
+
 // refresh compiles again the rulesets gone stale; changed reports that
 // one did. r.mu is held.
 func (r *Restrictor) refresh() (changed bool, err error) {

@@ -17,5 +17,8 @@ func (r *Restrictor) Ahead(func()) (int, error) { return 0, errNoLandlock }
 // Current fails.
 func (r *Restrictor) Current(int) (bool, error) { return false, errNoLandlock }
 
+// Rules has none.
+func (r *Restrictor) Rules() (int, []Ruleset) { return 0, nil }
+
 // Close does nothing.
 func (r *Restrictor) Close() error { return nil }
