@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRulesetFilesConfine: rules computed once (-compile) confine every
@@ -85,11 +86,12 @@ func TestRulesetRoundTrip(t *testing.T) {
 	}
 	// The home is under /tmp, which the rules list (the home's protected
 	// entries are carved out of it): another process's file there makes
-	// them stale. Stale three times in a row is not that.
-	for try := 0; rs.Stale(); try++ {
-		if try == 2 {
-			t.Fatal("stale right after compiling, three times")
+	// them stale. Stale ten times in a row is not that.
+	for try := 1; rs.Stale(); try++ {
+		if try == 10 {
+			t.Fatal("stale right after compiling, ten times")
 		}
+		time.Sleep(time.Duration(try) * 20 * time.Millisecond)
 		rs = Compile(s)
 	}
 }
