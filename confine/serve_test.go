@@ -334,3 +334,52 @@ func TestServeStartsAhead(t *testing.T) {
 		t.Errorf("a newline through the pipe: %q", out)
 	}
 }
+
+// TestServeResistsItsCommands: a command confined at the medium level —
+// which may write outside the protected hierarchies, /proc included —
+// cannot reach the unconfined worker that started it: not its standard
+// input (a forged request would run unconfined), not its memory, and
+// (Landlock ABI ≥ 6) no signal to it.
+func TestServeResistsItsCommands(t *testing.T) {
+	needLandlock(t)
+	_, spec := home(t, NoProtected)
+	spec.Caps = CapsNoSystem // as a medium step's: root keeps no CAP_SYS_PTRACE
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "medium.rules")
+	if err := WriteRuleset(rules, Compile(spec)); err != nil {
+		t.Fatal(err)
+	}
+	wrap := []string{os.Args[0], LaunchArg, RulesFlag, rules, "--"}
+	s := serve(t)
+	if _, _, status, _ := s.run("echo x > medium-wrote", dir, wrap...); status != 0 {
+		t.Fatal("the medium level cannot write where it may: the test proves nothing")
+	}
+	forged := "x - 1 " + quoteRequest("touch "+dir+"/pwned", dir, "P") + "\n"
+	// Each tried as the first command too: the one most likely to share
+	// its domain with a thread of the worker (the thread that forked it).
+	for _, cmd := range []string{
+		"exec 3<>/proc/$PPID/mem",
+		"for m in /proc/$PPID/task/*/mem; do exec 3<>$m && exit 0; done; exit 1",
+		"exec 3</proc/$PPID/mem",
+		"cat /proc/$PPID/environ",
+		"printf '%s' " + quoteRequest(forged) + " > /proc/$PPID/fd/0",
+	} {
+		s := serve(t)
+		for i := range 2 {
+			if out, errs, status, _ := s.run(cmd, dir, wrap...); status == 0 {
+				t.Errorf("%s (command %d): status 0 (%q %q)", cmd, i+1, out, errs)
+			}
+		}
+	}
+	if ABI() >= 6 {
+		if _, _, status, _ := s.run("kill -STOP $PPID", dir, wrap...); status == 0 {
+			t.Error("a confined command stopped its worker")
+		}
+	}
+	if out, _, _, _ := s.run("echo alive", dir); out != "alive\n" {
+		t.Errorf("the worker after the attempts: %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+		t.Error("a forged request ran")
+	}
+}

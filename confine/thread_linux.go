@@ -29,8 +29,12 @@ type Restrictor struct {
 }
 
 // NewRestrictor builds each ruleset into a Landlock ruleset; Do confines
-// to all of them (stacked: each must allow).
+// to all of them (stacked: each must allow). It first makes the process
+// not dumpable (shieldProcess).
 func NewRestrictor(rss ...Ruleset) (*Restrictor, error) {
+	if err := shieldProcess(); err != nil {
+		return nil, err
+	}
 	r := &Restrictor{rss: rss}
 	for _, rs := range rss {
 		fd, err := rulesetFD(rs)
@@ -42,6 +46,24 @@ func NewRestrictor(rss ...Ruleset) (*Restrictor, error) {
 	}
 	return r, nil
 }
+
+// shieldProcess makes this process not dumpable, once: a process that
+// starts confined commands from its own threads (agent locally, the
+// served worker on an SSH host) must not be one they can ptrace. A
+// command inherits the Landlock domain of the thread that forked it, and
+// Landlock lets a domain ptrace its own: that thread lives a moment
+// after the fork, and a main thread a confined goroutine ran on stays
+// confined for the process's life (Go wedges it) — /proc/PID/mem,
+// process_vm_writev or PTRACE_ATTACH on it would reach the whole,
+// unconfined process (TestRestrictorShieldsItsProcess). Not dumpable,
+// every such access needs CAP_SYS_PTRACE, which no confined level keeps
+// and a user other than root never has.
+var shieldProcess = sync.OnceValue(func() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return wrap("confine: make the process not dumpable", err)
+	}
+	return nil
+})
 
 // Do runs fn on a new OS thread confined to the ruleset; fn must not
 // start goroutines that expect to be unconfined on that thread (none can:

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -93,5 +94,36 @@ func TestRestrictorAhead(t *testing.T) {
 	}
 	if ok, _ := r.Current(gen2); ok {
 		t.Error("Do compiled the rules again, but Current says generation", gen2, "holds")
+	}
+}
+
+// TestRestrictorShieldsItsProcess: a command started confined from one of
+// agent's threads cannot reach agent's process — its memory, its
+// environment, its descriptors — through /proc, whichever thread (the
+// one that forked it shares its Landlock domain) it aims at.
+func TestRestrictorShieldsItsProcess(t *testing.T) {
+	needLandlock(t)
+	_, s := home(t, NoProtected)
+	s.Caps = CapsNoSystem // a medium step's: root keeps no CAP_SYS_PTRACE
+	r, err := NewRestrictor(Compile(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pid := strconv.Itoa(os.Getpid())
+	for _, script := range []string{
+		"exec 3<>/proc/" + pid + "/mem",
+		"for m in /proc/" + pid + "/task/*/mem; do exec 3<>$m && exit 0; done; exit 1",
+		"cat /proc/" + pid + "/environ",
+		"for f in /proc/" + pid + "/fd/*; do : >> $f && exit 0; done; exit 1",
+	} {
+		var out []byte
+		var rerr error
+		if err := r.Do(func() { out, rerr = exec.Command("/bin/sh", "-c", script).CombinedOutput() }); err != nil {
+			t.Fatal(err)
+		}
+		if rerr == nil {
+			t.Errorf("%s: ran (%q)", script, out)
+		}
 	}
 }

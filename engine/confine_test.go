@@ -66,6 +66,7 @@ append) echo pwned >> "$2" ;;
 read) cat "$(dirname "$0")/../secret/key" ;;
 connect) bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$2"' && echo connected' ;;
 signal) kill -TERM "$2" ;;
+worker) read -r _ _ _ w _ < /proc/$PPID/stat; for m in /proc/$w/mem /proc/$w/task/*/mem; do (exec 3<>"$m") 2>/dev/null && { echo reached; exit 0; }; done; exit 1 ;;
 esac
 `
 	if err := os.WriteFile(filepath.Join(dir, "bin", "agent-evil"), []byte(script), 0o755); err != nil {
@@ -147,7 +148,15 @@ func attacks(t *testing.T, b *attackBed, open func(engine.HostOptions) (*engine.
 		t.Errorf("the victim process is gone: %v", err)
 	}
 
+	// The process that started the step (agent locally, the launcher
+	// serving as the worker over SSH) is out of its reach: its memory
+	// would be every level's.
 	medium := engine.HostOptions{Policy: b.policy(safety.Medium), Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: e}
+	for _, o := range []engine.HostOptions{safe, medium} {
+		if steps, _ := run(t, open, o, b.step("worker")); len(steps) != 1 || steps[0].Status == "ok" || strings.Contains(steps[0].Output, "reached") {
+			t.Errorf("a step opened its worker's memory: %s", show(steps))
+		}
+	}
 	steps, _ := run(t, open, medium, b.step("write", b.out+"/x"), b.step("append", b.rc))
 	if len(steps) != 2 || steps[0].Status != "ok" || steps[1].Status != "error" || !strings.Contains(steps[1].Output, "blocked: write to ") {
 		t.Errorf("medium: %s", show(steps))
