@@ -357,23 +357,26 @@ func TestServeResistsItsCommands(t *testing.T) {
 	forged := "x - 1 " + quoteRequest("touch "+dir+"/pwned", dir, "P") + "\n"
 	// Each tried as the first command too: the one most likely to share
 	// its domain with a thread of the worker (the thread that forked it).
-	for _, cmd := range []string{
+	attacks := []string{
 		"exec 3<>/proc/$PPID/mem",
 		"for m in /proc/$PPID/task/*/mem; do exec 3<>$m && exit 0; done; exit 1",
 		"exec 3</proc/$PPID/mem",
 		"cat /proc/$PPID/environ",
 		"printf '%s' " + quoteRequest(forged) + " > /proc/$PPID/fd/0",
-	} {
+	}
+	if ABI() >= 6 {
+		// Signal 0: the permission, without stopping the worker the test
+		// talks to. (The thread that forked the command shares its domain
+		// while it lives, a moment after the fork: a signal aimed at its
+		// TID then is allowed — docs/decisions.md.)
+		attacks = append(attacks, "kill -0 $PPID")
+	}
+	for _, cmd := range attacks {
 		s := serve(t)
 		for i := range 2 {
 			if out, errs, status, _ := s.run(cmd, dir, wrap...); status == 0 {
 				t.Errorf("%s (command %d): status 0 (%q %q)", cmd, i+1, out, errs)
 			}
-		}
-	}
-	if ABI() >= 6 {
-		if _, _, status, _ := s.run("kill -STOP $PPID", dir, wrap...); status == 0 {
-			t.Error("a confined command stopped its worker")
 		}
 	}
 	if out, _, _, _ := s.run("echo alive", dir); out != "alive\n" {

@@ -52,12 +52,11 @@ func NewRestrictor(rss ...Ruleset) (*Restrictor, error) {
 // served worker on an SSH host) must not be one they can ptrace. A
 // command inherits the Landlock domain of the thread that forked it, and
 // Landlock lets a domain ptrace its own: that thread lives a moment
-// after the fork, and a main thread a confined goroutine ran on stays
-// confined for the process's life (Go wedges it) — /proc/PID/mem,
-// process_vm_writev or PTRACE_ATTACH on it would reach the whole,
-// unconfined process (TestRestrictorShieldsItsProcess). Not dumpable,
-// every such access needs CAP_SYS_PTRACE, which no confined level keeps
-// and a user other than root never has.
+// after the fork (locally, until the command ends), and
+// /proc/PID/task/TID/mem, process_vm_writev or PTRACE_ATTACH on it would
+// reach the whole, unconfined process (TestRestrictorShieldsItsProcess).
+// Not dumpable, every such access needs CAP_SYS_PTRACE, which no
+// confined level keeps and a user other than root never has.
 var shieldProcess = sync.OnceValue(func() error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return wrap("confine: make the process not dumpable", err)
@@ -99,10 +98,9 @@ func (r *Restrictor) do(check bool, fn func()) (int, error) {
 	keep, limited := keepOf(r.rss)
 	r.mu.Unlock()
 	errc := make(chan error, 1)
-	go func() {
+	go offMain(func() {
 		// Never unlocked: the runtime ends the thread with this goroutine,
 		// so no other goroutine ever runs confined.
-		runtime.LockOSThread()
 		if limited {
 			if err := dropCaps(keep); err != nil {
 				errc <- err
@@ -117,8 +115,32 @@ func (r *Restrictor) do(check bool, fn func()) (int, error) {
 		}
 		defer func() { errc <- nil }()
 		fn()
-	}()
+	})
 	return gen, <-errc
+}
+
+// offMain runs f on the calling goroutine locked to a thread that is not
+// the process's main thread, and leaves the goroutine locked there: f
+// may confine the thread, which then ends with the goroutine. Go cannot
+// end the main thread: it would keep it, confined, for the process's
+// life — the thread-group leader that /proc/PID and signals to the
+// process address, sharing the first confined command's Landlock domain
+// (which lets a domain signal and ptrace its own). On the main thread it
+// holds that thread while another goroutine, which must then run on
+// another, does it, and gives the main thread back untouched.
+func offMain(f func()) {
+	runtime.LockOSThread()
+	if unix.Gettid() != unix.Getpid() {
+		f()
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		offMain(f)
+	}()
+	<-done
+	runtime.UnlockOSThread()
 }
 
 // Current reports whether the rules of generation gen (Ahead) still
