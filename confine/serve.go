@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ServeFlag makes the launcher the worker of an SSH connection (Serve).
@@ -64,7 +65,8 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 		return LaunchExit
 	}
 	s := &server{wrapper: words[0], self: self, out: stdout, errs: stderr, confined: map[string]*rulesFiles{},
-		child: "agent_nl='\n'; IFS=\" \" read -r agent_req || exit 0; exec </dev/null; eval \"set -- $agent_req\"; set -- \"$1\" \"$2\" \"$3\"; unset agent_req agent_nl; " + words[0]}
+		child: "agent_nl='\n'; IFS=\" \" read -r agent_req || exit 0; exec </dev/null; eval \"set -- $agent_req\"; set -- \"$1\" \"$2\" \"$3\"; unset agent_req agent_nl; " + words[0],
+		held:  "IFS= read -r agent_go || exit 0; exec </dev/null; unset agent_go; " + words[0]}
 	defer s.close()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -106,6 +108,7 @@ type server struct {
 	devnull   *os.File
 	confined  map[string]*rulesFiles // by the rules files, NUL-joined
 	child     string                 // the script of a shell started ahead: its request from stdin, then the wrapper
+	held      string                 // the script of a confined command's shell: a go-ahead from stdin, then the wrapper
 	next      *ahead                 // the shell started ahead, if any
 }
 
@@ -117,6 +120,7 @@ type ahead struct {
 	key string      // its confinement: "-" for none, else its rules files
 	r   *Restrictor // nil when unconfined
 	gen int         // the generation of r's rules it runs under (Restrictor.Ahead)
+	tid int         // the confined thread that started it (held)
 }
 
 // drop ends a shell started ahead unused: at the end of its input it
@@ -173,14 +177,53 @@ func (s *server) run(req string) (status int, bg bool, key string, r *Restrictor
 		key = "-"
 	}
 	pid := s.handOver(a, key, r, req)
+	if pid == 0 && r == nil {
+		if pid, _, _, err = s.start(argv, s.devnull, nil, false); err != nil {
+			status, bg = s.fail(err.Error())
+			return status, bg, "", nil
+		}
+	}
 	if pid == 0 {
-		if pid, _, err = s.start(argv, s.devnull, r, false); err != nil {
+		if pid, err = s.startHeld(argv, r); err != nil {
 			status, bg = s.fail(err.Error())
 			return status, bg, "", nil
 		}
 	}
 	status, bg = s.wait(pid)
 	return status, bg, key, r
+}
+
+// heldLimit bounds the wait for a confined thread to end.
+const heldLimit = time.Second
+
+// startHeld starts a confined command's shell holding it until the
+// thread that forked it has ended. That thread shares the command's
+// Landlock domain, and a domain may signal its own: a command that ran
+// while the thread lived could stop or kill the worker by the thread's
+// ID (docs/decisions.md). The shell waits for a go-ahead on a pipe
+// before it runs the wrapper.
+func (s *server) startHeld(argv []string, r *Restrictor) (int, error) {
+	in, w, err := os.Pipe()
+	if err != nil {
+		return 0, errors.New("serve: " + err.Error())
+	}
+	defer w.Close()
+	argv = append([]string{"/bin/sh", "-c", s.held}, argv[3:]...)
+	pid, _, tid, err := s.start(argv, in, r, false)
+	in.Close()
+	if err != nil {
+		return 0, err
+	}
+	if !threadGone(tid, heldLimit) {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		reap(pid)
+		return 0, errors.New("not run: the thread that confined it did not end")
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		reap(pid)
+		return 0, errors.New("serve: " + err.Error())
+	}
+	return pid, nil
 }
 
 // handOver gives req to a, the shell started ahead, when it is confined
@@ -193,6 +236,7 @@ func (s *server) handOver(a *ahead, key string, r *Restrictor, req string) int {
 	ok := a.key == key && key != "" && len(req) <= aheadMax
 	if ok && r != nil {
 		ok, _ = r.Current(a.gen)
+		ok = ok && threadGone(a.tid, heldLimit) // long gone, but not assumed so
 	}
 	if ok {
 		_, err := io.WriteString(a.in, req+"\n")
@@ -216,7 +260,7 @@ func (s *server) handOver(a *ahead, key string, r *Restrictor, req string) int {
 // launcher kept small"). It is the same fork and exec from the calling
 // thread (a confined one's Landlock domain and no_new_privs carried into
 // the command), with the process's environment, as os would give it.
-func (s *server) start(argv []string, stdin *os.File, r *Restrictor, ahead bool) (pid, gen int, err error) {
+func (s *server) start(argv []string, stdin *os.File, r *Restrictor, ahead bool) (pid, gen, tid int, err error) {
 	attr := &syscall.ProcAttr{
 		Env:   syscall.Environ(),
 		Files: []uintptr{stdin.Fd(), s.out.Fd(), s.errs.Fd()},
@@ -224,11 +268,11 @@ func (s *server) start(argv []string, stdin *os.File, r *Restrictor, ahead bool)
 	}
 	if r == nil {
 		if pid, err = syscall.ForkExec(argv[0], argv, attr); err != nil {
-			return 0, 0, errors.New("serve: fork/exec " + argv[0] + ": " + err.Error())
+			return 0, 0, 0, errors.New("serve: fork/exec " + argv[0] + ": " + err.Error())
 		}
-		return pid, 0, nil
+		return pid, 0, 0, nil
 	}
-	run := func() { pid, err = syscall.ForkExec(argv[0], argv, attr) }
+	run := func() { tid = threadID(); pid, err = syscall.ForkExec(argv[0], argv, attr) }
 	var derr error
 	if ahead {
 		gen, derr = r.Ahead(run)
@@ -239,9 +283,9 @@ func (s *server) start(argv []string, stdin *os.File, r *Restrictor, ahead bool)
 		err = derr
 	}
 	if err != nil {
-		return 0, 0, errors.New("not confined, not run: " + err.Error())
+		return 0, 0, 0, errors.New("not confined, not run: " + err.Error())
 	}
-	return pid, gen, nil
+	return pid, gen, tid, nil
 }
 
 // startAhead starts the next command's shell, confined as key and r say.
@@ -253,13 +297,13 @@ func (s *server) startAhead(key string, r *Restrictor) {
 	// Under the rules as they are: Current checks them when a request
 	// comes (a stale ruleset is compiled then, if a command of its level
 	// comes at all).
-	pid, gen, err := s.start([]string{"/bin/sh", "-c", s.child, "sh"}, in, r, true)
+	pid, gen, tid, err := s.start([]string{"/bin/sh", "-c", s.child, "sh"}, in, r, true)
 	in.Close()
 	if err != nil {
 		w.Close()
 		return
 	}
-	s.next = &ahead{pid: pid, in: w, key: key, r: r, gen: gen}
+	s.next = &ahead{pid: pid, in: w, key: key, r: r, gen: gen, tid: tid}
 }
 
 // wait waits for the command pid and reports its status as a shell

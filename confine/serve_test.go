@@ -369,10 +369,10 @@ func TestServeResistsItsCommands(t *testing.T) {
 	}
 	if ABI() >= 6 {
 		// Signal 0: the permission, without stopping the worker the test
-		// talks to. (The thread that forked the command shares its domain
-		// while it lives, a moment after the fork: a signal aimed at its
-		// TID then is allowed — docs/decisions.md.)
-		attacks = append(attacks, "kill -0 $PPID")
+		// talks to; to every thread too (the one that forked the command
+		// shares its domain while it lives: the command is held until it
+		// has ended).
+		attacks = append(attacks, "kill -0 $PPID", "for t in /proc/$PPID/task/*; do kill -0 ${t##*/} && exit 0; done; exit 1")
 	}
 	for _, cmd := range attacks {
 		s := serve(t)

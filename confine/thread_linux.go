@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -201,4 +202,22 @@ func (r *Restrictor) Close() error {
 	}
 	r.fds, r.old, r.closed = nil, nil, true
 	return nil
+}
+
+// threadID is the calling thread's ID.
+func threadID() int { return unix.Gettid() }
+
+// threadGone waits until thread tid of this process has ended, up to
+// limit; false if it has not.
+func threadGone(tid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for wait := 10 * time.Microsecond; ; wait = min(2*wait, time.Millisecond) {
+		if err := unix.Tgkill(unix.Getpid(), tid, 0); err == unix.ESRCH {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(wait)
+	}
 }

@@ -2,6 +2,8 @@
 
 package confine
 
+import "time"
+
 // Restrictor confines commands on Linux only.
 type Restrictor struct{}
 
@@ -22,3 +24,7 @@ func (r *Restrictor) Rules() (int, []Ruleset) { return 0, nil }
 
 // Close does nothing.
 func (r *Restrictor) Close() error { return nil }
+
+func threadID() int { return 0 }
+
+func threadGone(int, time.Duration) bool { return true }
