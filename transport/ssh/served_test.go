@@ -82,7 +82,9 @@ func TestServedWorker(t *testing.T) {
 	}
 }
 
-// waitGone waits until no process runs marker.
+// waitGone waits until no process runs marker, and fails the test (after
+// killing them) when some still do after 5 s: they survived their
+// command's timeout.
 func waitGone(t *testing.T, marker string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)

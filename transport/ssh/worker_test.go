@@ -297,14 +297,7 @@ func TestTimeoutBeforePIDArrives(t *testing.T) {
 		if _, err := tr.Run(context.Background(), c); !errors.Is(err, transport.ErrTimeout) {
 			t.Fatalf("stdin=%v: err = %v, want timeout", stdin, err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for exec.Command("pgrep", "-f", marker).Run() == nil {
-			if time.Now().After(deadline) {
-				exec.Command("pkill", "-9", "-f", marker).Run()
-				t.Fatalf("stdin=%v: the command's processes survived a timeout that came before its PID", stdin)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		waitGone(t, marker) // the command's processes, though the timeout came before its PID
 	}
 }
 
