@@ -125,7 +125,7 @@ func (t *Transport) takeWorker(ctx context.Context) *worker {
 	}
 	var w *worker
 	if t.serve != nil {
-		if w, err = startServed(ctx, c, t.serve); err != nil && ctx.Err() == nil && c.alive() {
+		if w, err = startServed(ctx, c, t.served); err != nil && ctx.Err() == nil && c.alive() {
 			t.opts.Warn(fmt.Sprintf("%s: %s did not start as the worker; each command starts it (%v)", t.Host().Name, t.serve[0], err))
 			t.serve, t.served = nil, ""
 		}

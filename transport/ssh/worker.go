@@ -230,10 +230,10 @@ func servedHello(nonce string) string {
 	return nonce + " " + requestLine(wrapper) + "\n"
 }
 
-// startServed starts a served worker on c: the program argv (a launcher's
-// -serve, Transport.ServeWorker) speaks the worker's protocol itself.
-func startServed(ctx context.Context, c *conn, argv []string) (*worker, error) {
-	command := "exec" + quoteArgs(argv)
+// startServed starts a served worker on c with command, which execs a
+// program that speaks the worker's protocol itself (a launcher's -serve,
+// Transport.ServeWorker).
+func startServed(ctx context.Context, c *conn, command string) (*worker, error) {
 	w, err := startWorkerWith(ctx, c, command, servedHello)
 	if err != nil {
 		return nil, err
@@ -278,23 +278,34 @@ func startWorkerWith(ctx context.Context, c *conn, command string, hello func(no
 		sess.Close()
 		return nil, err
 	}
+	if err := awaitReady(ctx, done); err != nil {
+		w.in.Close()
+		sess.Close()
+		return nil, err
+	}
+	if h := strings.TrimSuffix(home.String(), "\n"); path.IsAbs(h) && !strings.ContainsRune(h, '\n') {
+		w.home = h
+	}
+	return w, nil
+}
+
+// awaitReady waits for the ready marker expect's done yields: nil when it
+// came, errWorkerExited when the worker's output ended first (its marker
+// then comes empty, whichever of the two a select would have seen
+// first), an error after workerReadyTimeout or when ctx ends.
+func awaitReady(ctx context.Context, done <-chan string) error {
 	timer := time.NewTimer(workerReadyTimeout)
 	defer timer.Stop()
 	select {
-	case <-done:
-		if h := strings.TrimSuffix(home.String(), "\n"); path.IsAbs(h) && !strings.ContainsRune(h, '\n') {
-			w.home = h
+	case m := <-done:
+		if m != ":0:0" {
+			return errWorkerExited
 		}
-		return w, nil
-	case <-w.exited:
-		sess.Close()
-		return nil, errWorkerExited
+		return nil
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	w.in.Close()
-	sess.Close()
-	return nil, errors.New("worker start: no answer from the host's shell")
+	return errors.New("worker start: no answer from the host")
 }
 
 // become has the shell worker exec argv, a served worker (confine.Serve),
@@ -307,19 +318,11 @@ func (w *worker) become(ctx context.Context, argv []string, served string) error
 	if _, err := io.WriteString(w.in, randomHex(16)+" - exec "+requestLine(argv...)+"\n"+servedHello(nonce)); err != nil {
 		return fmt.Errorf("worker exec: %w", err)
 	}
-	timer := time.NewTimer(workerReadyTimeout)
-	defer timer.Stop()
-	select {
-	case m := <-done:
-		if m == ":0:0" {
-			w.served = served
-			return nil
-		}
-		return errWorkerExited
-	case <-timer.C:
-	case <-ctx.Done():
+	if err := awaitReady(ctx, done); err != nil {
+		return err
 	}
-	return errors.New("worker exec: no answer")
+	w.served = served
+	return nil
 }
 
 // expect routes the streams to stdout and stderr until both end markers of
