@@ -177,14 +177,13 @@ func (s *server) run(req string) (status int, bg bool, key string, r *Restrictor
 		key = "-"
 	}
 	pid := s.handOver(a, key, r, req)
-	if pid == 0 && r == nil {
-		if pid, _, _, err = s.start(argv, s.devnull, nil, false); err != nil {
-			status, bg = s.fail(err.Error())
-			return status, bg, "", nil
-		}
-	}
 	if pid == 0 {
-		if pid, err = s.startHeld(argv, r); err != nil {
+		if r == nil {
+			pid, _, _, err = s.start(argv, s.devnull, nil, false)
+		} else {
+			pid, err = s.startHeld(argv, r)
+		}
+		if err != nil {
 			status, bg = s.fail(err.Error())
 			return status, bg, "", nil
 		}
@@ -207,19 +206,21 @@ func (s *server) startHeld(argv []string, r *Restrictor) (int, error) {
 	if err != nil {
 		return 0, errors.New("serve: " + err.Error())
 	}
-	defer w.Close()
 	argv = append([]string{"/bin/sh", "-c", s.held}, argv[3:]...)
 	pid, _, tid, err := s.start(argv, in, r, false)
 	in.Close()
 	if err != nil {
+		w.Close()
 		return 0, err
 	}
 	if !threadGone(tid, heldLimit) {
-		syscall.Kill(-pid, syscall.SIGKILL)
+		w.Close() // no go-ahead: the shell exits at the end of its input
 		reap(pid)
 		return 0, errors.New("not run: the thread that confined it did not end")
 	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
+	_, err = io.WriteString(w, "\n")
+	w.Close()
+	if err != nil {
 		reap(pid)
 		return 0, errors.New("serve: " + err.Error())
 	}
