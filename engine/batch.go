@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
 	sshtr "github.com/autoshell/agent/transport/ssh"

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/stepgen"

@@ -7,8 +7,8 @@ import (
 
 	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/confine/launchers"
-	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"

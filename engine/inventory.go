@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/inventory"
 	"github.com/autoshell/agent/inventory/vault"
 	sshtr "github.com/autoshell/agent/transport/ssh"

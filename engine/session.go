@@ -7,8 +7,8 @@ import (
 	"math"
 	"slices"
 
-	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/session"

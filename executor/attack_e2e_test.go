@@ -11,8 +11,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/safety/corpustest"
 	"github.com/autoshell/agent/testenv"

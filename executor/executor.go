@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/autoshell/agent/confine"
-	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/transport"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 )

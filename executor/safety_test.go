@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/safety"
 )
 

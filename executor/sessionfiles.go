@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"

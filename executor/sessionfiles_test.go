@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/safety"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/inventory/vault"
 )
 

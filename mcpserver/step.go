@@ -10,8 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/planner"
 )
 

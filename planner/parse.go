@@ -11,7 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 )
 
 // Limits on a plan file, which may come from anywhere.

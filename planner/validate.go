@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"sort"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 )
 
 // ToolChecker checks a step's tool and parameters without running it: an

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 )
 
 // validateErrs returns the lines of Validate's error, or nil.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 )

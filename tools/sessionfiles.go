@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/transport"
 )
 

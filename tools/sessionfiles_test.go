@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	execctx "github.com/autoshell/agent/context"
+	"github.com/autoshell/agent/execctx"
 )
 
 // TestSessionFiles answers from an execution context's index: list, get

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	execctx "github.com/autoshell/agent/context"
 	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
