@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/safety"
@@ -79,7 +80,7 @@ type BatchResult struct {
 type Batch struct {
 	o       BatchOptions
 	session string
-	audit   *safety.Audit
+	audit   *audit.Log
 	emitMu  sync.Mutex
 	start   time.Time
 }
@@ -119,7 +120,7 @@ func OpenBatch(o BatchOptions) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.audit, err = safety.OpenAudit(auditPath); err != nil {
+	if b.audit, err = audit.Open(auditPath); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/confine/launchers"
 	"github.com/autoshell/agent/event"
@@ -30,7 +31,7 @@ type HostOptions struct {
 	Session string
 	// Audit is a shared audit log; nil opens the default one (closed with
 	// the Host).
-	Audit *safety.Audit
+	Audit *audit.Log
 	// Emit receives the host's events, host set and secrets scrubbed
 	// (Secrets); nil: none.
 	Emit event.Sink
@@ -166,16 +167,16 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 	if err != nil {
 		return nil, err
 	}
-	audit := o.Audit
-	if audit == nil {
+	log := o.Audit
+	if log == nil {
 		auditPath, err := safety.AuditPath()
 		if err != nil {
 			return nil, err
 		}
-		if audit, err = safety.OpenAudit(auditPath); err != nil {
+		if log, err = audit.Open(auditPath); err != nil {
 			return nil, err
 		}
-		h.closers = append(h.closers, func() { audit.Close() })
+		h.closers = append(h.closers, func() { log.Close() })
 	}
 	journal, err := safety.OpenJournal(stateDir, h.Session, h.Name)
 	if err != nil {
@@ -184,7 +185,7 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 	journal.MaxBytes = o.Policy.MaxWriteBytes
 	cfg := executor.Config{
 		Transport: tr, Policy: o.Policy, Approver: o.Approver,
-		Audit: audit, Redact: h.redact.String, Journal: journal, Session: h.Session, Host: h.Name,
+		Audit: log, Redact: h.redact.String, Journal: journal, Session: h.Session, Host: h.Name,
 		Emit: h.sink, DryRun: o.DryRun, Vars: o.Vars,
 		Permissions: AllowWrite(o.Policy), ReadOnly: o.Policy.OnlySafe, RecordNeeds: o.RecordNeeds,
 	}

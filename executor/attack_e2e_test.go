@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/safety"
@@ -29,7 +30,7 @@ func runAttacks(t *testing.T, tr transport.Transport, home string) {
 	corpustest.Home(t, home)
 	before := corpustest.Tree(t, home)
 	state := t.TempDir()
-	audit, err := safety.OpenAudit(filepath.Join(state, "audit.log"))
+	audit, err := audit.Open(filepath.Join(state, "audit.log"))
 	must(t, err)
 	t.Cleanup(func() { audit.Close() })
 	cmds, _ := corpustest.Split(corpustest.Attacks(t, home))

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/execctx"
@@ -46,7 +47,7 @@ type Config struct {
 	Approver *safety.Approver
 	// Audit receives one line per step, denied and skipped ones included;
 	// nil: no audit log.
-	Audit *safety.Audit
+	Audit *audit.Log
 	// Redact takes the host's secrets out of the audit line's parameters,
 	// output, error and reasons before the log's own redaction
 	// (safety.RedactString): the engine's Redactor, which knows the values

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/planner"
@@ -26,14 +27,14 @@ type harness struct {
 	events []event.Event
 	asked  []safety.Request
 	answer bool
-	audit  *safety.Audit
+	audit  *audit.Log
 	jrnl   *safety.Journal
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), state: t.TempDir()}
-	a, err := safety.OpenAudit(filepath.Join(h.state, "audit.log"))
+	a, err := audit.Open(filepath.Join(h.state, "audit.log"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/planner"
@@ -402,21 +403,21 @@ func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error 
 	if e.cfg.Audit == nil {
 		return nil
 	}
-	ent := safety.Entry{Session: e.cfg.Session, Host: e.host, Tool: r.Tool, Params: r.Params, Risk: r.Risk,
+	ent := audit.Entry{Session: e.cfg.Session, Host: e.host, Tool: r.Tool, Params: r.Params, Risk: r.Risk,
 		By: r.Decision.By, Output: r.Observation, Duration: r.Duration, As: r.As}
 	switch {
 	case r.Status == execctx.StatusDenied:
-		ent.Decision = safety.AuditDenied
+		ent.Decision = audit.Denied
 	case r.Status == execctx.StatusSkipped:
-		ent.Decision = safety.AuditSkipped
+		ent.Decision = audit.Skipped
 	case r.Decision.Allowed:
-		ent.Decision = safety.AuditAllowed
+		ent.Decision = audit.Allowed
 		code := r.Output.ExitCode
 		ent.ExitCode = &code
 	default:
 		// Not run: the step failed before approval (condition,
 		// templating, parameters, a refused path).
-		ent.Decision = safety.AuditSkipped
+		ent.Decision = audit.Skipped
 		ent.Error = strings.TrimPrefix(r.Observation, "[ERROR]: ")
 	}
 	if runErr != nil {
@@ -431,7 +432,7 @@ func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error 
 		}
 		ent.Risk.Reasons = reasons
 	}
-	if err := e.cfg.Audit.Log(ctx, ent); err != nil {
+	if err := e.cfg.Audit.Append(ctx, ent); err != nil {
 		return fmt.Errorf("step %d: %w", r.Step, err)
 	}
 	return nil

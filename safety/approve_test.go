@@ -111,7 +111,7 @@ func TestDecide(t *testing.T) {
 			if d.Allowed != tc.allowed || d.Asked != tc.asked || d.By != tc.by || !strings.Contains(d.Reason, tc.reason) {
 				t.Errorf("got %+v, want allowed=%v asked=%v by=%s reason~%q", d, tc.allowed, tc.asked, tc.by, tc.reason)
 			}
-			if d.Allowed != (d.Outcome() == AuditAllowed) {
+			if d.Allowed != (d.Outcome() == "allowed") {
 				t.Errorf("Outcome = %s", d.Outcome())
 			}
 		})
