@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 )
 
@@ -127,14 +128,14 @@ func (a *Log) Append(ctx context.Context, e Entry) error {
 	}
 	reasons := make([]string, len(e.Risk.Reasons))
 	for i, r := range e.Risk.Reasons {
-		reasons[i] = safety.RedactString(r)
+		reasons[i] = redact.String(r)
 	}
 	b, err := json.Marshal(auditLine{
 		Time:       t.UTC().Format(time.RFC3339Nano),
 		Session:    e.Session,
 		Host:       e.Host,
 		Tool:       e.Tool,
-		Parameters: safety.Redact(e.Params),
+		Parameters: redact.Params(e.Params),
 		Risk:       e.Risk.Level.String(),
 		Reasons:    reasons,
 		Decision:   e.Decision,
@@ -142,17 +143,17 @@ func (a *Log) Append(ctx context.Context, e Entry) error {
 		ExitCode:   e.ExitCode,
 		Output:     outputHead(e.Output),
 		DurationMS: e.Duration.Milliseconds(),
-		Error:      safety.RedactString(e.Error),
+		Error:      redact.String(e.Error),
 		As:         e.As,
 	})
 	if err != nil {
 		// Parameters of a type JSON cannot encode: keep the line, say so.
 		b, err = json.Marshal(auditLine{
 			Time: t.UTC().Format(time.RFC3339Nano), Session: e.Session, Host: e.Host, Tool: e.Tool,
-			Parameters: map[string]any{"_unencodable": safety.RedactString(fmt.Sprint(e.Params))},
+			Parameters: map[string]any{"_unencodable": redact.String(fmt.Sprint(e.Params))},
 			Risk:       e.Risk.Level.String(), Reasons: reasons, Decision: e.Decision, By: e.By,
 			ExitCode: e.ExitCode, Output: outputHead(e.Output), DurationMS: e.Duration.Milliseconds(),
-			Error: safety.RedactString(e.Error),
+			Error: redact.String(e.Error),
 		})
 		if err != nil {
 			return fmt.Errorf("audit log: encode entry: %w", err)
@@ -202,7 +203,7 @@ func outputHead(s string) string {
 	if len(s) > window {
 		s = s[:window]
 	}
-	s = safety.RedactString(s)
+	s = redact.String(s)
 	if len(s) <= OutputHeadBytes {
 		return s
 	}

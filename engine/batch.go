@@ -12,6 +12,7 @@ import (
 	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/execctx"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
 	sshtr "github.com/autoshell/agent/transport/ssh"
@@ -443,14 +444,14 @@ func hostVars(t Target, kvs []string, warn func(string)) (*execctx.Context, erro
 
 // markSecretVars keeps secrets among vars from the model: Ansible's
 // connection and privilege passwords (HiddenVar) are left out of what it
-// is shown, other secret-named variables (safety.SecretKey) show as
+// is shown, other secret-named variables (redact.SecretKey) show as
 // [REDACTED]. Both still work in templates.
 func markSecretVars(vars *execctx.Context, vaulted []string) {
 	for k := range vars.Vars() {
 		switch {
 		case HiddenVar(k) || slices.Contains(vaulted, k):
 			vars.SetExposure(k, execctx.ExposeNone)
-		case safety.SecretKey(k):
+		case redact.SecretKey(k):
 			vars.SetExposure(k, execctx.ExposeName)
 		}
 	}
@@ -467,7 +468,7 @@ func HiddenVar(name string) bool {
 }
 
 // SecretValues are the string values of vars' secret-named variables
-// (HiddenVar or safety.SecretKey), minSecretValue bytes or longer, longest
+// (HiddenVar or redact.SecretKey), minSecretValue bytes or longer, longest
 // first, for output that must not show them.
 func SecretValues(vars map[string]any) []string {
 	var out []string
@@ -479,7 +480,7 @@ func SecretValues(vars map[string]any) []string {
 		case int, int64, float64: // password=12345678 in INI is a number
 			s = fmt.Sprint(v)
 		}
-		if len(s) >= minSecretValue && (HiddenVar(k) || safety.SecretKey(k)) {
+		if len(s) >= minSecretValue && (HiddenVar(k) || redact.SecretKey(k)) {
 			out = append(out, s)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/executor"
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/stepgen"
 	"github.com/autoshell/agent/tools"
 )
@@ -272,7 +272,7 @@ func hostSpecific(first *firstRun, h *batchHost) string {
 					continue
 				}
 				label := fmt.Sprintf("step %d (%s)", i+1, rs.Step.Tool)
-				if HiddenVar(k) || safety.SecretKey(k) {
+				if HiddenVar(k) || redact.SecretKey(k) {
 					return fmt.Sprintf("%s: its parameters hold %s's own value of %s, which differs here", label, first.host, k)
 				}
 				return fmt.Sprintf("%s: its parameters hold %s's own %s %q (%q here) instead of {{%s}}", label, first.host, k, there, here, k)

@@ -20,6 +20,7 @@ import (
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/testenv"
 	"github.com/autoshell/agent/tools"
@@ -353,13 +354,13 @@ func TestEngineSecretsScrubbed(t *testing.T) {
 	if step == nil {
 		t.Fatalf("no step event:\n%s", dump(evs))
 	}
-	if step.Status != "ok" || !strings.Contains(step.Output, safety.Redacted) || strings.Contains(step.Output, secret) {
-		t.Errorf("step output %q (status %s), want %s in place of the secret", step.Output, step.Status, safety.Redacted)
+	if step.Status != "ok" || !strings.Contains(step.Output, redact.Redacted) || strings.Contains(step.Output, secret) {
+		t.Errorf("step output %q (status %s), want %s in place of the secret", step.Output, step.Status, redact.Redacted)
 	}
 	if all := dump(evs); strings.Contains(all, secret) {
 		t.Errorf("the secret shows in the events:\n%s", all)
 	}
-	if got := h.Redact("the password is " + secret); got != "the password is "+safety.Redacted {
+	if got := h.Redact("the password is " + secret); got != "the password is "+redact.Redacted {
 		t.Errorf("Redact: %q", got)
 	}
 }

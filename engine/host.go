@@ -36,7 +36,7 @@ type HostOptions struct {
 	// (Secrets); nil: none.
 	Emit event.Sink
 	// Secrets are values never to show in events (besides the patterns
-	// safety.RedactString knows): the host's secret-named variables.
+	// redact.String knows): the host's secret-named variables.
 	Secrets []string
 	// DryRun runs safe steps only; medium and high ones are previewed.
 	DryRun bool

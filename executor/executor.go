@@ -50,7 +50,7 @@ type Config struct {
 	Audit *audit.Log
 	// Redact takes the host's secrets out of the audit line's parameters,
 	// output, error and reasons before the log's own redaction
-	// (safety.RedactString): the engine's Redactor, which knows the values
+	// (redact.String): the engine's Redactor, which knows the values
 	// of the host's secret variables. nil: the log's redaction only.
 	Redact func(string) string
 	// Journal records a file's previous content before any change; nil: no

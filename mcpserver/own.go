@@ -15,6 +15,7 @@ import (
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 )
@@ -94,8 +95,8 @@ func (s *Server) listHosts(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		for k, v := range h.Vars {
 			switch {
 			case engine.HiddenVar(k):
-			case safety.SecretKey(k):
-				e.Vars[k] = safety.Redacted
+			case redact.SecretKey(k):
+				e.Vars[k] = redact.Redacted
 			default:
 				e.Vars[k] = v
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/autoshell/agent/llm"
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/redact"
 )
 
 // What goes to the model from the host — step observations and the
@@ -36,14 +36,14 @@ func (r *runner) history() string {
 
 // scrub replaces the secrets of s and names them.
 func (r *runner) scrub(s string) (string, []string) {
-	s, names := r.exec.Vars().ScrubMarked(s, func(name string) string { return safety.NamedMark(safety.MarkName(name)) })
+	s, names := r.exec.Vars().ScrubMarked(s, func(name string) string { return redact.NamedMark(redact.MarkName(name)) })
 	for i, n := range names {
-		names[i] = safety.MarkName(n)
+		names[i] = redact.MarkName(n)
 	}
 	if r.cfg.SendSecrets {
 		return s, names
 	}
-	s, more := safety.RedactNamed(s)
+	s, more := redact.Named(s)
 	for _, n := range more {
 		if !slices.Contains(names, n) {
 			names = append(names, n)
@@ -56,14 +56,14 @@ func (r *runner) scrub(s string) (string, []string) {
 // a secret the model wrote itself (in a command, an argument, its text)
 // does not go back either, so that no request carries one (unless
 // Config.SendSecrets). Arguments stay a JSON object: a secret-named key's
-// value is replaced whole, other strings through safety.RedactNamed.
+// value is replaced whole, other strings through redact.Named.
 func (r *runner) assistant(resp llm.Response) llm.Message {
 	m := llm.AssistantMessage(resp)
 	if r.cfg.SendSecrets {
 		return m
 	}
-	m.Content, _ = safety.RedactNamed(m.Content)
-	m.Reasoning, _ = safety.RedactNamed(m.Reasoning)
+	m.Content, _ = redact.Named(m.Content)
+	m.Reasoning, _ = redact.Named(m.Reasoning)
 	calls := make([]llm.ToolCall, len(m.ToolCalls))
 	for i, tc := range m.ToolCalls {
 		var args map[string]any
@@ -78,17 +78,17 @@ func (r *runner) assistant(resp llm.Response) llm.Message {
 	return m
 }
 
-// redactArgs is safety.Redact with named marks.
+// redactArgs is redact.Params with named marks.
 func redactArgs(v any) any {
 	switch x := v.(type) {
 	case string:
-		s, _ := safety.RedactNamed(x)
+		s, _ := redact.Named(x)
 		return s
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if _, isStr := e.(string); isStr && safety.SecretKey(k) {
-				out[k] = safety.NamedMark(safety.MarkName(k))
+			if _, isStr := e.(string); isStr && redact.SecretKey(k) {
+				out[k] = redact.NamedMark(redact.MarkName(k))
 				continue
 			}
 			out[k] = redactArgs(e)

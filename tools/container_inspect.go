@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/redact"
 )
 
 // ContainerInfo is container_inspect's result (Output.Value): what an
@@ -69,8 +69,8 @@ const maxEnvValue = 200
 
 // ParseContainerInspect reads `docker inspect` / `podman inspect` output
 // (a JSON array of one container) into a ContainerInfo, secrets redacted:
-// the whole value of a variable whose name says secret (safety.SecretKey:
-// PASSWORD, TOKEN, API_KEY, …), and what safety.RedactString finds in the
+// the whole value of a variable whose name says secret (redact.SecretKey:
+// PASSWORD, TOKEN, API_KEY, …), and what redact.String finds in the
 // others.
 func ParseContainerInspect(out string) (*ContainerInfo, error) {
 	var all []inspectJSON
@@ -115,10 +115,10 @@ func ParseContainerInspect(out string) (*ContainerInfo, error) {
 			info.Env = map[string]string{}
 		}
 		switch {
-		case safety.SecretKey(k):
-			v = safety.Redacted
+		case redact.SecretKey(k):
+			v = redact.Redacted
 		default:
-			v = safety.RedactString(v)
+			v = redact.String(v)
 			if len(v) > maxEnvValue {
 				v = clipRunesBytes(v, maxEnvValue) + "…"
 			}

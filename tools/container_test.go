@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/testenv"
 	"github.com/autoshell/agent/transport"
@@ -91,7 +92,7 @@ func TestContainerTools(t *testing.T) {
 			if !info.Running || info.Status != "running" || info.Name != name || info.StartedAt == "" {
 				t.Errorf("inspect: %+v", info)
 			}
-			if info.Env["API_TOKEN"] != safety.Redacted || info.Env["MODE"] != "prod" {
+			if info.Env["API_TOKEN"] != redact.Redacted || info.Env["MODE"] != "prod" {
 				t.Errorf("inspect env: %v", info.Env)
 			}
 			if len(info.Mounts) != 1 || !strings.Contains(info.Mounts[0], data+" -> /data") || !strings.HasSuffix(info.Mounts[0], "ro)") {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/semsearch"
 	"github.com/autoshell/agent/transport"
@@ -125,7 +126,7 @@ func (t *SemanticSearch) search(ctx context.Context, tr transport.Transport, p S
 	o := semsearch.Options{
 		Root: root, Query: p.Query, TopK: p.TopK, Glob: p.Glob,
 		Embedder: t.c.embedder, NoEmbedder: t.c.noEmbedder,
-		Redact: safety.RedactString, Skip: skip,
+		Redact: redact.String, Skip: skip,
 		CacheDir: t.c.searchCache, Host: fmt.Sprintf("%s %s@%s %s", h.Kind, h.User, h.Addr, h.Name),
 	}
 	if o.Embedder == nil && o.NoEmbedder == "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
 	"github.com/autoshell/agent/stepgen"
@@ -189,7 +190,7 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	start := &session.Start{Kind: session.KindBatchTask, Task: safety.RedactString(o.task), Model: cfg.Model}
+	start := &session.Start{Kind: session.KindBatchTask, Task: redact.String(o.task), Model: cfg.Model}
 	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start, recordNeeds: o.savePlan != "",
 		search: searchOptions(llm.New(cfg))}, nil, policy)
 	if err != nil {

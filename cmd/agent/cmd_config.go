@@ -20,7 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/autoshell/agent/llm"
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/redact"
 )
 
 // runConfig is `agent config set-llm|show`.
@@ -587,9 +587,9 @@ func firstNonEmpty(s ...string) string {
 func displayURL(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {
-		return safety.RedactString(u)
+		return redact.String(u)
 	}
-	return safety.RedactString(p.Redacted())
+	return redact.String(p.Redacted())
 }
 
 // embeddingSource says where llm.embedding_model's value came from.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
 )
@@ -138,7 +139,7 @@ func resumeArgs(st session.Start, o resumeOptions) ([]string, error) {
 			continue
 		}
 		k, v, _ := strings.Cut(kv, "=")
-		if v != safety.Redacted || !slices.Contains(st.Redacted, k) {
+		if v != redact.Redacted || !slices.Contains(st.Redacted, k) {
 			continue
 		}
 		val, ok := given[k]

@@ -14,6 +14,7 @@ import (
 	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
 	"github.com/autoshell/agent/stepgen"
@@ -130,7 +131,7 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 	// `agent -c` is recorded as a session (agent resume); the REPL is not.
 	var start *session.Start
 	if o.task != "" {
-		start = &session.Start{Kind: session.KindTask, Task: safety.RedactString(o.task), Model: cfg.Model}
+		start = &session.Start{Kind: session.KindTask, Task: redact.String(o.task), Model: cfg.Model}
 	}
 	// "a=always" holds for one task (the REPL forgets it between tasks).
 	if t.steps, err = a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start, recordNeeds: o.savePlan != "",

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
 )
@@ -74,11 +75,11 @@ func (a *app) targetName() string {
 
 // secretVar reports whether a --var of that name holds a secret, which
 // the session record leaves out.
-func secretVar(name string) bool { return engine.HiddenVar(name) || safety.SecretKey(name) }
+func secretVar(name string) bool { return engine.HiddenVar(name) || redact.SecretKey(name) }
 
 // redactArgs is args with what the session record must not keep taken
 // out: the values of secret-named --var variables (named in redacted:
-// agent resume asks for them again), and whatever safety.RedactString
+// agent resume asks for them again), and whatever redact.String
 // finds.
 func redactArgs(args []string) (out, redacted []string) {
 	out = make([]string, len(args))
@@ -94,14 +95,14 @@ func redactArgs(args []string) (out, redacted []string) {
 			kv, isVar = strings.TrimPrefix(arg, "--var="), true
 		}
 		if !isVar {
-			out[i] = safety.RedactString(arg)
+			out[i] = redact.String(arg)
 			continue
 		}
 		if k, _, ok := strings.Cut(kv, "="); ok && secretVar(k) {
-			kv = k + "=" + safety.Redacted
+			kv = k + "=" + redact.Redacted
 			redacted = append(redacted, k)
 		} else {
-			kv = safety.RedactString(kv)
+			kv = redact.String(kv)
 		}
 		if arg == "--var" {
 			out[i] = kv

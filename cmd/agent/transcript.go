@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/autoshell/agent/llm"
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/redact"
 )
 
 // transcriptOptions opens path (when not empty) for the transcript of every
@@ -22,7 +22,7 @@ import (
 // call's "seq". A request line records what was sent, nothing taken out
 // or added: step outputs lose their secrets before they are sent (stepgen,
 // unless --send-secrets), not here. Response and error lines are redacted
-// the way the audit log redacts (safety.RedactString, safety.Redact on tool
+// the way the audit log redacts (redact.String, redact.Params on tool
 // arguments). An embeddings call (semantic_search) is a request line with
 // "endpoint": "embeddings" and the body as sent (the texts embedded), then
 // a response line with "embeddings": the number of vectors (the vectors
@@ -136,16 +136,16 @@ func (t *transcript) write(x llm.Exchange) {
 	lines := []any{req}
 	ms := x.Duration.Milliseconds()
 	if x.Err != nil {
-		lines = append(lines, trError{Event: "error", Seq: x.Seq, Time: now, DurationMS: ms, Error: safety.RedactString(x.Err.Error())})
+		lines = append(lines, trError{Event: "error", Seq: x.Seq, Time: now, DurationMS: ms, Error: redact.String(x.Err.Error())})
 	} else {
 		r := x.Response
 		resp := trResponse{Event: "response", Seq: x.Seq, Time: now, DurationMS: ms,
-			Content: safety.RedactString(r.Content), Reasoning: safety.RedactString(r.Reasoning),
+			Content: redact.String(r.Content), Reasoning: redact.String(r.Reasoning),
 			ToolCalls: trCalls(r.ToolCalls), FinishReason: r.FinishReason,
 			PromptTokens: r.Usage.Prompt, CompletionTokens: r.Usage.Completion, Repairs: r.Repairs,
 			Embeddings: x.Embeddings}
 		for _, p := range r.Problems {
-			resp.Problems = append(resp.Problems, safety.RedactString(fmt.Sprintf("%s: %s", p.CallID, llm.ToolError(p))))
+			resp.Problems = append(resp.Problems, redact.String(fmt.Sprintf("%s: %s", p.CallID, llm.ToolError(p))))
 		}
 		lines = append(lines, resp)
 	}
@@ -165,7 +165,7 @@ func (t *transcript) write(x llm.Exchange) {
 	}
 }
 
-// trCalls redacts tool calls: the arguments object through safety.Redact
+// trCalls redacts tool calls: the arguments object through redact.Params
 // (secret-named keys and secrets inside strings), anything else as text.
 func trCalls(calls []llm.ToolCall) []trToolCall {
 	var out []trToolCall
@@ -173,9 +173,9 @@ func trCalls(calls []llm.ToolCall) []trToolCall {
 		var args any
 		var obj map[string]any
 		if err := json.Unmarshal(tc.Arguments, &obj); err == nil && obj != nil {
-			args = safety.Redact(obj)
+			args = redact.Params(obj)
 		} else {
-			args = safety.RedactString(string(tc.Arguments))
+			args = redact.String(string(tc.Arguments))
 		}
 		out = append(out, trToolCall{ID: tc.ID, Name: tc.Name, Arguments: args})
 	}

@@ -1,4 +1,4 @@
-package safety
+package redact
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestRedactString(t *testing.T) {
+func TestString(t *testing.T) {
 	pem := "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"
 	tests := []struct{ in, want string }{
 		{"ls -la /tmp", "ls -la /tmp"},
@@ -78,8 +78,8 @@ func TestRedactString(t *testing.T) {
 		{"htpasswd -c .htpasswd bob", "htpasswd -c .htpasswd bob"},
 	}
 	for _, tc := range tests {
-		if got := RedactString(tc.in); got != tc.want {
-			t.Errorf("RedactString(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		if got := String(tc.in); got != tc.want {
+			t.Errorf("String(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 		}
 	}
 }
@@ -106,7 +106,7 @@ func TestRedact(t *testing.T) {
 		"bypass":        "y",
 	}
 	before := fmt.Sprint(in)
-	got := Redact(in)
+	got := Params(in)
 	want := map[string]any{
 		"command":       "PASSWORD=[REDACTED] ./deploy.sh",
 		"password":      Redacted,
@@ -133,8 +133,8 @@ func TestRedact(t *testing.T) {
 	if after := fmt.Sprint(in); after != before {
 		t.Errorf("input modified:\n%s\n%s", before, after)
 	}
-	if Redact(nil) != nil {
-		t.Error("Redact(nil) != nil")
+	if Params(nil) != nil {
+		t.Error("Params(nil) != nil")
 	}
 }
 
@@ -154,7 +154,7 @@ func FuzzRedact(f *testing.F) {
 			"output":   prefix + " " + aws + " " + suffix,
 			"nested":   []any{map[string]any{"x": prefix + suffix + tail}},
 		}
-		out := Redact(in)
+		out := Params(in)
 		if out["password"] != Redacted {
 			t.Fatalf("password: %q", out["password"])
 		}
@@ -164,6 +164,24 @@ func FuzzRedact(f *testing.F) {
 				t.Fatalf("%s leaks: %q", k, s)
 			}
 		}
-		_ = RedactString(prefix + suffix + tail)
+		_ = String(prefix + suffix + tail)
+	})
+}
+
+// FuzzRedactGate: the gates of String never skip a pattern that
+// would have changed the text: gated and ungated redaction agree.
+func FuzzRedactGate(f *testing.F) {
+	for _, s := range []string{
+		"PASSWORD=x", "Authorization: Bearer abcdefghijk", "curl -u u:p https://h", "mysql -psecret",
+		"https://u:p@h/x?key=v&sig=w", "machine h login u password p", "AKIAABCDEFGHIJKLMNOP",
+		"ghp_abcdefghijklmnopqrstuvwxyz", "-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----",
+		"DB_PWD=x", "paſſword=x", "K_TOKEN=x", "ok", "execute_command", "sshpass -p s ssh h",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := String(s), redactGated(s, redactGate{all: true}, plainMark); got != want {
+			t.Fatalf("String(%q) = %q, ungated %q", s, got, want)
+		}
 	})
 }

@@ -1,4 +1,4 @@
-package safety
+package redact
 
 import (
 	"slices"
@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// RedactNamed replaces each kind of secret issue 14 lists by
-// [REDACTED:NAME] and says which names it withheld; RedactString replaces
+// Named replaces each kind of secret issue 14 lists by
+// [REDACTED:NAME] and says which names it withheld; String replaces
 // the same spans by [REDACTED].
-func TestRedactNamed(t *testing.T) {
+func TestNamed(t *testing.T) {
 	for _, tc := range []struct {
 		in, secret, want string
 	}{
@@ -28,44 +28,44 @@ func TestRedactNamed(t *testing.T) {
 		{"mysql -pS3cretPW -e 'select 1'", "S3cretPW", "mysql -p[REDACTED:PASSWORD] -e 'select 1'"},
 		{"GET /x?api_key=abcd1234 HTTP/1.1", "abcd1234", "GET /x?api_key=[REDACTED:API_KEY] HTTP/1.1"},
 	} {
-		got, names := RedactNamed(tc.in)
+		got, names := Named(tc.in)
 		if got != tc.want || strings.Contains(got, tc.secret) {
-			t.Errorf("RedactNamed(%q) = %q, want %q", tc.in, got, tc.want)
+			t.Errorf("Named(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 		if len(names) == 0 || !strings.Contains(got, NamedMark(names[0])) {
-			t.Errorf("RedactNamed(%q): names %v", tc.in, names)
+			t.Errorf("Named(%q): names %v", tc.in, names)
 		}
-		if plain := RedactString(tc.in); strings.Contains(plain, tc.secret) || !strings.Contains(plain, Redacted) {
-			t.Errorf("RedactString(%q) = %q", tc.in, plain)
+		if plain := String(tc.in); strings.Contains(plain, tc.secret) || !strings.Contains(plain, Redacted) {
+			t.Errorf("String(%q) = %q", tc.in, plain)
 		}
 	}
 	// ordinary text is left alone, and names come once each
 	for _, s := range []string{"monkey=1 keyboard: us", "primary key (id)", "PASS: TestX", "hello"} {
-		if got, names := RedactNamed(s); got != s || names != nil {
-			t.Errorf("RedactNamed(%q) = %q %v", s, got, names)
+		if got, names := Named(s); got != s || names != nil {
+			t.Errorf("Named(%q) = %q %v", s, got, names)
 		}
 	}
-	_, names := RedactNamed("A_TOKEN=x1 A_TOKEN=x2 B_SECRET=y")
+	_, names := Named("A_TOKEN=x1 A_TOKEN=x2 B_SECRET=y")
 	if !slices.Equal(names, []string{"A_TOKEN", "B_SECRET"}) {
 		t.Errorf("names %v", names)
 	}
 }
 
-// RedactNamed takes any text: never a panic, no named mark without a
-// name, and the same spans as RedactString.
-func FuzzRedactNamed(f *testing.F) {
+// Named takes any text: never a panic, no named mark without a
+// name, and the same spans as String.
+func FuzzNamed(f *testing.F) {
 	for _, s := range []string{"DB_PASSWORD=x", "https://u:p@h", "-----BEGIN RSA PRIVATE KEY-----", "AWS_X=1 ?key=2", "\xff=\xfe"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, names := RedactNamed(s)
+		got, names := Named(s)
 		for _, n := range names {
 			if n == "" || MarkName(n) != n {
 				t.Fatalf("name %q", n)
 			}
 		}
-		if (got == s) != (RedactString(s) == s) && !strings.Contains(s, "[REDACTED") {
-			t.Fatalf("RedactNamed changed %q to %q but RedactString to %q", s, got, RedactString(s))
+		if (got == s) != (String(s) == s) && !strings.Contains(s, "[REDACTED") {
+			t.Fatalf("Named changed %q to %q but String to %q", s, got, String(s))
 		}
 	})
 }
