@@ -27,6 +27,11 @@ type SSHServerOptions struct {
 	// connection; 0 means 10, like sshd. Further opens are rejected with
 	// ssh.ResourceShortage.
 	MaxSessions int
+	// MaxExec, when positive, is the longest exec request the server takes:
+	// a longer one ends the whole connection, as Dropbear does past 9,000
+	// bytes ("Exit: String too long"); when negative, a longer one is
+	// refused (a false reply) and the connection stays. 0: no limit.
+	MaxExec int
 }
 
 // sessionSlotGrace is how long an open at the MaxSessions limit waits for a
@@ -48,6 +53,7 @@ type SSHServer struct {
 	Host
 
 	maxSessions int
+	maxExec     int
 	config      *ssh.ServerConfig
 	clientKey   []byte // marshalled authorised public key
 	ln          net.Listener
@@ -82,7 +88,7 @@ func StartSSHServer(t testing.TB, opts SSHServerOptions) *SSHServer {
 // NewSSHServer starts an in-process SSH server listening on 127.0.0.1:0.
 // Close releases it.
 func NewSSHServer(opts SSHServerOptions) (s *SSHServer, err error) {
-	s = &SSHServer{maxSessions: opts.MaxSessions, conns: map[net.Conn]struct{}{}}
+	s = &SSHServer{maxSessions: opts.MaxSessions, maxExec: opts.MaxExec, conns: map[net.Conn]struct{}{}}
 	if s.maxSessions <= 0 {
 		s.maxSessions = 10
 	}
@@ -268,7 +274,7 @@ func (s *SSHServer) serveConn(c net.Conn) {
 			go func() {
 				defer wg.Done()
 				defer release()
-				s.handleSession(nch, release)
+				s.handleSession(sconn, nch, release)
 			}()
 		case "direct-tcpip":
 			wg.Add(1)

@@ -22,6 +22,7 @@ const killGrace = time.Second
 // session is one "session" channel of the in-process server.
 type session struct {
 	srv     *SSHServer
+	conn    ssh.Conn
 	ch      ssh.Channel
 	release func() // gives the MaxSessions slot back; idempotent
 	env     []string
@@ -39,12 +40,12 @@ type session struct {
 // handleSession serves one session channel. When the channel closes — the
 // client closed it or the connection was lost — the command's whole process
 // group is killed.
-func (s *SSHServer) handleSession(nch ssh.NewChannel, release func()) {
+func (s *SSHServer) handleSession(conn ssh.Conn, nch ssh.NewChannel, release func()) {
 	ch, reqs, err := nch.Accept()
 	if err != nil {
 		return
 	}
-	sess := &session{srv: s, ch: ch, release: release, killed: make(chan struct{})}
+	sess := &session{srv: s, conn: conn, ch: ch, release: release, killed: make(chan struct{})}
 	for req := range reqs {
 		ok, then := sess.handle(req)
 		if req.WantReply {
@@ -78,6 +79,12 @@ func (sess *session) handle(req *ssh.Request) (ok bool, then func()) {
 	case "exec":
 		var msg struct{ Command string }
 		if sess.started || ssh.Unmarshal(req.Payload, &msg) != nil {
+			return false, nil
+		}
+		if max := sess.srv.maxExec; max != 0 && len(msg.Command) > abs(max) {
+			if max > 0 {
+				sess.conn.Close() // as Dropbear: "String too long" ends the connection
+			}
 			return false, nil
 		}
 		run, err := sess.startExec(msg.Command)
@@ -315,4 +322,11 @@ func (s *SSHServer) killGroups() {
 	for _, g := range groups {
 		syscall.Kill(-g, syscall.SIGKILL)
 	}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

@@ -110,24 +110,38 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 		return startFail(err)
 	}
 	defer func() { <-t.sem }()
-	c, sess, err := t.session(startCtx)
-	if err != nil {
-		return startFail(err)
-	}
-	defer sess.Close()
-
 	nonce := randomHex(8)
 	stdout := transport.NewCapture(cmd.CaptureLimit)
 	stderr := transport.NewCapture(cmd.CaptureLimit)
 	filter := &markerFilter{prefix: []byte(nonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
-	sess.Stdout, sess.Stderr, sess.Stdin = transport.Tee(stdout, cmd.Stdout), filter, cmd.Stdin
-	start := time.Now()
-	if err := sess.Start(remoteCommand(nonce, cmd.Command, cmd.Dir, cmd.Wrap)); err != nil {
-		if c.alive() && c.ping(closeWait) {
-			return fail(err) // refused by the server; the connection is fine
+	var c *conn
+	var sess *gossh.Session
+	for {
+		var err error
+		if c, sess, err = t.session(startCtx); err != nil {
+			return startFail(err)
 		}
-		return fail(t.lostErr(c, err))
+		defer sess.Close()
+		req, stdin := execRequest(nonce, cmd, t.execLimit())
+		sess.Stdout, sess.Stderr, sess.Stdin = transport.Tee(stdout, cmd.Stdout), filter, stdin
+		err = startExec(sess, req)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, ErrExecTooLong) {
+			return fail(err)
+		}
+		lost := !c.alive() || !c.ping(closeWait)
+		if lost {
+			err = t.lostErr(c, err)
+		}
+		retry, err := t.execFailed(len(req), lost, err)
+		if !retry {
+			return fail(err)
+		}
+		sess.Close() // refused: nothing ran; sent again on standard input
 	}
+	start := time.Now()
 	waitc := make(chan error, 1)
 	go func() { waitc <- sess.Wait() }()
 
@@ -207,7 +221,9 @@ func (t *Transport) killGroup(c *conn, pid int) {
 				go func() {
 					defer close(done)
 					// "kill -9 -PGID" is understood by bash, dash and zsh alike.
-					ks.Run(fmt.Sprintf("kill -9 -%d 2>/dev/null || kill -9 %d 2>/dev/null; true", pid, pid))
+					if startExec(ks, fmt.Sprintf("kill -9 -%d 2>/dev/null || kill -9 %d 2>/dev/null; true", pid, pid)) == nil {
+						ks.Wait()
+					}
 				}()
 				select {
 				case <-done:

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
@@ -73,6 +74,8 @@ type Transport struct {
 	retired  []*worker  // workers draining output held by background processes, oldest first
 	serve    []string   // the served worker's argv (ServeWorker); nil: the shell
 	served   string     // the command that starts it
+
+	execMax atomic.Int64 // the longest exec request sent as it is (execLimit); 0: MaxExec
 
 	hmu  sync.Mutex // guards home; held while finding it
 	home string     // $HOME of commands, once known (HomeDir)

@@ -255,7 +255,7 @@ func startWorkerWith(ctx context.Context, c *conn, command string, hello func(no
 		return nil, fmt.Errorf("worker stdin: %w", err)
 	}
 	sess.Stdout, sess.Stderr = &w.out, &w.errs
-	if err := sess.Start(command); err != nil {
+	if err := startExec(sess, command); err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("worker start: %w", err)
 	}
