@@ -18,6 +18,7 @@ import (
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 	"github.com/autoshell/agent/transport/become"
+	"github.com/autoshell/agent/transport/local"
 )
 
 // HostOptions say how to run steps on a host.
@@ -152,6 +153,9 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		}
 	}
 	h.closers = append(h.closers, func() { tr.Close() })
+	if lt, ok := tr.(*local.Transport); ok {
+		lt.PassEnv(o.Policy.PassEnv)
+	}
 	defer func() {
 		if err != nil {
 			h.Close()

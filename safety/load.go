@@ -45,6 +45,7 @@ type policyFile struct {
 	RequireEnforce   *bool                      `yaml:"require_enforcement"`
 	KeepLauncher     *bool                      `yaml:"keep_launcher"`
 	Sandbox          *sandboxFile               `yaml:"sandbox"`
+	PassEnv          *passEnvList               `yaml:"pass_env"`
 }
 
 // sandboxFile is the sandbox: section; its allow_write joins the policy's
@@ -143,6 +144,9 @@ func (f policyFile) over(p Policy) Policy {
 	}
 	if f.KeepLauncher != nil {
 		p.KeepLauncher = *f.KeepLauncher
+	}
+	if f.PassEnv != nil {
+		p.PassEnv = *f.PassEnv
 	}
 	if f.Sandbox != nil {
 		p.Sandbox = f.Sandbox.Sandbox

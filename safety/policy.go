@@ -160,6 +160,10 @@ type Policy struct {
 	// Sandbox is the operator's own confinement of every command
 	// (--sandbox): off when its Mode is "".
 	Sandbox Sandbox `yaml:"sandbox"`
+	// PassEnv names variables of agent's environment that local steps
+	// get besides transport.StepEnvAllowed (safety: pass_env); a
+	// secret-named one is refused when the file is read.
+	PassEnv []string `yaml:"pass_env"`
 }
 
 // Sandbox modes (--sandbox=MODE).

@@ -29,9 +29,10 @@ const waitDelay = 2 * time.Second
 
 // Transport runs commands and file operations on the local machine.
 type Transport struct {
-	home   string
-	user   string
-	closed atomic.Bool
+	home    string
+	user    string
+	passEnv []string
+	closed  atomic.Bool
 }
 
 var _ transport.Transport = (*Transport)(nil)
@@ -48,6 +49,11 @@ func New() (*Transport, error) {
 	}
 	return &Transport{home: home, user: name}, nil
 }
+
+// PassEnv names the variables of agent's environment that commands get
+// besides transport.StepEnvAllowed (the operator's safety: pass_env).
+// Call it before the first Run.
+func (t *Transport) PassEnv(names []string) { t.passEnv = slices.Clone(names) }
 
 // Host describes the local machine.
 func (t *Transport) Host() transport.HostInfo {
@@ -76,7 +82,7 @@ func (t *Transport) expand(p string) (string, error) {
 }
 
 // Run runs c.Command with /bin/sh -c (under c.Wrap when set) in a new
-// process group; on timeout or cancellation the whole group is killed.
+// process group, in agent's environment cut to transport.StepEnv; on timeout or cancellation the whole group is killed.
 func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
 	if t.closed.Load() {
 		return transport.Result{}, transport.ErrClosed
@@ -90,6 +96,10 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 	stdout, stderr := transport.NewCapture(c.CaptureLimit), transport.NewCapture(c.CaptureLimit)
 	argv := append(slices.Clone(c.Wrap), "/bin/sh", "-c", c.Command)
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
+	// A command starts from the allow-list, never from agent's whole
+	// environment (its API key, AGENT_* settings): the confined thread and
+	// the launcher (which execs with what it was given) inherit this.
+	cmd.Env = transport.StepEnv(os.Environ(), t.passEnv)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = waitDelay
