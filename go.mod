@@ -22,6 +22,7 @@ require (
 )
 
 require (
+	github.com/benhoyt/goawk v1.29.1 // indirect
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect

@@ -2,7 +2,6 @@ package safety
 
 import (
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -313,17 +312,18 @@ func (c *classifier) findExec(args []arg, e env) {
 }
 
 var (
-	awkSystem   = regexp.MustCompile(`system\s*\(|\|\s*&?\s*getline|(print|printf)\b[^;{}]*\||@load`)
-	awkWrite    = regexp.MustCompile(`(print|printf)\b[^;{}]*?>>?\s*("([^"]*)"|.?)`)
-	awkGetline  = regexp.MustCompile(`getline\b[^;{}<]*<\s*("([^"]*)"|.?)`)
 	awkInplace  = []string{"-i", "--include", "-l", "--load"}
 	awkProgFile = []string{"-f", "--file", "-E", "--exec"}
 )
 
-// awk classifies an awk program: system(), pipes and @load run commands;
-// print > "file" writes; getline < "file" reads.
+// awk classifies an awk program by its syntax tree (scanAwk): system(),
+// print | cmd and cmd | getline run commands, each classified as the
+// shell code it is (a computed one is High); print > FILE writes;
+// getline < FILE reads. A program that does not parse is High: what it
+// does cannot be known.
 func (c *classifier) awk(name string, s scanned, args []arg, r *role, e env) {
 	var progs []arg
+	fromFile := false
 	for _, i := range s.opts {
 		for _, opt := range []string{"-e", "--source"} {
 			if v, j, ok := s.value(args, i, opt); ok {
@@ -335,6 +335,7 @@ func (c *classifier) awk(name string, s scanned, args []arg, r *role, e env) {
 			if v, j, ok := s.value(args, i, opt); ok {
 				c.programFile(name+" "+opt, v, e)
 				r.skip, r.values = 0, append(r.values, j)
+				fromFile = true
 			}
 		}
 		for _, opt := range awkInplace {
@@ -351,27 +352,70 @@ func (c *classifier) awk(name string, s scanned, args []arg, r *role, e env) {
 	if len(progs) == 0 && r.skip == 1 && len(s.operands) > 0 {
 		progs = append(progs, args[s.operands[0]])
 	}
+	var src []string
 	for _, p := range progs {
 		if !p.static {
 			c.opaque("%s: program %s is not statically resolvable", name, p.text)
+			return
+		}
+		src = append(src, p.val)
+	}
+	if len(src) == 0 {
+		return
+	}
+	sc := scanAwk(strings.Join(src, "\n"))
+	if sc.err != nil {
+		why := "program not understood"
+		if fromFile {
+			why = "program (with a program file) not understood"
+		}
+		c.opaque("%s: %s, so what it runs or writes cannot be known: %v", name, why, sc.err)
+		return
+	}
+	c.awkEffects(name, sc, e)
+}
+
+// awkEffects classifies what an awk program runs, writes and reads.
+func (c *classifier) awkEffects(name string, sc awkScan, e env) {
+	if sc.argv {
+		c.opaque("%s: program changes ARGV, so the files it reads are computed when it runs", name)
+	}
+	if sc.environ && len(sc.execs) > 0 {
+		c.opaque("%s: program changes ENVIRON for the commands it runs", name)
+	}
+	for _, t := range sc.execs {
+		if !t.static {
+			c.opaque("%s: program runs a computed command (%s %s)", name, t.how, t.text)
 			continue
 		}
-		if awkSystem.MatchString(p.val) {
-			c.opaque("%s: program runs commands (system, pipes or @load)", name)
+		c.add(Medium, "%s: program runs a command (%s %q)", name, t.how, shorten(t.val))
+		ce := e.under(name + " runs it, once per input line or more")
+		if t.how == "print |" || t.how == "printf |" {
+			ce.stdin = input{kind: inPipe, text: name}
 		}
-		for _, m := range awkWrite.FindAllStringSubmatch(p.val, -1) {
-			if strings.HasPrefix(m[2], `"`) {
-				c.write(name+" >", arg{val: m[3], text: m[2], static: true}, wContent)
-			} else {
-				c.opaque("%s: program writes to a computed file name", name)
-			}
+		c.codeArg(name+" "+t.how, arg{val: t.val, text: t.text, static: true}, ce)
+	}
+	for _, t := range sc.writes {
+		switch {
+		case !t.static:
+			c.opaque("%s: program writes to a computed file name (%s %s)", name, t.how, t.text)
+		case awkNetwork(t.val):
+			c.add(High, "%s %s %q: connects to another host", name, t.how, t.val)
+			c.network = append(c.network, name+" "+t.val)
+		default:
+			c.write(name+" "+t.how, arg{val: t.val, text: t.text, static: true}, wContent)
 		}
-		for _, m := range awkGetline.FindAllStringSubmatch(p.val, -1) {
-			if strings.HasPrefix(m[1], `"`) {
-				c.read(name+" getline <", arg{val: m[2], text: m[1], static: true})
-			} else {
-				c.opaque("%s: program reads a computed file name", name)
-			}
+	}
+	for _, t := range sc.reads {
+		switch {
+		case !t.static:
+			c.opaque("%s: program reads a computed file name (%s %s)", name, t.how, t.text)
+		case awkNetwork(t.val):
+			c.add(High, "%s %s %q: connects to another host", name, t.how, t.val)
+			c.network = append(c.network, name+" "+t.val)
+		case t.val == "-" || t.val == "/dev/stdin":
+		default:
+			c.read(name+" "+t.how, arg{val: t.val, text: t.text, static: true})
 		}
 	}
 }
