@@ -15,6 +15,7 @@ import (
 	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
+	"github.com/autoshell/agent/statedir"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
@@ -107,7 +108,7 @@ func OpenBatch(o BatchOptions) (*Batch, error) {
 	}
 	b := &Batch{o: o, session: o.Session, start: time.Now()}
 	if b.session == "" {
-		b.session = safety.NewSessionID()
+		b.session = statedir.NewSessionID()
 	}
 	if warn != "" {
 		b.emit(event.Event{Kind: event.KindWarning, Warning: &event.Warning{Text: warn}})
@@ -117,7 +118,7 @@ func OpenBatch(o BatchOptions) (*Batch, error) {
 			return nil, err
 		}
 	}
-	auditPath, err := safety.AuditPath()
+	auditPath, err := statedir.AuditPath()
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/transport"
 	"github.com/autoshell/agent/transport/become"
 )
@@ -147,8 +147,8 @@ func ansibleBool(s string) (bool, bool) {
 // becomeRestorer returns, for undo, the restorer acting as user through
 // tr with hb's password and sudo settings (the journal says who changed
 // each file; hb nil: sudo without a password).
-func becomeRestorer(tr transport.Transport, hb *HostBecome) func(user string) (safety.FileRestorer, error) {
-	return func(user string) (safety.FileRestorer, error) {
+func becomeRestorer(tr transport.Transport, hb *HostBecome) func(user string) (journal.FileRestorer, error) {
+	return func(user string) (journal.FileRestorer, error) {
 		var cfg become.Config
 		if hb != nil {
 			cfg = hb.Config

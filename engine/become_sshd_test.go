@@ -16,6 +16,7 @@ import (
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/testenv"
 	"github.com/autoshell/agent/transport"
 )
@@ -188,7 +189,7 @@ func TestBecomePlanStepsAndUndoSSHD(t *testing.T) {
 
 	// undo: the journal says the file was changed as root; it is put back
 	// through sudo, owner and mode kept.
-	stateDir, err := safety.StateDir()
+	stateDir, err := statedir.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 )
 
 // TestBecomeShellDirsAndTreesUndoSSHD: over real sshd as a user whose
@@ -84,7 +85,7 @@ func TestBecomeShellDirsAndTreesUndoSSHD(t *testing.T) {
 		t.Fatalf("rm -r did not run: %v", err)
 	}
 
-	stateDir, err := safety.StateDir()
+	stateDir, err := statedir.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/confine/explain"
+	"github.com/autoshell/agent/statedir"
 
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/transport"
@@ -341,7 +342,7 @@ func (h *confiner) setupLocal(ctx context.Context) {
 	// In agent's state directory, which the policy protects: no
 	// unapproved step may rewrite the rules the next ones read (a
 	// directory in $TMPDIR could be, by a medium step).
-	state, err := safety.StateDir()
+	state, err := statedir.Dir()
 	if err == nil {
 		err = os.MkdirAll(state, 0o700)
 	}

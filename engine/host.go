@@ -11,10 +11,12 @@ import (
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/executor"
+	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/semsearch"
 	"github.com/autoshell/agent/session"
+	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 	"github.com/autoshell/agent/transport/become"
@@ -165,15 +167,15 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		h.Name = tr.Host().Name
 	}
 	if h.Session == "" {
-		h.Session = safety.NewSessionID()
+		h.Session = statedir.NewSessionID()
 	}
-	stateDir, err := safety.StateDir()
+	stateDir, err := statedir.Dir()
 	if err != nil {
 		return nil, err
 	}
 	log := o.Audit
 	if log == nil {
-		auditPath, err := safety.AuditPath()
+		auditPath, err := statedir.AuditPath()
 		if err != nil {
 			return nil, err
 		}
@@ -182,14 +184,14 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		}
 		h.closers = append(h.closers, func() { log.Close() })
 	}
-	journal, err := safety.OpenJournal(stateDir, h.Session, h.Name)
+	j, err := journal.Open(stateDir, h.Session, h.Name)
 	if err != nil {
 		return nil, err
 	}
-	journal.MaxBytes = o.Policy.MaxWriteBytes
+	j.MaxBytes = o.Policy.MaxWriteBytes
 	cfg := executor.Config{
 		Transport: tr, Policy: o.Policy, Approver: o.Approver,
-		Audit: log, Redact: h.redact.String, Journal: journal, Session: h.Session, Host: h.Name,
+		Audit: log, Redact: h.redact.String, Journal: j, Session: h.Session, Host: h.Name,
 		Emit: h.sink, DryRun: o.DryRun, Vars: o.Vars,
 		Permissions: AllowWrite(o.Policy), ReadOnly: o.Policy.OnlySafe, RecordNeeds: o.RecordNeeds,
 	}

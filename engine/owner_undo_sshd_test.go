@@ -14,8 +14,10 @@ import (
 
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 )
 
 // TestOwnersUndoSSHD, over real sshd: chown of a file and chgrp -R of a
@@ -61,7 +63,7 @@ func TestOwnersUndoSSHD(t *testing.T) {
 		}
 		return h, steps
 	}
-	stateDir, err := safety.StateDir()
+	stateDir, err := statedir.Dir()
 	must(err)
 
 	h, steps := run(t, safety.ModeAll, fmt.Sprintf(`steps:
@@ -137,7 +139,7 @@ func TestOwnersUndoSSHD(t *testing.T) {
 		t.Fatalf("the step did not write: %q", b)
 	}
 	_, err = engine.Undo(ctx, h2.Transport(), stateDir, h2.Session, h2.Name, false, nil)
-	var oe *safety.OwnerError
+	var oe *journal.OwnerError
 	if !errors.As(err, &oe) || oe.Path != shared || oe.Want != "0:0" {
 		t.Fatalf("undo as the login user: %v, want it to say it could not give %s back to 0:0", err, shared)
 	}
@@ -190,7 +192,7 @@ func TestUndoKeepsOwnerSSHD(t *testing.T) {
 	if err != nil || r.Status != "ok" || len(r.Journaled) != 2 {
 		t.Fatalf("step: %v %s %v %s", err, r.Status, r.Journaled, r.Observation)
 	}
-	stateDir, err := safety.StateDir()
+	stateDir, err := statedir.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +202,7 @@ func TestUndoKeepsOwnerSSHD(t *testing.T) {
 			t.Errorf("undo: %v, want it to say it could not give %s back to 0:0", err, p)
 		}
 	}
-	var oe *safety.OwnerError
+	var oe *journal.OwnerError
 	if !errors.As(err, &oe) {
 		t.Errorf("undo: %v is no OwnerError", err)
 	}

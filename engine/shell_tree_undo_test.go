@@ -9,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoshell/agent/journal"
+
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 )
 
 // TestShellTreeUndo, on this machine and over real sshd: a directory tree
@@ -23,7 +26,7 @@ import (
 func TestShellTreeUndo(t *testing.T) {
 	localState(t)
 	d, targets := undoTargets(t)
-	stateDir, err := safety.StateDir()
+	stateDir, err := statedir.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +122,7 @@ func TestShellTreeUndo(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(big, "many"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			for i := range safety.MaxTreeEntries {
+			for i := range journal.MaxTreeEntries {
 				if err := os.WriteFile(filepath.Join(big, "many", fmt.Sprint(i)), nil, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -127,12 +130,12 @@ func TestShellTreeUndo(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(dir, "large"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(dir, "large", "f"), make([]byte, safety.DefaultUndoMaxBytes+1), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "large", "f"), make([]byte, journal.DefaultMaxBytes+1), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			before := snapshot(t, dir)
 			for cmd, why := range map[string]string{
-				"rm -rf DIR/big":   fmt.Sprintf("holds more than %d entries", safety.MaxTreeEntries),
+				"rm -rf DIR/big":   fmt.Sprintf("holds more than %d entries", journal.MaxTreeEntries),
 				"rm -rf DIR/large": "more than the undo journal keeps",
 				"rm -rf DIR/fifo":  "is a fifo",
 				"rm -rf DIR/hard":  "has 2 hard links",

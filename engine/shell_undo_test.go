@@ -13,6 +13,7 @@ import (
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/testenv"
 )
 
@@ -171,7 +172,7 @@ func fillUndoDir(t *testing.T, dir string) {
 func TestShellCommandUndo(t *testing.T) {
 	localState(t)
 	d, targets := undoTargets(t)
-	stateDir, err := safety.StateDir()
+	stateDir, err := statedir.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestShellUndoNeverClobbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	stateDir, _ := safety.StateDir()
+	stateDir, _ := statedir.Dir()
 	_, err = engine.Undo(ctx, tr, stateDir, session, name, false, nil)
 	if err == nil || !strings.Contains(err.Error(), "changed since session") {
 		t.Fatalf("undo over a newer change: %v", err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/autoshell/agent/executor"
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 )
@@ -16,20 +16,20 @@ import (
 // Undo puts back the files session id changed on the host named target
 // (its name in the journal), reached through tr, newest change first. It
 // returns the actions taken — only those files were put back when the
-// error is not nil; safety.ErrAlreadyRestored when there was nothing left
+// error is not nil; journal.ErrAlreadyRestored when there was nothing left
 // to do. With force, files that changed after the session changed them are
 // restored too. Files the session changed as another user through become
 // are restored as that user, with hb's password and sudo settings (nil:
 // sudo without a password).
-func Undo(ctx context.Context, tr transport.Transport, stateDir, id, target string, force bool, hb *HostBecome) ([]safety.Action, error) {
-	journal, err := safety.OpenJournal(stateDir, id, target)
+func Undo(ctx context.Context, tr transport.Transport, stateDir, id, target string, force bool, hb *HostBecome) ([]journal.Action, error) {
+	j, err := journal.Open(stateDir, id, target)
 	if err != nil {
 		return nil, err
 	}
-	return journal.RestoreWith(ctx, restorer{tr}, safety.RestoreOptions{Force: force, As: becomeRestorer(tr, hb)})
+	return j.RestoreWith(ctx, restorer{tr}, journal.RestoreOptions{Force: force, As: becomeRestorer(tr, hb)})
 }
 
-// restorer adapts a transport to safety.FileRestorer.
+// restorer adapts a transport to journal.FileRestorer.
 type restorer struct{ tr transport.Transport }
 
 // WriteFile puts path's content back. A symbolic link a shell command put
@@ -54,7 +54,7 @@ func (r restorer) ReadFile(ctx context.Context, path string, w io.Writer) (int64
 // Chmod sets path's mode, setuid/setgid/sticky included, with `chmod` in
 // octal, quoted for the host's shell.
 func (r restorer) Chmod(ctx context.Context, path string, mode fs.FileMode) error {
-	res, err := r.tr.Run(ctx, transport.Command{Command: fmt.Sprintf("chmod %04o -- %s", safety.UnixMode(mode), tools.Quote(path))})
+	res, err := r.tr.Run(ctx, transport.Command{Command: fmt.Sprintf("chmod %04o -- %s", journal.UnixMode(mode), tools.Quote(path))})
 	if err != nil {
 		return fmt.Errorf("chmod %s: %w", path, err)
 	}
@@ -92,7 +92,7 @@ func (r restorer) RemoveDir(ctx context.Context, path string) error {
 	return nil
 }
 
-var _ safety.OwnerRestorer = restorer{}
+var _ journal.OwnerRestorer = restorer{}
 
 // Chown sets the owner and group of path itself (chown -h: a link's own),
 // by number.
@@ -101,13 +101,13 @@ func (r restorer) Chown(ctx context.Context, path string, uid, gid int) error {
 }
 
 // ListTree lists the directory tree at root as the restorer's user sees it.
-func (r restorer) ListTree(ctx context.Context, root string) (safety.TreeListing, error) {
+func (r restorer) ListTree(ctx context.Context, root string) (journal.TreeListing, error) {
 	return executor.ListTree(ctx, r.tr, root)
 }
 
 // Mkdir creates the directory path with mode (its parent exists).
 func (r restorer) Mkdir(ctx context.Context, path string, mode fs.FileMode) error {
-	return r.run(ctx, "create directory "+path, fmt.Sprintf("mkdir -m %04o -- %s", safety.UnixMode(mode), tools.Quote(path)))
+	return r.run(ctx, "create directory "+path, fmt.Sprintf("mkdir -m %04o -- %s", journal.UnixMode(mode), tools.Quote(path)))
 }
 
 // Symlink creates the symbolic link path pointing to target.

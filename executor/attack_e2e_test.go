@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoshell/agent/journal"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/autoshell/agent/audit"
@@ -38,7 +40,7 @@ func runAttacks(t *testing.T, tr transport.Transport, home string) {
 	for _, mode := range []safety.Mode{safety.DefaultMode(false), safety.ModeMedium} {
 		// With the undo journal on, as agent runs: what it saves may lower
 		// an undoable command (rm -r) to medium, never an attack.
-		j, err := safety.OpenJournal(state, fmt.Sprintf("attacks-%d", mode), "h")
+		j, err := journal.Open(state, fmt.Sprintf("attacks-%d", mode), "h")
 		must(t, err)
 		e := New(Config{Transport: tr, Policy: p, Approver: safety.NewApprover(mode, nil), Audit: audit,
 			Session: "attacks", Vars: execctx.New(), Emit: func(event.Event) {}, Journal: j})

@@ -19,6 +19,7 @@ import (
 	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/execctx"
+	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
@@ -55,7 +56,7 @@ type Config struct {
 	Redact func(string) string
 	// Journal records a file's previous content before any change; nil: no
 	// undo journal. A Journal that fails refuses the change.
-	Journal *safety.Journal
+	Journal *journal.Journal
 	// Session is the session id written to the audit log and events.
 	Session string
 	// Host names the host in events and the audit log; default

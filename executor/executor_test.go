@@ -14,6 +14,7 @@ import (
 	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/execctx"
+	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/transport/local"
@@ -28,7 +29,7 @@ type harness struct {
 	asked  []safety.Request
 	answer bool
 	audit  *audit.Log
-	jrnl   *safety.Journal
+	jrnl   *journal.Journal
 }
 
 func newHarness(t *testing.T) *harness {
@@ -40,7 +41,7 @@ func newHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(func() { a.Close() })
 	h.audit = a
-	j, err := safety.OpenJournal(h.state, "s1", "local")
+	j, err := journal.Open(h.state, "s1", "local")
 	if err != nil {
 		t.Fatal(err)
 	}

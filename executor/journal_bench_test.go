@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/autoshell/agent/journal"
+
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/transport/local"
@@ -76,10 +78,10 @@ func benchStep(b *testing.B, cmd string, bytes int64) {
 			state := b.TempDir()
 			b.SetBytes(bytes)
 			for i := 0; b.Loop(); i++ {
-				var j *safety.Journal
+				var j *journal.Journal
 				if journaled {
 					b.StopTimer()
-					if j, err = safety.OpenJournal(state, fmt.Sprintf("b%d", i), "local"); err != nil {
+					if j, err = journal.Open(state, fmt.Sprintf("b%d", i), "local"); err != nil {
 						b.Fatal(err)
 					}
 					j.MaxBytes = 64 << 20

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/autoshell/agent/execctx"
+	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/safety"
 )
 
@@ -104,7 +105,7 @@ func TestExecutorUndoChangedSinceAndMode(t *testing.T) {
 	must(t, os.Chmod(script, 0o644))
 
 	acts, err := h.jrnl.Restore(context.Background(), restorer{})
-	if !errors.Is(err, safety.ErrChangedSince) || !strings.Contains(err.Error(), "skipped "+conf+": changed since session s1 (use --force to overwrite)") || len(acts) != 1 {
+	if !errors.Is(err, journal.ErrChangedSince) || !strings.Contains(err.Error(), "skipped "+conf+": changed since session s1 (use --force to overwrite)") || len(acts) != 1 {
 		t.Fatalf("Restore: %v %v", acts, err)
 	}
 	if got := h.read(conf); got != "v3 by someone else\n" {
@@ -113,7 +114,7 @@ func TestExecutorUndoChangedSinceAndMode(t *testing.T) {
 	if fi, err := os.Stat(script); err != nil || fi.Mode() != 0o750|fs.ModeSetuid || h.read(script) != "#!/bin/sh\necho 1\n" {
 		t.Errorf("script after undo: %v %v %q", fi.Mode(), err, h.read(script))
 	}
-	if _, err := h.jrnl.RestoreWith(context.Background(), restorer{}, safety.RestoreOptions{Force: true}); err != nil {
+	if _, err := h.jrnl.RestoreWith(context.Background(), restorer{}, journal.RestoreOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.read(conf); got != "v1\n" {

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/transport"
 )
@@ -34,11 +35,11 @@ type shellTarget struct {
 	// tree is the listing of an existing directory the command changes
 	// (rm -r, rmdir, mv, chmod -R): its whole tree is journaled; size is
 	// its files' bytes.
-	tree []safety.TreeEntry
+	tree []journal.TreeEntry
 }
 
 // maxShellJournal bounds what one command's targets may hold in all.
-const maxShellJournal = safety.MaxCommandBytes
+const maxShellJournal = journal.MaxCommandBytes
 
 // planShellUndo resolves on the host the files a command writes and tells
 // whether undo can take each back: it returns those it can, and why not
@@ -97,10 +98,10 @@ func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, to
 				}
 				return out, fmt.Sprintf("%s: its owner cannot be looked at to save it (%v)", st.path, err), nil
 			}
-			st.owner = safety.Owner(l.Entries[0].UID, l.Entries[0].GID)
+			st.owner = journal.Owner(l.Entries[0].UID, l.Entries[0].GID)
 		}
-		if entries += len(st.tree); entries > safety.MaxTreeEntries {
-			return out, fmt.Sprintf("the directories it changes hold more than %d entries, more than the undo journal keeps", safety.MaxTreeEntries), nil
+		if entries += len(st.tree); entries > journal.MaxTreeEntries {
+			return out, fmt.Sprintf("the directories it changes hold more than %d entries, more than the undo journal keeps", journal.MaxTreeEntries), nil
 		}
 		if total += st.size; st.tree == nil && st.size > limit || total > maxShellJournal {
 			return out, fmt.Sprintf("%s holds %d bytes, more than the undo journal keeps (%d a file, %d a command)",
@@ -186,7 +187,7 @@ func (e *Executor) shellTarget(ctx context.Context, tr transport.Transport, abs 
 	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	st := shellTarget{path: real, existed: true, mode: mode, size: fi.Size()}
 	if uid, gid, ok := infoOwner(fi); ok { // free where Stat says it: undo puts it back
-		st.owner = safety.Owner(uid, gid)
+		st.owner = journal.Owner(uid, gid)
 	}
 	return st, "", nil
 }
@@ -223,7 +224,7 @@ func (e *Executor) journalMax() int64 {
 	if e.cfg.Journal != nil && e.cfg.Journal.MaxBytes > 0 {
 		return e.cfg.Journal.MaxBytes
 	}
-	return safety.DefaultUndoMaxBytes
+	return journal.DefaultMaxBytes
 }
 
 // journalShell saves each target's content and mode (or its absence)
@@ -260,7 +261,7 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 }
 
 // shellChanged records what the command left in each target (its content's
-// SHA-256, or safety.Absent), so that undo refuses to overwrite a later
+// SHA-256, or journal.Absent), so that undo refuses to overwrite a later
 // change. It runs whether the command succeeded or not: a failed command
 // may have changed files too.
 func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []shellTarget) error {
@@ -271,7 +272,7 @@ func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, tar
 			continue // undo's rmdir refuses a directory something was put in
 		}
 		// A directory now: its tree's state; bounded like the journal.
-		sum, err := safety.State(ctx, hostTree{tr}, t.path, e.cfg.Journal.Bounds())
+		sum, err := journal.State(ctx, hostTree{tr}, t.path, e.cfg.Journal.Bounds())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("undo journal: %s: %w", t.path, err))
 			continue
@@ -279,7 +280,7 @@ func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, tar
 		if err := e.cfg.Journal.Changed(ctx, t.path, sum); err != nil {
 			errs = append(errs, err)
 		}
-		if sum == safety.TooLarge {
+		if sum == journal.TooLarge {
 			notes = append(notes, t.path)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/transport/local"
@@ -60,7 +61,7 @@ func TestShellUndoAfterStateBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = h.jrnl.Restore(context.Background(), lookOnly{hostTree{tr}})
-	var ce *safety.ChangedError
+	var ce *journal.ChangedError
 	if !errors.As(err, &ce) || ce.Path != dst || !strings.Contains(err.Error(), "more than undo compares") {
 		t.Fatalf("undo: %v, want %s refused as over the bounds", err, dst)
 	}

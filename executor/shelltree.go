@@ -7,7 +7,7 @@ import (
 	"io"
 	"path"
 
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/transport"
 )
 
@@ -16,22 +16,22 @@ import (
 const maxListing = 16 << 20
 
 // ListTree lists the directory tree at root on the host reached through tr
-// (as the user tr acts as): safety.TreeListCommand, parsed. Nothing at
+// (as the user tr acts as): journal.TreeListCommand, parsed. Nothing at
 // root is an error wrapping fs.ErrNotExist; at most
-// safety.MaxTreeEntries+1 entries are listed.
-func ListTree(ctx context.Context, tr transport.Transport, root string) (safety.TreeListing, error) {
+// journal.MaxTreeEntries+1 entries are listed.
+func ListTree(ctx context.Context, tr transport.Transport, root string) (journal.TreeListing, error) {
 	var out bytes.Buffer
-	res, err := tr.Run(ctx, transport.Command{Command: safety.TreeListCommand(root, safety.MaxTreeEntries),
+	res, err := tr.Run(ctx, transport.Command{Command: journal.TreeListCommand(root, journal.MaxTreeEntries),
 		Stdout: &capped{w: &out, n: maxListing}, CaptureLimit: 4096})
 	switch {
 	case err != nil:
-		return safety.TreeListing{}, fmt.Errorf("list %s: %w", root, err)
+		return journal.TreeListing{}, fmt.Errorf("list %s: %w", root, err)
 	case out.Len() >= maxListing:
-		return safety.TreeListing{}, fmt.Errorf("list %s: the listing is above %d bytes", root, maxListing)
+		return journal.TreeListing{}, fmt.Errorf("list %s: the listing is above %d bytes", root, maxListing)
 	case res.ExitCode != 0 || res.Stderr != "":
-		return safety.TreeListing{}, fmt.Errorf("list %s: exit %d: %s", root, res.ExitCode, firstLine(res.Stderr))
+		return journal.TreeListing{}, fmt.Errorf("list %s: exit %d: %s", root, res.ExitCode, firstLine(res.Stderr))
 	}
-	l, err := safety.ParseTreeListing(out.Bytes())
+	l, err := journal.ParseTreeListing(out.Bytes())
 	if err != nil {
 		return l, fmt.Errorf("list %s: %w", root, err)
 	}
@@ -61,7 +61,7 @@ func firstLine(s string) string {
 
 // treeTarget looks at the directory real on the host: undo can take a
 // change to it back when its whole tree can be journaled. why says why
-// not: more entries than safety.MaxTreeEntries, a file above the journal's
+// not: more entries than journal.MaxTreeEntries, a file above the journal's
 // per-file cap, anything but directories, regular files and symbolic
 // links (devices, sockets, fifos), a file with other hard links (undo
 // would put back a copy), a mount point at or inside it, or an entry the
@@ -94,12 +94,12 @@ func boolInt(b bool) int {
 
 // treeWhy says why undo could not put the tree l at root back as it is,
 // or "" when it can; limit is the journal's per-file cap.
-func treeWhy(root string, l safety.TreeListing, limit int64) string {
+func treeWhy(root string, l journal.TreeListing, limit int64) string {
 	if len(l.Entries) == 0 || l.Entries[0].Type != 'd' {
 		return fmt.Sprintf("%s is no longer a directory", root)
 	}
-	if len(l.Entries) > safety.MaxTreeEntries {
-		return fmt.Sprintf("%s holds more than %d entries, more than the undo journal keeps", root, safety.MaxTreeEntries)
+	if len(l.Entries) > journal.MaxTreeEntries {
+		return fmt.Sprintf("%s holds more than %d entries, more than the undo journal keeps", root, journal.MaxTreeEntries)
 	}
 	rootDev := l.Entries[0].Dev
 	if rootDev != l.ParentDev {
@@ -160,15 +160,15 @@ func (e *Executor) journalTree(ctx context.Context, tr transport.Transport, as s
 	return e.cfg.Journal.RecordTree(ctx, t.path, l.Entries, read, as)
 }
 
-// hostTree reads and lists files through a transport: a safety.TreeReader.
+// hostTree reads and lists files through a transport: a journal.TreeReader.
 type hostTree struct{ tr transport.Transport }
 
 func (h hostTree) ReadFile(ctx context.Context, p string, w io.Writer) (int64, error) {
 	return h.tr.ReadFile(ctx, p, w)
 }
 
-func (h hostTree) ListTree(ctx context.Context, root string) (safety.TreeListing, error) {
+func (h hostTree) ListTree(ctx context.Context, root string) (journal.TreeListing, error) {
 	return ListTree(ctx, h.tr, root)
 }
 
-var _ safety.TreeReader = hostTree{}
+var _ journal.TreeReader = hostTree{}

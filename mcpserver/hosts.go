@@ -11,7 +11,7 @@ import (
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/executor"
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
 
@@ -46,7 +46,7 @@ type hostConn struct {
 
 func newPool(s *Server) *pool {
 	p := &pool{s: s, conns: map[string]*hostConn{}, sessions: map[string]string{},
-		base: safety.NewSessionID(), stop: make(chan struct{})}
+		base: statedir.NewSessionID(), stop: make(chan struct{})}
 	go p.reap(s.o.IdleTimeout)
 	return p
 }
@@ -209,13 +209,13 @@ func (p *pool) dial(c *hostConn, session string) {
 
 // retire takes the host's connection out of the pool (it closes when its
 // calls end) and gives the host a new session: after an undo its journal
-// is closed for changes (safety.Journal), so later changes start anew.
+// is closed for changes (journal.Journal), so later changes start anew.
 func (p *pool) retire(name string, newSession bool) {
 	p.mu.Lock()
 	c := p.conns[name]
 	delete(p.conns, name)
 	if newSession {
-		p.sessions[name] = safety.NewSessionID()
+		p.sessions[name] = statedir.NewSessionID()
 	}
 	p.mu.Unlock()
 	if c == nil {

@@ -14,9 +14,11 @@ import (
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/executor"
+	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/tools"
 )
 
@@ -267,7 +269,7 @@ func (s *Server) undo(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	}
 	current := s.hosts.session(host)
 	id := cmp.Or(strings.TrimSpace(p.Session), current)
-	if err := safety.CheckSessionID(id); err != nil {
+	if err := statedir.CheckSessionID(id); err != nil {
 		return toolError("%s: %v", UndoName, err), nil
 	}
 	l, err := s.hosts.acquire(ctx, host)
@@ -280,7 +282,7 @@ func (s *Server) undo(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if id == current {
 		s.hosts.retire(host, true)
 	}
-	stateDir, err := safety.StateDir()
+	stateDir, err := statedir.Dir()
 	if err != nil {
 		return toolError("%s: %v", UndoName, err), nil
 	}
@@ -291,7 +293,7 @@ func (s *Server) undo(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		res.Restored = append(res.Restored, a.String())
 	}
 	switch {
-	case errors.Is(err, safety.ErrAlreadyRestored):
+	case errors.Is(err, journal.ErrAlreadyRestored):
 		return textResult(fmt.Sprintf("session %s on %s: nothing left to undo (already restored)", id, host), false, res), nil
 	case err != nil:
 		return textResult(fmt.Sprintf("undo on %s: %s (restored: %s)", host, h.Redact(err.Error()), strings.Join(res.Restored, "; ")), true, res), nil

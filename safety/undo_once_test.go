@@ -164,7 +164,7 @@ func FuzzUndoableOnce(f *testing.F) {
 		if an.IfJournaled.Level > an.Level {
 			t.Fatalf("%q: journaling raised %v to %v", cmd, an.Level, an.IfJournaled.Level)
 		}
-		wrapped := []string{"watch -- " + shellQuote(cmd), "sh -c " + shellQuote(cmd)}
+		wrapped := []string{"watch -- " + quote(cmd), "sh -c " + quote(cmd)}
 		if !strings.ContainsAny(cmd, "}\n") && !strings.Contains(cmd, "done") && !strings.Contains(cmd, "#") {
 			wrapped = append(wrapped, "while :; do "+cmd+"\n done", "{ "+cmd+"\n} &")
 		}

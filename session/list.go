@@ -10,7 +10,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 )
 
 // ErrNotFound is returned for a session id with no session file.
@@ -19,7 +19,7 @@ var ErrNotFound = errors.New("no such session")
 // Load reads session id under stateDir. A session whose file is damaged
 // past some line comes back with the error (and what came before it).
 func Load(stateDir, id string) (*Session, error) {
-	if err := safety.CheckSessionID(id); err != nil {
+	if err := statedir.CheckSessionID(id); err != nil {
 		return nil, err
 	}
 	p := Path(stateDir, id)
@@ -54,7 +54,7 @@ func List(stateDir string) ([]Info, error) {
 	}
 	var out []Info
 	for _, e := range ents {
-		if !e.IsDir() || safety.CheckSessionID(e.Name()) != nil {
+		if !e.IsDir() || statedir.CheckSessionID(e.Name()) != nil {
 			continue
 		}
 		if _, err := os.Stat(Path(stateDir, e.Name())); err != nil {

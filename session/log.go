@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 )
 
 // FileName is a session's record inside its directory.
@@ -48,7 +48,7 @@ func Path(stateDir, id string) string {
 
 // Create starts the record of a new session id under stateDir with st.
 func Create(stateDir, id string, st Start) (*Log, error) {
-	if err := safety.CheckSessionID(id); err != nil {
+	if err := statedir.CheckSessionID(id); err != nil {
 		return nil, err
 	}
 	p := Path(stateDir, id)
@@ -71,7 +71,7 @@ func Create(stateDir, id string, st Start) (*Log, error) {
 // last line is cut off first, so the next record starts on a line of its
 // own. It fails with ErrLocked while another agent records the session.
 func Append(stateDir, id string) (*Log, error) {
-	if err := safety.CheckSessionID(id); err != nil {
+	if err := statedir.CheckSessionID(id); err != nil {
 		return nil, err
 	}
 	p := Path(stateDir, id)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/redact"
-	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
+	"github.com/autoshell/agent/statedir"
 )
 
 // resumeOptions are `agent resume`'s flags.
@@ -55,7 +55,7 @@ func runResume(ctx context.Context, a *app, args []string) error {
 	if fs.NArg() > 1 {
 		return usagef("resume: want at most one SESSION")
 	}
-	dir, err := safety.StateDir()
+	dir, err := statedir.Dir()
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/autoshell/agent/llm"
-	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
+	"github.com/autoshell/agent/statedir"
 )
 
 // runSessions is `agent sessions`: the recorded sessions, newest first.
@@ -38,7 +38,7 @@ func runSessions(_ context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := safety.StateDir()
+	dir, err := statedir.Dir()
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/autoshell/agent/engine"
-	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/journal"
+	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/transport"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
@@ -64,11 +65,11 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 	if inv.given() && a.host.sshHost != "" {
 		return usagef("undo: -i and --ssh-host: choose the inventory or one host")
 	}
-	stateDir, err := safety.StateDir()
+	stateDir, err := statedir.Dir()
 	if err != nil {
 		return err
 	}
-	sessions, err := safety.ListSessions(stateDir)
+	sessions, err := journal.ListSessions(stateDir)
 	if err != nil {
 		return err
 	}
@@ -128,12 +129,12 @@ func (a *app) hostBecome(ctx context.Context, t engine.Target) (*engine.HostBeco
 }
 
 // undoOn restores session info's changes on target, reached through tr.
-func undoOn(ctx context.Context, a *app, tr transport.Transport, stateDir string, info safety.SessionInfo, target string, force bool, hb *engine.HostBecome) error {
+func undoOn(ctx context.Context, a *app, tr transport.Transport, stateDir string, info journal.SessionInfo, target string, force bool, hb *engine.HostBecome) error {
 	actions, err := engine.Undo(ctx, tr, stateDir, info.ID, target, force, hb)
 	for _, act := range actions {
 		fmt.Fprintf(a.stdout, "%s: %s\n", printable(target), act)
 	}
-	if errors.Is(err, safety.ErrAlreadyRestored) {
+	if errors.Is(err, journal.ErrAlreadyRestored) {
 		fmt.Fprintf(a.stdout, "session %s on %s was already restored; nothing to do\n", info.ID, printable(target))
 		return nil
 	}
@@ -151,7 +152,7 @@ func undoOn(ctx context.Context, a *app, tr transport.Transport, stateDir string
 // changes are put back on every selected inventory host it changed, one
 // host after another, each dialled with its inventory settings as a batch
 // run dials it. A host that fails does not stop the others; exit 3 then.
-func undoBatch(ctx context.Context, a *app, stateDir string, info safety.SessionInfo, inv inventoryFlags, limit string, force bool) error {
+func undoBatch(ctx context.Context, a *app, stateDir string, info journal.SessionInfo, inv inventoryFlags, limit string, force bool) error {
 	spec, err := inv.spec(ctx)
 	if err != nil {
 		return err
@@ -188,7 +189,7 @@ func undoBatch(ctx context.Context, a *app, stateDir string, info safety.Session
 }
 
 // undoInventoryHost restores session info's changes on inventory host h.
-func undoInventoryHost(ctx context.Context, a *app, stateDir string, info safety.SessionInfo, h engine.Target, force bool) error {
+func undoInventoryHost(ctx context.Context, a *app, stateDir string, info journal.SessionInfo, h engine.Target, force bool) error {
 	tr, err := engine.Dial(ctx, h, engine.DialOptions{SSH: sshtr.Options{ // local for ansible_connection=local
 		Prompter: newTerminalPrompter(),
 		Warn:     func(msg string) { fmt.Fprintf(a.stderr, "agent: %s: %s\n", printable(h.Name), msg) },
@@ -210,16 +211,16 @@ var errAllRestored = errors.New("every session is restored")
 // pickSession finds id among sessions, or when id is "" the newest one not
 // yet restored (undoing twice goes one session further back, never
 // "restores" the same one again).
-func pickSession(sessions []safety.SessionInfo, id string) (safety.SessionInfo, error) {
+func pickSession(sessions []journal.SessionInfo, id string) (journal.SessionInfo, error) {
 	if id != "" {
-		if err := safety.CheckSessionID(id); err != nil {
-			return safety.SessionInfo{}, usageError{err}
+		if err := statedir.CheckSessionID(id); err != nil {
+			return journal.SessionInfo{}, usageError{err}
 		}
 	}
 	if id == "" && len(sessions) > 0 {
 		// Ids sort by the second a run started; two runs in one second
 		// are told apart by their first change.
-		var newest *safety.SessionInfo
+		var newest *journal.SessionInfo
 		newestAny := sessions[0]
 		for i, s := range sessions {
 			if s.Err == nil && (newestAny.Err != nil || s.Started.After(newestAny.Started)) {
@@ -231,11 +232,11 @@ func pickSession(sessions []safety.SessionInfo, id string) (safety.SessionInfo, 
 		}
 		switch {
 		case newest != nil:
-			sessions = []safety.SessionInfo{*newest}
+			sessions = []journal.SessionInfo{*newest}
 		case newestAny.Err != nil:
-			sessions = []safety.SessionInfo{newestAny}
+			sessions = []journal.SessionInfo{newestAny}
 		default:
-			return safety.SessionInfo{}, fmt.Errorf("%w (the newest, %s, was restored)", errAllRestored, newestAny.ID)
+			return journal.SessionInfo{}, fmt.Errorf("%w (the newest, %s, was restored)", errAllRestored, newestAny.ID)
 		}
 	}
 	for _, s := range sessions {
@@ -247,13 +248,13 @@ func pickSession(sessions []safety.SessionInfo, id string) (safety.SessionInfo, 
 		}
 	}
 	if id == "" {
-		return safety.SessionInfo{}, usagef("undo: no session has changed any file yet")
+		return journal.SessionInfo{}, usagef("undo: no session has changed any file yet")
 	}
-	return safety.SessionInfo{}, usagef("undo: session %s changed no file (or does not exist)", id)
+	return journal.SessionInfo{}, usagef("undo: session %s changed no file (or does not exist)", id)
 }
 
 // undoHost decides which host of the session to restore.
-func undoHost(info safety.SessionInfo, asked string) (string, error) {
+func undoHost(info journal.SessionInfo, asked string) (string, error) {
 	switch {
 	case asked != "" && slices.Contains(info.Hosts, asked):
 		return asked, nil
@@ -268,13 +269,13 @@ func undoHost(info safety.SessionInfo, asked string) (string, error) {
 
 // listSessions prints agent undo --list: the sessions that changed files,
 // newest first.
-func listSessions(w io.Writer, sessions []safety.SessionInfo) {
+func listSessions(w io.Writer, sessions []journal.SessionInfo) {
 	if len(sessions) == 0 {
 		fmt.Fprintln(w, "no session has changed any file yet")
 		return
 	}
 	sorted := slices.Clone(sessions)
-	slices.SortStableFunc(sorted, func(x, y safety.SessionInfo) int { return y.Started.Compare(x.Started) })
+	slices.SortStableFunc(sorted, func(x, y journal.SessionInfo) int { return y.Started.Compare(x.Started) })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tSTARTED\tHOSTS\tFILES\tRESTORED")
 	for _, s := range sorted {

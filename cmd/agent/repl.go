@@ -14,6 +14,7 @@ import (
 	"github.com/peterh/liner"
 
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/stepgen"
 )
 
@@ -143,7 +144,7 @@ type termLines struct {
 func newTermLines(stderr io.Writer) *termLines {
 	r := &termLines{l: liner.NewLiner(), warnings: stderr}
 	r.l.SetCtrlCAborts(true)
-	if dir, err := safety.StateDir(); err == nil {
+	if dir, err := statedir.Dir(); err == nil {
 		r.history = filepath.Join(dir, "repl_history")
 		if f, err := os.Open(r.history); err == nil {
 			r.l.ReadHistory(f)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/redact"
-	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
+	"github.com/autoshell/agent/statedir"
 )
 
 // resumeState is what `agent resume` hands to the command it runs again.
@@ -22,7 +22,7 @@ type resumeState struct {
 // openRecord starts the record of the run's session (st), or with agent
 // resume takes up the session being resumed. The caller ends it (endRecord).
 func (a *app) openRecord(st session.Start) (*session.Log, error) {
-	dir, err := safety.StateDir()
+	dir, err := statedir.Dir()
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (a *app) openRecord(st session.Start) (*session.Log, error) {
 	if st.Dir, err = os.Getwd(); err != nil {
 		return nil, err
 	}
-	return session.Create(dir, safety.NewSessionID(), st)
+	return session.Create(dir, statedir.NewSessionID(), st)
 }
 
 // endRecord records how the session ended: done, failed, or interrupted

@@ -1,4 +1,4 @@
-package safety
+package statedir
 
 import (
 	"crypto/rand"
@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// StateDir is where agent keeps its audit log, sessions and undo journal:
+// Dir is where agent keeps its audit log, sessions and undo journal:
 // $XDG_STATE_HOME/agent, or ~/.local/state/agent when XDG_STATE_HOME is
 // unset or not absolute (as the XDG base directory spec says to ignore
 // relative values). It is not created here.
-func StateDir() (string, error) {
+func Dir() (string, error) {
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "agent"), nil
 	}
@@ -25,25 +25,27 @@ func StateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "agent"), nil
 }
 
-// AuditPath is the audit log: StateDir()/audit.log.
+// AuditPath is the audit log: Dir()/audit.log.
 func AuditPath() (string, error) {
-	d, err := StateDir()
+	d, err := Dir()
 	if err != nil {
 		return "", err
 	}
 	return filepath.Join(d, "audit.log"), nil
 }
 
-// SessionsDir holds one directory per session: StateDir()/sessions.
+// SessionsDir holds one directory per session: Dir()/sessions.
 func SessionsDir() (string, error) {
-	d, err := StateDir()
+	d, err := Dir()
 	if err != nil {
 		return "", err
 	}
-	return sessionsDir(d), nil
+	return Sessions(d), nil
 }
 
-func sessionsDir(stateDir string) string { return filepath.Join(stateDir, "sessions") }
+// Sessions is stateDir's directory of sessions, as SessionsDir is
+// Dir's.
+func Sessions(stateDir string) string { return filepath.Join(stateDir, "sessions") }
 
 // sessionTimeFormat makes session ids sort by time as strings.
 const sessionTimeFormat = "20060102T150405Z"
@@ -76,19 +78,6 @@ func CheckSessionID(id string) error {
 		if !ok {
 			return fmt.Errorf("%w: %q", ErrBadSessionID, id)
 		}
-	}
-	return nil
-}
-
-// syncDir makes a directory's entries (newly created files) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
 }

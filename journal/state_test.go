@@ -1,4 +1,4 @@
-package safety
+package journal
 
 import (
 	"bytes"
@@ -111,7 +111,7 @@ func TestUndoRefusesTooLarge(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := dirState(t, root)
-			j, err := OpenJournal(t.TempDir(), "s1", "h")
+			j, err := Open(t.TempDir(), "s1", "h")
 			if err != nil {
 				t.Fatal(err)
 			}

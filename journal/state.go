@@ -1,4 +1,4 @@
-package safety
+package journal
 
 import (
 	"context"
@@ -24,7 +24,7 @@ const MaxCommandBytes = 64 << 20
 
 // StateBounds bound what State reads to hash a path: the bytes of each
 // file, and for a directory tree its entries and its files' bytes in all.
-// Zero fields take the journal's defaults (DefaultUndoMaxBytes,
+// Zero fields take the journal's defaults (DefaultMaxBytes,
 // MaxCommandBytes, MaxTreeEntries).
 type StateBounds struct {
 	FileBytes, TreeBytes int64
@@ -37,7 +37,7 @@ func (j *Journal) Bounds() StateBounds { return StateBounds{FileBytes: j.MaxByte
 
 func (b StateBounds) orDefault() StateBounds {
 	if b.FileBytes <= 0 {
-		b.FileBytes = DefaultUndoMaxBytes
+		b.FileBytes = DefaultMaxBytes
 	}
 	if b.TreeBytes <= 0 {
 		b.TreeBytes = MaxCommandBytes

@@ -1,4 +1,4 @@
-package safety
+package journal
 
 import "golang.org/x/sys/unix"
 

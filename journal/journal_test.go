@@ -1,4 +1,4 @@
-package safety
+package journal
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/autoshell/agent/statedir"
 )
 
 // memFiles is an in-memory host: FileRestorer from function fields over a map.
@@ -133,7 +135,7 @@ func (m *memFiles) change(t *testing.T, j *Journal, path string, content []byte)
 
 func TestJournalRestore(t *testing.T) {
 	state := t.TempDir()
-	id := newSessionID(mustTime(t, "2026-11-21T09:01:02Z"))
+	id := "20261121T090102Z-ab12cd"
 	h := newMemFiles()
 	binary := []byte{0, 1, 2, 0xff, '\n', '\r', 'x'}
 	h.files["/srv/a.sh"], h.modes["/srv/a.sh"] = []byte("echo 1\n"), 0o755
@@ -141,7 +143,7 @@ func TestJournalRestore(t *testing.T) {
 	h.files["/srv/empty"], h.modes["/srv/empty"] = []byte{}, 0o640
 	before := map[string][]byte{"/srv/a.sh": []byte("echo 1\n"), "/srv/bin": binary, "/srv/empty": {}}
 
-	j, err := OpenJournal(state, id, "vub")
+	j, err := Open(state, id, "vub")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +171,7 @@ func TestJournalRestore(t *testing.T) {
 	}
 
 	// A later run (a new process) restores.
-	j2, err := OpenJournal(state, id, "vub")
+	j2, err := Open(state, id, "vub")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +214,7 @@ func TestJournalRestore(t *testing.T) {
 
 func TestJournalHosts(t *testing.T) {
 	state := t.TempDir()
-	id := NewSessionID()
+	id := statedir.NewSessionID()
 	hosts := map[string]*memFiles{"web01": newMemFiles(), "web02": newMemFiles()}
 	var wg sync.WaitGroup
 	for name, h := range hosts {
@@ -266,8 +268,8 @@ func TestJournalLimitsAndErrors(t *testing.T) {
 		t.Errorf("cancelled Record: %v", err)
 	}
 	for _, id := range []string{"", "../x", "a/b", ".hidden", strings.Repeat("a", 200)} {
-		if _, err := OpenJournal(state, id, "h"); !errors.Is(err, ErrBadSessionID) {
-			t.Errorf("OpenJournal(%q): %v", id, err)
+		if _, err := Open(state, id, "h"); !errors.Is(err, statedir.ErrBadSessionID) {
+			t.Errorf("Open(%q): %v", id, err)
 		}
 	}
 	// Nothing recorded: nothing to restore, nothing listed.
@@ -302,7 +304,7 @@ func TestJournalCorrupt(t *testing.T) {
 	good, _ := os.ReadFile(index)
 
 	os.WriteFile(index, append(append([]byte{}, good...), "{\"host\":\"h\",\"path\":\n"...), 0o600)
-	if _, err := OpenJournal(state, "s1", "h"); err == nil || !strings.Contains(err.Error(), "index.jsonl: line 3:") {
+	if _, err := Open(state, "s1", "h"); err == nil || !strings.Contains(err.Error(), "index.jsonl: line 3:") {
 		t.Errorf("corrupt line: %v", err)
 	}
 	if s, err := ListSessions(state); err != nil || len(s) != 1 || s[0].Err == nil {
@@ -366,7 +368,7 @@ func FuzzJournalIndex(f *testing.F) {
 
 func mustOpen(t *testing.T, state, id, host string) *Journal {
 	t.Helper()
-	j, err := OpenJournal(state, id, host)
+	j, err := Open(state, id, host)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package safety
+package journal
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 )
 
 // journalIndexes is what this process has read of each session's
-// index.jsonl, so that OpenJournal reads only the lines appended since
+// index.jsonl, so that Open reads only the lines appended since
 // its last call on the same file: a batch opens one journal per host of
 // the same session, and reading the whole index (every other host's
 // records) each time made a 2,000-host batch quadratic — 57% of agent's
 // CPU (docs/bench.md). Each line is still parsed and checked once, and
-// what OpenJournal sees is the file as it is when it is called, records
+// what Open sees is the file as it is when it is called, records
 // of other processes included.
 var journalIndexes = struct {
 	sync.Mutex

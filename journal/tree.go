@@ -1,4 +1,4 @@
-package safety
+package journal
 
 import (
 	"bytes"
@@ -340,7 +340,7 @@ func (j *Journal) RecordTree(ctx context.Context, root string, entries []TreeEnt
 	}
 	limit := j.MaxBytes
 	if limit <= 0 {
-		limit = DefaultUndoMaxBytes
+		limit = DefaultMaxBytes
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package safety
+package journal
 
 import "syscall"
 

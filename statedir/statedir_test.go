@@ -1,4 +1,4 @@
-package safety
+package statedir
 
 import (
 	"errors"
@@ -9,14 +9,14 @@ import (
 	"time"
 )
 
-func TestStateDir(t *testing.T) {
+func TestDir(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", "/xdg/state")
 	t.Setenv("HOME", "/home/u")
 	for _, tc := range []struct {
 		f    func() (string, error)
 		want string
 	}{
-		{StateDir, "/xdg/state/agent"},
+		{Dir, "/xdg/state/agent"},
 		{AuditPath, "/xdg/state/agent/audit.log"},
 		{SessionsDir, "/xdg/state/agent/sessions"},
 	} {
@@ -26,7 +26,7 @@ func TestStateDir(t *testing.T) {
 	}
 	for _, v := range []string{"", "relative/state"} {
 		t.Setenv("XDG_STATE_HOME", v)
-		if got, err := StateDir(); err != nil || got != filepath.FromSlash("/home/u/.local/state/agent") {
+		if got, err := Dir(); err != nil || got != filepath.FromSlash("/home/u/.local/state/agent") {
 			t.Errorf("XDG_STATE_HOME=%q: %q, %v", v, got, err)
 		}
 	}

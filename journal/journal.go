@@ -1,4 +1,4 @@
-package safety
+package journal
 
 import (
 	"bufio"
@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/autoshell/agent/statedir"
 )
 
 // The undo journal of a session lives in sessions/<id>/undo/: index.jsonl,
@@ -34,9 +36,9 @@ const (
 	indexFileName = "index.jsonl"
 )
 
-// DefaultUndoMaxBytes caps what one Record stores when the journal's
+// DefaultMaxBytes caps what one Record stores when the journal's
 // MaxBytes is not set; it matches the default policy's write cap.
-const DefaultUndoMaxBytes = 10 << 20
+const DefaultMaxBytes = 10 << 20
 
 // ErrAlreadyRestored is returned by Restore when the session was already
 // restored on that host.
@@ -46,7 +48,7 @@ var ErrAlreadyRestored = errors.New("session already restored")
 // before the session changed them. It is safe for concurrent use.
 type Journal struct {
 	// MaxBytes caps the previous content Record stores (set it from
-	// Policy.MaxWriteBytes); 0 means DefaultUndoMaxBytes.
+	// Policy.MaxWriteBytes); 0 means DefaultMaxBytes.
 	MaxBytes int64
 
 	dir, session, host string
@@ -57,15 +59,15 @@ type Journal struct {
 	next     int // next blob number to try
 }
 
-// OpenJournal opens the journal of session on host under stateDir (see
+// Open opens the journal of session on host under stateDir (see
 // StateDir), reading what it already holds. Nothing is created until the
 // first Record.
-func OpenJournal(stateDir, sessionID, host string) (*Journal, error) {
-	if err := CheckSessionID(sessionID); err != nil {
+func Open(stateDir, sessionID, host string) (*Journal, error) {
+	if err := statedir.CheckSessionID(sessionID); err != nil {
 		return nil, fmt.Errorf("open undo journal: %w", err)
 	}
 	j := &Journal{
-		dir:     filepath.Join(sessionsDir(stateDir), sessionID, undoDirName),
+		dir:     filepath.Join(statedir.Sessions(stateDir), sessionID, undoDirName),
 		session: sessionID, host: host, seen: map[string]bool{}, next: 1,
 	}
 	maxN, seen, restored, err := hostState(filepath.Join(j.dir, indexFileName), host)
@@ -145,7 +147,7 @@ func (j *Journal) RecordOwned(ctx context.Context, file string, prev []byte, exi
 	}
 	limit := j.MaxBytes
 	if limit <= 0 {
-		limit = DefaultUndoMaxBytes
+		limit = DefaultMaxBytes
 	}
 	if existed && int64(len(prev)) > limit {
 		return fmt.Errorf("undo journal: %s has %d bytes, above the %d-byte cap; refusing a change that could not be undone: %w",
@@ -319,7 +321,7 @@ type SessionInfo struct {
 // ListSessions returns the sessions under stateDir that recorded file
 // changes, newest first.
 func ListSessions(stateDir string) ([]SessionInfo, error) {
-	dir := sessionsDir(stateDir)
+	dir := statedir.Sessions(stateDir)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -329,7 +331,7 @@ func ListSessions(stateDir string) ([]SessionInfo, error) {
 	}
 	var out []SessionInfo
 	for _, e := range ents {
-		if !e.IsDir() || CheckSessionID(e.Name()) != nil {
+		if !e.IsDir() || statedir.CheckSessionID(e.Name()) != nil {
 			continue
 		}
 		recs, err := readIndex(filepath.Join(dir, e.Name(), undoDirName, indexFileName))

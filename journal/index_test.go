@@ -1,4 +1,4 @@
-package safety
+package journal
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// fromWholeIndex is what OpenJournal said before journalIndexes: the
+// fromWholeIndex is what Open said before journalIndexes: the
 // whole index read afresh.
 func fromWholeIndex(t *testing.T, index, host string) (next int, seen map[string]bool, restored bool) {
 	t.Helper()
@@ -33,7 +33,7 @@ func fromWholeIndex(t *testing.T, index, host string) (next int, seen map[string
 	return next, seen, restored
 }
 
-// OpenJournal reads only what was appended to the index since its last
+// Open reads only what was appended to the index since its last
 // call, and sees the same as a whole read: other hosts' and other
 // processes' records, a replaced file, an unterminated last line, a bad
 // line named as readIndex names it.
@@ -43,7 +43,7 @@ func TestJournalIndexIncremental(t *testing.T) {
 	index := filepath.Join(state, "sessions", "s1", "undo", "index.jsonl")
 	check := func(what, host string) *Journal {
 		t.Helper()
-		j, err := OpenJournal(state, "s1", host)
+		j, err := Open(state, "s1", host)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -73,7 +73,7 @@ func TestJournalIndexIncremental(t *testing.T) {
 		return string(b)
 	}
 
-	a, err := OpenJournal(state, "s1", "a")
+	a, err := Open(state, "s1", "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestJournalIndexIncremental(t *testing.T) {
 	appendRaw(half[:10])
 	old := tornWait
 	tornWait = func() { appendRaw(half[10:]) }
-	j, err := OpenJournal(state, "s1", "a")
+	j, err := Open(state, "s1", "a")
 	tornWait = old
 	if err != nil || !j.seen["/a5"] {
 		t.Errorf("a line appended while read: %v (seen %v)", err, j)
@@ -152,14 +152,14 @@ func TestJournalIndexIncremental(t *testing.T) {
 	}
 
 	appendRaw(`{"host":"a","pa`)
-	if _, err := OpenJournal(state, "s1", "a"); err == nil || !strings.Contains(err.Error(), "index.jsonl: line 4:") {
+	if _, err := Open(state, "s1", "a"); err == nil || !strings.Contains(err.Error(), "index.jsonl: line 4:") {
 		t.Errorf("a cut last line: %v", err)
 	}
 	appendRaw(`th":"/cut","dir":true,"time":"2026-11-27T00:00:00Z"}` + "\n")
 
 	// A bad line after lines already read: named as readIndex names it.
 	appendRaw(line(indexRecord{Host: "a", Path: "/ok", Dir: true}) + "\n" + `{"host":"a","path":` + "\n")
-	_, err = OpenJournal(state, "s1", "a")
+	_, err = Open(state, "s1", "a")
 	if err == nil || !strings.Contains(err.Error(), "index.jsonl: line 6:") {
 		t.Errorf("bad line: %v", err)
 	}

@@ -1,4 +1,4 @@
-package safety
+package journal
 
 import (
 	"context"
@@ -68,7 +68,7 @@ func TestUndoRestoresOwners(t *testing.T) {
 	}
 	for _, fail := range []error{nil, syscall.EPERM} {
 		t.Run(ownerCase(fail), func(t *testing.T) {
-			j, err := OpenJournal(t.TempDir(), "s1", "h")
+			j, err := Open(t.TempDir(), "s1", "h")
 			if err != nil {
 				t.Fatal(err)
 			}
