@@ -11,6 +11,7 @@ import (
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/executor"
+	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/statedir"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
@@ -98,6 +99,14 @@ func (l *lease) output(f func(string)) {
 // Host is the leased host.
 func (l *lease) Host() *engine.Host { return l.c.h }
 
+// approveBy makes c's approver decide the lease's steps.
+func (l *lease) approveBy(c *client) {
+	l.exec.SetGuard(func(ctx context.Context, req safety.Request) (safety.Decision, bool, error) {
+		d, err := c.approve.Decide(ctx, req)
+		return d, true, err
+	})
+}
+
 // release gives the executor back; a retired connection closes with its
 // last call.
 func (l *lease) release() {
@@ -105,6 +114,7 @@ func (l *lease) release() {
 	c.mu.Lock()
 	if l.w != nil {
 		l.w.out.Store(nil)
+		l.w.exec.SetGuard(nil)
 		c.free = append(c.free, l.w)
 	}
 	c.busy--

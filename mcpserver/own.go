@@ -199,6 +199,8 @@ func (s *Server) runPlan(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if err := executor.CheckPlanPermissions(plan, s.reg, s.o.Policy, nil); err != nil {
 		return toolError("%s: %v", RunPlanName, err), nil
 	}
+	ctx, end := s.begin(ctx, req)
+	defer end()
 	stop, _ := s.progress(ctx, req, fmt.Sprintf("run_plan on %d hosts", len(hosts)))
 	res := b.RunPlan(withCaller(ctx, req.Session), plan)
 	stop()
@@ -267,6 +269,8 @@ func (s *Server) undo(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if host == "" {
 		return toolError("%s: missing required parameter \"host\"", UndoName), nil
 	}
+	ctx, end := s.begin(ctx, req)
+	defer end()
 	current := s.hosts.session(host)
 	id := cmp.Or(strings.TrimSpace(p.Session), current)
 	if err := statedir.CheckSessionID(id); err != nil {

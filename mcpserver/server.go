@@ -67,7 +67,10 @@ type Server struct {
 	mcp     *mcp.Server
 	reg     *tools.Registry // the step tools, for their names and schemas
 	hosts   *pool
-	approve *safety.Approver
+	approve *safety.Approver // the hosts' fallback: never asks
+	clients clients          // each session's approver
+	calls   posts            // the HTTP POSTs carrying calls
+	running running          // the calls in progress
 }
 
 // New builds the server and its tools. An inventory that does not load is
@@ -99,7 +102,10 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	s := &Server{o: o, reg: tools.Default(o.Policy)}
-	s.approve = safety.NewApprover(o.Approve, elicitPrompter{})
+	// A step is approved by its client's approver (clients.of, set as the
+	// executor's guard for the call); the hosts' own approver asks nobody.
+	s.approve = safety.NewApprover(o.Approve, nil)
+	s.clients.mode = o.Approve
 	s.hosts = newPool(s)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agent", Title: "agent: safe remote tools", Version: o.Version},
 		&mcp.ServerOptions{
@@ -157,8 +163,16 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // restores by default).
 func (s *Server) Session(host string) string { return s.hosts.session(host) }
 
-// Close closes every connection.
-func (s *Server) Close() { s.hosts.close() }
+// stopWait is how long Close waits for cancelled calls to end.
+const stopWait = 3 * time.Second
+
+// Close cancels every running call (killing its command, as Ctrl-C does
+// for the CLI), waits a moment for them to end, and closes every
+// connection.
+func (s *Server) Close() {
+	s.running.stop(stopWait)
+	s.hosts.close()
+}
 
 // toolError is a tool result with isError: what the client's model should
 // see and may fix.

@@ -41,11 +41,14 @@ func (s *Server) stepHandler(name string) mcp.ToolHandler {
 		if err != nil {
 			return toolError("%s: %v", name, err), nil
 		}
+		ctx, end := s.begin(ctx, req)
+		defer end()
 		l, err := s.hosts.acquire(ctx, host)
 		if err != nil {
 			return toolError("%s: %v", name, err), nil
 		}
 		defer l.release()
+		l.approveBy(s.clients.of(req.Session))
 		stop, sink := s.progress(ctx, req, fmt.Sprintf("%s on %s", name, host))
 		l.output(sink)
 		r, err := l.exec.RunStep(withCaller(ctx, req.Session), planner.Step{Tool: name, Parameters: params})

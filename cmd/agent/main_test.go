@@ -21,11 +21,12 @@ import (
 
 func TestMain(m *testing.M) {
 	confine.MaybeLaunch()
-	if filepath.Base(os.Args[0]) != "agent" { // not a script's agent command
+	if b := filepath.Base(os.Args[0]); b != "agent" && b != "agent-mcp-client" { // not a script's command
 		placeLauncher()
 	}
 	testscript.Main(m, map[string]func(){
-		"agent": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"agent":            func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"agent-mcp-client": func() { os.Exit(mcpClientMain(os.Args[1:])) },
 	})
 }
 

@@ -123,7 +123,16 @@ func connectStdio(t *testing.T, ctx context.Context, env []string, c *mcpClient,
 // endpoint.
 func startHTTP(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("agent", append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
+	endpoint, _, _ := startMCPServer(t, env, append([]string{"--http", "127.0.0.1:0"}, args...)...)
+	return endpoint
+}
+
+// startMCPServer starts `agent mcp ARGS…` (with an --http address) and
+// returns its endpoint, the lines it printed before serving, and the
+// process.
+func startMCPServer(t *testing.T, env []string, args ...string) (endpoint string, before []string, proc *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command("agent", append([]string{"mcp"}, args...)...)
 	cmd.Env = env
 	// Killed with the test binary too (a test timeout skips Cleanup): an
 	// orphaned server would hold whatever descriptors it inherited.
@@ -147,7 +156,7 @@ func startHTTP(t *testing.T, env []string, args ...string) string {
 		}
 	})
 	sc := bufio.NewScanner(stderr)
-	re := regexp.MustCompile(`serving (http://\S+/mcp)`)
+	re := regexp.MustCompile(`serving (http\S+)`)
 	for sc.Scan() {
 		if m := re.FindStringSubmatch(sc.Text()); m != nil {
 			go func() {
@@ -155,12 +164,13 @@ func startHTTP(t *testing.T, env []string, args ...string) string {
 					t.Log("agent mcp:", sc.Text())
 				}
 			}()
-			return m[1]
+			return m[1], before, cmd
 		}
+		before = append(before, sc.Text())
 		t.Log("agent mcp:", sc.Text())
 	}
 	t.Fatal("agent mcp --http exited before serving")
-	return ""
+	return "", nil, nil
 }
 
 // bearer adds the token to every request.

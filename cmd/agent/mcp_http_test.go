@@ -78,6 +78,28 @@ func TestMCPHTTPSSHD(t *testing.T) {
 		if _, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, tr, nil); err == nil {
 			t.Error("a client without the token connected")
 		}
+		// The scheme in any case is served (RFC 7235); a foreign Origin
+		// is refused even with the token.
+		for _, tc := range []struct {
+			auth, origin string
+			want         int
+		}{{"bearer " + token, "", 200}, {"Bearer " + token, "http://evil.example", 403}} {
+			req, _ := http.NewRequest("POST", endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", tc.auth)
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("Authorization %q Origin %q: %s, want %d", tc.auth[:6], tc.origin, resp.Status, tc.want)
+			}
+		}
 	})
 
 	approver := &mcpClient{answer: func(string) *mcp.ElicitResult {

@@ -1,0 +1,206 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/autoshell/agent/safety"
+)
+
+const testToken = "0123456789abcdef-test-token"
+
+// httpServer serves a Server's handler on a loopback port.
+func httpServer(t *testing.T, o HTTPOptions) (*Server, *httptest.Server) {
+	t.Helper()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	s, err := New(Options{Policy: safety.DefaultPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	h, err := s.Handler(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	return s, hs
+}
+
+// post sends an initialize request with the headers and returns the
+// status.
+func post(t *testing.T, url string, hdr map[string]string) int {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestHTTPAuthAndOrigin: a token is required, in constant time, with the
+// scheme in any case; a foreign Origin is refused, a loopback origin of
+// the server's own port and a listed one are served; no token without
+// NoAuth is an error.
+func TestHTTPAuthAndOrigin(t *testing.T) {
+	_, hs := httpServer(t, HTTPOptions{Token: testToken, Origins: []string{"https://ide.example:8443"}})
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(hs.URL, "http://"))
+	for _, tc := range []struct {
+		name string
+		hdr  map[string]string
+		want int
+	}{
+		{"no token", nil, 401},
+		{"wrong token", map[string]string{"Authorization": "Bearer " + testToken + "x"}, 401},
+		{"prefix of the token", map[string]string{"Authorization": "Bearer " + testToken[:10]}, 401},
+		{"basic", map[string]string{"Authorization": "Basic " + testToken}, 401},
+		{"token alone", map[string]string{"Authorization": testToken}, 401},
+		{"Bearer", map[string]string{"Authorization": "Bearer " + testToken}, 200},
+		{"bearer", map[string]string{"Authorization": "bearer " + testToken}, 200},
+		{"BEARER", map[string]string{"Authorization": "BEARER " + testToken}, 200},
+		{"foreign origin", map[string]string{"Authorization": "Bearer " + testToken, "Origin": "http://evil.example"}, 403},
+		{"foreign origin, no token", map[string]string{"Origin": "http://evil.example"}, 403},
+		{"loopback origin, other port", map[string]string{"Authorization": "Bearer " + testToken, "Origin": "http://127.0.0.1:1"}, 403},
+		{"null origin", map[string]string{"Authorization": "Bearer " + testToken, "Origin": "null"}, 403},
+		{"loopback origin, same port", map[string]string{"Authorization": "Bearer " + testToken, "Origin": "http://localhost:" + port}, 200},
+		{"listed origin", map[string]string{"Authorization": "Bearer " + testToken, "Origin": "https://IDE.example:8443"}, 200},
+		{"same origin without token", map[string]string{"Origin": "http://127.0.0.1:" + port}, 401},
+	} {
+		if got := post(t, hs.URL, tc.hdr); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	s, err := New(Options{Policy: safety.DefaultPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Handler(HTTPOptions{}); err == nil {
+		t.Error("a handler without token or NoAuth")
+	}
+	if _, err := s.Handler(HTTPOptions{Token: "x", Origins: []string{"file:///x"}}); err == nil {
+		t.Error("a file: origin was accepted")
+	}
+}
+
+// bearerRT adds "<scheme> TOKEN" to every request.
+type bearerRT struct{ scheme, token string }
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", b.scheme+" "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestHTTPClientLowercaseBearer: the SDK's client sending "bearer" runs a
+// tool; without the token it cannot connect.
+func TestHTTPClientLowercaseBearer(t *testing.T) {
+	_, hs := httpServer(t, HTTPOptions{Token: testToken})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	connect := func(rt http.RoundTripper) (*mcp.ClientSession, error) {
+		tr := &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1}
+		return mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, nil)
+	}
+	if cs, err := connect(http.DefaultTransport); err == nil {
+		cs.Close()
+		t.Fatal("connected without a token")
+	}
+	cs, err := connect(bearerRT{"bearer", testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": "localhost-not-used", "command": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The host does not resolve: a tool error, which proves the call
+	// reached the tool.
+	if !res.IsError {
+		t.Errorf("result %+v", res)
+	}
+}
+
+// FuzzHTTPRequest sends arbitrary requests through the handler: it never
+// panics, a request without the token never gets past 401/403, and the
+// server still serves a good request afterwards.
+func FuzzHTTPRequest(f *testing.F) {
+	f.Add("POST", "Bearer "+testToken, "", "application/json", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	f.Add("POST", "bearer "+testToken, "http://localhost", "application/json", []byte(`[{"jsonrpc":"2.0","id":{"a":1},"method":"tools/call"}]`))
+	f.Add("GET", "", "null", "", []byte(nil))
+	f.Add("DELETE", "Bearer", "http://evil.example", "text/plain", []byte("\x00\xff"))
+	f.Add("POST", "Bearer "+testToken, "", "application/json", []byte(`{"jsonrpc":"1.0","id":1,"method":"tools/list"}`))
+	s, err := New(Options{Policy: safety.DefaultPolicy()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close()
+	h, err := s.Handler(HTTPOptions{Token: testToken})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, method, auth, origin, ctype string, body []byte) {
+		if !validMethod(method) {
+			return
+		}
+		r := httptest.NewRequest(method, "http://127.0.0.1:8765/mcp", bytes.NewReader(body))
+		for k, v := range map[string]string{"Authorization": auth, "Origin": origin, "Content-Type": ctype} {
+			if v != "" && validHeader(v) {
+				r.Header.Set(k, v)
+			}
+		}
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		r = r.WithContext(ctx)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		authorized := bearerOK(r.Header.Values("Authorization"), sha256Of(testToken))
+		if !authorized && w.Code != 401 && w.Code != 403 {
+			t.Fatalf("unauthorized %s got %d", method, w.Code)
+		}
+	})
+}
+
+func validMethod(m string) bool {
+	if m == "" || len(m) > 16 {
+		return false
+	}
+	for _, c := range m {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+func validHeader(v string) bool {
+	for _, c := range []byte(v) {
+		if c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func sha256Of(s string) [32]byte { return sha256.Sum256([]byte(s)) }
