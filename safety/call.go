@@ -306,7 +306,7 @@ func matchFlag(m map[string]Rule, v, next string) (string, Rule, bool) {
 // command classifies a command that is neither a wrapper, a shell nor an
 // interpreter, from the policy's lists and a few commands' own rules.
 func (c *classifier) command(name string, args []arg, e env) {
-	c.connects(name, args)
+	c.connects(name, args, e)
 	if why := opaqueWrite(name, args); why != "" && len(c.unjournaled) < maxTouched {
 		c.unjournaled = append(c.unjournaled, why)
 	}

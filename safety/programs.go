@@ -28,11 +28,15 @@ func (c *classifier) program(name string) {
 // do not (any other subcommand counts as connecting).
 var (
 	netPrograms = []string{"curl", "wget", "ssh", "scp", "sftp", "nc", "ncat", "netcat", "socat", "telnet", "ftp",
-		"ping", "ping6", "traceroute", "tracepath", "mtr", "dig", "nslookup", "host", "whois", "nmap", "ssh-keyscan",
-		"kubectl", "helm", "aws", "gcloud", "az", "terraform", "ansible", "ansible-playbook", "mosh", "rsh", "rlogin",
-		"lftp", "aria2c", "httpie", "http", "https", "openssl", "yum", "dnf", "zypper", "apk", "pacman", "snap",
+		"ping", "ping6", "traceroute", "traceroute6", "tracepath", "tracepath6", "mtr", "dig", "nslookup", "host", "whois",
+		"nmap", "ssh-keyscan", "aws", "gcloud", "az", "ansible", "ansible-playbook", "mosh", "rsh", "rlogin",
+		"lftp", "aria2c", "httpie", "http", "https", "yum", "dnf", "zypper", "apk", "pacman", "snap",
 		"flatpak", "brew", "go", "cargo", "gem", "yarn", "pnpm", "mysql", "psql", "redis-cli", "mongo", "mongosh",
-		"ldapsearch", "smbclient", "ntpdate", "chronyc", "nsupdate", "git-remote-http", "svn", "hg"}
+		"ldapsearch", "smbclient", "ntpdate", "chronyc", "nsupdate", "git-remote-http", "svn", "hg", "arping", "fping",
+		"hping3", "nping", "iperf", "iperf3", "finger", "tftp", "logger", "mail", "mailx", "sendmail", "mutt", "lynx", "w3m",
+		"links", "elinks", "drill", "kdig", "delv", "systemd-resolve", "avahi-resolve", "snmpget", "snmpwalk", "ntpq",
+		"rdate", "sntp", "wol", "etherwake", "lwp-request", "lwp-download", "GET", "POST", "HEAD", "xh", "websocat",
+		"dnsmasq", "tcptraceroute", "mosh-client", "rclone", "s3cmd", "gsutil", "doctl", "hcloud"}
 	netLocal = map[string][]string{
 		"git": {"status", "log", "diff", "show", "add", "commit", "checkout", "switch", "branch", "tag", "rev-parse",
 			"config", "init", "reset", "restore", "stash", "merge", "rebase", "blame", "grep", "ls-files", "cat-file",
@@ -44,44 +48,127 @@ var (
 		"pip":     {"list", "show", "freeze", "check", "help", "uninstall", "cache", "config", "debug", "inspect"},
 		"pip3":    {"list", "show", "freeze", "check", "help", "uninstall", "cache", "config", "debug", "inspect"},
 		"npm":     {"ls", "list", "run", "run-script", "test", "start", "stop", "version", "help", "config", "prefix", "root", "bin", "uninstall", "prune"},
-		"docker":  {"ps", "images", "image", "logs", "inspect", "exec", "start", "stop", "restart", "rm", "rmi", "kill", "top", "stats", "version", "info", "volume", "network", "container", "cp", "diff", "port", "wait", "pause", "unpause", "rename", "system", "tag"},
+		"docker":  {"ps", "images", "image", "logs", "inspect", "exec", "start", "stop", "restart", "rm", "rmi", "kill", "top", "stats", "version", "info", "volume", "network", "container", "cp", "diff", "port", "wait", "pause", "unpause", "rename", "system", "tag", "compose", "builder", "context", "history", "events"},
 		"podman":  {"ps", "images", "image", "logs", "inspect", "exec", "start", "stop", "restart", "rm", "rmi", "kill", "top", "stats", "version", "info", "volume", "network", "container", "cp", "diff", "port", "wait", "pause", "unpause", "rename", "system", "tag", "pod", "unshare"},
 		"rsync":   nil, // by its operands: host:path or rsync://
+		"getent":  nil, // by its database: hosts, ahosts …
+		// openssl connects for s_client, s_server, s_time, ocsp, …
+		"openssl": {"x509", "verify", "version", "list", "crl", "asn1parse", "ciphers", "dgst", "req", "genrsa", "genpkey",
+			"rsa", "pkey", "pkeyutl", "ec", "ecparam", "enc", "rand", "passwd", "pkcs12", "pkcs7", "pkcs8", "crl2pkcs7",
+			"base64", "md5", "sha1", "sha256", "sha512", "dhparam", "dsa", "dsaparam", "gendsa", "rsautl", "smime", "cms",
+			"speed", "errstr", "help", "storeutl", "kdf", "mac", "prime", "spkac", "nseq", "sess_id", "ts", "info"},
+		"kubectl":    {"config", "completion", "kustomize", "plugin", "options", "help"},
+		"helm":       {"version", "env", "completion", "lint", "create", "package", "template", "help", "dependency"},
+		"terraform":  {"fmt", "validate", "version", "graph", "providers", "help", "-help", "-version"},
+		"resolvectl": {"status", "statistics", "reset-statistics", "flush-caches", "reset-server-features", "monitor", "help", "log-level", "dns", "domain", "default-route", "llmnr", "mdns", "dnssec", "dnsovertls", "nta", "revert"},
 	}
 )
 
-// connects records whether name with args connects to another host.
-func (c *classifier) connects(name string, args []arg) {
-	if slices.Contains(netPrograms, name) {
-		c.network = append(c.network, name)
+// connects records whether name with args connects to another host, and
+// rates it: a step that sends data off the host changes nothing here,
+// but only a person or --approve medium may let data leave (Medium); one
+// whose arguments are computed when it runs may send anything it can
+// read (High: dig "$(tr -dc a-z < ~/.npmrc).x" leaks a token through DNS).
+func (c *classifier) connects(name string, args []arg, e env) {
+	why := c.connectsWhy(name, args)
+	if why == "" {
 		return
+	}
+	if e.xargs != "" {
+		c.opaque("%s %s: what it sends off the host is read from input when it runs", e.xargs, name)
+	}
+	c.network = append(c.network, why)
+	c.add(Medium, "%s: sends data off the host (it changes nothing here, but only a person or --approve medium may let data leave)", why)
+	for _, a := range args {
+		if !a.static {
+			c.opaque("%s %s: what it sends off the host is computed when it runs", name, a.text)
+			return
+		}
+	}
+}
+
+// netValueOptions are the options before a subcommand that take the next
+// word as their value (git -C DIR status), so that it is not taken for
+// the subcommand.
+var netValueOptions = map[string][]string{"git": {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+	"--config-env"}, "kubectl": {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server"},
+	"helm": {"-n", "--namespace", "--kube-context", "--kubeconfig"}, "docker": {"-H", "--host", "-c", "--context", "--config"},
+	"podman": {"--url", "-c", "--connection"}}
+
+// connectsWhy names what connects out ("dig", "git fetch"), or "".
+func (c *classifier) connectsWhy(name string, args []arg) string {
+	if onlyVersion(args) {
+		return ""
+	}
+	if slices.Contains(netPrograms, name) {
+		return name
 	}
 	local, ok := netLocal[name]
 	if !ok {
-		return
+		return ""
 	}
-	if name == "rsync" {
+	switch name {
+	case "rsync":
 		for _, a := range args {
 			if !a.static || !strings.HasPrefix(a.val, "-") && strings.Contains(a.val, ":") {
-				c.network = append(c.network, name)
-				return
+				return name
 			}
 		}
-		return
+		return ""
+	case "getent":
+		// Host and network lookups go through DNS (and through
+		// systemd-resolved's socket, which the kernel layer cannot tell
+		// from a local one).
+		for _, a := range args {
+			if a.static && strings.HasPrefix(a.val, "-") {
+				continue
+			}
+			if !a.static || slices.Contains([]string{"hosts", "ahosts", "ahostsv4", "ahostsv6", "networks"}, a.val) {
+				return name + " " + a.text
+			}
+			return ""
+		}
+		return ""
 	}
-	for _, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		switch {
 		case !a.static:
-			c.network = append(c.network, name+" "+a.text)
-			return
+			return name + " " + a.text
 		case strings.HasPrefix(a.val, "-"):
-			continue // an option before the subcommand (git -C dir …); its value is taken as a subcommand at worst
+			if slices.Contains(netValueOptions[name], a.val) {
+				i++ // its value
+			}
+			continue // an option before the subcommand
+		case name == "git" && a.val == "remote":
+			// git remote [-v] [add|rename|remove|get-url|set-url …] is
+			// local; show (without -n), update and prune ask the remote.
+			for _, b := range args[i+1:] {
+				switch {
+				case !b.static:
+					return name + " remote " + b.text
+				case b.val == "-n" && slices.ContainsFunc(args[i+1:], func(x arg) bool { return x.val == "show" }):
+					return ""
+				case strings.HasPrefix(b.val, "-"):
+				case b.val == "show" || b.val == "update" || b.val == "prune":
+					if b.val == "show" && slices.ContainsFunc(args[i+1:], func(x arg) bool { return x.static && x.val == "-n" }) {
+						return ""
+					}
+					return name + " remote " + b.val
+				default:
+					return ""
+				}
+			}
+			return ""
 		case slices.Contains(local, a.val):
-			return
+			return ""
 		}
-		c.network = append(c.network, name+" "+a.val)
-		return
+		return name + " " + a.val
 	}
+	if name == "resolvectl" || name == "openssl" {
+		return "" // a bare resolvectl shows its status; a bare openssl asks for commands
+	}
+	return name
 }
 
 // findTrees records the directories find walks (its operands before the
