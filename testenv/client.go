@@ -23,7 +23,11 @@ func (h Host) ClientConfig() (*ssh.ClientConfig, error) {
 		User:            h.User,
 		Auth:            []ssh.AuthMethod{ssh.PublicKeys(signer)},
 		HostKeyCallback: ssh.FixedHostKey(h.HostKey),
-		Timeout:         10 * time.Second,
+		// Only the host key's algorithm, as OpenSSH asks for what
+		// known_hosts holds: Dropbear advertises RSA without an RSA key
+		// and fails when a client picks it.
+		HostKeyAlgorithms: []string{h.HostKey.Type()},
+		Timeout:           10 * time.Second,
 	}, nil
 }
 
