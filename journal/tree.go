@@ -73,14 +73,30 @@ const treeFields = 9
 // absolute, clean path) for ParseTreeListing, at most max+1 entries: the
 // user's uid and gid, the device of root's parent, then each entry's type,
 // mode, owner, group, link count, device, size, path and link target, NUL
-// terminated; "absent" when nothing is at root. GNU find and head.
+// terminated; "absent" when nothing is at root. GNU find and head; where
+// find has no -printf (BusyBox) the same fields from stat -c and readlink,
+// one entry a line of find's output (a name with a newline in the tree
+// fails the listing).
 func TreeListCommand(root string, max int) string {
 	q := shellQuote(root)
 	return fmt.Sprintf(`if [ ! -e %[1]s ] && [ ! -L %[1]s ]; then echo absent; exit 0; fi; `+
+		`if find -P / -maxdepth 0 -printf '' 2>/dev/null; then `+
 		`id -u && id -g && find -P %[2]s -maxdepth 0 -printf '%%D\n' && `+
-		`find -P %[1]s -printf '%%y\0%%m\0%%U\0%%G\0%%n\0%%D\0%%s\0%%P\0%%l\0' | head -z -n %[3]d`,
-		q, shellQuote(path.Dir(root)), treeFields*(max+1))
+		`find -P %[1]s -printf '%%y\0%%m\0%%U\0%%G\0%%n\0%%D\0%%s\0%%P\0%%l\0' | head -z -n %[3]d; `+
+		`else `+treeListPOSIX+`; fi`,
+		q, shellQuote(path.Dir(root)), treeFields*(max+1), max+1)
 }
+
+// treeListPOSIX is TreeListCommand's listing without GNU find (%%[1]s the
+// root, %%[2]s its parent, %%[4]d the entries to list).
+const treeListPOSIX = `id -u && id -g && stat -c %%d -- %[2]s && ` +
+	`if [ -n "$(find -P %[1]s -name '*
+*' | head -n 1)" ]; then echo 'a file name with a newline in the tree' >&2; exit 1; fi && ` +
+	`find -P %[1]s | head -n %[4]d | while IFS= read -r p; do ` +
+	`set -- $(stat -c '%%f %%a %%u %%g %%h %%d %%s' -- "$p") && [ $# = 7 ] || exit 1; ` +
+	`case $((0x$1 & 61440)) in 16384) y=d ;; 32768) y=f ;; 40960) y=l ;; 8192) y=c ;; 24576) y=b ;; 4096) y=p ;; 49152) y=s ;; *) y=U ;; esac; ` +
+	`r=${p#%[1]s}; r=${r#/}; l=; [ $y != l ] || l=$(readlink -- "$p"); ` +
+	`printf '%%s\0%%s\0%%s\0%%s\0%%s\0%%s\0%%s\0%%s\0%%s\0' $y $2 $3 $4 $5 $6 $7 "$r" "$l"; done`
 
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -3,11 +3,13 @@ package journal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -286,5 +288,58 @@ func TestState(t *testing.T) {
 	}
 	if st(dir) != d1 {
 		t.Error("the state of an unchanged tree differs")
+	}
+}
+
+// TestTreeListCommandBusyBox: on a host whose find has no -printf
+// (BusyBox) the listing is the same as GNU find's, and a name with a
+// newline fails it (a line of find's output is one entry there).
+func TestTreeListCommandBusyBox(t *testing.T) {
+	bb, err := exec.LookPath("busybox")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no busybox (apt-get install busybox-static)")
+		}
+		t.Skip("no busybox")
+	}
+	bin := t.TempDir()
+	for _, c := range []string{"sh", "find", "stat", "head", "readlink", "id", "printf"} {
+		if err := os.Symlink(bb, filepath.Join(bin, c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "it's a tree")
+	for _, p := range []string{"sub dir/deeper"} {
+		if err := os.MkdirAll(filepath.Join(dir, p), 0o2750); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(filepath.Join(dir, "sub dir"), 0o2750)
+	os.WriteFile(filepath.Join(dir, "sub dir", " f"), []byte("hello"), 0o4711)
+	os.Chmod(filepath.Join(dir, "sub dir", " f"), 0o4711)
+	os.Symlink("../no where", filepath.Join(dir, "sub dir", "l"))
+	run := func(shell string, path string) (TreeListing, error) {
+		cmd := exec.Command(shell, "-c", TreeListCommand(dir, 10))
+		cmd.Env = append(os.Environ(), "PATH="+path)
+		out, err := cmd.Output()
+		if err != nil {
+			return TreeListing{}, fmt.Errorf("%v: %q", err, out)
+		}
+		return ParseTreeListing(out)
+	}
+	gnu, err := run("/bin/sh", os.Getenv("PATH"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := run(filepath.Join(bin, "sh"), bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gnu, busy) || len(busy.Entries) != 5 {
+		t.Errorf("BusyBox listing\n%+v\nGNU\n%+v", busy, gnu)
+	}
+	os.WriteFile(filepath.Join(dir, "new\nline"), nil, 0o600)
+	if l, err := run(filepath.Join(bin, "sh"), bin); err == nil {
+		t.Errorf("a name with a newline listed as %+v", l)
 	}
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/autoshell/agent/testenv"
+)
+
+// everyToolPlan exercises each file tool, a command, a shell write and a
+// condition on a saved output, in ~/work on the host; LOCAL is a
+// directory of the operator's.
+const everyToolPlan = `name: every-tool
+vars:
+  dir: ~/work
+phases:
+  - phase: 1
+    goal: every tool once
+    steps:
+      - tool: execute_command
+        parameters:
+          command: cat {{dir}}/a.sh
+        save_output_as: out
+      - tool: read_file
+        parameters:
+          file_path: "{{dir}}/a.sh"
+        save_output_as: content
+      - tool: check_condition
+        parameters:
+          condition: out == content and 'echo 1' in content
+        save_output_as: is_one
+      - tool: edit_file
+        condition: is_one == True
+        parameters:
+          file_path: "{{dir}}/a.sh"
+          search_pattern: echo 1
+          replacement: echo 2
+      - tool: write_file
+        parameters:
+          file_path: "{{dir}}/new.txt"
+          content: "written by agent\n"
+      - tool: upload_file
+        parameters:
+          local_path: LOCAL/up.bin
+          remote_path: "{{dir}}/up.bin"
+      - tool: download_file
+        parameters:
+          local_path: LOCAL/down.sh
+          remote_path: "{{dir}}/a.sh"
+      - tool: execute_command
+        parameters:
+          command: echo shell >> {{dir}}/log.txt
+      - tool: execute_command
+        parameters:
+          command: sh {{dir}}/a.sh
+        save_output_as: after
+`
+
+// treeOf describes every entry under root: path, mode, owner, content hash.
+func treeOf(t *testing.T, root string) string {
+	t.Helper()
+	var lines []string
+	filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("%s: %v", p, err))
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		line := fmt.Sprintf("%s %v", strings.TrimPrefix(p, root), fi.Mode())
+		if st, ok := fi.Sys().(interface{ Uid() uint32 }); ok {
+			line += fmt.Sprint(" ", st.Uid())
+		}
+		if fi.Mode().IsRegular() {
+			b, _ := os.ReadFile(p)
+			line += fmt.Sprintf(" %x", sha256.Sum256(b))
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// stepStatuses are the statuses of a --json run's step events, in order.
+func stepStatuses(t *testing.T, out string) []string {
+	t.Helper()
+	var st []string
+	for _, line := range strings.Split(out, "\n") {
+		var ev struct{ Event, Tool, Status, Output string }
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Event == "step" {
+			st = append(st, ev.Tool+":"+ev.Status)
+		}
+	}
+	return st
+}
+
+// TestEveryToolOnDropbearBusyBox runs everyToolPlan on a Dropbear +
+// BusyBox host (no bash; with and without an SFTP server): at the default
+// approval (no terminal: only safe steps, confined) and at --approve
+// medium (confined by the launcher sent to the host:
+// --require-enforcement refuses where it could not be), then agent undo,
+// then nothing is left on the host.
+func TestEveryToolOnDropbearBusyBox(t *testing.T) {
+	for _, sftp := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sftp=%v", sftp), func(t *testing.T) {
+			d := testenv.StartDropbear(t, testenv.DropbearOptions{SFTP: sftp})
+			everyToolOn(t, d)
+		})
+	}
+}
+
+func everyToolOn(t *testing.T, d *testenv.Dropbear) {
+	if err := d.Mkdir(d.Home+"/work", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteFile(d.Home+"/work/a.sh", []byte("echo 1\n"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteFile(d.Home+"/work/log.txt", []byte("before\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	local := t.TempDir()
+	up := bytes.Repeat([]byte("0123456789abcdef"), 40000) // 640 KB
+	if err := os.WriteFile(filepath.Join(local, "up.bin"), up, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(local, "plan.yaml")
+	if err := os.WriteFile(planFile, []byte(strings.ReplaceAll(everyToolPlan, "LOCAL", local)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CI", "true")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	agent := func(args ...string) (string, int) {
+		var out, errOut bytes.Buffer
+		code := Main(append([]string{"-F", d.SSHConfig, "--ssh-host", d.Alias}, args...), strings.NewReader(""), &out, &errOut)
+		return out.String() + errOut.String(), code
+	}
+	before := treeOf(t, d.Root)
+
+	out, code := agent("run", planFile, "--json", "--require-enforcement")
+	st := stepStatuses(t, out)
+	if code != 4 || len(st) < 4 || st[0] != "execute_command:ok" || st[1] != "read_file:ok" || st[2] != "check_condition:ok" || st[3] != "edit_file:denied" {
+		t.Fatalf("default approval: exit %d, steps %v (want the safe ones ok, the first change denied, exit 4)\n%s", code, st, out)
+	}
+	if now := treeOf(t, d.Root); now != before {
+		t.Fatalf("default approval changed the host:\n%s\nwas\n%s", now, before)
+	}
+
+	out, code = agent("run", planFile, "--json", "--approve", "medium", "--require-enforcement")
+	st = stepStatuses(t, out)
+	if code != 0 || strings.Count(strings.Join(st, " "), ":ok") != 9 {
+		t.Fatalf("--approve medium: exit %d, steps %v\n%s", code, st, out)
+	}
+	if !strings.Contains(out, `"output":"2\n"`) {
+		t.Errorf("the edited script does not print 2:\n%s", out)
+	}
+	if b, _ := os.ReadFile(d.Path(d.Home + "/work/up.bin")); !bytes.Equal(b, up) {
+		t.Errorf("uploaded %d bytes, want %d", len(b), len(up))
+	}
+	if b, _ := os.ReadFile(filepath.Join(local, "down.sh")); string(b) != "echo 2\n" {
+		t.Errorf("downloaded %q", b)
+	}
+	if b, _ := os.ReadFile(d.Path(d.Home + "/work/log.txt")); string(b) != "before\nshell\n" {
+		t.Errorf("the shell's write: %q", b)
+	}
+
+	out, code = agent("undo")
+	if code != 0 {
+		t.Fatalf("undo: exit %d\n%s", code, out)
+	}
+	if now := treeOf(t, d.Root); now != before {
+		t.Errorf("left on the host after undo:\n%s\nwas\n%s\nundo said:\n%s", now, before, out)
+	}
+}
