@@ -270,7 +270,9 @@ func (p *Policy) defaultWrappers() {
 	w["nsenter"] = Wrapper{ValueOptions: []string{"-t", "--target", "-S", "--setuid", "-G", "--setgid"}}
 	w["unshare"] = Wrapper{ValueOptions: []string{"--map-user", "--map-group"}}
 	w["taskset"] = Wrapper{Skip: 1}
-	w["chrt"] = Wrapper{Skip: 1}
+	w["chrt"] = Wrapper{Skip: 1, ValueOptions: []string{"-T", "-P", "-D", "--sched-runtime", "--sched-period",
+		"--sched-deadline"}}
+	w["prlimit"] = Wrapper{ValueOptions: []string{"-p", "--pid", "-o", "--output"}}
 	for _, t := range []string{"strace", "ltrace"} {
 		w[t] = Wrapper{ValueOptions: []string{"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-I", "-b", "-O",
 			"-S", "-X"}}
@@ -279,7 +281,9 @@ func (p *Policy) defaultWrappers() {
 		w[n] = Wrapper{}
 	}
 	p.set(Safe, "", "parallel", "nohup", "nice", "ionice", "stdbuf", "timeout", "time", "exec", "xargs", "setsid", "flock",
-		"watch", "busybox", "taskset", "chrt", "unbuffer")
+		"watch", "busybox", "taskset", "chrt", "unbuffer", "prlimit")
+	p.set(High, "changes the priority of running processes (no undo takes it back)", "renice", "snice", "skill", "cpulimit",
+		"schedtool")
 	p.set(Medium, "records a terminal session", "script")
 
 	in := p.Interpreters

@@ -26,6 +26,9 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 	if r, ok := c.p.commandRule(name); ok && r.Level > Safe {
 		c.add(r.Level, "%s: %s", name, r.Reason)
 	}
+	if slices.Contains(procAttrTools, name) && c.procAttr(name, args) {
+		return // it changes or shows running processes: no command to run
+	}
 	known := c.p.wrapperOptions(name, w)
 	forms := func(i int) []string {
 		if alts := expandLong(args[i].val, known); alts != nil && args[i].static {
