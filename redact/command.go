@@ -15,7 +15,7 @@ var (
 
 // redactCommandSecrets replaces the passwords that secretCmdRE's commands
 // take as words by mark.
-func redactCommandSecrets(s, mark string) string {
+func redactCommandSecrets(s string, mark func(value string) string) string {
 	var spans [][2]int // sorted, as commands are found left to right
 	for _, m := range secretCmdRE.FindAllStringSubmatchIndex(s, -1) {
 		name, at := s[m[2]:m[3]], m[3]
@@ -35,7 +35,7 @@ func redactCommandSecrets(s, mark string) string {
 			continue
 		}
 		b.WriteString(s[last:sp[0]])
-		b.WriteString(mark)
+		b.WriteString(mark(s[sp[0]:sp[1]]))
 		last = sp[1]
 	}
 	b.WriteString(s[last:])

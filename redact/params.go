@@ -11,6 +11,11 @@ func SecretKey(name string) bool {
 // String), through nested maps and slices. Other values (numbers,
 // booleans) are kept. The input is never modified.
 func Params(params map[string]any) map[string]any {
+	return paramsWith(params, String)
+}
+
+// paramsWith is Params with str in place of String.
+func paramsWith(params map[string]any, str func(string) string) map[string]any {
 	if params == nil {
 		return nil
 	}
@@ -20,39 +25,39 @@ func Params(params map[string]any) map[string]any {
 			out[k] = Redacted
 			continue
 		}
-		out[k] = redactValue(v)
+		out[k] = redactValue(v, str)
 	}
 	return out
 }
 
-func redactValue(v any) any {
+func redactValue(v any, str func(string) string) any {
 	switch v := v.(type) {
 	case string:
-		return String(v)
+		return str(v)
 	case []byte:
-		return String(string(v))
+		return str(string(v))
 	case map[string]any:
-		return Params(v)
+		return paramsWith(v, str)
 	case map[string]string:
 		out := make(map[string]string, len(v))
 		for k, s := range v {
 			if SecretKey(k) {
 				out[k] = Redacted
 			} else {
-				out[k] = String(s)
+				out[k] = str(s)
 			}
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
-			out[i] = redactValue(x)
+			out[i] = redactValue(x, str)
 		}
 		return out
 	case []string:
 		out := make([]string, len(v))
 		for i, s := range v {
-			out[i] = String(s)
+			out[i] = str(s)
 		}
 		return out
 	case map[any]any:
@@ -61,7 +66,7 @@ func redactValue(v any) any {
 			if ks, ok := k.(string); ok && x != nil && SecretKey(ks) {
 				out[k] = Redacted
 			} else {
-				out[k] = redactValue(x)
+				out[k] = redactValue(x, str)
 			}
 		}
 		return out

@@ -79,7 +79,7 @@ func Named(s string) (out string, names []string) {
 	if s == "" {
 		return s, nil
 	}
-	mark := func(name string) string {
+	mark := func(name, _ string) string {
 		name = MarkName(name)
 		if !slices.Contains(names, name) {
 			names = append(names, name)
@@ -113,13 +113,13 @@ func MarkName(name string) string {
 	return string(b)
 }
 
-func plainMark(string) string { return Redacted }
+func plainMark(string, string) string { return Redacted }
 
 // redactGated is String where g says which patterns may match and
-// mark gives the replacement of a secret called name.
-func redactGated(s string, g redactGate, mark func(name string) string) string {
+// mark gives the replacement of a secret called name whose value is value.
+func redactGated(s string, g redactGate, mark func(name, value string) string) string {
 	if g.has("-----BEGIN") {
-		s = pemRE.ReplaceAllStringFunc(s, func(string) string { return mark("PRIVATE_KEY") })
+		s = pemRE.ReplaceAllStringFunc(s, func(m string) string { return mark("PRIVATE_KEY", m) })
 	}
 	if g.hasFold("passw", "secret", "token", "api", "authorization", "private") {
 		s = replaceValues(s, assignRE, "", mark, keyName)
@@ -137,7 +137,7 @@ func redactGated(s string, g redactGate, mark func(name string) string) string {
 		s = replaceValues(s, bearerRE, "", mark, fixedName("BEARER_TOKEN"))
 	}
 	if g.has("AKIA", "ASIA", "sk-", "gh", "xox") {
-		s = keyShapeRE.ReplaceAllStringFunc(s, func(m string) string { return mark(shapeName(m)) })
+		s = keyShapeRE.ReplaceAllStringFunc(s, func(m string) string { return mark(shapeName(m), m) })
 	}
 	if g.has("://") {
 		s = replaceValues(s, userinfoRE, "@", mark, fixedName("URL_PASSWORD"))
@@ -149,14 +149,14 @@ func redactGated(s string, g redactGate, mark func(name string) string) string {
 		s = replaceValues(s, netrcRE, "", mark, fixedName("NETRC_PASSWORD"))
 	}
 	if g.has("mysql", "mariadb", "sshpass", "curl", "htpasswd") {
-		s = redactCommandSecrets(s, mark("PASSWORD"))
+		s = redactCommandSecrets(s, func(v string) string { return mark("PASSWORD", v) })
 	}
 	return s
 }
 
 // replaceValues replaces each match of re in s but its group 1 (what
 // comes before the value) by mark(name(group 1)) and suffix.
-func replaceValues(s string, re *regexp.Regexp, suffix string, mark func(string) string, name func(string) string) string {
+func replaceValues(s string, re *regexp.Regexp, suffix string, mark func(name, value string) string, name func(string) string) string {
 	ms := re.FindAllStringSubmatchIndex(s, -1)
 	if ms == nil {
 		return s
@@ -169,7 +169,7 @@ func replaceValues(s string, re *regexp.Regexp, suffix string, mark func(string)
 			continue
 		}
 		b.WriteString(s[last:m[3]])
-		b.WriteString(mark(name(prefix)))
+		b.WriteString(mark(name(prefix), unquote(strings.TrimSuffix(s[m[3]:m[1]], suffix))))
 		b.WriteString(suffix)
 		last = m[1]
 	}
@@ -248,4 +248,12 @@ func containsAny(s string, words []string) bool {
 		}
 	}
 	return false
+}
+
+// unquote is v without the quotes around it, if it has them.
+func unquote(v string) string {
+	if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') && v[len(v)-1] == v[0] {
+		return v[1 : len(v)-1]
+	}
+	return v
 }

@@ -1,0 +1,88 @@
+package redact
+
+// automaton is an Aho-Corasick matcher compiled to a dense DFA over byte
+// classes: one table lookup per byte of text, whatever the number of
+// needles. Bytes no needle holds share class 0.
+type automaton struct {
+	class  [256]uint8
+	nclass int32
+	delta  []int32 // delta[state*nclass+class] is the next state
+	// best[state] is the longest needle that ends where the automaton is in
+	// state (0: none) and which secret it belongs to.
+	best   []int32
+	secret []int32
+	maxLen int
+}
+
+// newAutomaton compiles needles (owner[i] is the secret needles[i] shows).
+// It returns nil when there are none.
+func newAutomaton(needles []string, owner []int) *automaton {
+	if len(needles) == 0 {
+		return nil
+	}
+	a := &automaton{nclass: 1}
+	for _, n := range needles {
+		for i := 0; i < len(n); i++ {
+			if a.class[n[i]] == 0 {
+				a.class[n[i]] = uint8(a.nclass)
+				a.nclass++
+			}
+		}
+		a.maxLen = max(a.maxLen, len(n))
+	}
+	nc := a.nclass
+	// the trie; -1 is "no edge" until the failure links fill it in
+	newState := func() int32 {
+		s := int32(len(a.best))
+		for range nc {
+			a.delta = append(a.delta, -1)
+		}
+		a.best, a.secret = append(a.best, 0), append(a.secret, 0)
+		return s
+	}
+	newState()
+	for i, n := range needles {
+		s := int32(0)
+		for j := 0; j < len(n); j++ {
+			c := int32(a.class[n[j]])
+			if a.delta[s*nc+c] < 0 {
+				t := newState()
+				a.delta[s*nc+c] = t
+			}
+			s = a.delta[s*nc+c]
+		}
+		if int32(len(n)) > a.best[s] {
+			a.best[s], a.secret[s] = int32(len(n)), int32(owner[i])
+		}
+	}
+	// breadth first: failure links, missing edges through them, and the
+	// longest needle ending at each state through its failure chain
+	fail := make([]int32, len(a.best))
+	queue := make([]int32, 0, len(a.best))
+	for c := range nc {
+		t := a.delta[c]
+		if t < 0 {
+			a.delta[c] = 0
+			continue
+		}
+		fail[t] = 0
+		queue = append(queue, t)
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if f := fail[s]; a.best[f] > a.best[s] {
+			a.best[s], a.secret[s] = a.best[f], a.secret[f]
+		}
+		for c := range nc {
+			t := a.delta[s*nc+c]
+			if t < 0 {
+				a.delta[s*nc+c] = a.delta[fail[s]*nc+c]
+				continue
+			}
+			fail[t] = a.delta[fail[s]*nc+c]
+			queue = append(queue, t)
+		}
+	}
+	return a
+}

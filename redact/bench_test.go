@@ -1,0 +1,169 @@
+package redact
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benignCorpus is about size bytes of output holding no secret: the
+// repository's documentation and Go source (prose, code, tables, words
+// like password and token), and dumps of pseudo-random bytes in the
+// layouts the set reads (hexdump -C, base64 wrapped at 76, hex lines).
+func benignCorpus(tb testing.TB, size int) string {
+	tb.Helper()
+	var b strings.Builder
+	var files []string
+	for _, glob := range []string{"../docs/*.md", "../README.md", "../*/*.go", "../cmd/agent/*.go"} {
+		m, _ := filepath.Glob(glob)
+		files = append(files, m...)
+	}
+	if len(files) < 20 {
+		tb.Fatalf("corpus: %d files", len(files))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; b.Len() < size; i++ {
+		switch i % 4 {
+		case 0, 1:
+			data, err := os.ReadFile(files[rng.IntN(len(files))])
+			if err != nil {
+				tb.Fatal(err)
+			}
+			b.Write(data[:min(len(data), 16<<10)])
+		case 2:
+			blob := make([]byte, 2048)
+			for j := range blob {
+				blob[j] = byte(rng.Uint32())
+			}
+			b.WriteString(hex.Dump(blob))
+		case 3:
+			blob := make([]byte, 4096)
+			for j := range blob {
+				blob[j] = byte(rng.Uint32())
+			}
+			s := base64.StdEncoding.EncodeToString(blob)
+			for len(s) > 76 {
+				b.WriteString(s[:76] + "\n")
+				s = s[76:]
+			}
+			b.WriteString(hex.EncodeToString(blob[:512]) + "\n")
+		}
+	}
+	return b.String()[:size]
+}
+
+// randomSecrets are n values of the kinds a session holds: API keys,
+// passwords, hex tokens, a private key's lines.
+func randomSecrets(n int) []string {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	out := make([]string, n)
+	for i := range out {
+		l := 20 + rng.IntN(32)
+		b := make([]byte, l)
+		for j := range b {
+			b[j] = alnum[rng.IntN(len(alnum))]
+		}
+		switch i % 4 {
+		case 0:
+			out[i] = "sk-" + string(b)
+		case 1:
+			out[i] = string(b) + "!#"
+		case 2:
+			out[i] = hex.EncodeToString(b)[:32]
+		case 3:
+			out[i] = base64.StdEncoding.EncodeToString(append(b, b...))[:48]
+		}
+	}
+	return out
+}
+
+func fullSet(secrets []string) *Set {
+	s := NewSet()
+	for i, v := range secrets {
+		s.Add(fmt.Sprintf("S%d", i), v, Known)
+	}
+	return s
+}
+
+// On a benign corpus, redaction keeps at least 99% of the bytes: the
+// patterns' own hits on words like password in prose and code, what they
+// teach the set, and 48 known secrets' shapes together.
+func TestBenignKept(t *testing.T) {
+	corpus := benignCorpus(t, 1<<20)
+	set := fullSet(randomSecrets(48))
+	// the set learns from the whole corpus first (once seen, always
+	// hidden), then redacts it again
+	set.String(corpus)
+	got := set.String(corpus)
+	lost := removed(corpus, got)
+	kept := 1 - float64(lost)/float64(len(corpus))
+	t.Logf("kept %.4f of %d bytes (%d removed), %d values in the set", kept, len(corpus), lost, set.Len())
+	if kept < 0.99 {
+		t.Errorf("kept %.4f < 0.99", kept)
+	}
+}
+
+// removed is how many bytes of in are missing from out: in's length less
+// the bytes of out outside its marks.
+func removed(in, out string) int {
+	keptBytes := len(out)
+	for rest := out; ; {
+		i := strings.Index(rest, "[REDACTED")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], ']')
+		keptBytes -= j + 1
+		rest = rest[i+j+1:]
+	}
+	return len(in) - keptBytes
+}
+
+// BenchmarkRedact is the cost per MiB of output: the patterns alone (what
+// every output went through before the set) and with a set of 48 known
+// secrets in all their shapes.
+func BenchmarkRedact(b *testing.B) {
+	corpus := benignCorpus(b, 1<<20)
+	b.Run("patterns", func(b *testing.B) {
+		b.SetBytes(int64(len(corpus)))
+		for b.Loop() {
+			String(corpus)
+		}
+	})
+	for _, n := range []int{8, 48} {
+		set := fullSet(randomSecrets(n))
+		set.String(corpus)
+		b.Run(fmt.Sprintf("set-%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(corpus)))
+			for b.Loop() {
+				set.String(corpus)
+			}
+		})
+		// the shapes alone: what the set adds to the patterns
+		b.Run(fmt.Sprintf("shapes-%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(corpus)))
+			for b.Loop() {
+				set.values(corpus, true, func(string) string { return Redacted })
+			}
+		})
+	}
+}
+
+// BenchmarkStep1MiB is what the shapes' cost compares with: a local step
+// printing 1 MiB (base64 of random bytes), run by sh as agent runs one.
+func BenchmarkStep1MiB(b *testing.B) {
+	b.SetBytes(1 << 20)
+	for b.Loop() {
+		out, err := exec.Command("sh", "-c", "head -c 786432 /dev/urandom | base64").Output()
+		if err != nil || len(out) < 1<<20 {
+			b.Fatal(err, len(out))
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package redact
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// FuzzShapes encodes a known secret in one of the supported shapes,
+// between random texts, and fails if the oracle finds it in the redacted
+// text. The shape starts and ends at a separator byte the fuzzer picks
+// (white space or punctuation): a shape glued to random text could be
+// read as part of a URL escape or a dump's columns, which agent does not
+// promise. base64 is of the whole stream (prefix, secret, suffix), so the
+// secret lands at any alignment.
+func FuzzShapes(f *testing.F) {
+	f.Add("before ", " after", "Zq7#Kx9Wm2R/t5+Y", uint8(0), uint8(0))
+	f.Add("x", "", "correct horse battery", uint8(3), uint8(1))
+	f.Add("ab", "cd", "0123456789abcdef", uint8(5), uint8(2))
+	f.Fuzz(func(t *testing.T, prefix, suffix, secret string, shape, sep uint8) {
+		secret = strings.TrimSpace(secret)
+		if len(secret) < MinLen || len(secret) > maxPiece || strings.ContainsAny(secret, "\r\n\t\v\f") || strings.Contains(secret, "-----BEGIN") {
+			return
+		}
+		set := NewSet()
+		if !set.Add("S", secret, Known) {
+			return
+		}
+		seps := " \n\t,;|\"'"
+		d := string(seps[int(sep)%len(seps)])
+		var text string
+		switch shape % 10 {
+		case 0:
+			text = prefix + d + secret + d + suffix
+		case 1: // split on white space
+			var b strings.Builder
+			for i := 0; i < len(secret); i++ {
+				b.WriteByte(secret[i])
+				if i%3 == 2 {
+					b.WriteString("\n ")
+				}
+			}
+			text = prefix + d + b.String() + d + suffix
+		case 2:
+			text = base64.StdEncoding.EncodeToString([]byte(prefix + secret + suffix))
+		case 3:
+			text = base64.URLEncoding.EncodeToString([]byte(prefix + secret + suffix))
+		case 4:
+			text = prefix + d + hex.EncodeToString([]byte(secret)) + d + suffix
+		case 5:
+			text = prefix + d + strings.ToUpper(hex.EncodeToString([]byte(secret))) + d + suffix
+		case 6:
+			text = prefix + d + reverse(secret) + d + suffix
+		case 7:
+			text = prefix + d + url.PathEscape(secret) + d + suffix
+		case 8: // hex bytes with separators, as xxd -p | fold or hexdump's
+			h := hex.EncodeToString([]byte(secret))
+			var b strings.Builder
+			for i := 0; i < len(h); i += 2 {
+				b.WriteString(h[i:i+2] + ":")
+			}
+			text = prefix + d + b.String() + d + suffix
+		case 9: // quoted-printable: every byte escaped, soft breaks
+			var b strings.Builder
+			for i := 0; i < len(secret); i++ {
+				b.WriteString("=" + strings.ToUpper(hex.EncodeToString([]byte{secret[i]})))
+				if i%5 == 4 {
+					b.WriteString("=\n")
+				}
+			}
+			text = prefix + d + b.String() + d + suffix
+		}
+		got := set.String(text)
+		if how := wholeLeak(got, secret, shape%10); how {
+			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%10, secret, text, got)
+		}
+	})
+}
+
+// wholeLeak reports whether the secret, whole, is still in out after the
+// inverse of the shape it was given: random text may hold bits of it,
+// but the secret itself must be gone.
+func wholeLeak(out, secret string, shape uint8) bool {
+	sq := noSpace(secret)
+	switch shape {
+	case 0, 1:
+		return strings.Contains(noSpace(out), sq)
+	case 2, 3:
+		s := strings.NewReplacer("-", "+", "_", "/").Replace(out)
+		for _, run := range b64RunRE.FindAllString(s, -1) {
+			for off := range 4 {
+				if off < len(run) {
+					r := run[off:]
+					b, _ := base64.RawStdEncoding.DecodeString(r[:len(r)/4*4])
+					if strings.Contains(string(b), secret) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	case 4, 5, 8:
+		h := strings.ToLower(strings.NewReplacer(":", "").Replace(out))
+		return strings.Contains(h, hex.EncodeToString([]byte(secret)))
+	case 6:
+		return strings.Contains(out, reverse(secret))
+	case 7, 9:
+		return strings.Contains(noSpace(urlDecode(out)), sq)
+	}
+	return false
+}

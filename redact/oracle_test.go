@@ -1,0 +1,116 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// leak reports how out still shows secret, or "": an oracle written apart
+// from the matcher, from Go's decoders. It looks for any 8-byte window of
+// the secret (or of its reverse) in the text without white space, with
+// URL escapes undone, in every run of hex digits (separators and dump
+// offsets aside, at both nibble alignments, and as 16-bit words swapped),
+// and in every run of base64 (standard or URL alphabet, at the four
+// character alignments).
+func leak(out, secret string) string {
+	const w = 8
+	var windows []string
+	for _, s := range []string{secret, reverse(secret)} {
+		s = noSpace(s)
+		for i := 0; i+w <= len(s); i++ {
+			windows = append(windows, s[i:i+w])
+		}
+	}
+	has := func(b []byte) bool {
+		for _, win := range windows {
+			if bytes.Contains(b, []byte(win)) {
+				return true
+			}
+		}
+		return false
+	}
+	if squeezed := noSpace(out); has([]byte(squeezed)) {
+		return "clear"
+	}
+	if has([]byte(urlDecode(noSpace(out)))) {
+		return "url/qp"
+	}
+	// od -c and hexdump -C / xxd character columns, by line
+	var cols strings.Builder
+	for _, line := range strings.Split(out, "\n") {
+		if m := dumpCharsRE.FindStringSubmatch(line); m != nil {
+			cols.WriteString(m[1] + m[2] + m[3])
+		}
+	}
+	if has([]byte(noSpace(cols.String()))) {
+		return "dump characters"
+	}
+	var hexRuns strings.Builder
+	for _, line := range strings.Split(out, "\n") {
+		line = offsetRE.ReplaceAllString(line, "")
+		line = charColRE.ReplaceAllString(line, "")
+		for _, run := range hexRunRE.FindAllString(line, -1) {
+			hexRuns.WriteString(strings.ToLower(hexSepRE.ReplaceAllString(run, "")))
+		}
+		hexRuns.WriteString(" ")
+	}
+	for _, run := range strings.Fields(hexRuns.String()) {
+		for off := range 2 {
+			r := run[off:]
+			b, _ := hex.DecodeString(r[:len(r)/2*2])
+			if has(b) || has(swapPairs(string(b))) || len(b) > 1 && has(swapPairs(string(b[1:]))) {
+				return "hex"
+			}
+		}
+	}
+	b64 := strings.NewReplacer("-", "+", "_", "/").Replace(noSpace(out))
+	for _, run := range b64RunRE.FindAllString(b64, -1) {
+		for off := range 4 {
+			if off >= len(run) {
+				break
+			}
+			r := run[off:]
+			b, _ := base64.RawStdEncoding.DecodeString(r[:len(r)/4*4])
+			if has(b) {
+				return "base64"
+			}
+		}
+	}
+	return ""
+}
+
+var (
+	hexRunRE    = regexp.MustCompile(`(?i)(?:(?:0x|\\x)?[0-9a-f][\s:,-]*){16,}`)
+	hexSepRE    = regexp.MustCompile(`(?i)0x|\\x|[^0-9a-f]`)
+	offsetRE    = regexp.MustCompile(`^\s*[0-9a-fA-F]{6,16}[: ]`)
+	charColRE   = regexp.MustCompile(`\s\s[|>].*$|^(\s*[0-9a-f]+: [0-9a-f ]+?)  .*$`)
+	dumpCharsRE = regexp.MustCompile(`^[0-9a-f]{6,16}  .*\|(.*)\|$|^[0-9a-f]{6,16}: [0-9a-f ]+  (.*)$|^[0-7]{7}((?:\s+\S+)+)$`)
+	b64RunRE    = regexp.MustCompile(`[A-Za-z0-9+/]{8,}`)
+)
+
+// noSpace is s without ASCII white space, other bytes (valid UTF-8 or
+// not) kept.
+func noSpace(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r < 0x80 && unicode.IsSpace(r) }), "")
+}
+
+// urlDecode undoes %XX and =XX escapes and quoted-printable soft breaks.
+func urlDecode(s string) string {
+	s = strings.ReplaceAll(s, "=\n", "")
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if (s[i] == '%' || s[i] == '=') && i+2 < len(s) {
+			if v, err := hex.DecodeString(s[i+1 : i+3]); err == nil {
+				b.WriteByte(v[0])
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

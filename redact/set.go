@@ -1,0 +1,278 @@
+package redact
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// MinLen is the shortest value a Set takes: a shorter one ("1", "true",
+// "admin", a port) is everywhere in ordinary output, and hiding each of
+// its occurrences would destroy the output without protecting much. The
+// patterns still hide a short value where its name says secret
+// (PASSWORD=abc).
+const MinLen = 8
+
+// maxPiece is the longest value a Set looks for whole: a longer one is
+// looked for by its lines and by 64-byte pieces of them, which keeps the
+// automata small and still hides every part of it.
+const maxPiece = 256
+
+// Kind says how agent came to know a value.
+type Kind int
+
+const (
+	// Known values were given to agent as secrets: its API keys, the
+	// inventory's and vault's secrets, the become password, --var values
+	// marked secret. They never reach the model, --send-secrets or not.
+	Known Kind = iota
+	// Found values look secret: the patterns redacted them in some output,
+	// or a file a step read holds them under a secret name. --send-secrets
+	// sends them.
+	Found
+)
+
+// Set is a session's secret set: the values agent knows or found to be
+// secret, hidden in every later text in each shape shapes.go lists, after
+// the patterns (which add what they find to the set: once seen, always
+// hidden). A nil *Set redacts by the patterns alone. A Set is safe for
+// concurrent use.
+type Set struct {
+	mu      sync.Mutex
+	entries []entry
+	index   map[string]int
+	m       atomic.Pointer[matcher] // nil: compile at the next use
+}
+
+type entry struct {
+	value, name string
+	kind        Kind
+}
+
+// NewSet returns an empty set.
+func NewSet() *Set { return &Set{index: map[string]int{}} }
+
+// Add adds value, called name (its mark: [REDACTED:NAME]), to the set. A
+// value shorter than MinLen (after trimming white space) is not added; a
+// Found value that looks like no secret (a path, a reference to a
+// variable, a placeholder) is not either. A private key's PEM block adds
+// its body's lines. Add reports whether the set changed.
+func (s *Set) Add(name, value string, kind Kind) bool {
+	if s == nil {
+		return false
+	}
+	value = strings.TrimSpace(value)
+	if len(value) < MinLen {
+		return false
+	}
+	if kind == Found && !plausible(value) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addLocked(MarkName(name), value, kind)
+}
+
+func (s *Set) addLocked(name, value string, kind Kind) bool {
+	if strings.Contains(value, "-----BEGIN") {
+		changed := false
+		for _, line := range strings.Split(value, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "-----") && !strings.Contains(line, ":") {
+				changed = s.addLocked(name, line, kind) || changed
+			}
+		}
+		return changed
+	}
+	if len(value) > maxPiece || strings.Contains(value, "\n") {
+		changed := false
+		if len(value) <= maxPiece {
+			changed = s.addOne(name, value, kind)
+		}
+		for _, line := range strings.Split(value, "\n") {
+			line = strings.TrimSpace(line)
+			for len(line) > maxPiece {
+				changed = s.addOne(name, line[:64], kind) || changed
+				line = line[64:]
+			}
+			if len(line) >= MinLen {
+				changed = s.addOne(name, line, kind) || changed
+			}
+		}
+		return changed
+	}
+	return s.addOne(name, value, kind)
+}
+
+func (s *Set) addOne(name, value string, kind Kind) bool {
+	if len(squeeze(value)) < MinLen {
+		return false
+	}
+	if i, ok := s.index[value]; ok {
+		if kind == Known && s.entries[i].kind != Known {
+			s.entries[i].kind = Known
+			s.m.Store(nil)
+			return true
+		}
+		return false
+	}
+	s.index[value] = len(s.entries)
+	s.entries = append(s.entries, entry{value: value, name: name, kind: kind})
+	s.m.Store(nil)
+	return true
+}
+
+// Len is the number of values in the set.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.entries)
+}
+
+// plausible reports whether a value found under a secret name could be
+// the secret itself rather than where it is or how it is named.
+func plausible(v string) bool {
+	switch {
+	case strings.HasPrefix(v, "/"), strings.HasPrefix(v, "~/"), strings.HasPrefix(v, "./"), strings.HasPrefix(v, "../"),
+		strings.HasPrefix(v, "$"), strings.HasPrefix(v, "{{"), strings.HasPrefix(v, "%("), strings.HasPrefix(v, "[REDACTED"),
+		strings.HasPrefix(v, "<") && strings.HasSuffix(v, ">"):
+		return false
+	}
+	distinct := map[rune]bool{}
+	for _, r := range v {
+		distinct[r] = true
+		if len(distinct) >= 4 {
+			return true
+		}
+	}
+	return false // ******** or xxxxxxxx
+}
+
+// matcher is the set compiled: one automaton per view, and the names and
+// kinds of the values they find.
+type matcher struct {
+	squeezed, hex, b64 *automaton
+	names              []string
+	kinds              []Kind
+}
+
+func (s *Set) matcher() *matcher {
+	if m := s.m.Load(); m != nil {
+		return m
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.m.Load(); m != nil {
+		return m
+	}
+	var n needles
+	m := &matcher{}
+	for i, e := range s.entries {
+		n.add(i, e.value)
+		m.names = append(m.names, e.name)
+		m.kinds = append(m.kinds, e.kind)
+	}
+	m.squeezed = newAutomaton(n.squeezed, n.sqOf)
+	m.hex = newAutomaton(n.hex, n.hexOf)
+	m.b64 = newAutomaton(n.b64, n.b64Of)
+	s.m.Store(m)
+	return m
+}
+
+// String returns text with its secrets replaced by Redacted: the
+// patterns' (whose values the set learns), then every value of the set in
+// every shape. For logs: the transcript, the audit log, events.
+func (s *Set) String(text string) string {
+	if text == "" {
+		return text
+	}
+	text = redactGated(text, newRedactGate(text), func(name, value string) string {
+		s.learn(name, value)
+		return Redacted
+	})
+	out, _ := s.values(text, true, func(string) string { return Redacted })
+	return out
+}
+
+// Named is String with each secret replaced by [REDACTED:NAME], for the
+// model; names are the NAMEs withheld, each once. With sendSecrets
+// (--send-secrets), the patterns are not applied and only Known values
+// are hidden.
+func (s *Set) Named(text string, sendSecrets bool) (out string, names []string) {
+	if text == "" {
+		return text, nil
+	}
+	mark := func(name string) string {
+		name = MarkName(name)
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		return NamedMark(name)
+	}
+	if !sendSecrets {
+		text = redactGated(text, newRedactGate(text), func(name, value string) string {
+			s.learn(name, value)
+			return mark(name)
+		})
+	}
+	text, _ = s.values(text, !sendSecrets, mark)
+	return text, names
+}
+
+// learn adds a value the patterns found.
+func (s *Set) learn(name, value string) {
+	if s != nil && !strings.HasPrefix(value, "[REDACTED") {
+		s.Add(name, value, Found)
+	}
+}
+
+// values replaces every value of the set (Known ones only, unless found)
+// in every shape by mark(its name).
+func (s *Set) values(text string, found bool, mark func(name string) string) (string, bool) {
+	if s == nil || s.Len() == 0 {
+		return text, false
+	}
+	m := s.matcher()
+	var spans []span
+	if m.squeezed != nil {
+		spans = scanSqueezed(m.squeezed, text, spans)
+		spans = scanDecoded(m.squeezed, text, spans)
+	}
+	if m.hex != nil {
+		spans = scanHex(m.hex, text, spans)
+	}
+	if m.b64 != nil {
+		spans = scanBase64(m.b64, text, spans)
+	}
+	if !found {
+		spans = slices.DeleteFunc(spans, func(sp span) bool { return m.kinds[sp.secret] != Known })
+	}
+	if len(spans) == 0 {
+		return text, false
+	}
+	slices.SortFunc(spans, func(a, b span) int { return a.from - b.from })
+	var b strings.Builder
+	b.Grow(len(text))
+	last := 0
+	for i := 0; i < len(spans); {
+		from, to, secret := spans[i].from, spans[i].to, spans[i].secret
+		for i++; i < len(spans) && spans[i].from <= to; i++ {
+			to = max(to, spans[i].to)
+		}
+		from = max(from, last)
+		b.WriteString(text[last:from])
+		b.WriteString(mark(m.names[secret]))
+		last = to
+	}
+	b.WriteString(text[last:])
+	return b.String(), true
+}
+
+// Params is the package's Params with the set's values hidden too.
+func (s *Set) Params(params map[string]any) map[string]any {
+	return paramsWith(params, s.String)
+}

@@ -1,0 +1,90 @@
+package redact
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+)
+
+// needles are the strings each view looks for, and the secret each shows.
+type needles struct {
+	squeezed, hex, b64 []string
+	sqOf, hexOf, b64Of []int
+}
+
+// add adds the shapes of value v (secret number i): without white space,
+// as is and reversed (the squeezed views: as is, and with URL and
+// quoted-printable escapes decoded and dumps' character columns); hex of the value
+// and of its reverse, and with each two bytes swapped as hexdump's and
+// od -x's 16-bit words show them, at both alignments (hex view); base64
+// at the three alignments the value can have in a longer stream (base64
+// view: the URL alphabet is read as the standard one there).
+func (n *needles) add(i int, v string) {
+	addOnce := func(list *[]string, of *[]int, s string) {
+		if len(s) < minNeedle {
+			return
+		}
+		*list, *of = append(*list, s), append(*of, i)
+	}
+	sq := squeeze(v)
+	addOnce(&n.squeezed, &n.sqOf, sq)
+	if r := reverse(sq); r != sq {
+		addOnce(&n.squeezed, &n.sqOf, r)
+	}
+	addOnce(&n.hex, &n.hexOf, hex.EncodeToString([]byte(v)))
+	addOnce(&n.hex, &n.hexOf, hex.EncodeToString([]byte(reverse(v))))
+	addOnce(&n.hex, &n.hexOf, hex.EncodeToString(swapPairs(v)))
+	addOnce(&n.hex, &n.hexOf, hex.EncodeToString(swapPairs(v[1:])))
+	for k := range 3 {
+		addOnce(&n.b64, &n.b64Of, base64Inner(v, k))
+	}
+}
+
+// minNeedle is the shortest shape looked for: a shorter one (the base64
+// of a value at the shortest MinLen, at its worst alignment, keeps 8
+// characters) would hide ordinary text.
+const minNeedle = 8
+
+func reverse(s string) string {
+	b := []byte(s)
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+	return string(b)
+}
+
+// swapPairs is v's whole two-byte pairs, each swapped.
+func swapPairs(v string) []byte {
+	b := make([]byte, 0, len(v))
+	for i := 0; i+1 < len(v); i += 2 {
+		b = append(b, v[i+1], v[i])
+	}
+	return b
+}
+
+// base64Inner is the part of the base64 of a stream holding v at offset
+// k (mod 3) that depends on v's bytes only: the characters whose six bits
+// all come from v.
+func base64Inner(v string, k int) string {
+	enc := base64.StdEncoding.EncodeToString(append(make([]byte, k), v...))
+	from, to := 0, 0
+	for j := range len(enc) {
+		if 6*j >= 8*k && 6*j+6 <= 8*(k+len(v)) {
+			if to == 0 {
+				from = j
+			}
+			to = j + 1
+		}
+	}
+	return enc[from:to]
+}
+
+// squeeze is s without its white space (bytes: s need not be UTF-8).
+func squeeze(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if !isSpace(s[i]) {
+			b = append(b, s[i])
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,137 @@
+package redact
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The secret a file holds is hidden in each shape real tools give it:
+// the tools run for real on a real file, their output goes through a Set
+// that knows the value, and the oracle (written apart from the matcher)
+// finds no 8-byte window of it in any shape. Without the set (the
+// patterns alone) every one of them leaks.
+func TestShapesOfRealTools(t *testing.T) {
+	const secret = "Xk9#mQ2$vL7=pR4/wz+T8~q"
+	dir := t.TempDir()
+	for _, pre := range []string{"", "x", "xy"} { // the three base64 alignments
+		content := pre + "host=db.example.com\nvalue " + secret + "\nport=5432\n"
+		if err := os.WriteFile(filepath.Join(dir, "f"+pre), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "only"), []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmds := []string{
+		"cat f", "base64 f", "base64 fx", "base64 fxy", "base64 -w0 fxy", "basenc --base64url fx",
+		"base64 -w 7 f", "xxd f", "xxd fx", "xxd -p fxy", "xxd -u fx", "xxd -c 5 f", "hexdump -C f", "hexdump -C fx",
+		"hexdump f", "hexdump fx", "od -c f", "od -c fxy", "od -x f", "od -x fx", "od -A x -t x1z f", "od -t x1 fx",
+		"rev f", "fold -w 3 f", "fold -w 1 only", "sed 's/./& /g' f", "tr -d '\\n' < f | fold -w 5",
+		"python3 -c \"import urllib.parse,sys; print(urllib.parse.quote(open('f').read(), safe=''))\"",
+		"python3 -c \"import quopri,sys; sys.stdout.buffer.write(quopri.encodestring(open('f','rb').read()))\"",
+		"python3 -c \"import sys; print(open('only').read().encode().hex(':'))\"",
+		"python3 -c \"import sys; print(', '.join('0x%02X' % b for b in open('only','rb').read()))\"",
+		"printf 'prefix-%s-suffix' \"$(cat only)\" | base64",
+		"rev only | xxd -p",
+	}
+	set := NewSet()
+	set.Add("DB_VALUE", secret, Known)
+	for _, c := range cmds {
+		cmd := exec.Command("sh", "-c", c)
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		if how := leak(String(string(out)), secret); how == "" && c != "rev only | xxd -p" {
+			t.Errorf("%s: the patterns alone hide it (the test would not see the set's work):\n%s", c, out)
+		}
+		got := set.String(string(out))
+		if how := leak(got, secret); how != "" {
+			t.Errorf("%s: leaks (%s):\n%s", c, how, got)
+		}
+		if strings.Contains(string(out), "host=db.example.com") && !strings.Contains(got, "host=db.example.com") {
+			t.Errorf("%s: non-secret text lost:\n%s", c, got)
+		}
+	}
+}
+
+// A value added to the set is hidden in the shapes the issue lists, built
+// here by hand: split on white space, URL-encoded in part, reversed, hex
+// with separators in either case, base64 in the middle of a stream.
+func TestShapesByHand(t *testing.T) {
+	const secret = "s3cr3t-V4lue_9x"
+	set := NewSet()
+	set.Add("TOKEN", secret, Known)
+	for _, in := range []string{
+		"a " + secret + " b",
+		"s3c r3t-V\n4lue _9x",
+		"s3cr3t%2DV4lue%5F9x",
+		"q=s3cr3t-V4lue=5F9x",
+		"s3cr3t-V4l=\nue_9x",
+		reverse(secret),
+		"73:33:63:72:33:74:2D:56:34:6C:75:65:5F:39:78",
+		"\\x73\\x33\\x63\\x72\\x33\\x74\\x2d\\x56\\x34\\x6c\\x75\\x65\\x5f\\x39\\x78",
+	} {
+		got, names := set.Named(in, false)
+		if leak(got, secret) != "" || strings.Contains(got, "4lue") {
+			t.Errorf("%q -> %q", in, got)
+		}
+		if len(names) != 1 || names[0] != "TOKEN" {
+			t.Errorf("%q: names %v", in, names)
+		}
+	}
+}
+
+// Values too short or found under a secret name but plainly no secret are
+// not added; Known values are hidden under --send-secrets, Found ones are
+// not.
+func TestSetAdd(t *testing.T) {
+	set := NewSet()
+	for _, v := range []string{"1", "true", "hunter2", "/etc/ssl/private/key.pem", "{{ vault_pw }}", "$DB_PASS", "********", "xxxxxxxxxx"} {
+		if set.Add("PASSWORD", v, Found) {
+			t.Errorf("added %q", v)
+		}
+	}
+	if !set.Add("K", "known-value-1", Known) || !set.Add("F", "found-value-2", Found) || set.Add("F", "found-value-2", Found) {
+		t.Fatal("Add")
+	}
+	got, _ := set.Named("known-value-1 found-value-2", true)
+	if got != "[REDACTED:K] found-value-2" {
+		t.Errorf("--send-secrets: %q", got)
+	}
+	got, names := set.Named("known-value-1 found-value-2", false)
+	if got != "[REDACTED:K] [REDACTED:F]" || len(names) != 2 {
+		t.Errorf("%q %v", got, names)
+	}
+	var nilSet *Set
+	if got := nilSet.String("PASSWORD=abc known-value-1"); got != "PASSWORD=[REDACTED] known-value-1" {
+		t.Errorf("nil set: %q", got)
+	}
+}
+
+// Once seen, always hidden: a value the patterns redact in one output is
+// hidden in a later one where nothing names it, in any shape.
+func TestLearnedByPatterns(t *testing.T) {
+	set := NewSet()
+	if got := set.String("export DB_PASSWORD='Tr0ub4dor&3xyz'"); strings.Contains(got, "Tr0ub4dor") {
+		t.Fatal(got)
+	}
+	later := "value: Tr0ub4dor&3xyz\n" + reverse("Tr0ub4dor&3xyz")
+	got, names := set.Named(later, false)
+	if strings.Contains(got, "Tr0ub4dor") || strings.Contains(got, "zyx3&rod4bu") || len(names) != 1 || names[0] != "DB_PASSWORD" {
+		t.Errorf("%q %v", got, names)
+	}
+	// a private key's lines, each alone
+	body := []string{"MIIEowIBAAKCAQEAuX1q2oJbWm7P4r0bYk3nqB1a9Q8lZ0xg7bVqGfT5b2mK1wKd", "c3VwZXJzZWNyZXRrZXlib2R5bGluZXR3b2lzaGVyZWZvcnRoZXRlc3Rpbmc0NQ"}
+	pem := "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Join(body, "\n") + "\n-----END RSA PRIVATE KEY-----\n"
+	set.String(pem)
+	for _, line := range body {
+		if got := set.String("line: " + line + "\n"); strings.Contains(got, line[10:30]) {
+			t.Errorf("PEM line kept: %q", got)
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package redact
+
+// A view is the text as one family of shapes sees it, fed byte by byte
+// to that family's automaton without being copied: the squeezed view
+// leaves out white space (a value folded or split over lines); the
+// decoded view also decodes %XX and quoted-printable =XX, drops soft line
+// breaks and reads dumps (od -c's spaced characters); the hex view keeps hex digits in lower case and
+// leaves out separators (spaces, ':', '-', ',', "\x", "0x"); the base64
+// view keeps the alphabet, the URL alphabet read as the standard one, and
+// leaves out white space. In the decoded and hex views, a dump's offset
+// column is left out, and of xxd's and hexdump -C's lines the decoded
+// view takes the character column only and the hex view the hex columns
+// only, so that a value dumped across lines is one run in each.
+//
+// Each scan is one pass over the text; a ring of the raw offsets of the
+// last bytes fed says where a match began.
+
+// span is a part of the text to replace: bytes [from, to), a secret of
+// the set (its index).
+type span struct{ from, to, secret int }
+
+// feeder runs an automaton over a view, recording matches as spans of the
+// raw text.
+type feeder struct {
+	a     *automaton
+	state int32
+	n     int     // bytes fed
+	ring  []int32 // raw offset of fed byte i at ring[i&mask]
+	mask  int
+	spans []span
+}
+
+func newFeeder(a *automaton, spans []span) *feeder {
+	size := 1
+	for size < a.maxLen+1 {
+		size <<= 1
+	}
+	return &feeder{a: a, ring: make([]int32, size), mask: size - 1, spans: spans}
+}
+
+// feed gives the automaton byte c, which comes from raw bytes [from, to).
+func (f *feeder) feed(c byte, from, to int) {
+	a := f.a
+	f.state = a.delta[f.state*a.nclass+int32(a.class[c])]
+	f.ring[f.n&f.mask] = int32(from)
+	f.n++
+	if l := a.best[f.state]; l > 0 {
+		f.spans = append(f.spans, span{from: int(f.ring[(f.n-int(l))&f.mask]), to: to, secret: int(a.secret[f.state])})
+	}
+}
+
+// breakRun feeds a byte no needle holds, so that no match goes through.
+func (f *feeder) breakRun() { f.state = 0 }
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+func isHex(c byte) bool { _, ok := unhex(c); return ok }
+
+// dumpLine looks at the line s[at:end] for a dump's layout: an offset
+// column (6 to 16 hex digits at the line's start, then ':' or a space).
+// It returns where the line's body starts (at when it has no offset
+// column), and the body's parts: chars is the character column (xxd's
+// after two spaces, hexdump -C's between '|'; the whole body for od -c),
+// hex the hex columns.
+func dumpLine(s string, at, end int) (isDump bool, hexFrom, hexTo, charFrom, charTo int) {
+	i := at
+	for i < end && i-at < 17 && isHex(s[i]) {
+		i++
+	}
+	if n := i - at; n < 6 || n > 16 || i >= end || (s[i] != ':' && s[i] != ' ') {
+		return false, at, end, at, end
+	}
+	body := i + 1
+	if s[i] == ':' { // xxd: the hex groups, then two spaces, then the characters
+		j := body
+		for j < end && s[j] == ' ' {
+			j++
+		}
+		for j+1 < end && !(s[j] == ' ' && s[j+1] == ' ') {
+			j++
+		}
+		if j+1 < end && hexColumns(s, body, j) {
+			return true, body, j, j + 2, end
+		}
+		if hexColumns(s, body, end) {
+			return true, body, end, end, end
+		}
+		return false, at, end, at, end
+	}
+	// hexdump -C: "  |chars|"; od -t x1z: "  >chars<", at the line's end
+	for j := body + 2; j < end-1; j++ {
+		if c := s[j]; (c == '|' || c == '>') && s[j-1] == ' ' && s[j-2] == ' ' {
+			closer := byte('|')
+			if c == '>' {
+				closer = '<'
+			}
+			if s[end-1] == closer && hexColumns(s, body, j) {
+				return true, body, j, j + 1, end - 1
+			}
+		}
+	}
+	return true, body, end, body, end // od: the body is both
+}
+
+// lines calls f for each line of s (without its newline).
+func lines(s string, f func(at, end int)) {
+	at := 0
+	for at < len(s) {
+		end := at
+		for end < len(s) && s[end] != '\n' {
+			end++
+		}
+		f(at, end)
+		at = end + 1
+	}
+}
+
+// scanSqueezed runs a over the text without its white space.
+func scanSqueezed(a *automaton, s string, spans []span) []span {
+	f := newFeeder(a, spans)
+	for j := 0; j < len(s); j++ {
+		if c := s[j]; !isSpace(c) {
+			f.feed(c, j, j+1)
+		}
+	}
+	return f.spans
+}
+
+// scanDecoded runs a over the text without its white space, with URL and
+// quoted-printable escapes decoded and a dump's lines reduced to their
+// character column.
+func scanDecoded(a *automaton, s string, spans []span) []span {
+	f := newFeeder(a, spans)
+	lines(s, func(at, end int) {
+		_, _, _, from, to := dumpLine(s, at, end)
+		for j := from; j < to; j++ {
+			c := s[j]
+			switch {
+			case isSpace(c):
+				continue
+			case (c == '%' || c == '=') && j+2 < to:
+				if h, ok := unhex(s[j+1]); ok {
+					if l, ok := unhex(s[j+2]); ok {
+						if d := h<<4 | l; !isSpace(d) {
+							f.feed(d, j, j+3)
+						}
+						j += 2
+						continue
+					}
+				}
+			case c == '=' && (j+1 == to || j+2 == to && s[j+1] == '\r'):
+				continue // a quoted-printable soft line break
+			}
+			f.feed(c, j, j+1)
+		}
+	})
+	return f.spans
+}
+
+func scanHex(a *automaton, s string, spans []span) []span {
+	f := newFeeder(a, spans)
+	lines(s, func(at, end int) {
+		_, from, to, _, _ := dumpLine(s, at, end)
+		for j := from; j < to; j++ {
+			c := s[j]
+			switch {
+			case c == '0' && j+2 < to && (s[j+1] == 'x' || s[j+1] == 'X') && isHex(s[j+2]):
+				j++ // 0x
+				continue
+			case c == '\\' && j+2 < to && s[j+1] == 'x' && isHex(s[j+2]):
+				j++ // \x
+				continue
+			case c >= 'A' && c <= 'F':
+				f.feed(c+'a'-'A', j, j+1)
+			case isHex(c):
+				f.feed(c, j, j+1)
+			case isSpace(c) || c == ':' || c == '-' || c == ',':
+				continue
+			default:
+				f.breakRun()
+			}
+		}
+	})
+	return f.spans
+}
+
+func scanBase64(a *automaton, s string, spans []span) []span {
+	f := newFeeder(a, spans)
+	for j := 0; j < len(s); j++ {
+		switch c := s[j]; {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
+			f.feed(c, j, j+1)
+		case c == '-':
+			f.feed('+', j, j+1)
+		case c == '_':
+			f.feed('/', j, j+1)
+		case isSpace(c):
+		default:
+			f.breakRun()
+		}
+	}
+	return f.spans
+}
+
+// hexColumns reports whether s[from:to] is hex digits and spaces only, as
+// a dump's hex columns are.
+func hexColumns(s string, from, to int) bool {
+	for i := from; i < to; i++ {
+		if !isHex(s[i]) && s[i] != ' ' {
+			return false
+		}
+	}
+	return true
+}
