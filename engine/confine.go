@@ -477,9 +477,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // realPath is p as it really is on the host (links followed), p when that
 // cannot be known.
 func (h *confiner) realPath(p string) string {
-	rp, ok := h.tr.(interface {
-		RealPath(ctx context.Context, p string) (string, error)
-	})
+	rp, ok := transport.As[transport.RealPather](h.tr)
 	if !ok {
 		return p
 	}

@@ -83,17 +83,10 @@ func (w wrapped) Run(ctx context.Context, c transport.Command) (transport.Result
 	return w.Transport.Run(ctx, c)
 }
 
-// HomeDir is the host's, without a command when the transport knows it.
-func (w wrapped) HomeDir(ctx context.Context) (string, error) {
-	if hd, ok := w.Transport.(tools.HomeDirer); ok {
-		return hd.HomeDir(ctx)
-	}
-	res, err := w.Transport.Run(ctx, transport.Command{Command: `printf '%s\n' "$HOME"`})
-	if err != nil {
-		return "", err
-	}
-	return trimNewline(res.Stdout), nil
-}
+// Unwrap returns the host's transport (transport.Unwrapper): its
+// capabilities (RealPath, HomeDir, ReadDir, become) are agent's own work,
+// never confined.
+func (w wrapped) Unwrap() transport.Transport { return w.Transport }
 
 // sandboxBlocks is the observation for a file tool step whose file lies
 // outside what the operator's sandbox allows (the file tools run in

@@ -76,7 +76,7 @@ type Config struct {
 	// transport of the steps that escalate — every step when BecomeAll,
 	// else the plan steps that say become: true. Nil: a step asking to
 	// escalate fails.
-	Become Becomer
+	Become transport.Becomer
 	// BecomeAll runs every step through Become (--become, ansible_become).
 	BecomeAll bool
 	// Permissions limit what every step may read, write, run and connect
@@ -92,13 +92,6 @@ type Config struct {
 	// Confiner holds the commands of steps nobody approved to what their
 	// level allows (package confine); nil: they run unconfined.
 	Confiner Confiner
-}
-
-// Becomer is a host's transport as another user (transport/become).
-type Becomer interface {
-	transport.Transport
-	// User is the user it acts as.
-	User() string
 }
 
 // Confiner holds the commands of a step that no person approved to what
@@ -240,7 +233,7 @@ func (e *Executor) BeforeChange(ctx context.Context, tr transport.Transport, ch 
 		return nil
 	}
 	as := ""
-	if b, ok := tr.(Becomer); ok {
+	if b, ok := transport.As[transport.Becomer](tr); ok {
 		as = b.User()
 	}
 	mode := ch.OldMode
@@ -330,8 +323,8 @@ func (e *Executor) stepTransport(st planner.Step) (transport.Transport, string, 
 // homeDirOf is the home directory of the user tr acts as: the become
 // user's for the become transport, else the login user's.
 func (e *Executor) homeDirOf(ctx context.Context, tr transport.Transport) (string, error) {
-	if b, ok := tr.(Becomer); ok {
-		if hd, ok := b.(tools.HomeDirer); ok {
+	if b, ok := transport.As[transport.Becomer](tr); ok {
+		if hd, ok := transport.As[transport.HomeDirer](b); ok {
 			h, err := hd.HomeDir(ctx)
 			if err != nil {
 				return "", fmt.Errorf("home directory of %s on %s: %w", b.User(), e.host, err)
@@ -355,7 +348,7 @@ func (e *Executor) homeDir(ctx context.Context) (string, error) {
 	}
 	tr := e.cfg.Transport
 	var home string
-	if hd, ok := tr.(tools.HomeDirer); ok {
+	if hd, ok := transport.As[transport.HomeDirer](tr); ok {
 		h, err := hd.HomeDir(ctx)
 		if err != nil {
 			return "", fmt.Errorf("home directory on %s: %w", e.host, err)

@@ -32,7 +32,7 @@ func (c *countingRunner) Run(ctx context.Context, cmd transport.Command) (transp
 type countingRealPather struct{ *countingRunner }
 
 func (c countingRealPather) RealPath(ctx context.Context, p string) (string, error) {
-	return c.Transport.(realPather).RealPath(ctx, p)
+	return c.Transport.(transport.RealPather).RealPath(ctx, p)
 }
 
 // realPathHosts are the ways the executor can learn where a file really

@@ -77,7 +77,7 @@ func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, t
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	if rp, ok := tr.(realPather); ok {
+	if rp, ok := transport.As[transport.RealPather](tr); ok {
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, maxResolving)
 		for _, j := range jobs {
@@ -129,7 +129,7 @@ func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, t
 		if r.Real != path.Clean(j.abs) { // else no link on the way
 			out = append(out, r)
 		}
-		if rp, ok := tr.(realPather); ok && j.why == "" && j.t.Write && j.rest != "" && !strings.Contains(j.rest, "/") {
+		if rp, ok := transport.As[transport.RealPather](tr); ok && j.why == "" && j.t.Write && j.rest != "" && !strings.Contains(j.rest, "/") {
 			links, err := patternLinks(ctx, tr, rp, j.real, j.rest, j.t)
 			if err != nil {
 				return nil, err
@@ -150,7 +150,7 @@ const maxPatternLinks = 16
 // (chmod, tee, truncate …) changes where they lead. A directory that
 // cannot be listed yields none: the command cannot list it either. The
 // error is only a done ctx or a lost connection.
-func patternLinks(ctx context.Context, tr transport.Transport, rp realPather, dir, pattern string, t safety.Touch) ([]safety.Resolved, error) {
+func patternLinks(ctx context.Context, tr transport.Transport, rp transport.RealPather, dir, pattern string, t safety.Touch) ([]safety.Resolved, error) {
 	entries, err := transport.ReadDir(ctx, tr, dir)
 	switch {
 	case ctx.Err() != nil:
@@ -189,7 +189,7 @@ const errLost = "\x00lost"
 // resolveOne is where p really is on the host, or why that is not known.
 // A missing name (or one below a file) is no link: the deepest directory
 // above it that exists is resolved and the names below it appended.
-func resolveOne(ctx context.Context, rp realPather, p string) (real, why string) {
+func resolveOne(ctx context.Context, rp transport.RealPather, p string) (real, why string) {
 	rest := ""
 	for {
 		r, err := rp.RealPath(ctx, p)

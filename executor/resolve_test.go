@@ -22,7 +22,7 @@ type lookupCounter struct {
 
 func (l *lookupCounter) RealPath(ctx context.Context, p string) (string, error) {
 	l.lookups.Add(1)
-	return l.Transport.(realPather).RealPath(ctx, p)
+	return l.Transport.(transport.RealPather).RealPath(ctx, p)
 }
 
 // Unwrap lets transport.ReadDir list directories through the counter.

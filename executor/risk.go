@@ -258,15 +258,6 @@ func localRealPath(p string) string {
 	return p
 }
 
-// realPather is an optional capability of a transport: where a path
-// really is on the host, every symbolic link followed, without running a
-// command (transport/local and transport/ssh have it). It must resolve as
-// `readlink -f` does: the last name may be missing (its directory is still
-// resolved), and so may the target of a link at the end.
-type realPather interface {
-	RealPath(ctx context.Context, path string) (string, error)
-}
-
 // realPath asks the target where file really is: through the transport's
 // RealPath where it has one, else with `readlink -f` (GNU and busybox; for
 // a missing file it still resolves the directory), a process on the host
@@ -274,7 +265,7 @@ type realPather interface {
 // tool will fail the same way: a directory on the way is missing); the
 // error is only a done ctx.
 func (e *Executor) realPath(ctx context.Context, tr transport.Transport, file string) (string, error) {
-	if rp, ok := tr.(realPather); ok {
+	if rp, ok := transport.As[transport.RealPather](tr); ok {
 		real, err := rp.RealPath(ctx, file)
 		if cerr := ctx.Err(); cerr != nil {
 			return "", cerr

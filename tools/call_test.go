@@ -39,7 +39,7 @@ func (r *recorder) Run(ctx context.Context, cmd transport.Command) (transport.Re
 }
 
 func (r *recorder) HomeDir(ctx context.Context) (string, error) {
-	return r.Transport.(HomeDirer).HomeDir(ctx)
+	return r.Transport.(transport.HomeDirer).HomeDir(ctx)
 }
 
 func (r *recorder) take() []transport.Command {

@@ -11,12 +11,6 @@ import (
 	"github.com/autoshell/agent/transport"
 )
 
-// HomeDirer is an optional capability of a transport: its user's home
-// directory on the host (the SSH transport knows it from SFTP).
-type HomeDirer interface {
-	HomeDir(ctx context.Context) (string, error)
-}
-
 // homeCache finds home directories and remembers them by host and user, so
 // a file tool costs one round trip the first time only. Keys are strings,
 // not transports, so closed transports are not kept alive.
@@ -28,7 +22,7 @@ type homeCache struct {
 func newHomeCache() *homeCache { return &homeCache{m: map[transport.HostInfo]string{}} }
 
 func (h *homeCache) home(ctx context.Context, tr transport.Transport) (string, error) {
-	if hd, ok := tr.(HomeDirer); ok {
+	if hd, ok := transport.As[transport.HomeDirer](tr); ok {
 		return hd.HomeDir(ctx)
 	}
 	key := tr.Host()

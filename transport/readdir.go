@@ -15,27 +15,13 @@ type DirReader interface {
 	ReadDir(ctx context.Context, path string) ([]fs.FileInfo, error)
 }
 
-// Unwrapper is implemented by a transport that adds behaviour to another
-// (the executor's output streaming): Unwrap returns the one below, so
-// optional capabilities such as DirReader are found through it.
-type Unwrapper interface {
-	Unwrap() Transport
-}
-
 // ErrNoReadDir: the transport cannot list directories.
 var ErrNoReadDir = errors.New("this transport cannot list directories")
 
 // ReadDir lists the directory at path through tr, or a transport tr wraps.
 func ReadDir(ctx context.Context, tr Transport, path string) ([]fs.FileInfo, error) {
-	for tr != nil {
-		if dr, ok := tr.(DirReader); ok {
-			return dr.ReadDir(ctx, path)
-		}
-		u, ok := tr.(Unwrapper)
-		if !ok {
-			break
-		}
-		tr = u.Unwrap()
+	if dr, ok := As[DirReader](tr); ok {
+		return dr.ReadDir(ctx, path)
 	}
 	return nil, fmt.Errorf("read directory %s: %w", path, ErrNoReadDir)
 }

@@ -68,7 +68,15 @@ type Transport struct {
 	closed bool
 }
 
-var _ transport.Transport = (*Transport)(nil)
+// The transport and its optional capabilities (transport.As). It has no
+// Unwrap: its answers are the become user's, never the login user's.
+var (
+	_ transport.Transport  = (*Transport)(nil)
+	_ transport.Becomer    = (*Transport)(nil)
+	_ transport.RealPather = (*Transport)(nil)
+	_ transport.HomeDirer  = (*Transport)(nil)
+	_ transport.DirReader  = (*Transport)(nil)
+)
 
 // New returns inner as cfg's user. The configuration is validated; no
 // command runs until the first call (Check tries sudo once).
@@ -126,7 +134,7 @@ func (t *Transport) Check(ctx context.Context) error {
 	return err
 }
 
-// HomeDir is the become user's $HOME as sudo sets it (tools.HomeDirer),
+// HomeDir is the become user's $HOME as sudo sets it (transport.HomeDirer),
 // looked up once.
 func (t *Transport) HomeDir(ctx context.Context) (string, error) {
 	t.homeMu.Lock()

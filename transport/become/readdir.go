@@ -10,8 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/autoshell/agent/transport"
 )
 
 // exitNotDir: ReadDir's path is not a directory.
@@ -23,8 +21,6 @@ const exitNotDir = 8
 const readDirScript = `d=$1; if [ ! -e "$d" ]; then exit 3; fi; if [ ! -d "$d" ]; then exit 8; fi; ` +
 	`cd -- "$d" 2>/dev/null || exit 4; [ -r . ] || exit 4; ` +
 	`for f in * .[!.]* ..?*; do if [ -e "$f" ] || [ -L "$f" ]; then stat --printf '%s %f %Y %n\0' -- "$f" || exit 1; fi; done`
-
-var _ transport.DirReader = (*Transport)(nil)
 
 // ReadDir describes the entries of the directory at p as the become user
 // sees them, links not followed (transport.DirReader).

@@ -7,7 +7,7 @@ import (
 )
 
 // HomeDir is the home directory "~" means for this transport (the
-// tools.HomeDirer capability): the tools and the planner's safety check
+// transport.HomeDirer capability): the tools and the planner's safety check
 // need not start a shell to print $HOME, which commands inherit from this
 // process anyway.
 func (t *Transport) HomeDir(ctx context.Context) (string, error) {

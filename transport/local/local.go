@@ -35,7 +35,13 @@ type Transport struct {
 	closed  atomic.Bool
 }
 
-var _ transport.Transport = (*Transport)(nil)
+// The transport and its optional capabilities (transport.As).
+var (
+	_ transport.Transport  = (*Transport)(nil)
+	_ transport.RealPather = (*Transport)(nil)
+	_ transport.HomeDirer  = (*Transport)(nil)
+	_ transport.DirReader  = (*Transport)(nil)
+)
 
 // New returns a local transport acting as the current user.
 func New() (*Transport, error) {

@@ -10,7 +10,7 @@ import (
 	"github.com/autoshell/agent/transport"
 )
 
-// HomeDir is the home directory "~" means on the host (the tools.HomeDirer
+// HomeDir is the home directory "~" means on the host (the transport.HomeDirer
 // capability): the $HOME commands see, which sshd's SetEnv or the user's
 // environment file may set apart from the password database's home that
 // SFTP starts in. The worker shell prints it when it starts, so that

@@ -207,7 +207,13 @@ func isDone(ch <-chan struct{}) bool {
 	}
 }
 
-var _ transport.Transport = (*Transport)(nil)
+// The transport and its optional capabilities (transport.As).
+var (
+	_ transport.Transport  = (*Transport)(nil)
+	_ transport.RealPather = (*Transport)(nil)
+	_ transport.HomeDirer  = (*Transport)(nil)
+	_ transport.DirReader  = (*Transport)(nil)
+)
 
 // Dial connects to the host cfg describes (through its ProxyJump hosts, each
 // with its own host-key check and authentication) and returns a Transport

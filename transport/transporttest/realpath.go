@@ -11,13 +11,6 @@ import (
 	"github.com/autoshell/agent/transport"
 )
 
-// RealPather is the optional capability of a transport to say where a path
-// really is on the host, as `readlink -f` would, without running a command
-// (the planner's safety check uses it before every file step).
-type RealPather interface {
-	RealPath(ctx context.Context, path string) (string, error)
-}
-
 // readlinkF runs `readlink -f` on the host: the reference RealPath must
 // agree with. ok is false when readlink fails (something on the way is
 // missing, or a loop).
@@ -29,7 +22,7 @@ func readlinkF(t *testing.T, tr transport.Transport, p string) (string, bool) {
 
 func init() {
 	add("RealPathFollowsLinksLikeReadlinkF", func(t *testing.T, f Fixture) {
-		rp, ok := f.Transport.(RealPather)
+		rp, ok := f.Transport.(transport.RealPather)
 		if !ok {
 			t.Skip("the transport has no RealPath")
 		}
@@ -114,7 +107,7 @@ func init() {
 	})
 
 	add("RealPathCancelled", func(t *testing.T, f Fixture) {
-		rp, ok := f.Transport.(RealPather)
+		rp, ok := f.Transport.(transport.RealPather)
 		if !ok {
 			t.Skip("the transport has no RealPath")
 		}
@@ -126,15 +119,9 @@ func init() {
 	})
 }
 
-// HomeDirer is the optional capability of a transport to say what "~" is
-// without running a command (tools.HomeDirer).
-type HomeDirer interface {
-	HomeDir(ctx context.Context) (string, error)
-}
-
 func init() {
 	add("HomeDirIsHomeOfFilesAndCommands", func(t *testing.T, f Fixture) {
-		hd, ok := f.Transport.(HomeDirer)
+		hd, ok := f.Transport.(transport.HomeDirer)
 		if !ok {
 			t.Skip("the transport has no HomeDir")
 		}

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 )
 
@@ -72,10 +71,10 @@ func (t *timedTransport) Host() transport.HostInfo { return t.next.Host() }
 func (t *timedTransport) Close() error { return t.next.Close() }
 
 // timedHomeTransport is a timedTransport whose transport knows its home
-// directory (tools.HomeDirer, as the SSH transport does).
+// directory (transport.HomeDirer, as the SSH transport does).
 type timedHomeTransport struct {
 	*timedTransport
-	hd tools.HomeDirer
+	hd transport.HomeDirer
 }
 
 func (t timedHomeTransport) HomeDir(ctx context.Context) (string, error) {
@@ -83,17 +82,11 @@ func (t timedHomeTransport) HomeDir(ctx context.Context) (string, error) {
 	return t.hd.HomeDir(ctx)
 }
 
-// realPather is the planner's optional capability (transport/local and
-// transport/ssh have it): where a file really is, without a command.
-type realPather interface {
-	RealPath(ctx context.Context, p string) (string, error)
-}
-
 // timedPathTransport is a timedTransport whose transport resolves paths
 // itself, as the planner's safety check asks it to (transport/ssh).
 type timedPathTransport struct {
 	*timedTransport
-	rp realPather
+	rp transport.RealPather
 }
 
 func (t timedPathTransport) RealPath(ctx context.Context, p string) (string, error) {
@@ -104,7 +97,7 @@ func (t timedPathTransport) RealPath(ctx context.Context, p string) (string, err
 // timedFullTransport has both capabilities (transport/local).
 type timedFullTransport struct {
 	timedHomeTransport
-	rp realPather
+	rp transport.RealPather
 }
 
 func (t timedFullTransport) RealPath(ctx context.Context, p string) (string, error) {
@@ -115,8 +108,8 @@ func (t timedFullTransport) RealPath(ctx context.Context, p string) (string, err
 // timeTransport wraps tr, keeping its optional capabilities.
 func timeTransport(tr transport.Transport) (transport.Transport, *timedTransport) {
 	t := &timedTransport{next: tr}
-	hd, isHD := tr.(tools.HomeDirer)
-	rp, isRP := tr.(realPather)
+	hd, isHD := tr.(transport.HomeDirer)
+	rp, isRP := tr.(transport.RealPather)
 	switch {
 	case isHD && isRP:
 		return timedFullTransport{timedHomeTransport{t, hd}, rp}, t

@@ -1,0 +1,65 @@
+package transport
+
+import "context"
+
+// Optional capabilities. A transport may do more than Transport asks; each
+// extra is a small interface here, and As finds it on a transport or on
+// the one a decorator wraps (restic's AsBackend idea): a decorator that
+// adds behaviour to a transport (the executor's output streaming, its
+// confinement) implements Unwrapper and so keeps every capability of the
+// transport below it without repeating them. A decorator that changes
+// what a capability would answer — become, which acts as another user, so
+// that "~", links and listings are that user's — implements its own and
+// does not unwrap. The conformance suite (transporttest) checks each
+// capability against what the host's own commands say.
+
+// Unwrapper is implemented by a transport that adds behaviour to another:
+// Unwrap returns the one below, through which As looks for capabilities.
+type Unwrapper interface {
+	Unwrap() Transport
+}
+
+// RealPather says where a path really is on the host, every symbolic link
+// followed, without running a command where it can (local: the system
+// calls; SSH: SFTP lstat and readlink; become: one `readlink -f` through
+// sudo). It resolves as `readlink -f` does: "~" is the home, a relative
+// path starts where the transport's file methods start, the last name may
+// be missing (its directory is still resolved) and so may the target of a
+// link at the end; a missing or non-directory component before it is an
+// error wrapping fs.ErrNotExist or ENOTDIR, a loop of links ELOOP, a lost
+// connection ErrConnection.
+type RealPather interface {
+	RealPath(ctx context.Context, path string) (string, error)
+}
+
+// HomeDirer says what "~" is on the host for the user the transport acts
+// as: the $HOME its commands see, which its file methods expand "~" to.
+// Implementations look it up once.
+type HomeDirer interface {
+	HomeDir(ctx context.Context) (string, error)
+}
+
+// Becomer is a host's transport acting as another user (transport/become):
+// every command and file method runs as User through sudo.
+type Becomer interface {
+	Transport
+	// User is the user it acts as.
+	User() string
+}
+
+// As returns capability C of tr, or of the transport a chain of
+// Unwrappers leads to from tr: the first in the chain that has it. ok is
+// false when none has.
+func As[C any](tr Transport) (c C, ok bool) {
+	for tr != nil {
+		if c, ok := tr.(C); ok {
+			return c, true
+		}
+		u, ok := tr.(Unwrapper)
+		if !ok {
+			break
+		}
+		tr = u.Unwrap()
+	}
+	return c, false
+}
