@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,8 +26,12 @@ func (l *lookupCounter) RealPath(ctx context.Context, p string) (string, error) 
 	return l.Transport.(transport.RealPather).RealPath(ctx, p)
 }
 
-// Unwrap lets transport.ReadDir list directories through the counter.
-func (c *countingRunner) Unwrap() transport.Transport { return c.Transport }
+// ReadDir lists directories through the counter (transport.DirReader),
+// and only that: an Unwrap would lend it every capability of the
+// transport below, RealPath too, which the "readlink" host must lack.
+func (c *countingRunner) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	return transport.ReadDir(ctx, c.Transport, p)
+}
 
 // viaPattern in a case of TestExecutorCommandFollowsHostLinks: High
 // where the transport has RealPath, else Medium.
