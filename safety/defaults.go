@@ -106,6 +106,7 @@ func (p *Policy) defaultCommands() {
 		"split", "rmdir", "unlink")
 	p.set(Medium, "deletes files", "rm")
 	p.set(Medium, "changes permissions or ownership", "chmod", "chown", "chgrp", "setfacl")
+	p.set(High, "changes extended attributes, which the undo journal does not keep", "setfattr")
 	p.set(Medium, "network download", "curl", "wget")
 	p.set(High, "dynamic loader: runs any program file", "ld.so", "ld-linux*.so*", "ld-*.so*")
 	p.set(Medium, "edits files (and can run commands)", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex")

@@ -126,6 +126,7 @@ func (p *Policy) defaultOptions() {
 	v["systemctl"] = []string{"-t", "-p", "-n", "-o", "-H", "-M", "--type", "--property", "--lines", "--output",
 		"--host", "--machine", "--state", "--root", "--signal", "-s", "--kill-whom"}
 	v["git"] = []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace"}
+	v["touch"] = []string{"-d", "-t", "-r", "--date", "--reference"}
 	v["git commit"] = []string{"-m", "-F", "--message", "--file", "-C", "-c", "--author", "--date"}
 	v["git log"] = []string{"-n", "--author", "--grep", "--since", "--until", "--format", "--pretty"}
 	v["git checkout"] = []string{"-b", "-B"}
@@ -208,6 +209,10 @@ func (p *Policy) defaultOptions() {
 	r["xargs"] = []string{"-a", "--arg-file"}
 	r["parallel"] = []string{"-a", "--arg-file"}
 	r["openssl"] = []string{"-in", "-key", "-CAfile", "-certfile", "-signkey", "-config", "-rand"}
+	r["touch"] = []string{"-r", "--reference"}
+	for _, c := range []string{"chmod", "chown", "chgrp"} {
+		r[c] = []string{"--reference"}
+	}
 	r["ss"] = []string{"-F", "--filter"}
 	for _, c := range []string{"grep", "egrep", "fgrep", "zgrep"} {
 		r[c] = []string{"-f", "--file"}
