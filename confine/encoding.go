@@ -14,6 +14,7 @@ import (
 //	write                         Spec.Write
 //	net                           Spec.Net
 //	caps MODE                     Spec.Caps
+//	syscalls MODE                 Spec.Syscalls
 //	no-write P ... readable P     Spec's lists (no-write, no-read, public, device, writable, readable), in order
 //	dir P RIGHTS, file P RIGHTS   Rules, in order (RIGHTS in decimal)
 //	stamp P MTIME NAMES           Stamps, in order; "hot" for a Hot one, NAMES "-" when empty
@@ -33,7 +34,7 @@ var rulesetItems = []struct {
 	args  int
 	multi bool
 }{
-	{"write", 0, false}, {"net", 0, false}, {"caps", 1, false},
+	{"write", 0, false}, {"net", 0, false}, {"caps", 1, false}, {"syscalls", 1, false},
 	{"no-write", 1, true}, {"no-read", 1, true}, {"public", 1, true}, {"device", 1, true}, {"writable", 1, true}, {"readable", 1, true},
 	{"dir", 2, true}, {"file", 2, true},
 	{"stamp", 3, true}, {"hot", 3, true},
@@ -58,6 +59,9 @@ func (rs Ruleset) Encode() []byte {
 	}
 	if s.Caps != "" {
 		word("caps", escapePath(s.Caps))
+	}
+	if s.Syscalls != "" {
+		word("syscalls", escapePath(s.Syscalls))
 	}
 	for _, l := range s.lists() {
 		for _, p := range l.paths {
@@ -198,6 +202,11 @@ func (rs *Ruleset) decodeItem(item string, args []string) error {
 			return errors.New("caps " + strconv.Quote(c))
 		}
 		rs.Spec.Caps = paths[0]
+	case "syscalls":
+		if m := paths[0]; m != SyscallsRead && m != SyscallsOwn {
+			return errors.New("syscalls " + strconv.Quote(m))
+		}
+		rs.Spec.Syscalls = paths[0]
 	case "dir", "file":
 		if err := checkPath(paths[0], false); err != nil {
 			return wrap("rule", err)

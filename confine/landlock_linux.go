@@ -33,7 +33,7 @@ func ABI() int {
 
 // restrict confines the calling OS thread (and what it execs) to each
 // ruleset in turn (Landlock domains stack: what the command may do is what
-// all of them allow). The caller must have locked the goroutine to its
+// all of them allow), then to their seccomp filters. The caller must have locked the goroutine to its
 // thread and exec right after.
 func restrict(rss ...Ruleset) error {
 	if keep, ok := keepOf(rss); ok {
@@ -52,7 +52,7 @@ func restrict(rss ...Ruleset) error {
 			return err
 		}
 	}
-	return nil
+	return applySyscalls(rss)
 }
 
 // rulesetFD is rs as a Landlock ruleset, ready for restrictThread.

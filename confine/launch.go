@@ -33,7 +33,8 @@ func MaybeLaunch() {
 // Launch is the launcher. Its forms:
 //
 //	-serve                       serve as an SSH connection's worker (Serve)
-//	-probe                       print the kernel's Landlock ABI and the protocol ("landlock N protocol P")
+//	-probe                       print the kernel's Landlock ABI, the protocol and whether it takes
+//	                             seccomp filters ("landlock N protocol P seccomp 0|1")
 //	-compile FILE SPECFLAGS --   compute the Spec's Ruleset once, into FILE (repeatable;
 //	                             after -probe: the host's set-up in one process)
 //	-rules FILE... -- COMMAND    confine to each Ruleset file (stacked), exec COMMAND
@@ -52,7 +53,11 @@ func Launch(args []string, stdout, stderr io.Writer) int {
 		return Serve(os.Stdin, os.Stdout, os.Stderr, os.Args[:len(os.Args)-1])
 	}
 	if len(args) >= 1 && args[0] == ProbeFlag {
-		io.WriteString(stdout, "landlock "+strconv.Itoa(ABI())+" protocol "+strconv.Itoa(Protocol)+"\n")
+		sc := "0"
+		if Seccomp() {
+			sc = "1"
+		}
+		io.WriteString(stdout, "landlock "+strconv.Itoa(ABI())+" protocol "+strconv.Itoa(Protocol)+" seccomp "+sc+"\n")
 		if args = args[1:]; len(args) == 0 {
 			return 0
 		}
@@ -118,8 +123,9 @@ func Launch(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err.Error())
 	}
-	// Landlock and no_new_privs bind the calling thread; execve from the
-	// same thread carries them into the command, the only thread left.
+	// Landlock, the seccomp filter and no_new_privs bind the calling
+	// thread; execve from the same thread carries them into the command,
+	// the only thread left.
 	runtime.LockOSThread()
 	if err := restrict(rss...); err != nil {
 		return fail("not confined, not run: " + err.Error())

@@ -13,6 +13,7 @@ import (
 
 func TestMain(m *testing.M) {
 	MaybeLaunch()
+	maybeTestHelper()
 	os.Exit(m.Run())
 }
 
@@ -79,7 +80,7 @@ func home(t *testing.T, l Level) (string, Spec) {
 
 func TestLaunchProbe(t *testing.T) {
 	var out bytes.Buffer
-	if code := Launch([]string{ProbeFlag}, &out, &out); code != 0 || out.String() != fmt.Sprintf("landlock %d protocol %d\n", ABI(), Protocol) {
+	if code := Launch([]string{ProbeFlag}, &out, &out); code != 0 || out.String() != fmt.Sprintf("landlock %d protocol %d seccomp %d\n", ABI(), Protocol, map[bool]int{true: 1}[Seccomp()]) {
 		t.Fatalf("probe: %d %q", code, out.String())
 	}
 }
@@ -183,7 +184,8 @@ func TestNoProtectedWritesAllButProtected(t *testing.T) {
 func TestLaunchRefusesBadArgs(t *testing.T) {
 	for _, args := range [][]string{nil, {"--"}, {"-write"}, {"-no-read"}, {"-no-read", "rel", "--", "true"},
 		{"-no-write", "/a/../b", "--", "true"}, {"-bogus", "--", "true"}, {"-public", "", "--", "true"},
-		{"-rules"}, {"-rules", "/nonexistent", "--", "true"}, {"-compile", "rel", "--"}, {"-compile", "/tmp/x", "--", "true"}} {
+		{"-rules"}, {"-rules", "/nonexistent", "--", "true"}, {"-compile", "rel", "--"}, {"-compile", "/tmp/x", "--", "true"},
+		{"-syscalls"}, {"-syscalls", "all", "--", "true"}, {"-syscalls", "--", "true"}} {
 		var out bytes.Buffer
 		if code := Launch(args, &out, &out); code != LaunchExit || !strings.HasPrefix(out.String(), LaunchPrefix) {
 			t.Errorf("%q: exit %d, %q", args, code, out.String())
@@ -195,6 +197,8 @@ func FuzzParseArgs(f *testing.F) {
 	f.Add("-write\x00-no-read\x00/a\x00--\x00sh")
 	f.Add("-public\x00*.pub\x00-device\x00/dev/null\x00--\x00true")
 	f.Add("--")
+	f.Add("-caps\x00read\x00-syscalls\x00read\x00--\x00sh")
+	f.Add("-syscalls\x00own\x00-syscalls\x00read\x00--")
 	f.Fuzz(func(t *testing.T, joined string) {
 		s, argv, err := ParseArgs(strings.Split(joined, "\x00"))
 		if err != nil {

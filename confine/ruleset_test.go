@@ -100,7 +100,7 @@ func TestRulesetRoundTrip(t *testing.T) {
 // survive the round trip; the encoding is one line.
 func TestRulesetEncoding(t *testing.T) {
 	rs := Ruleset{
-		Spec: Spec{Write: true, Net: true, Caps: CapsNoSystem, NoWrite: []string{"/a b", "/%25"}, NoRead: []string{"/r\nx"},
+		Spec: Spec{Write: true, Net: true, Caps: CapsNoSystem, Syscalls: SyscallsOwn, NoWrite: []string{"/a b", "/%25"}, NoRead: []string{"/r\nx"},
 			Public: []string{"*.pub", "/k\xff"}, Devices: []string{"/dev/null"}, Writable: []string{"/w\t"}, Readable: []string{"/"}},
 		Rules:  []Rule{{Path: "/", Rights: readRights, Dir: true}, {Path: "/f \x01x", Rights: accessReadFile}, {Path: "/d", Rights: writeRights, Dir: true}},
 		Stamps: []Stamp{{Path: "/", MTime: 5, Names: strings.Repeat("0a", digestBytes)}, {Path: "/gone", MTime: -1}, {Path: "/h", MTime: 7, Names: strings.Repeat("f", 2*digestBytes), Hot: true}},
@@ -115,24 +115,25 @@ func TestRulesetEncoding(t *testing.T) {
 			t.Fatalf("round trip: %v\n%+v\n%+v", err, got, rs)
 		}
 	}
-	if got, err := DecodeRuleset([]byte("agent-rules 3\n")); err != nil || !reflect.DeepEqual(got, Ruleset{}) {
+	if got, err := DecodeRuleset([]byte("agent-rules 4\n")); err != nil || !reflect.DeepEqual(got, Ruleset{}) {
 		t.Errorf("empty ruleset: %+v, %v", got, err)
 	}
 }
 
 func TestDecodeRulesetRefusesBadInput(t *testing.T) {
 	d := strings.Repeat("ab", digestBytes)
-	for _, in := range []string{"", "\n", "agent-rules", "agent-rules 2", "agent-rules 03", "agent-rules 3 ", "agent-rules  3", " agent-rules 3", "agent-rules 3\n\n",
-		`{"v":2}`, "rules 3", "agent-rules 3 bogus", "agent-rules 3 write write", "agent-rules 3 net write", "agent-rules 3 caps", "agent-rules 3 caps all",
-		"agent-rules 3 caps read caps read", "agent-rules 3 no-write", "agent-rules 3 no-write rel", "agent-rules 3 no-write /a/../b", "agent-rules 3 no-write /a/",
-		"agent-rules 3 public", "agent-rules 3 no-read /a no-write /b", "agent-rules 3 dir /a 4 no-read /b", "agent-rules 3 stamp / 1 - dir /a 4",
-		"agent-rules 3 dir rel 4", "agent-rules 3 dir /a/../b 4", "agent-rules 3 dir /a 0", "agent-rules 3 dir /a 1099511627776", "agent-rules 3 dir /a -4",
-		"agent-rules 3 dir /a +4", "agent-rules 3 dir /a 04", "agent-rules 3 dir /a x", "agent-rules 3 dir /a", "agent-rules 3 file /a 18446744073709551616",
-		"agent-rules 3 stamp / -2 -", "agent-rules 3 stamp / 1", "agent-rules 3 stamp / 01 -", "agent-rules 3 stamp / 1 " + d[1:], "agent-rules 3 stamp / 1 " + strings.ToUpper(d),
-		"agent-rules 3 stamp / 1 " + d + "0", "agent-rules 3 stamp rel 1 -", "agent-rules 3 hot / x -",
-		"agent-rules 3 no-write /a%2", "agent-rules 3 no-write /a%", "agent-rules 3 no-write /%41", "agent-rules 3 no-write /%0a",
-		"agent-rules 3 no-write /%GG", "agent-rules 3 no-write /a\tb", "agent-rules 3 no-write /a\x80", "agent-rules 3 no-write /%00", "agent-rules 3 no-write /a\nb",
-		"agent-rules 3 public a%2Fb%00"} {
+	for _, in := range []string{"", "\n", "agent-rules", "agent-rules 2", "agent-rules 03", "agent-rules 4 ", "agent-rules  4", " agent-rules 4", "agent-rules 4\n\n",
+		`{"v":2}`, "rules 3", "agent-rules 4 bogus", "agent-rules 4 write write", "agent-rules 4 net write", "agent-rules 4 caps", "agent-rules 4 caps all",
+		"agent-rules 4 caps read caps read", "agent-rules 4 no-write", "agent-rules 4 no-write rel", "agent-rules 4 no-write /a/../b", "agent-rules 4 no-write /a/",
+		"agent-rules 4 public", "agent-rules 4 no-read /a no-write /b", "agent-rules 4 dir /a 4 no-read /b", "agent-rules 4 stamp / 1 - dir /a 4",
+		"agent-rules 4 dir rel 4", "agent-rules 4 dir /a/../b 4", "agent-rules 4 dir /a 0", "agent-rules 4 dir /a 1099511627776", "agent-rules 4 dir /a -4",
+		"agent-rules 4 dir /a +4", "agent-rules 4 dir /a 04", "agent-rules 4 dir /a x", "agent-rules 4 dir /a", "agent-rules 4 file /a 18446744073709551616",
+		"agent-rules 4 stamp / -2 -", "agent-rules 4 stamp / 1", "agent-rules 4 stamp / 01 -", "agent-rules 4 stamp / 1 " + d[1:], "agent-rules 4 stamp / 1 " + strings.ToUpper(d),
+		"agent-rules 4 stamp / 1 " + d + "0", "agent-rules 4 stamp rel 1 -", "agent-rules 4 hot / x -",
+		"agent-rules 4 no-write /a%2", "agent-rules 4 no-write /a%", "agent-rules 4 no-write /%41", "agent-rules 4 no-write /%0a",
+		"agent-rules 4 no-write /%GG", "agent-rules 4 no-write /a\tb", "agent-rules 4 no-write /a\x80", "agent-rules 4 no-write /%00", "agent-rules 4 no-write /a\nb",
+		"agent-rules 4 public a%2Fb%00", "agent-rules 3", "agent-rules 4 syscalls", "agent-rules 4 syscalls all", "agent-rules 4 syscalls %72ead",
+		"agent-rules 4 syscalls read syscalls own", "agent-rules 4 syscalls read caps read", "agent-rules 4 no-read /a syscalls own"} {
 		if rs, err := DecodeRuleset([]byte(in)); err == nil {
 			t.Errorf("%q: no error: %+v", in, rs)
 		}
@@ -146,7 +147,7 @@ func TestDecodeRulesetRefusesBadInput(t *testing.T) {
 // writes (the encoding is canonical), and it accepts what Encode writes.
 func FuzzDecodeRuleset(f *testing.F) {
 	f.Add(string(Compile(Spec{NoRead: []string{"/root/.ssh"}, Public: []string{"*.pub"}}).Encode()))
-	f.Add("agent-rules 3 write caps read no-write /a%20b public *.pub dir / 13 file /x%25 4 stamp / 5 - hot /h%0A 7 " + strings.Repeat("0f", digestBytes))
+	f.Add("agent-rules 4 write caps read syscalls read no-write /a%20b public *.pub dir / 13 file /x%25 4 stamp / 5 - hot /h%0A 7 " + strings.Repeat("0f", digestBytes))
 	f.Fuzz(func(t *testing.T, in string) {
 		rs, err := DecodeRuleset([]byte(in))
 		if err != nil {

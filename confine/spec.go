@@ -60,6 +60,9 @@ type Spec struct {
 	// Caps limits the capabilities of the command (CapsRead,
 	// CapsNoSystem; "": as they are).
 	Caps string
+	// Syscalls denies, with seccomp-bpf, what Landlock cannot express
+	// (SyscallsRead, SyscallsOwn; "": nothing).
+	Syscalls string
 	// Readable, when set, limits reads to these hierarchies and Writable
 	// (--sandbox=strict); else everything but NoRead may be read.
 	Readable []string
@@ -77,6 +80,23 @@ const (
 	CapsNoSystem = "nosystem"
 )
 
+// Syscalls modes (Spec.Syscalls): Landlock confines files, TCP and
+// signals; a seccomp-bpf filter denies, with EPERM, the system calls
+// that reach past them (seccomp_linux.go).
+const (
+	// SyscallsRead is a safe step's: no socket but AF_UNIX and netlink's
+	// route and socket-diagnostics families (ip, ss), hence no UDP, raw
+	// or packet socket; no change to a file's mode, owner, times,
+	// extended attributes or flags; and SyscallsOwn's.
+	SyscallsRead = "read"
+	// SyscallsOwn is a medium step's: no change to the priority,
+	// scheduling, affinity, limits or memory of processes but its own
+	// (renice, ionice, taskset, chrt, prlimit on another PID), no other
+	// process's memory, no kernel keyring, no input pushed into a
+	// terminal, no system call of another ABI (i386, x32, arm32).
+	SyscallsOwn = "own"
+)
+
 // Launcher flags. A launcher's argv is FLAGS -- COMMAND...; the probe is
 // the single flag ProbeFlag.
 const (
@@ -89,8 +109,11 @@ const (
 	flagWritable = "-writable"
 	flagReadable = "-readable"
 	flagCaps     = "-caps"
+	flagSyscalls = "-syscalls"
 	// ProbeFlag asks the launcher which Landlock ABI the host's kernel
-	// has: it prints "landlock N" (0: none) and exits 0.
+	// has and whether it takes seccomp filters: it prints "landlock N
+	// protocol P seccomp S" (N 0: no Landlock; S 0: no seccomp) and
+	// exits 0.
 	ProbeFlag = "-probe"
 	// CompileFlag FILE SPECFLAGS -- computes a Ruleset into FILE.
 	CompileFlag = "-compile"
@@ -109,6 +132,9 @@ func (s Spec) Args() []string {
 	}
 	if s.Caps != "" {
 		a = append(a, flagCaps, s.Caps)
+	}
+	if s.Syscalls != "" {
+		a = append(a, flagSyscalls, s.Syscalls)
 	}
 	for _, l := range []struct {
 		flag  string
@@ -143,6 +169,13 @@ func ParseArgs(args []string) (Spec, []string, error) {
 			}
 			i++
 			s.Caps = args[i]
+			continue
+		case flagSyscalls:
+			if i+1 >= len(args) || (args[i+1] != SyscallsRead && args[i+1] != SyscallsOwn) {
+				return Spec{}, nil, errors.New(flagSyscalls + " needs " + SyscallsRead + " or " + SyscallsOwn)
+			}
+			i++
+			s.Syscalls = args[i]
 			continue
 		}
 		var dst *[]string
@@ -190,7 +223,7 @@ func checkPath(p string, baseOK bool) error {
 // Protocol is the version of the launcher's arguments and ruleset files;
 // agent refuses a launcher that answers the probe with another (one
 // embedded by an older build).
-const Protocol = 5
+const Protocol = 6
 
 // ErrNotEnforced refuses a step nobody approved on a host that cannot
 // confine it, when enforcement is required (--require-enforcement).

@@ -95,7 +95,7 @@ func (r *Restrictor) do(check bool, fn func()) (int, error) {
 		}
 	}
 	gen := r.gen
-	fds := slices.Clone(r.fds)
+	fds, rss := slices.Clone(r.fds), slices.Clone(r.rss)
 	keep, limited := keepOf(r.rss)
 	r.mu.Unlock()
 	errc := make(chan error, 1)
@@ -113,6 +113,13 @@ func (r *Restrictor) do(check bool, fn func()) (int, error) {
 				errc <- err
 				return
 			}
+		}
+		// Like the Landlock domain, the filter stays with this thread,
+		// which ends with the goroutine: no unconfined work runs on it
+		// again.
+		if err := applySyscalls(rss); err != nil {
+			errc <- err
+			return
 		}
 		defer func() { errc <- nil }()
 		fn()

@@ -1,0 +1,232 @@
+//go:build linux && (amd64 || arm64)
+
+package confine
+
+import (
+	"encoding/binary"
+	"slices"
+	"testing"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// seccompVM runs mode's program in golang.org/x/net/bpf's interpreter,
+// an implementation of classic BPF other than the kernel's and ours.
+type seccompVM struct{ vm *bpf.VM }
+
+func newSeccompVM(t testing.TB, mode string) seccompVM {
+	t.Helper()
+	f := seccompFilter(mode)
+	raw := make([]bpf.RawInstruction, len(f))
+	for i, in := range f {
+		raw[i] = bpf.RawInstruction{Op: in.Code, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}
+	insts, ok := bpf.Disassemble(raw)
+	if !ok {
+		t.Fatalf("%s: the program holds instructions bpf cannot decode", mode)
+	}
+	vm, err := bpf.NewVM(insts)
+	if err != nil {
+		t.Fatalf("%s: %v", mode, err)
+	}
+	return seccompVM{vm}
+}
+
+// run is the program's answer to a call: seccomp_data laid out with each
+// 32-bit word big-endian, as the interpreter loads words.
+func (v seccompVM) run(t testing.TB, arch, nr uint32, args [6]uint64) uint32 {
+	t.Helper()
+	var d [64]byte
+	binary.BigEndian.PutUint32(d[offNr:], nr)
+	binary.BigEndian.PutUint32(d[offArch:], arch)
+	for i, a := range args {
+		binary.BigEndian.PutUint32(d[offArgLo(uint32(i)):], uint32(a))
+		binary.BigEndian.PutUint32(d[offArgHi(uint32(i)):], uint32(a>>32))
+	}
+	r, err := v.vm.Run(d[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uint32(r)
+}
+
+// allowedByModel is what mode allows, written from the lists and the
+// documented rules without the assembler: the program must agree.
+func allowedByModel(mode string, arch, nr uint32, a [6]uint64) bool {
+	lo := func(i int) uint32 { return uint32(a[i]) }
+	if arch != auditArch {
+		return arch == compatArch && compatArch != 0 && (nr == compatExit || nr == compatExitGroup)
+	}
+	if x32Bit != 0 && nr >= x32Bit {
+		return nr == x32Bit|x32Exit || nr == x32Bit|x32ExitGroup
+	}
+	read := mode == SyscallsRead
+	switch {
+	case slices.Contains(othersCalls, nr):
+		return false
+	case read && (slices.Contains(metadataCalls, nr) || slices.Contains(readOnlyCalls, nr)):
+		return false
+	case slices.Contains(selfOnlyCalls, nr):
+		return lo(0) == 0
+	}
+	switch nr {
+	case unix.SYS_SETPRIORITY:
+		return lo(0) == prioProcess && lo(1) == 0
+	case unix.SYS_IOPRIO_SET:
+		return lo(0) == ioprioWhoProcess && lo(1) == 0
+	case unix.SYS_PRLIMIT64:
+		return lo(0) == 0 || a[2] == 0
+	case unix.SYS_IOCTL:
+		return !slices.Contains(ioctlTerminal, lo(1)) && !(read && slices.Contains(ioctlMetadata, lo(1)))
+	case unix.SYS_SOCKET:
+		return !read || lo(0) == afUnix || lo(0) == afNetlink && (lo(2) == netlinkRoute || lo(2) == netlinkSockDiag)
+	case unix.SYS_SOCKETPAIR:
+		return !read || lo(0) == afUnix
+	}
+	return true
+}
+
+// TestSeccompFilters: each mode's program answers the calls a step
+// makes as the level says — named one by one here, not from the lists
+// the program is built from — and only ever allows or denies with EPERM.
+func TestSeccompFilters(t *testing.T) {
+	const other = 4242 // another process
+	type call struct {
+		name string
+		nr   uint32
+		args [6]uint64
+	}
+	arch := uint32(auditArch)
+	shared := []struct {
+		c         call
+		read, own bool // allowed by SyscallsRead, SyscallsOwn
+	}{
+		{call{"read", unix.SYS_READ, [6]uint64{0}}, true, true},
+		{call{"openat", unix.SYS_OPENAT, [6]uint64{}}, true, true},
+		{call{"socket AF_UNIX", unix.SYS_SOCKET, [6]uint64{unix.AF_UNIX, unix.SOCK_STREAM}}, true, true},
+		{call{"socket netlink sock_diag (ss)", unix.SYS_SOCKET, [6]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_SOCK_DIAG}}, true, true},
+		{call{"socket netlink route (ip)", unix.SYS_SOCKET, [6]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE}}, true, true},
+		{call{"socket netlink audit", unix.SYS_SOCKET, [6]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_AUDIT}}, false, true},
+		{call{"socket netlink uevent", unix.SYS_SOCKET, [6]uint64{unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_KOBJECT_UEVENT}}, false, true},
+		{call{"socket AF_INET UDP", unix.SYS_SOCKET, [6]uint64{unix.AF_INET, unix.SOCK_DGRAM}}, false, true},
+		{call{"socket AF_INET6", unix.SYS_SOCKET, [6]uint64{unix.AF_INET6, unix.SOCK_STREAM}}, false, true},
+		{call{"socket AF_PACKET", unix.SYS_SOCKET, [6]uint64{unix.AF_PACKET, unix.SOCK_RAW}}, false, true},
+		{call{"socket AF_UNIX in the high half", unix.SYS_SOCKET, [6]uint64{1<<32 | unix.AF_INET, unix.SOCK_DGRAM}}, false, true},
+		{call{"socketpair AF_UNIX", unix.SYS_SOCKETPAIR, [6]uint64{unix.AF_UNIX}}, true, true},
+		{call{"socketpair AF_INET", unix.SYS_SOCKETPAIR, [6]uint64{unix.AF_INET}}, false, true},
+		{call{"fchmodat", unix.SYS_FCHMODAT, [6]uint64{}}, false, true},
+		{call{"fchmodat2", unix.SYS_FCHMODAT2, [6]uint64{}}, false, true},
+		{call{"fchmod", unix.SYS_FCHMOD, [6]uint64{}}, false, true},
+		{call{"fchownat", unix.SYS_FCHOWNAT, [6]uint64{}}, false, true},
+		{call{"fchown", unix.SYS_FCHOWN, [6]uint64{}}, false, true},
+		{call{"utimensat (touch -d)", unix.SYS_UTIMENSAT, [6]uint64{}}, false, true},
+		{call{"setxattr", unix.SYS_SETXATTR, [6]uint64{}}, false, true},
+		{call{"lsetxattr", unix.SYS_LSETXATTR, [6]uint64{}}, false, true},
+		{call{"fsetxattr", unix.SYS_FSETXATTR, [6]uint64{}}, false, true},
+		{call{"setxattrat", unix.SYS_SETXATTRAT, [6]uint64{}}, false, true},
+		{call{"removexattr", unix.SYS_REMOVEXATTR, [6]uint64{}}, false, true},
+		{call{"lremovexattr", unix.SYS_LREMOVEXATTR, [6]uint64{}}, false, true},
+		{call{"fremovexattr", unix.SYS_FREMOVEXATTR, [6]uint64{}}, false, true},
+		{call{"removexattrat", unix.SYS_REMOVEXATTRAT, [6]uint64{}}, false, true},
+		{call{"getxattr", unix.SYS_GETXATTR, [6]uint64{}}, true, true},
+		{call{"ioctl FS_IOC_SETFLAGS (chattr)", unix.SYS_IOCTL, [6]uint64{3, unix.FS_IOC_SETFLAGS}}, false, true},
+		{call{"ioctl FS_IOC_GETFLAGS (lsattr)", unix.SYS_IOCTL, [6]uint64{3, unix.FS_IOC_GETFLAGS}}, true, true},
+		{call{"ioctl TIOCSTI", unix.SYS_IOCTL, [6]uint64{0, unix.TIOCSTI}}, false, false},
+		{call{"ioctl TIOCSTI in the high half", unix.SYS_IOCTL, [6]uint64{0, 1<<32 | unix.TIOCSTI}}, false, false},
+		{call{"ioctl TCGETS", unix.SYS_IOCTL, [6]uint64{0, unix.TCGETS}}, true, true},
+		{call{"io_uring_setup", unix.SYS_IO_URING_SETUP, [6]uint64{}}, false, true},
+		{call{"nice: setpriority of itself", unix.SYS_SETPRIORITY, [6]uint64{unix.PRIO_PROCESS, 0, 10}}, true, true},
+		{call{"renice: setpriority of another", unix.SYS_SETPRIORITY, [6]uint64{unix.PRIO_PROCESS, other, 10}}, false, false},
+		{call{"renice -u: setpriority of the user's", unix.SYS_SETPRIORITY, [6]uint64{unix.PRIO_USER, 0, 10}}, false, false},
+		{call{"renice -g: setpriority of the group", unix.SYS_SETPRIORITY, [6]uint64{unix.PRIO_PGRP, 0, 10}}, false, false},
+		{call{"ionice: ioprio_set of itself", unix.SYS_IOPRIO_SET, [6]uint64{1, 0, 3 << 13}}, true, true},
+		{call{"ionice -p: ioprio_set of another", unix.SYS_IOPRIO_SET, [6]uint64{1, other, 3 << 13}}, false, false},
+		{call{"ionice -u: ioprio_set of the user's", unix.SYS_IOPRIO_SET, [6]uint64{3, 0, 3 << 13}}, false, false},
+		{call{"ionice -P: ioprio_set of the group", unix.SYS_IOPRIO_SET, [6]uint64{2, 0, 3 << 13}}, false, false},
+		{call{"taskset: sched_setaffinity of itself", unix.SYS_SCHED_SETAFFINITY, [6]uint64{0}}, true, true},
+		{call{"taskset -p: sched_setaffinity of another", unix.SYS_SCHED_SETAFFINITY, [6]uint64{other}}, false, false},
+		{call{"chrt -p: sched_setscheduler of another", unix.SYS_SCHED_SETSCHEDULER, [6]uint64{other}}, false, false},
+		{call{"sched_setparam of another", unix.SYS_SCHED_SETPARAM, [6]uint64{other}}, false, false},
+		{call{"sched_setattr of another", unix.SYS_SCHED_SETATTR, [6]uint64{other}}, false, false},
+		{call{"sched_setattr of itself", unix.SYS_SCHED_SETATTR, [6]uint64{0}}, true, true},
+		{call{"migrate_pages of another", unix.SYS_MIGRATE_PAGES, [6]uint64{other}}, false, false},
+		{call{"move_pages of another", unix.SYS_MOVE_PAGES, [6]uint64{other}}, false, false},
+		{call{"prlimit of another, setting", unix.SYS_PRLIMIT64, [6]uint64{other, unix.RLIMIT_NOFILE, 0x7fff0000}}, false, false},
+		{call{"prlimit of another, a pointer in the high half", unix.SYS_PRLIMIT64, [6]uint64{other, unix.RLIMIT_NOFILE, 0x7f << 32}}, false, false},
+		{call{"prlimit of another, reading", unix.SYS_PRLIMIT64, [6]uint64{other, unix.RLIMIT_NOFILE, 0, 0x7fff0000}}, true, true},
+		{call{"prlimit of itself, setting", unix.SYS_PRLIMIT64, [6]uint64{0, unix.RLIMIT_NOFILE, 0x7fff0000}}, true, true},
+		{call{"process_vm_writev", unix.SYS_PROCESS_VM_WRITEV, [6]uint64{other}}, false, false},
+		{call{"process_vm_readv", unix.SYS_PROCESS_VM_READV, [6]uint64{other}}, false, false},
+		{call{"process_madvise", unix.SYS_PROCESS_MADVISE, [6]uint64{}}, false, false},
+		{call{"keyctl", unix.SYS_KEYCTL, [6]uint64{}}, false, false},
+		{call{"add_key", unix.SYS_ADD_KEY, [6]uint64{}}, false, false},
+		{call{"open_by_handle_at", unix.SYS_OPEN_BY_HANDLE_AT, [6]uint64{}}, false, false},
+		{call{"kill", unix.SYS_KILL, [6]uint64{other}}, true, true},
+		{call{"exit_group", unix.SYS_EXIT_GROUP, [6]uint64{}}, true, true},
+	}
+	for _, mode := range []string{SyscallsRead, SyscallsOwn} {
+		vm := newSeccompVM(t, mode)
+		for _, tc := range shared {
+			want := tc.own
+			if mode == SyscallsRead {
+				want = tc.read
+			}
+			got := vm.run(t, arch, tc.c.nr, tc.c.args)
+			if wantRet := map[bool]uint32{true: retAllow, false: retEPERM}[want]; got != wantRet {
+				t.Errorf("%s: %s: returns %#x, want %#x", mode, tc.c.name, got, wantRet)
+			}
+			if model := allowedByModel(mode, arch, tc.c.nr, tc.c.args); model != want {
+				t.Errorf("%s: %s: the model says allowed=%v, the table %v", mode, tc.c.name, model, want)
+			}
+		}
+		// Another ABI: only its exit. A compat "socket" is another
+		// number of another table: all denied alike.
+		for _, c := range []struct {
+			arch, nr uint32
+			ok       bool
+		}{
+			{compatArch, compatExit, true}, {compatArch, compatExitGroup, true},
+			{compatArch, unix.SYS_SOCKET, false}, {compatArch, 102 /* i386 socketcall */, false}, {compatArch, 15 /* chmod */, false},
+			{unix.AUDIT_ARCH_PPC64LE, unix.SYS_READ, false}, {0, unix.SYS_READ, false},
+			{arch, x32Bit | x32Exit, x32Bit != 0}, {arch, x32Bit | x32ExitGroup, x32Bit != 0},
+			{arch, x32Bit | 41 /* x32 socket */, x32Bit == 0}, {arch, 0xffffffff, false},
+		} {
+			if c.arch == arch && x32Bit == 0 {
+				continue // arm64 has no x32
+			}
+			want := map[bool]uint32{true: retAllow, false: retEPERM}[c.ok]
+			if got := vm.run(t, c.arch, c.nr, [6]uint64{unix.AF_INET}); got != want {
+				t.Errorf("%s: arch %#x call %#x: returns %#x, want %#x", mode, c.arch, c.nr, got, want)
+			}
+		}
+	}
+}
+
+// FuzzSeccompFilter: on any call — architecture, number, arguments — each
+// mode's program returns what the model says, and nothing but allow or
+// EPERM.
+func FuzzSeccompFilter(f *testing.F) {
+	f.Add(uint32(auditArch), uint32(unix.SYS_SOCKET), uint64(unix.AF_NETLINK), uint64(3), uint64(unix.NETLINK_SOCK_DIAG), uint64(0))
+	f.Add(uint32(auditArch), uint32(unix.SYS_PRLIMIT64), uint64(7), uint64(7), uint64(0), uint64(1))
+	f.Add(uint32(auditArch), uint32(unix.SYS_IOPRIO_SET), uint64(1), uint64(0), uint64(0), uint64(0))
+	f.Add(uint32(compatArch), uint32(compatExitGroup), uint64(0), uint64(0), uint64(0), uint64(0))
+	f.Add(uint32(auditArch), uint32(x32Bit|1), uint64(0), uint64(0), uint64(0), uint64(0))
+	vms := map[string]seccompVM{SyscallsRead: newSeccompVM(f, SyscallsRead), SyscallsOwn: newSeccompVM(f, SyscallsOwn)}
+	f.Fuzz(func(t *testing.T, arch, nr uint32, a0, a1, a2, a3 uint64) {
+		if nr < 1024 && arch&1 == 1 {
+			arch = auditArch // reach the native calls more often
+		}
+		args := [6]uint64{a0, a1, a2, a3}
+		for mode, vm := range vms {
+			got := vm.run(t, arch, nr, args)
+			want := uint32(retEPERM)
+			if allowedByModel(mode, arch, nr, args) {
+				want = retAllow
+			}
+			if got != want {
+				t.Fatalf("%s: arch %#x call %d args %#x: returns %#x, want %#x", mode, arch, nr, args, got, want)
+			}
+		}
+	})
+}

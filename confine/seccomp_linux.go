@@ -1,0 +1,331 @@
+//go:build linux && (amd64 || arm64)
+
+package confine
+
+import (
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp-bpf filters of the Syscalls modes (Spec.Syscalls), beside
+// Landlock: a classic BPF program over the kernel's seccomp_data that
+// answers EPERM — never a kill, so the step fails and says why — to the
+// system calls a mode denies, and lets every other through. Assembled
+// here from golang.org/x/sys/unix's constants rather than with
+// github.com/elastic/go-seccomp-bpf: that library links fmt and a table
+// of every architecture's system calls, built at each start (the launcher
+// 1,683,618 → 2,003,106 bytes, 0.21 ms and 165 KB per start; its
+// deny-list lets another ABI's calls through), docs/decisions.md,
+// "Seccomp beside Landlock".
+//
+// The filter binds the calling thread and what it forks or execs, like
+// Landlock's domain, and can never be removed: it is installed where the
+// Landlock domain is (restrict, Restrictor.do), on a thread that ends
+// with the command's start.
+
+// seccompData offsets: the system call's number, its audit architecture,
+// and the low and high halves of argument i (both architectures are
+// little-endian).
+const (
+	offNr   = 0
+	offArch = 4
+)
+
+func offArgLo(i uint32) uint32 { return 16 + 8*i }
+func offArgHi(i uint32) uint32 { return 20 + 8*i }
+
+// Return values.
+const (
+	retAllow = unix.SECCOMP_RET_ALLOW
+	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+)
+
+// Arguments the filters compare.
+const (
+	afUnix           = unix.AF_UNIX
+	afNetlink        = unix.AF_NETLINK
+	netlinkRoute     = unix.NETLINK_ROUTE     // ip addr, ip route (changing them needs CAP_NET_ADMIN, which no level keeps)
+	netlinkSockDiag  = unix.NETLINK_SOCK_DIAG // ss
+	prioProcess      = unix.PRIO_PROCESS      // setpriority's which for one process
+	ioprioWhoProcess = 1                      // ioprio_set's which for one process
+)
+
+// ioctl requests a filter denies: pushing input into a terminal (both
+// modes), and changing a file's flags, project or generation (chattr:
+// metadata, SyscallsRead). The encodings are asm-generic's, the same on
+// both architectures.
+var (
+	ioctlTerminal = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
+	ioctlMetadata = []uint32{
+		0x40086602, // FS_IOC_SETFLAGS
+		0x40046602, // FS_IOC32_SETFLAGS
+		0x401c5820, // FS_IOC_FSSETXATTR
+		0x40087602, // FS_IOC_SETVERSION
+		0x40047602, // FS_IOC32_SETVERSION
+	}
+)
+
+// metadataCalls change a file's mode, owner, times or extended
+// attributes (SyscallsRead), with the architecture's older calls
+// (legacyMetadata).
+var metadataCalls = append([]uint32{unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_FCHOWN, unix.SYS_FCHOWNAT,
+	unix.SYS_UTIMENSAT, unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_SETXATTRAT,
+	unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT}, legacyMetadata...)
+
+// readOnlyCalls are denied to SyscallsRead besides metadataCalls:
+// io_uring, whose operations (a socket, sendmsg, setxattr) run without
+// their system call and so past the filter.
+var readOnlyCalls = []uint32{unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER}
+
+// othersCalls are denied to both modes: another process's memory (read,
+// written, advised), the kernel's keyrings (a user's keys, shared by
+// its processes), and opening a file by handle (past every path rule).
+var othersCalls = []uint32{unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PROCESS_MADVISE,
+	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_OPEN_BY_HANDLE_AT}
+
+// selfOnlyCalls take a PID first and are allowed only on the caller
+// (0): another process's scheduling, affinity and memory placement.
+var selfOnlyCalls = []uint32{unix.SYS_SCHED_SETATTR, unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETSCHEDULER,
+	unix.SYS_SCHED_SETAFFINITY, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES}
+
+// seccompFilter is the program of mode, built once.
+func seccompFilter(mode string) []unix.SockFilter {
+	switch mode {
+	case SyscallsRead:
+		return readFilter()
+	case SyscallsOwn:
+		return ownFilter()
+	}
+	return nil
+}
+
+var (
+	readFilter = sync.OnceValue(func() []unix.SockFilter { return buildFilter(true) })
+	ownFilter  = sync.OnceValue(func() []unix.SockFilter { return buildFilter(false) })
+)
+
+// buildFilter assembles the program of SyscallsRead (readOnly) or
+// SyscallsOwn.
+func buildFilter(readOnly bool) []unix.SockFilter {
+	var p bpfProg
+	deny, allow, foreign := p.label(), p.label(), p.label()
+	p.load(offArch)
+	p.jump(unix.BPF_JEQ, auditArch, next, foreign)
+	p.load(offNr)
+	x32 := p.label()
+	if x32Bit != 0 {
+		p.jump(unix.BPF_JGE, x32Bit, x32, next)
+	}
+	denied := othersCalls
+	if readOnly {
+		denied = append(append(append([]uint32(nil), denied...), metadataCalls...), readOnlyCalls...)
+	}
+	for _, nr := range denied {
+		p.jump(unix.BPF_JEQ, nr, deny, next)
+	}
+	// The calls whose arguments decide, each to its own block below.
+	type block struct {
+		nr   uint32
+		at   label
+		emit func()
+	}
+	selfOnly := func() { p.load(offArgLo(0)); p.jump(unix.BPF_JEQ, 0, allow, deny) }
+	var blocks []block
+	for _, nr := range selfOnlyCalls {
+		blocks = append(blocks, block{nr, p.label(), selfOnly})
+	}
+	blocks = append(blocks,
+		// setpriority, ioprio_set: on the calling process only (which
+		// = one process, who = 0); a user's or a group's 0 is all of
+		// them.
+		block{unix.SYS_SETPRIORITY, p.label(), func() { p.whoIsSelf(prioProcess, allow, deny) }},
+		block{unix.SYS_IOPRIO_SET, p.label(), func() { p.whoIsSelf(ioprioWhoProcess, allow, deny) }},
+		// prlimit64: reading any process's limits, setting the caller's.
+		block{unix.SYS_PRLIMIT64, p.label(), func() {
+			p.load(offArgLo(0))
+			p.jump(unix.BPF_JEQ, 0, allow, next)
+			p.load(offArgLo(2))
+			p.jump(unix.BPF_JEQ, 0, next, deny)
+			p.load(offArgHi(2))
+			p.jump(unix.BPF_JEQ, 0, allow, deny)
+		}},
+		block{unix.SYS_IOCTL, p.label(), func() {
+			p.load(offArgLo(1))
+			reqs := ioctlTerminal
+			if readOnly {
+				reqs = append(append([]uint32(nil), reqs...), ioctlMetadata...)
+			}
+			for _, r := range reqs {
+				p.jump(unix.BPF_JEQ, r, deny, next)
+			}
+			p.ret(retAllow)
+		}},
+	)
+	if readOnly {
+		blocks = append(blocks,
+			// socket: AF_UNIX, and netlink's route and diagnostics.
+			block{unix.SYS_SOCKET, p.label(), func() {
+				p.load(offArgLo(0))
+				p.jump(unix.BPF_JEQ, afUnix, allow, next)
+				p.jump(unix.BPF_JEQ, afNetlink, next, deny)
+				p.load(offArgLo(2))
+				p.jump(unix.BPF_JEQ, netlinkRoute, allow, next)
+				p.jump(unix.BPF_JEQ, netlinkSockDiag, allow, deny)
+			}},
+			block{unix.SYS_SOCKETPAIR, p.label(), func() { p.load(offArgLo(0)); p.jump(unix.BPF_JEQ, afUnix, allow, deny) }},
+		)
+	}
+	for _, b := range blocks {
+		p.jump(unix.BPF_JEQ, b.nr, b.at, next)
+	}
+	p.ret(retAllow)
+	for _, b := range blocks {
+		p.set(b.at)
+		b.emit()
+	}
+	// Another ABI's calls (A holds the architecture): only its exit.
+	p.set(foreign)
+	if compatArch != 0 {
+		p.jump(unix.BPF_JEQ, compatArch, next, deny)
+		p.load(offNr)
+		p.jump(unix.BPF_JEQ, compatExit, allow, next)
+		p.jump(unix.BPF_JEQ, compatExitGroup, allow, deny)
+	}
+	p.ret(retEPERM)
+	// x32's calls (A holds the number): only its exit.
+	if x32Bit != 0 {
+		p.set(x32)
+		p.jump(unix.BPF_JEQ, x32Bit|x32Exit, allow, next)
+		p.jump(unix.BPF_JEQ, x32Bit|x32ExitGroup, allow, deny)
+	}
+	p.set(deny)
+	p.ret(retEPERM)
+	p.set(allow)
+	p.ret(retAllow)
+	return p.assemble()
+}
+
+// label is a place in a bpfProg a jump goes to; next is the instruction
+// after the jump.
+type label int
+
+const next label = -1
+
+// bpfProg assembles a classic BPF program whose jumps go forward to
+// labels.
+type bpfProg struct {
+	ins    []unix.SockFilter
+	at     []int // each label's instruction, -1 until set
+	fixups []fixup
+}
+
+type fixup struct {
+	ins  int
+	t, f label
+}
+
+func (p *bpfProg) label() label { p.at = append(p.at, -1); return label(len(p.at) - 1) }
+
+func (p *bpfProg) set(l label) { p.at[l] = len(p.ins) }
+
+// load loads the 32-bit word of seccomp_data at off.
+func (p *bpfProg) load(off uint32) {
+	p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off})
+}
+
+func (p *bpfProg) ret(v uint32) {
+	p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: v})
+}
+
+// jump goes to t when A op k holds, else to f.
+func (p *bpfProg) jump(op uint16, k uint32, t, f label) {
+	p.fixups = append(p.fixups, fixup{ins: len(p.ins), t: t, f: f})
+	p.ins = append(p.ins, unix.SockFilter{Code: unix.BPF_JMP | op | unix.BPF_K, K: k})
+}
+
+// whoIsSelf allows a call whose first two arguments are which and 0.
+func (p *bpfProg) whoIsSelf(which uint32, allow, deny label) {
+	p.load(offArgLo(0))
+	p.jump(unix.BPF_JEQ, which, next, deny)
+	p.load(offArgLo(1))
+	p.jump(unix.BPF_JEQ, 0, allow, deny)
+}
+
+// assemble resolves the jumps; a jump too far for its 8 bits, or to a
+// label never set, is a bug in buildFilter (TestSeccompFilters builds
+// every mode).
+func (p *bpfProg) assemble() []unix.SockFilter {
+	off := func(from int, l label) uint8 {
+		if l == next {
+			return 0
+		}
+		d := p.at[l] - from - 1
+		if p.at[l] < 0 || d < 0 || d > 255 {
+			panic("confine: seccomp filter: a jump to label " + strconv.Itoa(int(l)) + " from " + strconv.Itoa(from) + " cannot be encoded")
+		}
+		return uint8(d)
+	}
+	for _, f := range p.fixups {
+		p.ins[f.ins].Jt = off(f.ins, f.t)
+		p.ins[f.ins].Jf = off(f.ins, f.f)
+	}
+	return p.ins
+}
+
+// Seccomp reports whether the kernel takes seccomp filters: when it does
+// not, a confined command runs under Landlock alone and the probe says so
+// ("seccomp 0"; engine reports it as it reports a kernel without
+// Landlock).
+var Seccomp = sync.OnceValue(func() bool {
+	// A NULL program: EFAULT where filters are taken, EINVAL where
+	// CONFIG_SECCOMP_FILTER is off, ENOSYS without CONFIG_SECCOMP.
+	_, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, 0)
+	return e == unix.EFAULT
+})
+
+// applySyscalls installs on the calling thread the filter of each
+// ruleset's Syscalls mode (stacked, as the kernel does: EPERM wins over
+// allow), after no_new_privs, which an unprivileged thread needs to
+// install one. A kernel without seccomp installs nothing (Seccomp).
+func applySyscalls(rss []Ruleset) error {
+	var done [2]bool
+	for _, rs := range rss {
+		i := 0
+		switch rs.Spec.Syscalls {
+		case "":
+			continue
+		case SyscallsOwn:
+			i = 1
+		}
+		if done[i] || !Seccomp() {
+			continue
+		}
+		done[i] = true
+		if err := installFilter(seccompFilter(rs.Spec.Syscalls)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installFilter installs f on the calling thread. SPEC_ALLOW: the
+// filter does not also switch on the speculative-store-bypass
+// mitigation for the command (kernels before 5.16 did by default), which
+// would protect it, not agent, at a cost in speed.
+func installFilter(f []unix.SockFilter) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return wrap("no_new_privs", err)
+	}
+	prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
+	_, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_SPEC_ALLOW, uintptr(unsafe.Pointer(&prog)))
+	if e == unix.EINVAL {
+		_, _, e = unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog)))
+	}
+	if e != 0 {
+		return wrap("seccomp", e)
+	}
+	return nil
+}
