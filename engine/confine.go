@@ -67,6 +67,7 @@ type confiner struct {
 	ready       bool
 	err         error    // setup failed: every confined step is refused
 	reason      string   // why the host does not enforce ("" when it does)
+	partly      string   // why the host enforces with Landlock alone ("" when with seccomp too)
 	launcher    []string // argv prefix of the launcher
 	dir         string   // the remote launcher's or the session's directory, removed by Close
 	made        []string // the directories above dir the set-up made, removed by Close when empty
@@ -120,6 +121,9 @@ func (h *confiner) Confine(ctx context.Context, level confine.Level) (confine.Co
 			}
 			h.o.Warn(msg)
 		}
+		if h.reason == "" && h.partly != "" && h.o.Warn != nil {
+			h.o.Warn(partlyMessage(h.partly, h.o.Require))
+		}
 	}
 	switch {
 	case h.err != nil:
@@ -130,8 +134,20 @@ func (h *confiner) Confine(ctx context.Context, level confine.Level) (confine.Co
 		return confine.Confinement{}, fmt.Errorf("%w: %s (--require-enforcement)", confine.ErrNotEnforced, h.reason)
 	case h.reason != "":
 		return confine.Confinement{}, nil
+	case h.partly != "" && h.o.Require && level != confine.None:
+		return confine.Confinement{}, fmt.Errorf("%w: %s (--require-enforcement)", confine.ErrNotEnforced, h.partly)
 	}
 	return h.conf[level], nil
+}
+
+// partlyMessage is the warning of a host whose kernel has Landlock but
+// takes no seccomp filter (why).
+func partlyMessage(why string, require bool) string {
+	msg := "partly enforced: " + why + "; Landlock holds files, TCP and signals"
+	if require {
+		return msg + "; unapproved steps are refused (--require-enforcement)"
+	}
+	return msg + ", the classifier alone UDP and other sockets, metadata changes and other processes' priority and limits"
 }
 
 // ErrNoSandbox refuses every command on a host that cannot apply
@@ -281,9 +297,9 @@ func SpecFor(p safety.Policy, home string, l confine.Level) confine.Spec {
 			s.Public = append(s.Public, pat)
 		}
 	}
-	s.Caps = confine.CapsRead
+	s.Caps, s.Syscalls = confine.CapsRead, confine.SyscallsRead
 	if l == confine.NoProtected {
-		s.Write, s.Net, s.Caps = true, true, confine.CapsNoSystem
+		s.Write, s.Net, s.Caps, s.Syscalls = true, true, confine.CapsNoSystem, confine.SyscallsOwn
 		for _, r := range pr.NoWrite {
 			// The home itself is the user's to write, as the classifier
 			// rates it, even where it lies in a system root (/root): its
@@ -326,6 +342,9 @@ func (h *confiner) setupLocal(ctx context.Context) {
 	if abi < 1 {
 		h.reason = "kernel " + release + " has no Landlock"
 		return
+	}
+	if !confine.Seccomp() {
+		h.partly = noSeccomp(release)
 	}
 	exe := h.o.Exe
 	if exe == "" {
@@ -391,6 +410,12 @@ func (h *confiner) setupLocal(ctx context.Context) {
 	if rs, ok := rulesets[sandboxName]; ok {
 		h.sandbox = &rs
 	}
+}
+
+// noSeccomp says that kernel release takes no seccomp filter (or agent
+// has none for its architecture).
+func noSeccomp(release string) string {
+	return "kernel " + release + " takes no seccomp filter"
 }
 
 // remoteTimeout bounds each command of the remote setup and clean-up.

@@ -424,15 +424,21 @@ chmod 700 "$tmp" || { rm -f "$tmp"; echo unzipped; exit 0; }
 // sandbox's rules, "ready".
 func (h *confiner) finishRemote(out map[string]string, res transport.Result, release, exe, rules string, stacks map[confine.Level][]string) error {
 	probe := strings.Fields(out["landlock"])
-	if len(probe) != 3 || probe[1] != "protocol" {
+	if len(probe) < 3 || probe[1] != "protocol" {
 		return fmt.Errorf("confine: the launcher did not answer (exit %d): %s", res.ExitCode, strings.TrimSpace(res.Stdout+res.Stderr))
 	}
 	if probe[2] != strconv.Itoa(confine.Protocol) {
 		return fmt.Errorf("confine: the launcher speaks protocol %s, not %d: it is from another build of agent (make build)", probe[2], confine.Protocol)
 	}
+	if len(probe) != 5 || probe[3] != "seccomp" || (probe[4] != "0" && probe[4] != "1") {
+		return fmt.Errorf("confine: the launcher did not answer (exit %d): %s", res.ExitCode, strings.TrimSpace(res.Stdout+res.Stderr))
+	}
 	if abi, _ := strconv.Atoi(probe[0]); abi < 1 {
 		h.reason = "kernel " + release + " has no Landlock"
 		return nil
+	}
+	if probe[4] == "0" {
+		h.partly = noSeccomp(release)
 	}
 	if _, ok := out["ready"]; !ok {
 		return fmt.Errorf("confine: compute the rules on the host: exit %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))

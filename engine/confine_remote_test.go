@@ -22,7 +22,7 @@ import (
 // is outside input; an answer that is not the launcher's leaves the host
 // unusable with an error (no confinement is invented), never a panic.
 func TestFinishRemoteRefusesBadAnswers(t *testing.T) {
-	good := "landlock 7 protocol " + strconv.Itoa(confine.Protocol)
+	good := "landlock 7 protocol " + strconv.Itoa(confine.Protocol) + " seccomp 1"
 	sandbox := string(confine.Compile(confine.Spec{Writable: []string{"/tmp"}}).Encode())
 	for _, tc := range []struct {
 		name, stdout string
@@ -33,6 +33,9 @@ func TestFinishRemoteRefusesBadAnswers(t *testing.T) {
 		{"no probe", "ready\n", false, "did not answer"},
 		{"probe garbage", "landlock x\nready\n", false, "did not answer"},
 		{"other protocol", "landlock 7 protocol 1\nready\n", false, "protocol 1"},
+		{"no seccomp word", "landlock 7 protocol " + strconv.Itoa(confine.Protocol) + "\nready\n", false, "did not answer"},
+		{"seccomp garbage", "landlock 7 protocol " + strconv.Itoa(confine.Protocol) + " seccomp x\nready\n", false, "did not answer"},
+		{"no seccomp", "landlock 7 protocol " + strconv.Itoa(confine.Protocol) + " seccomp 0\nready\n", false, ""},
 		{"rules not computed", good + "\n", false, "compute the rules"},
 		{"sandbox missing", good + "\nready\n", true, "sandbox"},
 		{"sandbox garbage", good + "\nsandbox agent-rules 3 dir rel 4\nready\n", true, "sandbox"},
@@ -52,12 +55,14 @@ func TestFinishRemoteRefusesBadAnswers(t *testing.T) {
 			t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.want)
 		case tc.want == "" && len(h.conf[confine.ReadOnly].Wrap) == 0:
 			t.Errorf("%s: no launcher for safe steps", tc.name)
+		case (h.partly != "") != strings.HasSuffix(tc.name, "no seccomp"):
+			t.Errorf("%s: partly enforced %q", tc.name, h.partly)
 		}
 	}
 }
 
 func FuzzParseSetup(f *testing.F) {
-	f.Add("uname Linux 6.1 x86_64\ndir /d\nlandlock 7 protocol 5\nsandbox agent-rules 3 dir / 4\nready\n")
+	f.Add("uname Linux 6.1 x86_64\ndir /d\nlandlock 7 protocol 6 seccomp 1\nsandbox agent-rules 4 dir / 4\nready\n")
 	f.Add("unsafe /x is a link\n")
 	f.Add("sandbox {}\n\n\nsend")
 	f.Add("uname Linux 6.1 x86_64\nmade 2\ndir /d\nsend gzip\nunzipped\n")

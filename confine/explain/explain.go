@@ -30,6 +30,9 @@ func Kernel(l confine.Level, s confine.Spec, stderr, home string) string {
 	if l == confine.None {
 		return ""
 	}
+	if why := syscallRefusal(s, stderr); why != "" {
+		return blocked(why, l)
+	}
 	for _, line := range strings.Split(stderr, "\n") {
 		if !deniedLine.MatchString(line) || strings.HasPrefix(line, confine.LaunchPrefix) {
 			continue
@@ -72,6 +75,35 @@ func Kernel(l confine.Level, s confine.Spec, stderr, home string) string {
 	return ""
 }
 
+// What programs print when the seccomp filter (confine.Spec.Syscalls)
+// refused them: a socket at all (a safe step has no network: a client
+// that reports the refusal as its own failure to connect or resolve
+// counts), a change to another process (renice, ionice, chrt, taskset,
+// prlimit), a file's metadata (chmod, chown, touch -d, setfattr,
+// chattr).
+var (
+	netFailure   = regexp.MustCompile(`(?i)/dev/udp/|couldn't connect|failed to connect|could not resolve|name resolution|network is unreachable`)
+	socketWord   = regexp.MustCompile(`(?i)\bsocket\b`)
+	othersDenied = regexp.MustCompile(`(?i)(set priority|ioprio_set|policy|affinity|resource limit|sched_set|setpriority).*operation not permitted`)
+	metaDenied   = regexp.MustCompile(`(?i)(changing (permissions|ownership|group)|setting times|setting attributes|set(ting)? (extended )?attributes?|setfattr|setxattr|chattr).*operation not permitted`)
+)
+
+// syscallRefusal says what the filter of s refused, from stderr; "" when
+// stderr shows none.
+func syscallRefusal(s confine.Spec, stderr string) string {
+	switch {
+	case s.Syscalls == "":
+		return ""
+	case !s.Net && (netFailure.MatchString(stderr) || socketWord.MatchString(stderr) && deniedLine.MatchString(stderr)):
+		return "network connection (no socket but a local one)"
+	case othersDenied.MatchString(stderr):
+		return "change to another process's priority, scheduling, affinity or limits"
+	case s.Syscalls == confine.SyscallsRead && metaDenied.MatchString(stderr):
+		return "change to a file's mode, owner, times or attributes"
+	}
+	return ""
+}
+
 func blocked(what string, l confine.Level) string {
 	return "[blocked: " + what + " outside what a " + l.String() + " step may do (" + allows(l) +
 		"); ask for approval or take another way]"
@@ -79,9 +111,9 @@ func blocked(what string, l confine.Level) string {
 
 func allows(l confine.Level) string {
 	if l == confine.ReadOnly {
-		return "read-only: no writes, no network, no secrets, no signals to other processes"
+		return "read-only: no writes or metadata changes, no network, no secrets, no signals or changes to other processes"
 	}
-	return "no writes to protected files, no secrets, no signals to other processes"
+	return "no writes to protected files, no secrets, no signals or changes to other processes"
 }
 
 // abs is p ("~/…" or absolute) absolute and clean.

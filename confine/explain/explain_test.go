@@ -13,7 +13,9 @@ import (
 func TestKernel(t *testing.T) {
 	home := "/tmp/t/home"
 	medium := confine.Spec{Write: true, NoWrite: []string{home + "/.bashrc", home + "/.bash_profile", home + "/.config/agent", "/etc"}}
-	safe := confine.Spec{NoRead: []string{home + "/.ssh"}}
+	safe := confine.Spec{NoRead: []string{home + "/.ssh"}, Syscalls: confine.SyscallsRead}
+	mediumSys := medium
+	mediumSys.Net, mediumSys.Syscalls = true, confine.SyscallsOwn
 	for _, tc := range []struct {
 		name   string
 		l      confine.Level
@@ -29,6 +31,18 @@ func TestKernel(t *testing.T) {
 		{"safe write", confine.ReadOnly, safe, "sh: 1: cannot create /tmp/x: Permission denied", "[blocked: write to /tmp/x outside what a safe step may do"},
 		{"secret", confine.ReadOnly, safe, "cat: /tmp/t/home/.ssh/id_rsa: Permission denied", "[blocked: read of ~/.ssh/id_rsa"},
 		{"signal", confine.ReadOnly, safe, "sh: 1: kill: Operation not permitted", "[blocked: signal to a process outside the step"},
+		{"udp", confine.ReadOnly, safe, "bash: socket: Operation not permitted\nbash: line 1: /dev/udp/10.0.0.1/53: Operation not permitted", "[blocked: network connection"},
+		{"python socket", confine.ReadOnly, safe, "Traceback …\n    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nPermissionError: [Errno 1] Operation not permitted", "[blocked: network connection"},
+		{"curl", confine.ReadOnly, safe, "curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server", "[blocked: network connection"},
+		{"curl at medium", confine.NoProtected, mediumSys, "curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server", ""},
+		{"renice", confine.ReadOnly, safe, "renice: failed to set priority for 4242 (process ID): Operation not permitted", "[blocked: change to another process's priority"},
+		{"ionice", confine.NoProtected, mediumSys, "ionice: ioprio_set failed: Operation not permitted", "[blocked: change to another process's priority"},
+		{"chrt", confine.NoProtected, mediumSys, "chrt: failed to set pid 4242's policy: Operation not permitted", "[blocked: change to another process's priority"},
+		{"taskset", confine.ReadOnly, safe, "pid 4242's current affinity list: 0,1\ntaskset: failed to set pid 4242's affinity: Operation not permitted", "[blocked: change to another process's priority"},
+		{"prlimit", confine.ReadOnly, safe, "prlimit: failed to set the NOFILE resource limit: Operation not permitted", "[blocked: change to another process's priority"},
+		{"chmod", confine.ReadOnly, safe, "chmod: changing permissions of 'f': Operation not permitted", "[blocked: change to a file's mode"},
+		{"chown", confine.ReadOnly, safe, "chown: changing ownership of '/tmp/f': Operation not permitted", "[blocked: change to a file's mode"},
+		{"chmod at medium: not the filter's", confine.NoProtected, mediumSys, "chmod: changing permissions of '/tmp/t/home/work/x': Operation not permitted", "[note: "},
 		{"no refusal", confine.NoProtected, medium, "ls: cannot access '/x': No such file or directory", ""},
 		{"unconfined", confine.None, medium, "mkdir: cannot create directory '/tmp/t/home/app': Permission denied", ""},
 		{"the launcher's own message", confine.NoProtected, medium, confine.LaunchPrefix + "not confined, not run: operation not permitted", "[note: "},
@@ -46,7 +60,8 @@ func FuzzKernel(f *testing.F) {
 	f.Add("mkdir: cannot create directory '/tmp/t/home/app': Permission denied", "/tmp/t/home")
 	f.Add("sh: 1: kill: Operation not permitted", "/")
 	f.Add("cat: ~/.ssh/id_rsa: Permission denied", "")
-	s := confine.Spec{Write: true, NoWrite: []string{"/tmp/t/home/.bashrc", "/etc"}, NoRead: []string{"/tmp/t/home/.ssh"}}
+	f.Add("renice: failed to set priority for 4242 (process ID): Operation not permitted", "")
+	s := confine.Spec{Syscalls: confine.SyscallsRead, Write: true, NoWrite: []string{"/tmp/t/home/.bashrc", "/etc"}, NoRead: []string{"/tmp/t/home/.ssh"}}
 	f.Fuzz(func(t *testing.T, stderr, home string) {
 		for _, l := range []confine.Level{confine.None, confine.ReadOnly, confine.NoProtected} {
 			got := Kernel(l, s, stderr, home)
