@@ -15,7 +15,8 @@ import (
 //	net                           Spec.Net
 //	caps MODE                     Spec.Caps
 //	syscalls MODE                 Spec.Syscalls
-//	no-write P ... readable P     Spec's lists (no-write, no-read, public, device, writable, readable), in order
+//	no-write P ... secret P       Spec's lists (no-write, no-read, public, device, writable, readable,
+//	                              hide-dots, dot-ok, find-in, secret), in order
 //	dir P RIGHTS, file P RIGHTS   Rules, in order (RIGHTS in decimal)
 //	stamp P MTIME NAMES           Stamps, in order; "hot" for a Hot one, NAMES "-" when empty
 //
@@ -36,6 +37,7 @@ var rulesetItems = []struct {
 }{
 	{"write", 0, false}, {"net", 0, false}, {"caps", 1, false}, {"syscalls", 1, false},
 	{"no-write", 1, true}, {"no-read", 1, true}, {"public", 1, true}, {"device", 1, true}, {"writable", 1, true}, {"readable", 1, true},
+	{"hide-dots", 1, true}, {"dot-ok", 1, true}, {"find-in", 1, true}, {"secret", 1, true},
 	{"dir", 2, true}, {"file", 2, true},
 	{"stamp", 3, true}, {"hot", 3, true},
 }
@@ -98,7 +100,8 @@ type specList struct {
 
 func (s Spec) lists() []specList {
 	return []specList{{"no-write", s.NoWrite, false}, {"no-read", s.NoRead, false}, {"public", s.Public, true},
-		{"device", s.Devices, false}, {"writable", s.Writable, false}, {"readable", s.Readable, false}}
+		{"device", s.Devices, false}, {"writable", s.Writable, false}, {"readable", s.Readable, false},
+		{"hide-dots", s.HideDots, false}, {"dot-ok", s.DotsOK, true}, {"find-in", s.FindIn, false}, {"secret", s.Secrets, true}}
 }
 
 // list is the Spec's list encoded as word.
@@ -116,6 +119,14 @@ func (s *Spec) list(word string) *[]string {
 		return &s.Writable
 	case "readable":
 		return &s.Readable
+	case "hide-dots":
+		return &s.HideDots
+	case "dot-ok":
+		return &s.DotsOK
+	case "find-in":
+		return &s.FindIn
+	case "secret":
+		return &s.Secrets
 	}
 	return nil
 }
@@ -236,7 +247,11 @@ func (rs *Ruleset) decodeItem(item string, args []string) error {
 		rs.Stamps = append(rs.Stamps, Stamp{Path: paths[0], MTime: mt, Names: names, Hot: item == "hot"})
 	default:
 		l := rs.Spec.list(item)
-		if err := checkPath(paths[0], item == "public"); err != nil {
+		check := checkPath(paths[0], item == "public")
+		if item == "dot-ok" || item == "secret" {
+			check = checkName(paths[0])
+		}
+		if err := check; err != nil {
 			return wrap("spec: "+item, err)
 		}
 		*l = append(*l, paths[0])

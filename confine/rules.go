@@ -108,7 +108,12 @@ func (s Spec) rules() []rule {
 func (s Spec) compile() ([]rule, []Stamp) {
 	var rs ruleSet
 	var w watcher
-	noRead := expandWatched(&w, s.NoRead)
+	listed := expandWatched(&w, s.NoRead)
+	// The secrets found (secrets.go) are denied as the listed ones are;
+	// Public base names are matched in the listed directories alone.
+	noRead := slices.Concat(listed, s.hidden(&w), s.found(&w))
+	slices.Sort(noRead)
+	noRead = slices.Compact(noRead)
 	if len(s.Readable) == 0 {
 		coverTop(&rs, &w, "/", noRead, readRights, accessReadDir)
 	}
@@ -117,7 +122,7 @@ func (s Spec) compile() ([]rule, []Stamp) {
 			coverTop(&rs, &w, resolve(m), noRead, readRights, accessReadDir)
 		}
 	}
-	for _, p := range public(&w, s.Public, noRead) {
+	for _, p := range public(&w, s.Public, listed) {
 		if t, err := statType(p); err == nil {
 			rs.add(p, readRights, t.IsDir())
 		}

@@ -29,7 +29,7 @@ type Rule struct {
 }
 
 // rulesetVersion is the format of an encoded Ruleset (encoding.go).
-const rulesetVersion = 4
+const rulesetVersion = 5
 
 // Compile computes s against this machine's file system.
 func Compile(s Spec) Ruleset {

@@ -66,6 +66,11 @@ type Spec struct {
 	// Readable, when set, limits reads to these hierarchies and Writable
 	// (--sandbox=strict); else everything but NoRead may be read.
 	Readable []string
+	// HideDots are directories (the home) whose dot-entries are not read
+	// but those DotsOK names (base names); FindIn are directories walked,
+	// bounded, for entries named like Secrets (base-name patterns), which
+	// are not read either (secrets.go).
+	HideDots, DotsOK, FindIn, Secrets []string
 }
 
 // Caps modes (Spec.Caps): Landlock does not confine what root's
@@ -110,6 +115,10 @@ const (
 	flagReadable = "-readable"
 	flagCaps     = "-caps"
 	flagSyscalls = "-syscalls"
+	flagHideDots = "-hide-dots"
+	flagDotOK    = "-dot-ok"
+	flagFindIn   = "-find-in"
+	flagSecret   = "-secret"
 	// ProbeFlag asks the launcher which Landlock ABI the host's kernel
 	// has and whether it takes seccomp filters: it prints "landlock N
 	// protocol P seccomp S" (N 0: no Landlock; S 0: no seccomp) and
@@ -139,7 +148,8 @@ func (s Spec) Args() []string {
 	for _, l := range []struct {
 		flag  string
 		paths []string
-	}{{flagNoWrite, s.NoWrite}, {flagNoRead, s.NoRead}, {flagPublic, s.Public}, {flagDevice, s.Devices}, {flagWritable, s.Writable}, {flagReadable, s.Readable}} {
+	}{{flagNoWrite, s.NoWrite}, {flagNoRead, s.NoRead}, {flagPublic, s.Public}, {flagDevice, s.Devices}, {flagWritable, s.Writable}, {flagReadable, s.Readable},
+		{flagHideDots, s.HideDots}, {flagDotOK, s.DotsOK}, {flagFindIn, s.FindIn}, {flagSecret, s.Secrets}} {
 		for _, p := range l.paths {
 			a = append(a, l.flag, p)
 		}
@@ -192,6 +202,14 @@ func ParseArgs(args []string) (Spec, []string, error) {
 			dst = &s.Writable
 		case flagReadable:
 			dst = &s.Readable
+		case flagHideDots:
+			dst = &s.HideDots
+		case flagDotOK:
+			dst = &s.DotsOK
+		case flagFindIn:
+			dst = &s.FindIn
+		case flagSecret:
+			dst = &s.Secrets
 		default:
 			return Spec{}, nil, errors.New("unknown launcher flag " + strconv.Quote(a))
 		}
@@ -200,12 +218,31 @@ func ParseArgs(args []string) (Spec, []string, error) {
 		}
 		i++
 		p := args[i]
-		if err := checkPath(p, a == flagPublic); err != nil {
+		var err error
+		switch a {
+		case flagDotOK, flagSecret:
+			err = checkName(p)
+		default:
+			err = checkPath(p, a == flagPublic)
+		}
+		if err != nil {
 			return Spec{}, nil, wrap(a, err)
 		}
 		*dst = append(*dst, p)
 	}
 	return Spec{}, nil, errors.New("no -- before the command")
+}
+
+// checkName accepts a base name or base-name pattern: not empty, no "/",
+// no NUL, a pattern path.Match can read.
+func checkName(p string) error {
+	if p == "" || p == "." || p == ".." || strings.ContainsAny(p, "/\x00") {
+		return errors.New("bad name " + strconv.Quote(p))
+	}
+	if _, err := path.Match(p, ""); err != nil {
+		return errors.New("bad pattern " + strconv.Quote(p))
+	}
+	return nil
 }
 
 func checkPath(p string, baseOK bool) error {
@@ -223,7 +260,7 @@ func checkPath(p string, baseOK bool) error {
 // Protocol is the version of the launcher's arguments and ruleset files;
 // agent refuses a launcher that answers the probe with another (one
 // embedded by an older build).
-const Protocol = 6
+const Protocol = 7
 
 // ErrNotEnforced refuses a step nobody approved on a host that cannot
 // confine it, when enforcement is required (--require-enforcement).

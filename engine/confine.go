@@ -297,6 +297,13 @@ func SpecFor(p safety.Policy, home string, l confine.Level) confine.Spec {
 			s.Public = append(s.Public, pat)
 		}
 	}
+	// Secrets found, not listed: the home's dot-entries but the readable
+	// ones, and secret-shaped names a bounded walk of the home finds (the
+	// working directory is added where it is known: findIn).
+	if home != "/" && path.IsAbs(home) {
+		s.HideDots, s.DotsOK = []string{path.Clean(home)}, pr.ReadableDots
+		s.FindIn, s.Secrets = []string{path.Clean(home)}, pr.SecretNames
+	}
 	s.Caps, s.Syscalls = confine.CapsRead, confine.SyscallsRead
 	if l == confine.NoProtected {
 		s.Write, s.Net, s.Caps, s.Syscalls = true, true, confine.CapsNoSystem, confine.SyscallsOwn
@@ -309,6 +316,26 @@ func SpecFor(p safety.Policy, home string, l confine.Level) confine.Spec {
 			}
 		}
 	}
+	return s
+}
+
+// findIn adds the working directory cwd to the directories s's rules
+// search for secrets, unless the home's walk holds it or it is a system
+// directory (a step run from /etc must keep reading /etc/ssl/certs/*.pem:
+// the policy's SensitivePaths hold the system's secrets).
+func findIn(p safety.Policy, s confine.Spec, home, cwd string) confine.Spec {
+	cwd = path.Clean(cwd)
+	if len(s.Secrets) == 0 || !path.IsAbs(cwd) || cwd == "/" || cwd == home {
+		return s
+	}
+	if !strings.HasPrefix(cwd, home+"/") {
+		for _, r := range p.SystemRoots {
+			if cwd == r || strings.HasPrefix(cwd, r+"/") {
+				return s
+			}
+		}
+	}
+	s.FindIn = append(slices.Clone(s.FindIn), cwd)
 	return s
 }
 
@@ -380,6 +407,9 @@ func (h *confiner) setupLocal(ctx context.Context) {
 		return
 	}
 	h.tmp = os.TempDir()
+	for _, l := range []confine.Level{confine.ReadOnly, confine.NoProtected} {
+		h.specs[l.String()] = findIn(h.o.Policy, h.specs[l.String()], h.home, h.cwd)
+	}
 	stacks := h.stacks()
 	files, rulesets := map[string]string{}, map[string]confine.Ruleset{}
 	for name, s := range h.specs {

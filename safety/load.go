@@ -39,6 +39,8 @@ type policyFile struct {
 	SensitivePaths   *[]string                  `yaml:"sensitive_paths"`
 	PublicPaths      *[]string                  `yaml:"public_paths"`
 	ProtectedPaths   *[]string                  `yaml:"protected_paths"`
+	ReadableDotfiles *baseNames                 `yaml:"readable_dotfiles"`
+	SecretNames      *baseNames                 `yaml:"secret_names"`
 	MaxReadBytes     *byteSize                  `yaml:"max_read_bytes"`
 	MaxWriteBytes    *byteSize                  `yaml:"max_write_bytes"`
 	RefuseBinary     *bool                      `yaml:"refuse_binary"`
@@ -144,6 +146,12 @@ func (f policyFile) over(p Policy) Policy {
 	}
 	if f.KeepLauncher != nil {
 		p.KeepLauncher = *f.KeepLauncher
+	}
+	if f.ReadableDotfiles != nil {
+		p.ReadableDotfiles = *f.ReadableDotfiles
+	}
+	if f.SecretNames != nil {
+		p.SecretNames = *f.SecretNames
 	}
 	if f.PassEnv != nil {
 		p.PassEnv = *f.PassEnv

@@ -142,6 +142,14 @@ type Policy struct {
 	// ProtectedPaths are, besides SystemRoots, patterns whose writing is High
 	// (~/.ssh/authorized_keys, shell start-up files).
 	ProtectedPaths []string `yaml:"protected_paths"`
+	// ReadableDotfiles are the dot-files and dot-directories of ~ (base
+	// names) an unapproved step may read; the kernel denies it every
+	// other one (secrets.go).
+	ReadableDotfiles []string `yaml:"readable_dotfiles"`
+	// SecretNames are base-name patterns of secrets the kernel denies
+	// unapproved steps wherever a bounded walk of ~ and the working
+	// directory finds them (id_*, *.pem, .env, .npmrc, histories).
+	SecretNames []string `yaml:"secret_names"`
 	// MaxReadBytes caps read_file; MaxWriteBytes caps write_file/edit_file.
 	MaxReadBytes  int64 `yaml:"max_read_bytes"`
 	MaxWriteBytes int64 `yaml:"max_write_bytes"`

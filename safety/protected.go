@@ -25,6 +25,12 @@ type Protected struct {
 	// "*.key" cannot be expressed as hierarchies: the classifier alone
 	// holds those).
 	NoRead []string
+	// ReadableDots are the dot-entries of the home (base names) a step
+	// rated safe or medium may read; SecretNames are base-name patterns
+	// of secrets, found by a bounded walk of the home and the working
+	// directory. The kernel denies both kinds of secret when it computes
+	// its rules (confine.Spec.HideDots, FindIn).
+	ReadableDots, SecretNames []string
 }
 
 // Protected returns the policy's protected hierarchies for a host whose
@@ -55,6 +61,7 @@ func (p Policy) Protected(home string) Protected {
 	var pr Protected
 	pr.NoWrite = abs(slices.Concat(p.SystemRoots, p.ProtectedPaths, ownDirs()))
 	pr.NoRead = abs(slices.Concat(p.SensitivePaths, ownDirs()))
+	pr.ReadableDots, pr.SecretNames = slices.Clone(p.ReadableDotfiles), slices.Clone(p.SecretNames)
 	return pr
 }
 

@@ -55,7 +55,7 @@ func Kernel(l confine.Level, s confine.Spec, stderr, home string) string {
 		}
 		m := ms[len(ms)-1]
 		p := strings.TrimRight(m[1]+m[2], ":")
-		if under(p, home, s.NoRead) {
+		if under(p, home, s.NoRead) || s.Hides(abs(p, home)) {
 			return blocked("read of "+short(p, home), l)
 		}
 		if !s.Write || under(p, home, s.NoWrite) {
