@@ -7,10 +7,13 @@ import "strings"
 // user, the terminal, the language and the time. Everything else — the
 // model's API key (OPENAI_API_KEY, or the variable api_key_env names),
 // AGENT_* settings, tokens the operator's shell exported — stays in agent.
-// XDG_RUNTIME_DIR is a path (systemctl --user and journalctl --user need
-// it), not a secret. A name ending in "*" is a prefix.
+// The XDG_* variables are paths, not secrets: systemctl --user needs
+// XDG_RUNTIME_DIR, and a step's programs must find the configuration the
+// operator's XDG_CONFIG_HOME points them to (agent's own directories
+// there are protected by the policy as they are in ~). A name ending in
+// "*" is a prefix.
 var StepEnvAllowed = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*",
-	"TERM", "TZ", "TMPDIR", "XDG_RUNTIME_DIR"}
+	"TERM", "TZ", "TMPDIR", "XDG_*"}
 
 // StepEnv is environ ("NAME=value" entries, as os.Environ gives them)
 // cut to StepEnvAllowed and the names in pass (the operator's explicit

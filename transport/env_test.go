@@ -7,9 +7,9 @@ import (
 
 func TestStepEnv(t *testing.T) {
 	in := []string{"PATH=/bin", "OPENAI_API_KEY=sk-x", "HOME=/h", "AGENT_MCP_TOKEN=t", "LC_ALL=C", "LCX=no",
-		"DEPLOY=prod", "noequals", "=x", "TERM=xterm", "PATHX=no", "XDG_RUNTIME_DIR=/run/user/1", "XDG_CONFIG_HOME=/c"}
+		"DEPLOY=prod", "noequals", "=x", "TERM=xterm", "PATHX=no", "XDG_RUNTIME_DIR=/run/user/1", "XDG_CONFIG_HOME=/c", "XDGX=no"}
 	got := StepEnv(in, []string{"DEPLOY"})
-	want := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "DEPLOY=prod", "TERM=xterm", "XDG_RUNTIME_DIR=/run/user/1"}
+	want := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "DEPLOY=prod", "TERM=xterm", "XDG_RUNTIME_DIR=/run/user/1", "XDG_CONFIG_HOME=/c"}
 	if !slices.Equal(got, want) {
 		t.Errorf("StepEnv = %q, want %q", got, want)
 	}
