@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -152,12 +151,6 @@ func protocolVersions() []string {
 
 // MCP is the underlying SDK server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
-
-// ServeStdio serves one client on stdin and stdout until it leaves or ctx
-// ends.
-func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.mcp.Run(ctx, &mcp.StdioTransport{})
-}
 
 // Session is the agent session id of the host's next changes (what undo
 // restores by default).
