@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"net"
 	"slices"
 	"strings"
 
@@ -14,15 +16,38 @@ import (
 
 // hostProperty is the host parameter every step tool gets.
 var hostProperty = &tools.Property{Type: "string",
-	Description: "Target: an ~/.ssh/config alias, user@host[:port], or an inventory host (when the server has -i)."}
+	Description: "Target: an inventory host (when the server has -i), an ~/.ssh/config alias, host, user@host, user@host:port, [v6addr]:port or ssh://user@host:port."}
+
+// sshDest is an SSH destination as the ssh transport reads it:
+// host:port and user@host:port (which ssh itself does not take) become
+// ssh://user@host:port; everything else is as given.
+func sshDest(d string) string {
+	if strings.HasPrefix(d, "ssh://") {
+		return d
+	}
+	hostport := d[strings.LastIndex(d, "@")+1:]
+	if !strings.HasPrefix(hostport, "[") && strings.Count(hostport, ":") != 1 {
+		return d // no port, or a bare IPv6 address
+	}
+	if h, port, err := net.SplitHostPort(hostport); err == nil && h != "" && port != "" {
+		return "ssh://" + d
+	}
+	return d
+}
 
 // stepSchema is the MCP input schema of a step tool: the tool's own
 // parameters as the LLM tools declare them (tools.Schema), plus host.
 // Unlike the LLM's, it has no step keys (description, save_output_as,
-// condition) and allows nothing else.
+// condition) and allows nothing else; a timeout says its bounds.
 func stepSchema(s *tools.Schema) map[string]any {
-	props := make(map[string]*tools.Property, len(s.Properties)+1)
-	maps.Copy(props, s.Properties)
+	props := make(map[string]any, len(s.Properties)+1)
+	for k, p := range s.Properties {
+		props[k] = p
+		if k == "timeout" && p.Type == "integer" {
+			props[k] = map[string]any{"type": "integer", "minimum": 1, "maximum": MaxTimeout,
+				"description": strings.TrimSpace(p.Description + fmt.Sprintf(" At most %d.", MaxTimeout))}
+		}
+	}
 	props["host"] = hostProperty
 	return map[string]any{
 		"type":                 "object",
@@ -73,7 +98,74 @@ func stepArgs(raw json.RawMessage, max int, schema *tools.Schema) (host string, 
 		return "", nil, fmt.Errorf("%w: unknown parameter %s; valid parameters: %s", errArgs,
 			strings.Join(quoted(unknown), ", "), strings.Join(quoted(valid), ", "))
 	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if err := checkType(k, schema.Properties[k], m[k]); err != nil {
+			return "", nil, fmt.Errorf("%w: %v", errArgs, err)
+		}
+	}
 	return strings.TrimSpace(host), m, nil
+}
+
+// MaxTimeout is the largest timeout parameter, in seconds (a day).
+const MaxTimeout = 86400
+
+// checkType holds an MCP client to the schema it was given: unlike the
+// model's calls (where "30" for an integer is the model's evident
+// meaning, tools.Registry coerces it), a client's value must have the
+// declared JSON type, an integer must be whole and fit, and a timeout is
+// between 1 and MaxTimeout seconds.
+func checkType(name string, p *tools.Property, v any) error {
+	want := p.Type
+	ok := false
+	switch want {
+	case "string":
+		_, ok = v.(string)
+	case "boolean":
+		_, ok = v.(bool)
+	case "number":
+		_, ok = v.(json.Number)
+	case "integer":
+		n, isNum := v.(json.Number)
+		if !isNum {
+			break
+		}
+		f, err := n.Float64()
+		if err != nil || math.IsInf(f, 0) || f != math.Trunc(f) {
+			return fmt.Errorf("parameter %q must be a whole number, not %s", name, n)
+		}
+		if name == "timeout" && (f < 1 || f > MaxTimeout) {
+			return fmt.Errorf("parameter \"timeout\" is %s; it must be between 1 and %d seconds", n, MaxTimeout)
+		}
+		if f >= math.MaxInt64 || f <= math.MinInt64 {
+			return fmt.Errorf("parameter %q is %s: too large", name, n)
+		}
+		ok = true
+	case "array":
+		var xs []any
+		if xs, ok = v.([]any); ok && p.Items != nil {
+			for i, x := range xs {
+				if err := checkType(fmt.Sprintf("%s[%d]", name, i), p.Items, x); err != nil {
+					return err
+				}
+			}
+		}
+	case "object":
+		_, ok = v.(map[string]any)
+	default:
+		ok = true
+	}
+	if !ok {
+		return fmt.Errorf("parameter %q must be %s, not %s", name, article(want), kind(v))
+	}
+	return nil
+}
+
+// article is a JSON type with its article: "an integer", "a string".
+func article(typ string) string {
+	if typ == "integer" || typ == "object" || typ == "array" {
+		return "an " + typ
+	}
+	return "a " + typ
 }
 
 // object decodes raw as a JSON object of at most max bytes (absent or

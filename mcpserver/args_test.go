@@ -33,9 +33,19 @@ func TestStepArgsBadInput(t *testing.T) {
 		{`{"host":["a"]}`, "not an array"},
 		{`{"host":"a","command":"x","save_output_as":"v"}`, `unknown parameter "save_output_as"`},
 		{`{"host":"a","command":"x","zz":1,"aa":2}`, `unknown parameter "aa", "zz"; valid parameters: "command", "cwd", "timeout", "host"`},
-		{`{"host":"a","command":"` + strings.Repeat("x", 100) + `"}`, "the limit is 64"},
+		{`{"host":"a","command":"` + strings.Repeat("x", 300) + `"}`, "the limit is 256"},
+		{`{"host":"a","command":"x","timeout":"3"}`, `"timeout" must be an integer, not a string`},
+		{`{"host":"a","command":"x","timeout":1e12}`, `between 1 and 86400`},
+		{`{"host":"a","command":"x","timeout":0}`, `between 1 and 86400`},
+		{`{"host":"a","command":"x","timeout":-5}`, `between 1 and 86400`},
+		{`{"host":"a","command":"x","timeout":2.5}`, `whole number`},
+		{`{"host":"a","command":"x","timeout":1e30}`, `between 1 and 86400`},
+		{`{"host":"a","command":"x","timeout":1e400}`, `whole number`},
+		{`{"host":"a","command":"x","timeout":true}`, `must be an integer, not a boolean`},
+		{`{"host":"a","command":"x","timeout":null}`, `must be an integer, not null`},
+		{`{"host":"a","command":1}`, `"command" must be a string, not a number`},
 	} {
-		_, _, err := stepArgs(json.RawMessage(c.raw), 64, s)
+		_, _, err := stepArgs(json.RawMessage(c.raw), 256, s)
 		if !errors.Is(err, errArgs) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%.40s: %v, want %q", c.raw, err, c.want)
 		}
@@ -90,4 +100,33 @@ func FuzzStepArgs(f *testing.F) {
 			t.Fatalf("Prepare: %v", err)
 		}
 	})
+}
+
+func TestStepArgsTimeoutInRange(t *testing.T) {
+	for _, raw := range []string{`{"host":"a","command":"x","timeout":1}`, `{"host":"a","command":"x","timeout":86400}`, `{"host":"a","command":"x","timeout":3.0}`} {
+		if _, _, err := stepArgs(json.RawMessage(raw), 1<<10, execSchema(t)); err != nil {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+}
+
+func TestSSHDest(t *testing.T) {
+	for in, want := range map[string]string{
+		"web":                     "web",
+		"u@web":                   "u@web",
+		"web:2222":                "ssh://web:2222",
+		"u@web:2222":              "ssh://u@web:2222",
+		"u@10.0.0.1:22":           "ssh://u@10.0.0.1:22",
+		"ssh://u@web:2222":        "ssh://u@web:2222",
+		"::1":                     "::1",
+		"[::1]:2222":              "ssh://[::1]:2222",
+		"u@[fe80::1]:22":          "ssh://u@[fe80::1]:22",
+		"u@web:":                  "u@web:",
+		"u@:22":                   "u@:22",
+		"deploy@host.example.com": "deploy@host.example.com",
+	} {
+		if got := sshDest(in); got != want {
+			t.Errorf("sshDest(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

@@ -204,3 +204,41 @@ func validHeader(v string) bool {
 }
 
 func sha256Of(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+
+// TestHTTPIdleSessionEnds: a session that makes no request for
+// SessionTimeout is closed and its client state released; its next call
+// fails, a new session is served.
+func TestHTTPIdleSessionEnds(t *testing.T) {
+	s, hs := httpServer(t, HTTPOptions{Token: testToken, SessionTimeout: 300 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	connect := func() *mcp.ClientSession {
+		tr := &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: &http.Client{Transport: bearerRT{"Bearer", testToken}}, MaxRetries: -1}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	cs := connect()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": "no-such-host.invalid", "command": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.clients.count(); n != 1 {
+		t.Fatalf("%d clients after a call", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.clients.count() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session's client was not released")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := cs.ListTools(ctx, nil); err == nil {
+		t.Error("the ended session still served")
+	}
+	if _, err := connect().ListTools(ctx, nil); err != nil {
+		t.Errorf("a new session: %v", err)
+	}
+}

@@ -232,7 +232,7 @@ func (s *Server) planHosts(pattern string) ([]engine.Target, error) {
 		if d = strings.TrimSpace(d); d == "" {
 			continue
 		}
-		t, err := engine.HostTarget(d, s.o.SSH)
+		t, err := engine.HostTarget(sshDest(d), s.o.SSH)
 		if err != nil {
 			return nil, err
 		}

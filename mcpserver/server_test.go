@@ -123,3 +123,39 @@ func TestConnectionKeptRedialledIdleClosed(t *testing.T) {
 		t.Errorf("after the idle close: %q", out)
 	}
 }
+
+// TestHostForms: the host parameter takes what its description lists —
+// an ssh_config alias, user@host:port, host:port, ssh://user@host:port —
+// each reaching the same in-process SSH host.
+func TestHostForms(t *testing.T) {
+	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("SSH_AUTH_SOCK", "")
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("Host vub\n  HostName 127.0.0.1\n  Port %d\n  User %s\n\nHost *\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n",
+		srv.Port, srv.User, srv.IdentityFile, srv.KnownHosts)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Policy: safety.DefaultPolicy(), SSH: engine.SSHOverrides{ConfigFile: cfg, User: ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cs := inMemory(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, host := range []string{
+		"vub",
+		fmt.Sprintf("%s@127.0.0.1:%d", srv.User, srv.Port),
+		fmt.Sprintf("ssh://%s@127.0.0.1:%d", srv.User, srv.Port),
+		fmt.Sprintf("%s@[127.0.0.1]:%d", srv.User, srv.Port),
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": host, "command": "echo reached"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := res.Content[0].(*mcp.TextContent).Text; res.IsError || text != "reached\n" {
+			t.Errorf("host %q: %q (error %v)", host, text, res.IsError)
+		}
+	}
+}

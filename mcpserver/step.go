@@ -43,12 +43,13 @@ func (s *Server) stepHandler(name string) mcp.ToolHandler {
 		}
 		ctx, end := s.begin(ctx, req)
 		defer end()
+		c := s.clients.of(req.Session)
 		l, err := s.hosts.acquire(ctx, host)
 		if err != nil {
 			return toolError("%s: %v", name, err), nil
 		}
 		defer l.release()
-		l.approveBy(s.clients.of(req.Session))
+		l.approveBy(c)
 		stop, sink := s.progress(ctx, req, fmt.Sprintf("%s on %s", name, host))
 		l.output(sink)
 		r, err := l.exec.RunStep(withCaller(ctx, req.Session), planner.Step{Tool: name, Parameters: params})
@@ -154,5 +155,5 @@ func (s *Server) target(name string) (engine.Target, error) {
 			}
 		}
 	}
-	return engine.HostTarget(name, s.o.SSH)
+	return engine.HostTarget(sshDest(name), s.o.SSH)
 }

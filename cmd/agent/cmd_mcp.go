@@ -237,9 +237,11 @@ func serveMCPHTTP(ctx context.Context, a *app, srv *mcpserver.Server, o mcpOptio
 		// Running calls are cancelled (their commands killed) by
 		// srv.Close; the HTTP server is given a moment to answer them.
 		srv.Close()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		_ = hs.Shutdown(sctx)
+		if hs.Shutdown(sctx) != nil {
+			hs.Close() // the clients' open event streams
+		}
 		return nil
 	}
 }
