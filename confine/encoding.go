@@ -16,7 +16,7 @@ import (
 //	caps MODE                     Spec.Caps
 //	syscalls MODE                 Spec.Syscalls
 //	no-write P ... secret P       Spec's lists (no-write, no-read, public, device, writable, readable,
-//	                              hide-dots, dot-ok, find-in, secret), in order
+//	                              hide-dots, dot-ok, find-in, secret, links-in), in order
 //	dir P RIGHTS, file P RIGHTS   Rules, in order (RIGHTS in decimal)
 //	stamp P MTIME NAMES           Stamps, in order; "hot" for a Hot one, NAMES "-" when empty
 //
@@ -37,7 +37,7 @@ var rulesetItems = []struct {
 }{
 	{"write", 0, false}, {"net", 0, false}, {"caps", 1, false}, {"syscalls", 1, false},
 	{"no-write", 1, true}, {"no-read", 1, true}, {"public", 1, true}, {"device", 1, true}, {"writable", 1, true}, {"readable", 1, true},
-	{"hide-dots", 1, true}, {"dot-ok", 1, true}, {"find-in", 1, true}, {"secret", 1, true},
+	{"hide-dots", 1, true}, {"dot-ok", 1, true}, {"find-in", 1, true}, {"secret", 1, true}, {"links-in", 1, true},
 	{"dir", 2, true}, {"file", 2, true},
 	{"stamp", 3, true}, {"hot", 3, true},
 }
@@ -101,7 +101,8 @@ type specList struct {
 func (s Spec) lists() []specList {
 	return []specList{{"no-write", s.NoWrite, false}, {"no-read", s.NoRead, false}, {"public", s.Public, true},
 		{"device", s.Devices, false}, {"writable", s.Writable, false}, {"readable", s.Readable, false},
-		{"hide-dots", s.HideDots, false}, {"dot-ok", s.DotsOK, true}, {"find-in", s.FindIn, false}, {"secret", s.Secrets, true}}
+		{"hide-dots", s.HideDots, false}, {"dot-ok", s.DotsOK, true}, {"find-in", s.FindIn, false}, {"secret", s.Secrets, true},
+		{"links-in", s.LinksIn, false}}
 }
 
 // list is the Spec's list encoded as word.
@@ -127,6 +128,8 @@ func (s *Spec) list(word string) *[]string {
 		return &s.FindIn
 	case "secret":
 		return &s.Secrets
+	case "links-in":
+		return &s.LinksIn
 	}
 	return nil
 }

@@ -210,3 +210,10 @@ func rename(from, to string) error {
 func eaccessExec(file string) error {
 	return unix.Faccessat(unix.AT_FDCWD, file, unix.X_OK, unix.AT_EACCESS)
 }
+
+// readOnlyFS reports whether p lies on a file system mounted read-only
+// (a Nix or Guix store): nothing there can be written, whatever the rules.
+func readOnlyFS(p string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(p, &st) == nil && st.Flags&unix.ST_RDONLY != 0
+}

@@ -47,3 +47,5 @@ func rename(from, to string) error { return os.Rename(from, to) }
 
 // eaccessExec leaves the check to the file's mode.
 func eaccessExec(string) error { return syscall.ENOSYS }
+
+func readOnlyFS(string) bool { return false }

@@ -111,7 +111,7 @@ func (s Spec) compile() ([]rule, []Stamp) {
 	listed := expandWatched(&w, s.NoRead)
 	// The secrets found (secrets.go) are denied as the listed ones are;
 	// Public base names are matched in the listed directories alone.
-	noRead := slices.Concat(listed, s.hidden(&w), s.found(&w))
+	noRead := slices.Concat(listed, s.linked(&w, listed, false), s.hidden(&w), s.found(&w))
 	slices.Sort(noRead)
 	noRead = slices.Compact(noRead)
 	if len(s.Readable) == 0 {
@@ -128,7 +128,11 @@ func (s Spec) compile() ([]rule, []Stamp) {
 		}
 	}
 	if s.Write {
-		coverTop(&rs, &w, "/", expandWatched(&w, s.NoWrite), writeRights, 0)
+		noWrite := expandWatched(&w, s.NoWrite)
+		// The targets of the links in protected hierarchies (links.go).
+		noWrite = slices.Concat(noWrite, s.linked(&w, noWrite, true))
+		slices.Sort(noWrite)
+		coverTop(&rs, &w, "/", slices.Compact(noWrite), writeRights, 0)
 	}
 	for _, p := range s.Writable {
 		for _, m := range glob(p) {

@@ -29,7 +29,7 @@ type Rule struct {
 }
 
 // rulesetVersion is the format of an encoded Ruleset (encoding.go).
-const rulesetVersion = 5
+const rulesetVersion = 6
 
 // Compile computes s against this machine's file system.
 func Compile(s Spec) Ruleset {

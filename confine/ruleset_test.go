@@ -102,7 +102,7 @@ func TestRulesetEncoding(t *testing.T) {
 	rs := Ruleset{
 		Spec: Spec{Write: true, Net: true, Caps: CapsNoSystem, Syscalls: SyscallsOwn, NoWrite: []string{"/a b", "/%25"}, NoRead: []string{"/r\nx"},
 			Public: []string{"*.pub", "/k\xff"}, Devices: []string{"/dev/null"}, Writable: []string{"/w\t"}, Readable: []string{"/"},
-			HideDots: []string{"/h"}, DotsOK: []string{".bashrc"}, FindIn: []string{"/h", "/w"}, Secrets: []string{"*.key", ".env*"}},
+			HideDots: []string{"/h"}, DotsOK: []string{".bashrc"}, FindIn: []string{"/h", "/w"}, Secrets: []string{"*.key", ".env*"}, LinksIn: []string{"/h"}},
 		Rules:  []Rule{{Path: "/", Rights: readRights, Dir: true}, {Path: "/f \x01x", Rights: accessReadFile}, {Path: "/d", Rights: writeRights, Dir: true}},
 		Stamps: []Stamp{{Path: "/", MTime: 5, Names: strings.Repeat("0a", digestBytes)}, {Path: "/gone", MTime: -1}, {Path: "/h", MTime: 7, Names: strings.Repeat("f", 2*digestBytes), Hot: true}},
 	}
@@ -116,25 +116,25 @@ func TestRulesetEncoding(t *testing.T) {
 			t.Fatalf("round trip: %v\n%+v\n%+v", err, got, rs)
 		}
 	}
-	if got, err := DecodeRuleset([]byte("agent-rules 5\n")); err != nil || !reflect.DeepEqual(got, Ruleset{}) {
+	if got, err := DecodeRuleset([]byte("agent-rules 6\n")); err != nil || !reflect.DeepEqual(got, Ruleset{}) {
 		t.Errorf("empty ruleset: %+v, %v", got, err)
 	}
 }
 
 func TestDecodeRulesetRefusesBadInput(t *testing.T) {
 	d := strings.Repeat("ab", digestBytes)
-	for _, in := range []string{"", "\n", "agent-rules", "agent-rules 2", "agent-rules 03", "agent-rules 5 ", "agent-rules  4", " agent-rules 5", "agent-rules 5\n\n",
-		`{"v":2}`, "rules 3", "agent-rules 5 bogus", "agent-rules 5 write write", "agent-rules 5 net write", "agent-rules 5 caps", "agent-rules 5 caps all",
-		"agent-rules 5 caps read caps read", "agent-rules 5 no-write", "agent-rules 5 no-write rel", "agent-rules 5 no-write /a/../b", "agent-rules 5 no-write /a/",
-		"agent-rules 5 public", "agent-rules 5 no-read /a no-write /b", "agent-rules 5 dir /a 4 no-read /b", "agent-rules 5 stamp / 1 - dir /a 4",
-		"agent-rules 5 dir rel 4", "agent-rules 5 dir /a/../b 4", "agent-rules 5 dir /a 0", "agent-rules 5 dir /a 1099511627776", "agent-rules 5 dir /a -4",
-		"agent-rules 5 dir /a +4", "agent-rules 5 dir /a 04", "agent-rules 5 dir /a x", "agent-rules 5 dir /a", "agent-rules 5 file /a 18446744073709551616",
-		"agent-rules 5 stamp / -2 -", "agent-rules 5 stamp / 1", "agent-rules 5 stamp / 01 -", "agent-rules 5 stamp / 1 " + d[1:], "agent-rules 5 stamp / 1 " + strings.ToUpper(d),
-		"agent-rules 5 stamp / 1 " + d + "0", "agent-rules 5 stamp rel 1 -", "agent-rules 5 hot / x -",
-		"agent-rules 5 no-write /a%2", "agent-rules 5 no-write /a%", "agent-rules 5 no-write /%41", "agent-rules 5 no-write /%0a",
-		"agent-rules 5 no-write /%GG", "agent-rules 5 no-write /a\tb", "agent-rules 5 no-write /a\x80", "agent-rules 5 no-write /%00", "agent-rules 5 no-write /a\nb",
-		"agent-rules 5 public a%2Fb%00", "agent-rules 3", "agent-rules 4", "agent-rules 5 syscalls", "agent-rules 5 syscalls all", "agent-rules 5 syscalls %72ead",
-		"agent-rules 5 syscalls read syscalls own", "agent-rules 5 syscalls read caps read", "agent-rules 5 no-read /a syscalls own"} {
+	for _, in := range []string{"", "\n", "agent-rules", "agent-rules 2", "agent-rules 03", "agent-rules 6 ", "agent-rules  4", " agent-rules 6", "agent-rules 6\n\n",
+		`{"v":2}`, "rules 3", "agent-rules 6 bogus", "agent-rules 6 write write", "agent-rules 6 net write", "agent-rules 6 caps", "agent-rules 6 caps all",
+		"agent-rules 6 caps read caps read", "agent-rules 6 no-write", "agent-rules 6 no-write rel", "agent-rules 6 no-write /a/../b", "agent-rules 6 no-write /a/",
+		"agent-rules 6 public", "agent-rules 6 no-read /a no-write /b", "agent-rules 6 dir /a 4 no-read /b", "agent-rules 6 stamp / 1 - dir /a 4",
+		"agent-rules 6 dir rel 4", "agent-rules 6 dir /a/../b 4", "agent-rules 6 dir /a 0", "agent-rules 6 dir /a 1099511627776", "agent-rules 6 dir /a -4",
+		"agent-rules 6 dir /a +4", "agent-rules 6 dir /a 04", "agent-rules 6 dir /a x", "agent-rules 6 dir /a", "agent-rules 6 file /a 18446744073709551616",
+		"agent-rules 6 stamp / -2 -", "agent-rules 6 stamp / 1", "agent-rules 6 stamp / 01 -", "agent-rules 6 stamp / 1 " + d[1:], "agent-rules 6 stamp / 1 " + strings.ToUpper(d),
+		"agent-rules 6 stamp / 1 " + d + "0", "agent-rules 6 stamp rel 1 -", "agent-rules 6 hot / x -",
+		"agent-rules 6 no-write /a%2", "agent-rules 6 no-write /a%", "agent-rules 6 no-write /%41", "agent-rules 6 no-write /%0a",
+		"agent-rules 6 no-write /%GG", "agent-rules 6 no-write /a\tb", "agent-rules 6 no-write /a\x80", "agent-rules 6 no-write /%00", "agent-rules 6 no-write /a\nb",
+		"agent-rules 6 public a%2Fb%00", "agent-rules 3", "agent-rules 4", "agent-rules 5", "agent-rules 6 syscalls", "agent-rules 6 syscalls all", "agent-rules 6 syscalls %72ead",
+		"agent-rules 6 syscalls read syscalls own", "agent-rules 6 syscalls read caps read", "agent-rules 6 no-read /a syscalls own"} {
 		if rs, err := DecodeRuleset([]byte(in)); err == nil {
 			t.Errorf("%q: no error: %+v", in, rs)
 		}
@@ -148,7 +148,7 @@ func TestDecodeRulesetRefusesBadInput(t *testing.T) {
 // writes (the encoding is canonical), and it accepts what Encode writes.
 func FuzzDecodeRuleset(f *testing.F) {
 	f.Add(string(Compile(Spec{NoRead: []string{"/root/.ssh"}, Public: []string{"*.pub"}}).Encode()))
-	f.Add("agent-rules 5 write caps read syscalls read no-write /a%20b public *.pub dir / 13 file /x%25 4 stamp / 5 - hot /h%0A 7 " + strings.Repeat("0f", digestBytes))
+	f.Add("agent-rules 6 write caps read syscalls read no-write /a%20b public *.pub dir / 13 file /x%25 4 stamp / 5 - hot /h%0A 7 " + strings.Repeat("0f", digestBytes))
 	f.Fuzz(func(t *testing.T, in string) {
 		rs, err := DecodeRuleset([]byte(in))
 		if err != nil {

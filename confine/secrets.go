@@ -66,7 +66,7 @@ func (s Spec) hidden(w *watcher) []string {
 func appendResolved(w *watcher, out []string, p string, typ fs.FileMode) []string {
 	out = append(out, p)
 	if typ&fs.ModeSymlink != 0 {
-		if r := resolveWatched(w, p); r != p {
+		if r := resolveWatched(w, p); r != p && usefulTarget(r, false) {
 			out = append(out, r)
 		}
 	}

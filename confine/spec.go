@@ -71,6 +71,10 @@ type Spec struct {
 	// bounded, for entries named like Secrets (base-name patterns), which
 	// are not read either (secrets.go).
 	HideDots, DotsOK, FindIn, Secrets []string
+	// LinksIn are directories (the home) in which the NoWrite and NoRead
+	// hierarchies are searched for links, whose targets are denied too
+	// (links.go).
+	LinksIn []string
 }
 
 // Caps modes (Spec.Caps): Landlock does not confine what root's
@@ -119,6 +123,7 @@ const (
 	flagDotOK    = "-dot-ok"
 	flagFindIn   = "-find-in"
 	flagSecret   = "-secret"
+	flagLinksIn  = "-links-in"
 	// ProbeFlag asks the launcher which Landlock ABI the host's kernel
 	// has and whether it takes seccomp filters: it prints "landlock N
 	// protocol P seccomp S" (N 0: no Landlock; S 0: no seccomp) and
@@ -149,7 +154,7 @@ func (s Spec) Args() []string {
 		flag  string
 		paths []string
 	}{{flagNoWrite, s.NoWrite}, {flagNoRead, s.NoRead}, {flagPublic, s.Public}, {flagDevice, s.Devices}, {flagWritable, s.Writable}, {flagReadable, s.Readable},
-		{flagHideDots, s.HideDots}, {flagDotOK, s.DotsOK}, {flagFindIn, s.FindIn}, {flagSecret, s.Secrets}} {
+		{flagHideDots, s.HideDots}, {flagDotOK, s.DotsOK}, {flagFindIn, s.FindIn}, {flagSecret, s.Secrets}, {flagLinksIn, s.LinksIn}} {
 		for _, p := range l.paths {
 			a = append(a, l.flag, p)
 		}
@@ -210,6 +215,8 @@ func ParseArgs(args []string) (Spec, []string, error) {
 			dst = &s.FindIn
 		case flagSecret:
 			dst = &s.Secrets
+		case flagLinksIn:
+			dst = &s.LinksIn
 		default:
 			return Spec{}, nil, errors.New("unknown launcher flag " + strconv.Quote(a))
 		}
@@ -260,7 +267,7 @@ func checkPath(p string, baseOK bool) error {
 // Protocol is the version of the launcher's arguments and ruleset files;
 // agent refuses a launcher that answers the probe with another (one
 // embedded by an older build).
-const Protocol = 7
+const Protocol = 8
 
 // ErrNotEnforced refuses a step nobody approved on a host that cannot
 // confine it, when enforcement is required (--require-enforcement).

@@ -303,6 +303,7 @@ func SpecFor(p safety.Policy, home string, l confine.Level) confine.Spec {
 	if home != "/" && path.IsAbs(home) {
 		s.HideDots, s.DotsOK = []string{path.Clean(home)}, pr.ReadableDots
 		s.FindIn, s.Secrets = []string{path.Clean(home)}, pr.SecretNames
+		s.LinksIn = []string{path.Clean(home)}
 	}
 	s.Caps, s.Syscalls = confine.CapsRead, confine.SyscallsRead
 	if l == confine.NoProtected {

@@ -62,7 +62,7 @@ func TestFinishRemoteRefusesBadAnswers(t *testing.T) {
 }
 
 func FuzzParseSetup(f *testing.F) {
-	f.Add("uname Linux 6.1 x86_64\ndir /d\nlandlock 7 protocol 7 seccomp 1\nsandbox agent-rules 5 dir / 4\nready\n")
+	f.Add("uname Linux 6.1 x86_64\ndir /d\nlandlock 7 protocol 8 seccomp 1\nsandbox agent-rules 6 dir / 4\nready\n")
 	f.Add("unsafe /x is a link\n")
 	f.Add("sandbox {}\n\n\nsend")
 	f.Add("uname Linux 6.1 x86_64\nmade 2\ndir /d\nsend gzip\nunzipped\n")

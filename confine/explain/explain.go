@@ -55,6 +55,13 @@ func Kernel(l confine.Level, s confine.Spec, stderr, home string) string {
 		}
 		m := ms[len(ms)-1]
 		p := strings.TrimRight(m[1]+m[2], ":")
+		// A write refused where reads are refused too (~/.ssh) is told
+		// as the write it was.
+		writing := strings.Contains(low, "cannot create") || strings.Contains(low, "cannot remove") ||
+			strings.Contains(low, "cannot move") || strings.Contains(low, "cannot overwrite")
+		if s.Write && writing && under(p, home, s.NoWrite) {
+			return blocked("write to "+short(p, home), l)
+		}
 		if under(p, home, s.NoRead) || s.Hides(abs(p, home)) {
 			return blocked("read of "+short(p, home), l)
 		}
