@@ -34,7 +34,10 @@ type BatchOptions struct {
 	Hosts []Target
 	Forks int // at least 1
 	// Vars are --var k=v, over the inventory's variables.
-	Vars     []string
+	Vars []string
+	// Redact is the session's secret set, shared by the batch's hosts;
+	// nil: one per host.
+	Redact   *redact.Set
 	Policy   safety.Policy
 	Approver *safety.Approver
 	DryRun   bool
@@ -155,12 +158,13 @@ func (b *Batch) emit(ev event.Event) {
 // batchHost is one host of a batch: its sink and, once connected, its
 // open Host.
 type batchHost struct {
-	b      *Batch
-	t      Target
-	redact Redactor
-	h      *Host
-	err    error         // why it did not connect
-	took   time.Duration // dialling
+	b       *Batch
+	t       Target
+	redact  Redactor
+	secrets []string // the host's secret values (secretValues)
+	h       *Host
+	err     error         // why it did not connect
+	took    time.Duration // dialling
 
 	mu    sync.Mutex
 	paths map[string]bool // files changed
@@ -287,7 +291,12 @@ func (b *Batch) drop(t Target, c *batchHost, why string) HostResult {
 // dial connects to t and prepares its execution context.
 func (b *Batch) dial(ctx context.Context, t Target) *batchHost {
 	start := time.Now()
-	bh := &batchHost{b: b, t: t, redact: Redactor{Secrets: b.secretValues(t)}, paths: map[string]bool{}}
+	set := b.o.Redact
+	if set == nil {
+		set = redact.NewSet()
+	}
+	bh := &batchHost{b: b, t: t, redact: Redactor{Set: set}, secrets: b.secretValues(t), paths: map[string]bool{}}
+	addSecrets(set, bh.secrets, nil)
 	bh.h, bh.err = b.connect(ctx, bh)
 	bh.took = time.Since(start)
 	return bh
@@ -359,7 +368,7 @@ func (b *Batch) connect(ctx context.Context, bh *batchHost) (*Host, error) {
 	// counts them and passes them on.
 	h, err := OpenOn(tr, bh.t.Name, HostOptions{
 		Policy: b.o.Policy, Approver: b.o.Approver, Session: b.session, Audit: b.audit,
-		Emit: bh.pass, Secrets: bh.redact.Secrets, DryRun: b.o.DryRun, Vars: vars, Become: hb, Record: b.o.Record, RecordNeeds: b.o.RecordNeeds,
+		Emit: bh.pass, Secrets: bh.secrets, Redact: bh.redact.Set, DryRun: b.o.DryRun, Vars: vars, Become: hb, Record: b.o.Record, RecordNeeds: b.o.RecordNeeds,
 		Search: b.o.Search,
 	})
 	if err != nil {

@@ -33,7 +33,7 @@ func replayHostVars(t *testing.T, name string, vars map[string]any) *batchHost {
 	bh := &batchHost{b: b, t: Target{Name: name}, paths: map[string]bool{}}
 	h, err := OpenOn(tr, name, HostOptions{
 		Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeAll, nil),
-		Emit: bh.pass, Secrets: bh.redact.Secrets, Vars: ctx,
+		Emit: bh.pass, Secrets: bh.secrets, Vars: ctx,
 	})
 	if err != nil {
 		t.Fatal(err)

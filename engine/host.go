@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"path/filepath"
-	"slices"
 
 	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/confine"
@@ -13,6 +12,7 @@ import (
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/semsearch"
 	"github.com/autoshell/agent/session"
@@ -39,8 +39,13 @@ type HostOptions struct {
 	// (Secrets); nil: none.
 	Emit event.Sink
 	// Secrets are values never to show in events (besides the patterns
-	// redact.String knows): the host's secret-named variables.
+	// redact.String knows): the host's secret-named variables. They are
+	// added to Redact as Known.
 	Secrets []string
+	// Redact is the session's secret set, shared by its hosts and its
+	// model requests, transcript and audit lines; nil: a new one for the
+	// host.
+	Redact *redact.Set
 	// DryRun runs safe steps only; medium and high ones are previewed.
 	DryRun bool
 	// Vars is the execution context before any step (--var, the inventory
@@ -139,12 +144,12 @@ func Open(ctx context.Context, t Target, d DialOptions, o HostOptions) (*Host, e
 // one) for steps on tr, named name ("" for the transport's own name). The
 // Host owns tr; on error it is closed.
 func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err error) {
-	secrets := slices.Clone(o.Secrets)
-	if o.Become != nil && o.Become.Config.Password != "" {
-		secrets = append(secrets, o.Become.Config.Password)
+	set := o.Redact
+	if set == nil {
+		set = redact.NewSet()
 	}
-	slices.SortStableFunc(secrets, func(a, b string) int { return len(b) - len(a) }) // longest first
-	h := &Host{tr: tr, Name: name, Session: o.Session, redact: Redactor{Secrets: secrets}, rec: o.Record}
+	addSecrets(set, o.Secrets, o.Become)
+	h := &Host{tr: tr, Name: name, Session: o.Session, redact: Redactor{Set: set}, rec: o.Record}
 	h.sink = h.scrub(o.Emit)
 	h.out = h.sink
 	if h.rec != nil {
@@ -295,6 +300,9 @@ func (h *Host) Vars() *execctx.Context { return h.exec.Vars() }
 
 // Redact returns s with the host's secrets replaced.
 func (h *Host) Redact(s string) string { return h.redact.String(s) }
+
+// Secrets is the session's secret set the host redacts with.
+func (h *Host) Secrets() *redact.Set { return h.redact.Set }
 
 // RunPlan runs p on the host (executor.RunPlan).
 func (h *Host) RunPlan(ctx context.Context, p *planner.Plan) (executor.Summary, error) {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/redact"
 )
 
 // A step's two events as the fan-out benchmark makes them.
@@ -18,7 +19,9 @@ var benchEvents = []event.Event{
 }
 
 func BenchmarkRedactStepEvents(b *testing.B) {
-	r := Redactor{Secrets: []string{"hunter2hunter2"}}
+	set := redact.NewSet()
+	set.Add("SECRET", "hunter2hunter2", redact.Known)
+	r := Redactor{Set: set}
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, ev := range benchEvents {

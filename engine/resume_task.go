@@ -60,7 +60,7 @@ func (h *Host) ResumeTask(ctx context.Context, chat planner.Chatter, o TaskOptio
 	}
 	return stepgen.Run(ctx, stepgen.Config{
 		LLM: chat, Executor: h.exec, Mode: o.Mode, Transport: h.tr, Environment: o.Environment,
-		MaxSteps: o.MaxSteps, Host: h.Name, Session: h.Session, Emit: h.sink, SendSecrets: o.SendSecrets,
+		MaxSteps: o.MaxSteps, Host: h.Name, Session: h.Session, Emit: h.sink, SendSecrets: o.SendSecrets, Secrets: h.redact.Set,
 		Resume: rs,
 	}, task)
 }

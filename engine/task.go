@@ -31,7 +31,7 @@ func (h *Host) RunTask(ctx context.Context, chat planner.Chatter, o TaskOptions,
 	}
 	return stepgen.Run(ctx, stepgen.Config{
 		LLM: chat, Executor: h.exec, Mode: o.Mode, Transport: h.StepTransport(), Environment: o.Environment,
-		MaxSteps: o.MaxSteps, Host: h.Name, Session: h.Session, Emit: h.sink, SendSecrets: o.SendSecrets,
+		MaxSteps: o.MaxSteps, Host: h.Name, Session: h.Session, Emit: h.sink, SendSecrets: o.SendSecrets, Secrets: h.redact.Set,
 	}, task)
 }
 

@@ -204,7 +204,7 @@ func (p *pool) dial(c *hostConn, session string) {
 	if err == nil {
 		c.h, err = engine.Open(ctx, t, engine.DialOptions{SSH: sshtr.Options{Warn: p.s.o.Warn}}, engine.HostOptions{
 			Policy: p.s.o.Policy, Approver: p.s.approve, Session: session,
-			Secrets: engine.SecretValues(t.Vars), Become: hb,
+			Secrets: engine.SecretValues(t.Vars), Redact: p.s.secrets, Become: hb,
 		})
 	}
 	if err != nil {

@@ -172,7 +172,7 @@ func (s *Server) runPlan(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	var mu sync.Mutex
 	steps := map[string][]planStep{}
 	b, err := engine.OpenBatch(engine.BatchOptions{
-		Hosts: hosts, Forks: cmp.Or(p.Forks, s.o.Forks), Policy: s.o.Policy, Become: s.o.Become,
+		Hosts: hosts, Forks: cmp.Or(p.Forks, s.o.Forks), Policy: s.o.Policy, Become: s.o.Become, Redact: s.secrets,
 		Approver: safety.NewApprover(s.o.Approve, elicitPrompter{}, safety.WithScope(safety.ScopeBatch), safety.WithLogins(logins(hosts))),
 		Dial:     engine.DialOptions{},
 		Emit: func(ev event.Event) {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 )
@@ -70,6 +71,7 @@ type Server struct {
 	clients clients          // each session's approver
 	calls   posts            // the HTTP POSTs carrying calls
 	running running          // the calls in progress
+	secrets *redact.Set      // the server's secret set, shared by its hosts
 }
 
 // New builds the server and its tools. An inventory that does not load is
@@ -100,7 +102,8 @@ func New(o Options) (*Server, error) {
 			o.Warn("warning: " + w)
 		}
 	}
-	s := &Server{o: o, reg: tools.Default(o.Policy)}
+	s := &Server{o: o, reg: tools.Default(o.Policy), secrets: redact.NewSet()}
+	s.secrets.AddEnviron(os.Environ())
 	// A step is approved by its client's approver (clients.of, set as the
 	// executor's guard for the call); the hosts' own approver asks nobody.
 	s.approve = safety.NewApprover(o.Approve, nil)

@@ -43,7 +43,13 @@ type Set struct {
 	entries []entry
 	index   map[string]int
 	m       atomic.Pointer[matcher] // nil: compile at the next use
+	// short are Known values of minShort to MinLen bytes: hidden as they
+	// are only, as agent always hid its inventory's secrets.
+	short []string
 }
+
+// minShort is the shortest Known value hidden (as is only).
+const minShort = 4
 
 type entry struct {
 	value, name string
@@ -63,6 +69,16 @@ func (s *Set) Add(name, value string, kind Kind) bool {
 		return false
 	}
 	value = strings.TrimSpace(value)
+	if kind == Known && len(value) >= minShort && len(squeeze(value)) < MinLen {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if slices.Contains(s.short, value) {
+			return false
+		}
+		s.short = append(s.short, value)
+		slices.SortFunc(s.short, func(a, b string) int { return len(b) - len(a) }) // longest first
+		return true
+	}
 	if len(value) < MinLen {
 		return false
 	}
@@ -233,8 +249,20 @@ func (s *Set) learn(name, value string) {
 // values replaces every value of the set (Known ones only, unless found)
 // in every shape by mark(its name).
 func (s *Set) values(text string, found bool, mark func(name string) string) (string, bool) {
-	if s == nil || s.Len() == 0 {
+	if s == nil {
 		return text, false
+	}
+	s.mu.Lock()
+	n, short := len(s.entries), s.short
+	s.mu.Unlock()
+	changed := false
+	for _, v := range short {
+		if strings.Contains(text, v) {
+			text, changed = strings.ReplaceAll(text, v, mark("SECRET")), true
+		}
+	}
+	if n == 0 {
+		return text, changed
 	}
 	m := s.matcher()
 	var spans []span
@@ -252,7 +280,7 @@ func (s *Set) values(text string, found bool, mark func(name string) string) (st
 		spans = slices.DeleteFunc(spans, func(sp span) bool { return m.kinds[sp.secret] != Known })
 	}
 	if len(spans) == 0 {
-		return text, false
+		return text, changed
 	}
 	slices.SortFunc(spans, func(a, b span) int { return a.from - b.from })
 	var b strings.Builder
@@ -275,4 +303,15 @@ func (s *Set) values(text string, found bool, mark func(name string) string) (st
 // Params is the package's Params with the set's values hidden too.
 func (s *Set) Params(params map[string]any) map[string]any {
 	return paramsWith(params, s.String)
+}
+
+// AddEnviron adds the values of the environment variables (KEY=value)
+// whose names say secret (OPENAI_API_KEY, GITHUB_TOKEN, DB_PASSWORD, …)
+// as Known: agent's own secrets, which a step's `printenv` would show.
+func (s *Set) AddEnviron(environ []string) {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && SecretKey(k) {
+			s.Add(k, v, Known)
+		}
+	}
 }

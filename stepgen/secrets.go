@@ -40,10 +40,7 @@ func (r *runner) scrub(s string) (string, []string) {
 	for i, n := range names {
 		names[i] = redact.MarkName(n)
 	}
-	if r.cfg.SendSecrets {
-		return s, names
-	}
-	s, more := redact.Named(s)
+	s, more := r.cfg.Secrets.Named(s, r.cfg.SendSecrets)
 	for _, n := range more {
 		if !slices.Contains(names, n) {
 			names = append(names, n)
@@ -59,16 +56,16 @@ func (r *runner) scrub(s string) (string, []string) {
 // value is replaced whole, other strings through redact.Named.
 func (r *runner) assistant(resp llm.Response) llm.Message {
 	m := llm.AssistantMessage(resp)
-	if r.cfg.SendSecrets {
-		return m
+	named := func(s string) string {
+		s, _ = r.cfg.Secrets.Named(s, r.cfg.SendSecrets)
+		return s
 	}
-	m.Content, _ = redact.Named(m.Content)
-	m.Reasoning, _ = redact.Named(m.Reasoning)
+	m.Content, m.Reasoning = named(m.Content), named(m.Reasoning)
 	calls := make([]llm.ToolCall, len(m.ToolCalls))
 	for i, tc := range m.ToolCalls {
 		var args map[string]any
 		if json.Unmarshal(tc.Arguments, &args) == nil && args != nil {
-			if b, err := json.Marshal(redactArgs(args)); err == nil {
+			if b, err := json.Marshal(redactArgs(args, named, !r.cfg.SendSecrets)); err == nil {
 				tc.Arguments = b
 			}
 		}
@@ -78,26 +75,26 @@ func (r *runner) assistant(resp llm.Response) llm.Message {
 	return m
 }
 
-// redactArgs is redact.Params with named marks.
-func redactArgs(v any) any {
+// redactArgs is redact.Params with named marks: strings through named,
+// and, when byName, a secret-named key's string value replaced whole.
+func redactArgs(v any, named func(string) string, byName bool) any {
 	switch x := v.(type) {
 	case string:
-		s, _ := redact.Named(x)
-		return s
+		return named(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if _, isStr := e.(string); isStr && redact.SecretKey(k) {
+			if _, isStr := e.(string); isStr && byName && redact.SecretKey(k) {
 				out[k] = redact.NamedMark(redact.MarkName(k))
 				continue
 			}
-			out[k] = redactArgs(e)
+			out[k] = redactArgs(e, named, byName)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = redactArgs(e)
+			out[i] = redactArgs(e, named, byName)
 		}
 		return out
 	}

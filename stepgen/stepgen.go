@@ -14,6 +14,7 @@ import (
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
@@ -67,9 +68,15 @@ type Config struct {
 	// Host and Session name the run in events.
 	Host, Session string
 	// SendSecrets sends step outputs to the model without taking out what
-	// safety's patterns find (--send-secrets); the values of variables the
-	// model is not shown (inventory secrets) are withheld all the same.
+	// redact's patterns find or the values they taught the set
+	// (--send-secrets); the values of variables the model is not shown
+	// (inventory secrets) and the set's Known values are withheld all the
+	// same.
 	SendSecrets bool
+	// Secrets is the session's secret set: every text sent to the model
+	// loses its values, in every shape (redact.Set); nil: the patterns
+	// alone.
+	Secrets *redact.Set
 	// Emit receives this package's events; the Executor emits its own
 	// (step_start, step) through its own config.
 	Emit event.Sink

@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/redact"
 	"github.com/spf13/pflag"
 )
 
@@ -79,6 +81,11 @@ type app struct {
 	resumeArgs []string
 	// given are the global flags given before the command.
 	given []string
+	// secrets is the run's secret set (secretSet); secretVarNames the
+	// names --secret-var gave.
+	secrets        *redact.Set
+	secretsOnce    sync.Once
+	secretVarNames []string
 }
 
 type command struct {

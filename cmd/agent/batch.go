@@ -105,7 +105,7 @@ func (a *app) openBatch(ctx context.Context, o batchOptions, f stepFlags, vars [
 		hk = &lockedPrompter{next: p, out: b.out}
 	}
 	b.eb, err = engine.OpenBatch(engine.BatchOptions{
-		Hosts: hosts, Forks: o.forks, Vars: vars, Policy: policy, Approver: approver, DryRun: f.dryRun,
+		Hosts: hosts, Forks: o.forks, Vars: vars, Redact: a.secretSet(), Policy: policy, Approver: approver, DryRun: f.dryRun,
 		Dial: engine.DialOptions{SSH: sshtr.Options{Prompter: hk}}, Emit: b.out.event, Become: bec,
 		Session: b.rec.ID(), Record: b.rec, Resume: resume, RecordNeeds: f.recordNeeds,
 		Search: f.search,
@@ -190,6 +190,7 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
+	a.secretSet().Add("API_KEY", cfg.APIKey, redact.Known)
 	start := &session.Start{Kind: session.KindBatchTask, Task: redact.String(o.task), Model: cfg.Model}
 	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start, recordNeeds: o.savePlan != "",
 		search: searchOptions(llm.New(cfg))}, nil, policy)
@@ -233,7 +234,7 @@ func (b *batch) client(cfg llm.Config, host string) (planner.Chatter, func()) {
 		return llm.New(cfg, opts...), func() {}
 	}
 	path := filepath.Join(b.o.out, safeFileName(host)+".transcript.jsonl")
-	topts, closeT, err := transcriptOptions(path)
+	topts, closeT, err := transcriptOptions(path, b.a.secretSet())
 	if err != nil {
 		b.out.hostWarn(host, fmt.Sprintf("no transcript: %v", err))
 		return llm.New(cfg, opts...), func() {}

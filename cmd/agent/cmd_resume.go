@@ -131,10 +131,12 @@ func resumeArgs(st session.Start, o resumeOptions) ([]string, error) {
 	for i, arg := range args {
 		prefix, kv := "", ""
 		switch {
-		case i > 0 && args[i-1] == "--var":
+		case i > 0 && (args[i-1] == "--var" || args[i-1] == "--secret-var"):
 			kv = arg
 		case strings.HasPrefix(arg, "--var="):
 			prefix, kv = "--var=", strings.TrimPrefix(arg, "--var=")
+		case strings.HasPrefix(arg, "--secret-var="):
+			prefix, kv = "--secret-var=", strings.TrimPrefix(arg, "--secret-var=")
 		default:
 			continue
 		}

@@ -22,18 +22,22 @@ import (
 
 // runOptions are `agent run`'s flags.
 type runOptions struct {
-	host    hostOptions
-	vars    []string
-	dryRun  bool
-	json    bool
-	approve string
-	batch   batchOptions // -i FILE, --limit, --forks, --out: the plan on every selected host
-	limits  limitOptions // --allow-write, --read-only (over the plan's own permissions)
+	host hostOptions
+	vars []string
+	// secretVars are --secret-var k=v: variables like --var whose values
+	// are secrets (hidden everywhere, left out of the session record).
+	secretVars []string
+	dryRun     bool
+	json       bool
+	approve    string
+	batch      batchOptions // -i FILE, --limit, --forks, --out: the plan on every selected host
+	limits     limitOptions // --allow-write, --read-only (over the plan's own permissions)
 }
 
 func (o *runOptions) addFlags(fs *pflag.FlagSet) {
 	o.host.addFlags(fs)
 	fs.StringArrayVar(&o.vars, "var", nil, "set variable `k=v` (repeatable; overrides the plan's vars)")
+	fs.StringArrayVar(&o.secretVars, "secret-var", nil, "set variable `k=v` as --var does, its value a secret: hidden in every output, log and record in any shape (repeatable)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "run safe steps only; show medium and high ones (file changes as a diff) without running them")
 	fs.BoolVar(&o.json, "json", false, "print one JSON event per line on stdout instead of the terminal view")
 	fs.StringVar(&o.approve, "approve", "", "`MODE` for risky steps: ask, never, medium or all (default: ask on a terminal, never otherwise)")
@@ -118,6 +122,10 @@ func runRun(ctx context.Context, a *app, args []string) error {
 	}
 	if fs.NArg() != 1 {
 		return usagef("run: want one plan file (agent run PLAN.yaml [--ssh-host HOST | -i INVENTORY] [--var k=v]…)")
+	}
+	var err error
+	if o.vars, err = a.secretVars(o.vars, o.secretVars); err != nil {
+		return err
 	}
 	if err := checkVarsUsed(fs.Arg(0), o.vars); err != nil {
 		return err

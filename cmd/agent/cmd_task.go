@@ -122,7 +122,8 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 			fmt.Fprintf(a.stderr, "agent: model: %v; retrying in %s\n", err, wait.Round(10*time.Millisecond))
 		})
 	})}
-	topts, closeT, err := transcriptOptions(o.transcript)
+	a.secretSet().Add("API_KEY", cfg.APIKey, redact.Known)
+	topts, closeT, err := transcriptOptions(o.transcript, a.secretSet())
 	if err != nil {
 		return nil, err
 	}

@@ -78,36 +78,38 @@ func (a *app) targetName() string {
 func secretVar(name string) bool { return engine.HiddenVar(name) || redact.SecretKey(name) }
 
 // redactArgs is args with what the session record must not keep taken
-// out: the values of secret-named --var variables (named in redacted:
+// out: the values of --secret-var and secret-named --var variables (named in redacted:
 // agent resume asks for them again), and whatever redact.String
 // finds.
 func redactArgs(args []string) (out, redacted []string) {
 	out = make([]string, len(args))
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
-		kv, isVar := "", false
+		kv, isVar, secret, flag := "", false, false, "--var"
 		switch {
-		case arg == "--var" && i+1 < len(args):
+		case (arg == "--var" || arg == "--secret-var") && i+1 < len(args):
 			out[i] = arg
 			i++
-			kv, isVar = args[i], true
+			kv, isVar, secret, flag = args[i], true, arg == "--secret-var", arg
 		case strings.HasPrefix(arg, "--var="):
 			kv, isVar = strings.TrimPrefix(arg, "--var="), true
+		case strings.HasPrefix(arg, "--secret-var="):
+			kv, isVar, secret, flag = strings.TrimPrefix(arg, "--secret-var="), true, true, "--secret-var"
 		}
 		if !isVar {
 			out[i] = redact.String(arg)
 			continue
 		}
-		if k, _, ok := strings.Cut(kv, "="); ok && secretVar(k) {
+		if k, _, ok := strings.Cut(kv, "="); ok && (secret || secretVar(k)) {
 			kv = k + "=" + redact.Redacted
 			redacted = append(redacted, k)
 		} else {
 			kv = redact.String(kv)
 		}
-		if arg == "--var" {
+		if arg == flag {
 			out[i] = kv
 		} else {
-			out[i] = "--var=" + kv
+			out[i] = flag + "=" + kv
 		}
 	}
 	return out, redacted

@@ -97,7 +97,7 @@ func (a *app) openHost(ctx context.Context, policy safety.Policy, f stepFlags, v
 	h, err := engine.Open(ctx, t, a.dialOptions(), engine.HostOptions{
 		Policy: policy, Approver: safety.NewApprover(mode, prompter, opts...), Emit: a.warnings(s.render.event),
 		DryRun: f.dryRun, Vars: ctxVars, Progress: progressFunc(a.stderr, f.json),
-		Secrets: engine.SecretValues(ctxVars.Vars()), Become: hb, Record: s.rec, Session: s.rec.ID(), RecordNeeds: f.recordNeeds,
+		Secrets: engine.SecretValues(ctxVars.Vars()), Redact: a.secretSet(), Become: hb, Record: s.rec, Session: s.rec.ID(), RecordNeeds: f.recordNeeds,
 		Search: f.search,
 	})
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 // call's "seq". A request line records what was sent, nothing taken out
 // or added: step outputs lose their secrets before they are sent (stepgen,
 // unless --send-secrets), not here. Response and error lines are redacted
-// the way the audit log redacts (redact.String, redact.Params on tool
+// the way the audit log redacts (the run's secret set, its Params on tool
 // arguments). An embeddings call (semantic_search) is a request line with
 // "endpoint": "embeddings" and the body as sent (the texts embedded), then
 // a response line with "embeddings": the number of vectors (the vectors
@@ -30,7 +30,7 @@ import (
 // API key before anything reaches this file.
 // The file is created with mode 0600: it holds command output; an existing
 // file readable by others is chmod-ed to 0600 first.
-func transcriptOptions(path string) ([]llm.Option, func(), error) {
+func transcriptOptions(path string, set *redact.Set) ([]llm.Option, func(), error) {
 	if path == "" {
 		return nil, func() {}, nil
 	}
@@ -50,7 +50,7 @@ func transcriptOptions(path string) ([]llm.Option, func(), error) {
 		f.Close()
 		return nil, nil, usagef("--transcript: %w", err)
 	}
-	t := &transcript{f: f, path: path}
+	t := &transcript{f: f, path: path, set: set}
 	return []llm.Option{llm.WithExchangeHook(t.write)}, t.close, nil
 }
 
@@ -58,6 +58,7 @@ type transcript struct {
 	mu     sync.Mutex
 	f      *os.File
 	path   string
+	set    *redact.Set // the run's secret set
 	failed bool
 }
 
@@ -136,16 +137,16 @@ func (t *transcript) write(x llm.Exchange) {
 	lines := []any{req}
 	ms := x.Duration.Milliseconds()
 	if x.Err != nil {
-		lines = append(lines, trError{Event: "error", Seq: x.Seq, Time: now, DurationMS: ms, Error: redact.String(x.Err.Error())})
+		lines = append(lines, trError{Event: "error", Seq: x.Seq, Time: now, DurationMS: ms, Error: t.set.String(x.Err.Error())})
 	} else {
 		r := x.Response
 		resp := trResponse{Event: "response", Seq: x.Seq, Time: now, DurationMS: ms,
-			Content: redact.String(r.Content), Reasoning: redact.String(r.Reasoning),
-			ToolCalls: trCalls(r.ToolCalls), FinishReason: r.FinishReason,
+			Content: t.set.String(r.Content), Reasoning: t.set.String(r.Reasoning),
+			ToolCalls: trCalls(t.set, r.ToolCalls), FinishReason: r.FinishReason,
 			PromptTokens: r.Usage.Prompt, CompletionTokens: r.Usage.Completion, Repairs: r.Repairs,
 			Embeddings: x.Embeddings}
 		for _, p := range r.Problems {
-			resp.Problems = append(resp.Problems, redact.String(fmt.Sprintf("%s: %s", p.CallID, llm.ToolError(p))))
+			resp.Problems = append(resp.Problems, t.set.String(fmt.Sprintf("%s: %s", p.CallID, llm.ToolError(p))))
 		}
 		lines = append(lines, resp)
 	}
@@ -167,15 +168,15 @@ func (t *transcript) write(x llm.Exchange) {
 
 // trCalls redacts tool calls: the arguments object through redact.Params
 // (secret-named keys and secrets inside strings), anything else as text.
-func trCalls(calls []llm.ToolCall) []trToolCall {
+func trCalls(set *redact.Set, calls []llm.ToolCall) []trToolCall {
 	var out []trToolCall
 	for _, tc := range calls {
 		var args any
 		var obj map[string]any
 		if err := json.Unmarshal(tc.Arguments, &obj); err == nil && obj != nil {
-			args = redact.Params(obj)
+			args = set.Params(obj)
 		} else {
-			args = redact.String(string(tc.Arguments))
+			args = set.String(string(tc.Arguments))
 		}
 		out = append(out, trToolCall{ID: tc.ID, Name: tc.Name, Arguments: args})
 	}

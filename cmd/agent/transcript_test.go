@@ -157,7 +157,7 @@ func FuzzTranscriptArguments(f *testing.F) {
 	f.Add([]byte(`null`))
 	f.Add([]byte("{\"a\":\"\xff\"}"))
 	f.Fuzz(func(t *testing.T, args []byte) {
-		b, err := json.Marshal(trResponse{Event: "response", ToolCalls: trCalls([]llm.ToolCall{{ID: "x", Name: "n", Arguments: args}})})
+		b, err := json.Marshal(trResponse{Event: "response", ToolCalls: trCalls(nil, []llm.ToolCall{{ID: "x", Name: "n", Arguments: args}})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestTranscriptExistingFileMadePrivate(t *testing.T) {
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, closeT, err := transcriptOptions(path)
+	_, closeT, err := transcriptOptions(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
