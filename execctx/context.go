@@ -227,11 +227,13 @@ func (c *Context) Render(s string) (string, error) {
 
 // ResolveParams returns a new map with every string in params rendered,
 // nested maps and lists included; params is not modified. Values of other
-// types are copied as they are. An error names the parameter.
-func (c *Context) ResolveParams(params map[string]any) (map[string]any, error) {
+// types are copied as they are. An error names the parameter. The
+// top-level parameters named in shell are shell command lines: their
+// references become shell-quoted words (renderShell).
+func (c *Context) ResolveParams(params map[string]any, shell ...string) (map[string]any, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out, err := resolve("", params, c.vars)
+	out, err := resolve("", params, c.vars, shell...)
 	if err != nil {
 		return nil, err
 	}

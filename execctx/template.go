@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ type segment struct {
 	start, end int    // byte offsets of `{{` and just past `}}`
 	inner      string // trimmed text between the braces
 	path       []string
+	raw        bool // {{ name | raw }}: spliced as shell syntax in a command line
 }
 
 // scanTemplate calls fn for every `{{ … }}` in s, with seg.path set when
@@ -37,6 +39,11 @@ func scanTemplate(s string, fn func(seg segment) error) error {
 		}
 		inner := strings.TrimSpace(s[open+2 : closeAt])
 		seg := segment{start: open, end: closeAt + 2, inner: inner, path: parsePath(inner)}
+		if name, filter, ok := strings.Cut(inner, "|"); ok && strings.TrimSpace(filter) == "raw" {
+			if p := parsePath(strings.TrimSpace(name)); p != nil {
+				seg.path, seg.raw = p, true
+			}
+		}
 		if err := fn(seg); err != nil {
 			return err
 		}
@@ -101,6 +108,10 @@ func leadingIdent(inner string) string {
 //     variable's name (`{{ last['stdout'] }}`, `{{ x.strip() }}`): that is
 //     an error, since it was meant as a reference.
 //   - `{{{x}}}` renders as `{` + x + `}`.
+//   - In a parameter that is a shell command line (execute_command's
+//     command), `{{ name }}` becomes one shell-quoted word, quoted for
+//     where it stands (renderShell); `{{ name | raw }}` splices the value
+//     as shell syntax. Elsewhere the two are the same.
 func TemplateVars(s string) ([]string, error) {
 	var names []string
 	seen := map[string]bool{}
@@ -242,10 +253,19 @@ func formatValue(v any) string {
 	return pyRepr(v)
 }
 
-// resolve renders every string in v, copying maps and lists.
-func resolve(path string, v any, vars map[string]any) (any, error) {
+// resolve renders every string in v, copying maps and lists; the
+// top-level parameters named in shell are shell command lines
+// (renderShell).
+func resolve(path string, v any, vars map[string]any, shell ...string) (any, error) {
 	switch x := v.(type) {
 	case string:
+		if path != "" && slices.Contains(shell, path) {
+			out, err := renderShell(x, vars)
+			if err != nil {
+				return nil, fmt.Errorf("parameter %s: %w", path, err)
+			}
+			return out, nil
+		}
 		out, err := render(x, vars)
 		if err != nil {
 			return nil, fmt.Errorf("parameter %s: %w", path, err)
@@ -254,7 +274,13 @@ func resolve(path string, v any, vars map[string]any) (any, error) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for _, k := range sortedKeys(x) {
-			r, err := resolve(joinPath(path, k), x[k], vars)
+			var r any
+			var err error
+			if path == "" {
+				r, err = resolve(k, x[k], vars, shell...)
+			} else {
+				r, err = resolve(joinPath(path, k), x[k], vars)
+			}
 			if err != nil {
 				return nil, err
 			}

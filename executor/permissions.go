@@ -171,7 +171,7 @@ func (e *Executor) permitted(ctx context.Context, tr transport.Transport, call *
 // as if it ran now; known is false when its parameters cannot be resolved
 // or prepared (then nothing can be said of it).
 func (e *Executor) skippedNeeds(ctx context.Context, st planner.Step) (safety.Needs, bool, error) {
-	params, err := e.vars.ResolveParams(st.Parameters)
+	params, err := e.vars.ResolveParams(st.Parameters, tools.ShellParameters[st.Tool]...)
 	if err != nil {
 		return safety.Needs{}, false, nil
 	}

@@ -39,7 +39,7 @@ func CheckPlanPermissions(p *planner.Plan, reg *tools.Registry, policy safety.Po
 	for _, ph := range p.Phases {
 		for _, st := range ph.Steps {
 			n++
-			params, err := vars.ResolveParams(st.Parameters)
+			params, err := vars.ResolveParams(st.Parameters, tools.ShellParameters[st.Tool]...)
 			if err != nil {
 				continue // needs a variable a step sets: checked when it runs
 			}

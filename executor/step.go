@@ -127,7 +127,7 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 			return e.finish(ctx, st, r, start, nil)
 		}
 	}
-	params, err := e.vars.ResolveParams(st.Parameters)
+	params, err := e.vars.ResolveParams(st.Parameters, tools.ShellParameters[st.Tool]...)
 	if err != nil {
 		return e.fail(ctx, st, r, start, err.Error())
 	}

@@ -14,6 +14,11 @@ import (
 // ExecuteCommandName is the name of the shell command tool.
 const ExecuteCommandName = "execute_command"
 
+// ShellParameters names, per tool, the parameters whose value is a shell
+// command line run as it is: a {{ name }} in them becomes one shell-quoted
+// word (execctx.Context.ResolveParams). Other tools quote their own.
+var ShellParameters = map[string][]string{ExecuteCommandName: {"command"}}
+
 // ExecuteCommandParams are execute_command's parameters.
 type ExecuteCommandParams struct {
 	Command string `json:"command" description:"Shell command line."`
