@@ -19,11 +19,25 @@ func TestConformanceSSHD(t *testing.T) {
 	runConformance(t, d.Host)
 }
 
+// The suite over the shell transfer: forced where SFTP works, and on an
+// OpenSSH host with the SFTP subsystem off.
+func TestConformanceShellFilesInProcess(t *testing.T) {
+	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	runConformanceWith(t, srv.Host, Options{ShellFiles: true})
+}
+
+func TestConformanceNoSFTPSSHD(t *testing.T) {
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "Subsystem sftp /nonexistent/sftp-server\n"})
+	runConformanceWith(t, d.Host, Options{})
+}
+
 // runConformance runs the transport suite against h: one server, a new
 // Transport and a new scratch directory under h.Home for every case.
-func runConformance(t *testing.T, h testenv.Host) {
+func runConformance(t *testing.T, h testenv.Host) { runConformanceWith(t, h, Options{}) }
+
+func runConformanceWith(t *testing.T, h testenv.Host, opts Options) {
 	transporttest.Run(t, func(t *testing.T) transporttest.Fixture {
-		tr := dial(t, hostConfig(h), Options{})
+		tr := dial(t, hostConfig(h), opts)
 		return transporttest.Fixture{
 			Transport: tr,
 			Dir:       scratchDir(t, h),
@@ -31,7 +45,7 @@ func runConformance(t *testing.T, h testenv.Host) {
 			Root:      os.Geteuid() == 0,
 			CutAfter: func(t *testing.T, n int64) transport.Transport {
 				cfg, proxy := viaProxy(t, h)
-				tr := dial(t, cfg, Options{})
+				tr := dial(t, cfg, opts)
 				proxy.CutAfter(n)
 				return tr
 			},

@@ -91,4 +91,3 @@ func (t *Transport) execFailed(n int, lost bool, err error) (retry bool, _ error
 	}
 	return true, nil
 }
-

@@ -36,6 +36,9 @@ func (t *Transport) RealPath(ctx context.Context, p string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("realpath %s: %w", p, err)
 	}
+	if t.viaShell(ctx) {
+		return t.shellRealPath(ctx, p)
+	}
 	c, sc, home, err := t.files(ctx)
 	if err != nil {
 		return "", fmt.Errorf("realpath %s: %w", p, err)

@@ -118,6 +118,9 @@ func (t *Transport) files(ctx context.Context) (*conn, *sftp.Client, string, err
 
 // Stat describes the file at path, following symbolic links.
 func (t *Transport) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	if t.viaShell(ctx) {
+		return t.shellStat(ctx, p, true)
+	}
 	c, sc, home, err := t.files(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", p, err)
@@ -134,6 +137,9 @@ func (t *Transport) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 // File.WriteTo (w is not wrapped in a bufio.Writer, which would defeat it:
 // pkg/sftp#125, #587).
 func (t *Transport) ReadFile(ctx context.Context, p string, w io.Writer) (int64, error) {
+	if t.viaShell(ctx) {
+		return t.shellReadFile(ctx, p, w)
+	}
 	c, sc, home, err := t.files(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", p, err)
@@ -180,6 +186,9 @@ func readFile(sc *sftp.Client, p string, w io.Writer) error {
 // failure or cancellation before the rename removes the temporary file and
 // leaves the old file untouched.
 func (t *Transport) WriteFile(ctx context.Context, p string, r io.Reader, perm fs.FileMode) (int64, error) {
+	if t.viaShell(ctx) {
+		return t.shellWriteFile(ctx, p, r, perm)
+	}
 	c, sc, home, err := t.files(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("write %s: %w", p, err)
@@ -459,6 +468,9 @@ func (g *gatedReader) close() {
 // ReadDir describes the entries of the directory at path over SFTP,
 // symbolic links not followed (transport.DirReader).
 func (t *Transport) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
+	if t.viaShell(ctx) {
+		return t.shellReadDir(ctx, p)
+	}
 	c, sc, home, err := t.files(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read directory %s: %w", p, err)

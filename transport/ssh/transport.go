@@ -46,6 +46,10 @@ type Options struct {
 	// Keys, when set, keeps the keys decrypted by one connection for the
 	// others sharing it: a passphrase is asked once per run (a batch).
 	Keys *KeyCache
+	// ShellFiles moves files through the shell (cat, stat, sha256sum over
+	// the session) even where the host has a usable SFTP server; without
+	// it the shell is used only where SFTP cannot be (shellfiles.go).
+	ShellFiles bool
 }
 
 // Transport is a transport.Transport over one SSH connection, reused by
@@ -75,6 +79,7 @@ type Transport struct {
 	serve    []string   // the served worker's argv (ServeWorker); nil: the shell
 	served   string     // the command that starts it
 
+	fileVia atomic.Int32 // how files move: filesUndecided, filesSFTP or filesShell (viaShell)
 	execMax atomic.Int64 // the longest exec request sent as it is (execLimit); 0: MaxExec
 
 	hmu  sync.Mutex // guards home; held while finding it
