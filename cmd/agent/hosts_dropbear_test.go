@@ -112,15 +112,20 @@ func stepStatuses(t *testing.T, out string) []string {
 // --require-enforcement refuses where it could not be), then agent undo,
 // then nothing is left on the host.
 func TestEveryToolOnDropbearBusyBox(t *testing.T) {
-	for _, sftp := range []bool{true} { // without SFTP: the shell transfer (next)
+	for _, sftp := range []bool{true, false} {
 		t.Run(fmt.Sprintf("sftp=%v", sftp), func(t *testing.T) {
 			d := testenv.StartDropbear(t, testenv.DropbearOptions{SFTP: sftp})
-			everyToolOn(t, d)
+			out := everyToolOn(t, d)
+			if said := strings.Count(out, "files go through the shell"); said != map[bool]int{true: 0, false: 1}[sftp] {
+				t.Errorf("SFTP %v: the shell transfer said %d times:\n%s", sftp, said, out)
+			}
 		})
 	}
 }
 
-func everyToolOn(t *testing.T, d *testenv.Dropbear) {
+// everyToolOn runs the plan on d and returns what the --approve medium
+// run printed.
+func everyToolOn(t *testing.T, d *testenv.Dropbear) string {
 	if err := d.Mkdir(d.Home+"/work", 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +163,7 @@ func everyToolOn(t *testing.T, d *testenv.Dropbear) {
 	}
 
 	out, code = agent("run", planFile, "--json", "--approve", "medium", "--require-enforcement")
+	medium := out
 	st = stepStatuses(t, out)
 	if code != 0 || strings.Count(strings.Join(st, " "), ":ok") != 9 {
 		t.Fatalf("--approve medium: exit %d, steps %v\n%s", code, st, out)
@@ -182,4 +188,5 @@ func everyToolOn(t *testing.T, d *testenv.Dropbear) {
 	if now := treeOf(t, d.Root); now != before {
 		t.Errorf("left on the host after undo:\n%s\nwas\n%s\nundo said:\n%s", now, before, out)
 	}
+	return medium
 }

@@ -1,9 +1,12 @@
 package ssh
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"sync"
 
 	gossh "golang.org/x/crypto/ssh"
 
@@ -90,4 +93,44 @@ func (t *Transport) execFailed(n int, lost bool, err error) (retry bool, _ error
 		return false, fmt.Errorf("%w; the SSH server ended the connection at an exec request of %d bytes: its limit on exec requests may be lower than agent's %d (Dropbear's is 9,000); commands that long now go on standard input, run it again", err, n, MaxExec)
 	}
 	return true, nil
+}
+
+// Dropbear before 2024.84 may close a session channel that is open but
+// has not had its exec request yet when another of the connection's
+// session processes exits (its check_close runs for every channel), and
+// then asserts when data comes for it ("Failed assertion
+// (common-channel.c:705): !channel->sent_close"): the whole connection
+// ends (Dropbear's issue 321, fixed by its commit "Don't close channels
+// when a PID hasn't started"). On such a server a Transport opens and
+// runs one command session at a time (the worker's start included): no
+// session's process can then exit while another is being started.
+
+// gatedDropbear reports whether version is a Dropbear with that bug.
+func gatedDropbear(version string) bool {
+	v, ok := strings.CutPrefix(version, "SSH-2.0-dropbear_")
+	if !ok {
+		return false
+	}
+	v, _, _ = strings.Cut(v, " ")
+	year, minor, _ := strings.Cut(v, ".")
+	y, err1 := strconv.Atoi(year)
+	m, err2 := strconv.Atoi(minor)
+	if err1 != nil || err2 != nil {
+		return true // a Dropbear of unknown version: be safe
+	}
+	return y < 2024 || y == 2024 && m < 84
+}
+
+// gate holds t's one command session, on a server that needs it
+// (gatedDropbear); the func it returns gives it back (once, however
+// often it is called).
+func (t *Transport) gate(ctx context.Context) (func(), error) {
+	if t.chanGate == nil {
+		return func() {}, nil
+	}
+	if err := acquire(ctx, t.chanGate); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { <-t.chanGate }) }, nil
 }

@@ -116,8 +116,13 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	filter := &markerFilter{prefix: []byte(nonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
 	var c *conn
 	var sess *gossh.Session
+	closedOnce := false
 	for {
-		var err error
+		ungate, err := t.gate(startCtx)
+		if err != nil {
+			return startFail(err)
+		}
+		defer ungate()
 		if c, sess, err = t.session(startCtx); err != nil {
 			return startFail(err)
 		}
@@ -132,6 +137,14 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 			return fail(err)
 		}
 		lost := !c.alive() || !c.ping(closeWait)
+		if !lost && t.chanGate != nil && errors.Is(err, io.EOF) && !closedOnce {
+			// A gated Dropbear closed the channel before it took the
+			// request (gatedDropbear): nothing ran.
+			closedOnce = true
+			sess.Close()
+			ungate()
+			continue
+		}
 		if lost {
 			err = t.lostErr(c, err)
 		}
@@ -140,6 +153,7 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 			return fail(err)
 		}
 		sess.Close() // refused: nothing ran; sent again on standard input
+		ungate()
 	}
 	start := time.Now()
 	waitc := make(chan error, 1)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pkg/sftp"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/autoshell/agent/transport"
 )
@@ -53,10 +54,10 @@ func (c *conn) sftpClient(ctx context.Context) (*sftp.Client, string, error) {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		sc, err := sftp.NewClient(c.client, sftpOptions...)
+		sc, err := newSFTPClient(c.client)
 		for deadline := time.Now().Add(openRetryFor); isOpenRejected(err) && time.Now().Before(deadline); {
 			time.Sleep(20 * time.Millisecond) // see openSession
-			sc, err = sftp.NewClient(c.client, sftpOptions...)
+			sc, err = newSFTPClient(c.client)
 		}
 		if err != nil {
 			ch <- res{err: fmt.Errorf("start sftp: %w", err)}
@@ -108,6 +109,11 @@ func (c *conn) sftpClient(ctx context.Context) (*sftp.Client, string, error) {
 func (t *Transport) files(ctx context.Context) (*conn, *sftp.Client, string, error) {
 	var sc *sftp.Client
 	var home string
+	ungate, err := t.gate(ctx) // the subsystem's start is a session's
+	if err != nil {
+		return nil, nil, "", err
+	}
+	defer ungate()
 	c, err := t.retry(ctx, func(c *conn) error {
 		var err error
 		sc, home, err = c.sftpClient(ctx)
@@ -481,4 +487,51 @@ func (t *Transport) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error
 		return nil, t.fileErr(c, sc, "read directory", p, err)
 	}
 	return fis, nil
+}
+
+// newSFTPClient starts the SFTP subsystem on a session of client, as
+// sftp.NewClient does, except that a server that does not answer as an
+// SFTP server has its session ended and waited for (bounded by
+// closeWait) before the call returns: on a gated Dropbear (gatedDropbear)
+// no session's process may exit after the gate is given back.
+func newSFTPClient(client *gossh.Client) (*sftp.Client, error) {
+	s, err := client.NewSession()
+	if err != nil {
+		return nil, err
+	}
+	pw, err := s.StdinPipe()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	pr, err := s.StdoutPipe()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Stderr = io.Discard
+	if err := s.RequestSubsystem("sftp"); err != nil {
+		s.Close()
+		return nil, err
+	}
+	sc, err := sftp.NewClientPipe(pr, pw, sftpOptions...)
+	if err != nil {
+		ended := make(chan struct{})
+		go func() {
+			io.Copy(io.Discard, pr)
+			s.Wait()
+			close(ended)
+		}()
+		select {
+		case <-ended:
+		case <-time.After(closeWait):
+		}
+		s.Close()
+		return nil, err
+	}
+	go func() { // the client's end is the session's
+		sc.Wait()
+		s.Close()
+	}()
+	return sc, nil
 }

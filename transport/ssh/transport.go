@@ -79,8 +79,9 @@ type Transport struct {
 	serve    []string   // the served worker's argv (ServeWorker); nil: the shell
 	served   string     // the command that starts it
 
-	fileVia atomic.Int32 // how files move: filesUndecided, filesSFTP or filesShell (viaShell)
-	execMax atomic.Int64 // the longest exec request sent as it is (execLimit); 0: MaxExec
+	chanGate chan struct{} // one command session at a time (gatedDropbear); nil: no limit
+	fileVia  atomic.Int32  // how files move: filesUndecided, filesSFTP or filesShell (viaShell)
+	execMax  atomic.Int64  // the longest exec request sent as it is (execLimit); 0: MaxExec
 
 	hmu  sync.Mutex // guards home; held while finding it
 	home string     // $HOME of commands, once known (HomeDir)
@@ -132,6 +133,12 @@ func (t *Transport) takeWorker(ctx context.Context) *worker {
 		return nil
 	}
 	var w *worker
+	ungate, err := t.gate(ctx)
+	if err != nil {
+		<-t.sem
+		return nil
+	}
+	defer ungate()
 	if t.serve != nil {
 		if w, err = startServed(ctx, c, t.served); err != nil && ctx.Err() == nil && c.alive() {
 			t.opts.Warn(fmt.Sprintf("%s: %s did not start as the worker; each command starts it (%v)", t.Host().Name, t.serve[0], err))
@@ -248,6 +255,9 @@ func Dial(ctx context.Context, cfg *HostConfig, opts Options) (*Transport, error
 		return nil, err
 	}
 	t.conn = c
+	if gatedDropbear(string(c.client.ServerVersion())) {
+		t.chanGate = make(chan struct{}, 1)
+	}
 	return t, nil
 }
 
