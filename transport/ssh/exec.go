@@ -107,10 +107,11 @@ func (t *Transport) execFailed(n int, lost bool, err error) (retry bool, _ error
 
 // gatedDropbear reports whether version is a Dropbear with that bug.
 func gatedDropbear(version string) bool {
-	v, ok := strings.CutPrefix(version, "SSH-2.0-dropbear_")
+	v, ok := strings.CutPrefix(version, "SSH-2.0-dropbear")
 	if !ok {
 		return false
 	}
+	v = strings.TrimPrefix(v, "_")
 	v, _, _ = strings.Cut(v, " ")
 	year, minor, _ := strings.Cut(v, ".")
 	y, err1 := strconv.Atoi(year)
