@@ -28,7 +28,7 @@ func (c *classifier) call(x *syntax.CallExpr, e env) {
 		}
 	}
 	if len(x.Args) > 0 {
-		c.argv(words(x.Args, c.src), e)
+		c.argv(words(x.Args, c.src, c.lang), e)
 	}
 }
 

@@ -28,15 +28,17 @@ type arg struct {
 	braces  bool   // produced by brace expansion
 }
 
-// words resolves the words of a command line, expanding braces. src is
+// words resolves the words of a command line, expanding braces when the
+// shell reading it is bash (dash and busybox ash leave {a,b} a literal
+// name: touch x{a,b} creates "x{a,b}" under /bin/sh on Debian). src is
 // the code the words were parsed from, for their text.
-func words(ws []*syntax.Word, src string) []arg {
+func words(ws []*syntax.Word, src string, lang syntax.LangVariant) []arg {
 	var out []arg
 	for _, w := range ws {
 		full := sourceText(w, src)
 		text := shorten(full)
 		cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
-		if !syntax.SplitBraces(cp) {
+		if lang != syntax.LangBash || !syntax.SplitBraces(cp) {
 			a := resolveWord(w)
 			a.text, a.src = text, full
 			out = append(out, a)
