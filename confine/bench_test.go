@@ -21,8 +21,10 @@ import (
 // loop (the machine is shared: pairs see the same load): a safe step's
 // `true` unconfined, then started on a confined thread (what agent does
 // locally), then through agent-launch reading rules computed once (what
-// an SSH host, or a local command under sudo, runs), and on a thread
-// confined by the level's ruleset with --sandbox's stacked on it.
+// an SSH host, or a local command under sudo, runs), on a thread
+// confined by the level's ruleset with --sandbox's stacked on it, and on
+// a thread confined by Landlock alone (the safe step's seccomp filter's
+// own cost: thread against it).
 // Reported: the medians of each, the median of the paired overheads,
 // their ratio to the unconfined step, and the load average.
 func BenchmarkLocalStep(b *testing.B) {
@@ -32,6 +34,8 @@ func BenchmarkLocalStep(b *testing.B) {
 	home, _ := os.UserHomeDir()
 	s := confine.Spec{NoRead: []string{home + "/.ssh", home + "/.aws", home + "/.gnupg", home + "/.config/agent", home + "/.bash_history", "/dev"},
 		Public: []string{"*.pub", "known_hosts", "/dev/null", "/dev/pts"}, Devices: []string{"/dev/null", "/dev/zero"}}
+	noFilter := confine.Compile(s)
+	s.Syscalls = confine.SyscallsRead // a safe step's seccomp filter
 	rs := confine.Compile(s)
 	tr, err := local.New()
 	if err != nil {
@@ -42,6 +46,11 @@ func BenchmarkLocalStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
+	rNo, err := confine.NewRestrictor(noFilter)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rNo.Close()
 	dir := b.TempDir()
 	sb, err := confine.NewRestrictor(rs, confine.Compile(confine.Spec{Writable: []string{dir, os.TempDir()}, Devices: []string{"/dev/null"}, Caps: confine.CapsNoSystem}))
 	if err != nil {
@@ -71,14 +80,15 @@ func BenchmarkLocalStep(b *testing.B) {
 	}
 	direct := func(fn func()) error { fn(); return nil }
 	plain, launched := transport.Command{Command: "true"}, transport.Command{Command: "true", Wrap: []string{exe, confine.RulesFlag, rules, "--"}}
-	var un, th, la, ts, dth, dla, dts []float64
+	var un, th, la, ts, dth, dla, dts, dsc []float64
 	for b.Loop() {
 		u := step(plain, direct)
 		t := step(plain, r.Do)
 		l := step(launched, direct)
 		s := step(plain, sb.Do)
+		n := step(plain, rNo.Do)
 		un, th, la, ts = append(un, ms(u)), append(th, ms(t)), append(la, ms(l)), append(ts, ms(s))
-		dth, dla, dts = append(dth, ms(t-u)), append(dla, ms(l-u)), append(dts, ms(s-u))
+		dth, dla, dts, dsc = append(dth, ms(t-u)), append(dla, ms(l-u)), append(dts, ms(s-u)), append(dsc, ms(t-n))
 	}
 	b.ReportMetric(median(un), "unconfined-ms")
 	b.ReportMetric(median(th), "thread-ms")
@@ -89,6 +99,7 @@ func BenchmarkLocalStep(b *testing.B) {
 	b.ReportMetric(median(la)/median(un), "launcher/unconfined")
 	b.ReportMetric(median(ts), "sandbox-thread-ms")
 	b.ReportMetric(median(dts), "sandbox-overhead-ms")
+	b.ReportMetric(median(dsc), "seccomp-overhead-ms")
 	b.ReportMetric(loadavg(), "load1")
 }
 

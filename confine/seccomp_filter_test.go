@@ -55,11 +55,8 @@ func (v seccompVM) run(t testing.TB, arch, nr uint32, args [6]uint64) uint32 {
 // documented rules without the assembler: the program must agree.
 func allowedByModel(mode string, arch, nr uint32, a [6]uint64) bool {
 	lo := func(i int) uint32 { return uint32(a[i]) }
-	if arch != auditArch {
-		return arch == compatArch && compatArch != 0 && (nr == compatExit || nr == compatExitGroup)
-	}
-	if x32Bit != 0 && nr >= x32Bit {
-		return nr == x32Bit|x32Exit || nr == x32Bit|x32ExitGroup
+	if arch != auditArch || x32Bit != 0 && nr >= x32Bit {
+		return false
 	}
 	read := mode == SyscallsRead
 	switch {
@@ -180,17 +177,16 @@ func TestSeccompFilters(t *testing.T) {
 				t.Errorf("%s: %s: the model says allowed=%v, the table %v", mode, tc.c.name, model, want)
 			}
 		}
-		// Another ABI: only its exit. A compat "socket" is another
-		// number of another table: all denied alike.
+		// Another ABI: every call, exit included. A compat "socket" is
+		// another number of another table: denied alike.
 		for _, c := range []struct {
 			arch, nr uint32
 			ok       bool
 		}{
-			{compatArch, compatExit, true}, {compatArch, compatExitGroup, true},
-			{compatArch, unix.SYS_SOCKET, false}, {compatArch, 102 /* i386 socketcall */, false}, {compatArch, 15 /* chmod */, false},
+			{unix.AUDIT_ARCH_I386, 1 /* exit */, false}, {unix.AUDIT_ARCH_I386, 102 /* socketcall */, false},
+			{unix.AUDIT_ARCH_ARM, 248 /* exit_group */, false}, {unix.AUDIT_ARCH_ARM, 281 /* socket */, false},
 			{unix.AUDIT_ARCH_PPC64LE, unix.SYS_READ, false}, {0, unix.SYS_READ, false},
-			{arch, x32Bit | x32Exit, x32Bit != 0}, {arch, x32Bit | x32ExitGroup, x32Bit != 0},
-			{arch, x32Bit | 41 /* x32 socket */, x32Bit == 0}, {arch, 0xffffffff, false},
+			{arch, x32Bit | 60 /* x32 exit */, x32Bit == 0}, {arch, x32Bit | 41 /* x32 socket */, x32Bit == 0}, {arch, 0xffffffff, false},
 		} {
 			if c.arch == arch && x32Bit == 0 {
 				continue // arm64 has no x32
@@ -210,7 +206,7 @@ func FuzzSeccompFilter(f *testing.F) {
 	f.Add(uint32(auditArch), uint32(unix.SYS_SOCKET), uint64(unix.AF_NETLINK), uint64(3), uint64(unix.NETLINK_SOCK_DIAG), uint64(0))
 	f.Add(uint32(auditArch), uint32(unix.SYS_PRLIMIT64), uint64(7), uint64(7), uint64(0), uint64(1))
 	f.Add(uint32(auditArch), uint32(unix.SYS_IOPRIO_SET), uint64(1), uint64(0), uint64(0), uint64(0))
-	f.Add(uint32(compatArch), uint32(compatExitGroup), uint64(0), uint64(0), uint64(0), uint64(0))
+	f.Add(uint32(unix.AUDIT_ARCH_I386), uint32(252), uint64(0), uint64(0), uint64(0), uint64(0))
 	f.Add(uint32(auditArch), uint32(x32Bit|1), uint64(0), uint64(0), uint64(0), uint64(0))
 	vms := map[string]seccompVM{SyscallsRead: newSeccompVM(f, SyscallsRead), SyscallsOwn: newSeccompVM(f, SyscallsOwn)}
 	f.Fuzz(func(t *testing.T, arch, nr uint32, a0, a1, a2, a3 uint64) {

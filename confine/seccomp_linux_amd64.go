@@ -2,16 +2,11 @@ package confine
 
 import "golang.org/x/sys/unix"
 
-// x86-64's ABIs: the native one; i386's (int 0x80), whose calls only
-// exit; x32's (numbers with bit 30 set), whose calls only exit too.
+// x86-64's native ABI; its i386 (int 0x80) and x32 (numbers with bit 30
+// set) calls are all denied.
 const (
-	auditArch       = unix.AUDIT_ARCH_X86_64
-	compatArch      = unix.AUDIT_ARCH_I386
-	compatExit      = 1
-	compatExitGroup = 252
-	x32Bit          = 0x40000000
-	x32Exit         = 60
-	x32ExitGroup    = 231
+	auditArch = unix.AUDIT_ARCH_X86_64
+	x32Bit    = 0x40000000
 )
 
 // legacyMetadata are x86-64's metadata calls that arm64 has only as *at.

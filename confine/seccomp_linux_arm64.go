@@ -2,16 +2,11 @@ package confine
 
 import "golang.org/x/sys/unix"
 
-// arm64's ABIs: the native one; arm32's (compat), whose calls only exit.
-// It has no x32.
+// arm64's native ABI; its arm32 (compat) calls are all denied. It has no
+// x32.
 const (
-	auditArch       = unix.AUDIT_ARCH_AARCH64
-	compatArch      = unix.AUDIT_ARCH_ARM
-	compatExit      = 1
-	compatExitGroup = 248
-	x32Bit          = 0
-	x32Exit         = 0
-	x32ExitGroup    = 0
+	auditArch = unix.AUDIT_ARCH_AARCH64
+	x32Bit    = 0
 )
 
 // legacyMetadata: arm64 has only the *at calls.
