@@ -484,6 +484,9 @@ func (h *confiner) unserve() {
 // directories the set-up made above it.
 func (h *confiner) removeCommand() string {
 	cmd := "rm -rf " + shellQuote(h.dir)
+	if !h.o.Keep {
+		cmd = reapDead(path.Dir(h.dir), h.dir) + cmd // the session directories of runs that died
+	}
 	if len(h.made) > 0 {
 		cmd += " && { rmdir"
 		for _, d := range h.made {

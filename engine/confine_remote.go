@@ -170,9 +170,45 @@ func sessionDir(sess string) string {
 n=0
 for x in "$st/agent/launch" "$st/agent" "$st" "${st%/*}"; do [ -d "$x" ] && break; n=$((n + 1)); done
 ` + keptDir(sess) + `mkdir "$sd" || { echo "unsafe cannot make $sd"; exit 0; }
+` + ownerRecord + `
 d=$sd
 f=$d/agent-launch-$s sd=$d/sandbox r=$d/rules-$k-$rel
 printf 'made %s\n' "$n"
+`
+}
+
+// ownerRecord writes, in the session's directory ($sd), the process that
+// lives as long as the session's SSH connection: the first of the set-up
+// command's ancestors that is the server's connection process (sshd,
+// sshd-session, dropbear), as "PID STARTTIME" (/proc/PID/stat's 22nd
+// field: a PID used again is told apart). reapDead removes the directory
+// once that process is gone (agent killed, the connection cut). A server
+// whose connection process has another name gets no record.
+const ownerRecord = `(o=$$
+while [ "$o" -gt 1 ] 2>/dev/null; do
+	s=$(cat "/proc/$o/stat" 2>/dev/null) || exit 0
+	c=${s#*"("} c=${c%")"*}
+	set -- ${s##*")"}
+	case $c in sshd | sshd-session | dropbear) printf '%s %s\n' "$o" "${20}" > "$sd/.owner"; exit 0 ;; esac
+	o=$2
+done)`
+
+// reapDead removes the session directories in the launch directory that
+// belong to no live session (docs/decisions.md, "Leftovers of runs that
+// died"): whose owner (ownerRecord) is gone or is another process now, or,
+// without a record, unchanged for 7 days. Never the session's own (keep);
+// it never fails.
+func reapDead(launch, keep string) string {
+	return `for x in ` + shellQuote(launch) + `/s.*; do
+	[ -d "$x" ] && [ "$x" != ` + shellQuote(keep) + ` ] || continue
+	if [ -f "$x/.owner" ]; then
+		read -r p t < "$x/.owner" || continue
+		s=$(cat "/proc/$p/stat" 2>/dev/null) && set -- ${s##*")"} && [ "${20}" = "$t" ] && continue
+	elif [ -z "$(find "$x" -maxdepth 0 -mtime +7 2>/dev/null)" ]; then
+		continue
+	fi
+	rm -rf "$x"
+done 2>/dev/null; :
 `
 }
 

@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/autoshell/agent/testenv"
 )
@@ -189,4 +193,74 @@ func everyToolOn(t *testing.T, d *testenv.Dropbear) string {
 		t.Errorf("left on the host after undo:\n%s\nwas\n%s\nundo said:\n%s", now, before, out)
 	}
 	return medium
+}
+
+// A run killed with kill -9 leaves its launcher directory on the host;
+// the next run on that host removes it when it ends (its owner, the
+// killed run's connection process, is gone), and nothing is left.
+func TestKilledRunsLauncherRemovedByTheNext(t *testing.T) {
+	d := testenv.StartDropbear(t, testenv.DropbearOptions{})
+	if err := d.Mkdir(d.Home+"/work", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := treeOf(t, d.Root)
+	local := t.TempDir()
+	plan := func(name, command string) string {
+		p := filepath.Join(local, name)
+		os.WriteFile(p, []byte("name: "+name+"\nphases:\n  - phase: 1\n    goal: x\n    steps:\n      - tool: execute_command\n        parameters:\n          command: "+command+"\n"), 0o644)
+		return p
+	}
+	state := t.TempDir()
+	cmd := exec.Command(agentBinary(t), "-F", d.SSHConfig, "--ssh-host", d.Alias, "run", plan("slow.yaml", "sleep 300"), "--require-enforcement")
+	cmd.Env = append(os.Environ(), "CI=true", "XDG_STATE_HOME="+state)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	launch := d.Path(d.Home + "/.local/state/agent/launch")
+	var owner string
+	for deadline := time.Now().Add(30 * time.Second); owner == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		owners, _ := filepath.Glob(filepath.Join(launch, "s.*", ".owner"))
+		if len(owners) == 1 {
+			b, _ := os.ReadFile(owners[0])
+			owner = strings.TrimSpace(string(b))
+		}
+	}
+	if owner == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("no launcher directory with its owner on the host; agent said:\n%s", out.String())
+	}
+	pid, _ := strconv.Atoi(strings.Fields(owner)[0])
+	if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); string(comm) != "dropbear\n" {
+		t.Errorf("the owner %q is %q, not the connection's dropbear", owner, comm)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			break
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(launch, "s.*")); len(left) != 1 {
+		t.Fatalf("after kill -9: %q on the host, want the killed run's directory", left)
+	}
+	// A directory without an owner record, fresh: kept (it may be a live
+	// session of a server agent cannot name).
+	if err := os.MkdirAll(filepath.Join(launch, "s.unknown"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var o, e bytes.Buffer
+	if code := Main([]string{"-F", d.SSHConfig, "--ssh-host", d.Alias, "run", plan("quick.yaml", "cat /etc/passwd"), "--require-enforcement"},
+		strings.NewReader(""), &o, &e); code != 0 {
+		t.Fatalf("the next run: exit %d\n%s%s", code, o.String(), e.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(launch, "s.*")); len(left) != 1 || filepath.Base(left[0]) != "s.unknown" {
+		t.Fatalf("after the next run: %q on the host, want only s.unknown", left)
+	}
+	os.RemoveAll(d.Path(d.Home + "/.local"))
+	if now := treeOf(t, d.Root); now != before {
+		t.Errorf("left on the host:\n%s\nwas\n%s", now, before)
+	}
 }
