@@ -40,7 +40,7 @@ func usefulTarget(r string, write bool) bool {
 // Bounds of the search for links, per LinksIn directory: the protected
 // hierarchies of a home are small (~/.ssh, ~/.config/systemd, ~/.vim).
 const (
-	linkDepth   = 4
+	linkDepth   = 3
 	linkEntries = 4000
 )
 

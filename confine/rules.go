@@ -111,7 +111,8 @@ func (s Spec) compile() ([]rule, []Stamp) {
 	listed := expandWatched(&w, s.NoRead)
 	// The secrets found (secrets.go) are denied as the listed ones are;
 	// Public base names are matched in the listed directories alone.
-	noRead := slices.Concat(listed, s.linked(&w, listed, false), s.hidden(&w), s.found(&w))
+	secrets, gitRuns := s.found(&w)
+	noRead := slices.Concat(listed, s.linked(&w, listed, false), s.hidden(&w), secrets)
 	slices.Sort(noRead)
 	noRead = slices.Compact(noRead)
 	if len(s.Readable) == 0 {
@@ -128,7 +129,9 @@ func (s Spec) compile() ([]rule, []Stamp) {
 		}
 	}
 	if s.Write {
-		noWrite := expandWatched(&w, s.NoWrite)
+		// The git hooks and configuration found in the home
+		// (secrets.go) are protected too.
+		noWrite := slices.Concat(expandWatched(&w, s.NoWrite), gitRuns)
 		// The targets of the links in protected hierarchies (links.go).
 		noWrite = slices.Concat(noWrite, s.linked(&w, noWrite, true))
 		slices.Sort(noWrite)

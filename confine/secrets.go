@@ -74,12 +74,14 @@ func appendResolved(w *watcher, out []string, p string, typ fs.FileMode) []strin
 }
 
 // found walks each FindIn directory for entries whose name matches a
-// Secrets pattern, within the bounds.
-func (s Spec) found(w *watcher) []string {
+// Secrets pattern, within the bounds; gitRuns are the hooks and
+// configuration of the git repositories it met in a HideDots directory
+// (the home), which git runs or obeys on its next command: a medium
+// step may not write them (they join NoWrite).
+func (s Spec) found(w *watcher) (secrets, gitRuns []string) {
 	if len(s.Secrets) == 0 {
-		return nil
+		return nil, nil
 	}
-	var out []string
 	seen := map[string]bool{}
 	for _, root := range s.FindIn {
 		if t, err := statType(root); err != nil || !t.IsDir() {
@@ -87,9 +89,19 @@ func (s Spec) found(w *watcher) []string {
 		}
 		fw := finder{s: s, w: w, seen: seen, deadline: time.Now().Add(walkTime)}
 		fw.walk(resolve(root))
-		out = append(out, fw.out...)
+		secrets, gitRuns = append(secrets, fw.out...), append(gitRuns, fw.git...)
 	}
-	return out
+	return secrets, gitRuns
+}
+
+// inHome reports whether p lies in a HideDots directory.
+func (s Spec) inHome(p string) bool {
+	for _, d := range s.HideDots {
+		if strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // finder is one bounded walk, breadth first: the shallow places, where
@@ -100,7 +112,7 @@ type finder struct {
 	seen     map[string]bool
 	entries  int
 	deadline time.Time
-	out      []string
+	out, git []string
 }
 
 func (f *finder) walk(root string) {
@@ -132,6 +144,9 @@ func (f *finder) walk(root string) {
 			if f.s.secretName(name) {
 				f.out = appendResolved(f.w, f.out, p, e.Type())
 				continue // what it holds is hidden with it
+			}
+			if name == ".git" && e.Type().IsDir() && f.s.inHome(p) {
+				f.git = append(f.git, p+"/hooks", p+"/config")
 			}
 			if !e.Type().IsDir() || it.depth+1 > walkDepth || slices.Contains(walkSkip, name) ||
 				hideDots && strings.HasPrefix(name, ".") && !slices.Contains(f.s.DotsOK, name) {

@@ -98,6 +98,13 @@ func TestSecretsFound(t *testing.T) {
 	if !rs.Allows(filepath.Join(cwd, "deploy/README"), false) || !rs.Allows("/etc/passwd", false) {
 		t.Error("benign files beside the secrets are not readable")
 	}
+	// The repositories' hooks and configuration in the home are found,
+	// for writes; not those of the working directory outside it.
+	var w watcher
+	_, git := secretSpec(home, cwd).found(&w)
+	if !slices.Contains(git, filepath.Join(home, "src/proj0/.git/hooks")) || !slices.Contains(git, filepath.Join(home, "src/proj1/.git/config")) {
+		t.Errorf("git hooks not found: %q", git)
+	}
 	// The explanation knows them by name.
 	s := rs.Spec
 	for _, p := range []string{home + "/.npmrc", home + "/.pypirc", home + "/x/y/.env", cwd + "/a.pem"} {
@@ -183,7 +190,7 @@ func TestSecretsWalkBounded(t *testing.T) {
 	mkfile(t, filepath.Join(home, "big", "d249", "zz", "deep.key"), "k\n")
 	var w watcher
 	start := time.Now()
-	got := secretSpec(home).found(&w)
+	got, _ := secretSpec(home).found(&w)
 	took := time.Since(start)
 	if !slices.Contains(got, filepath.Join(home, "a", ".env")) {
 		t.Errorf("the shallow secret was not found: %q", got)

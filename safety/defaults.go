@@ -61,7 +61,7 @@ func DefaultPolicy() Policy {
 			"*-key.pem", "*_key.pem", "*.key.pem", "shadow", "gshadow", ".env"},
 		PublicPaths: []string{"*.pub", "*.crt", "~/.ssh/known_hosts*", "~/.ssh/config", "~/.ssh/authorized_keys*",
 			"~/.ssh/environment", "~/.ssh/rc"},
-		ReadableDotfiles: DefaultReadableDotfiles(), SecretNames: DefaultSecretNames(),
+		ReadableDotfiles: DefaultReadableDotfiles(), SecretNames: DefaultSecretNames(), AutorunPaths: DefaultAutorunPaths(),
 		ProtectedPaths: []string{"~/.ssh", "~/.gnupg", "~/.bashrc", "~/.bash_profile", "~/.bash_login",
 			"~/.bash_logout", "~/.profile", "~/.zshrc", "~/.zprofile", "~/.zshenv", "~/.config/systemd",
 			"~/.config/autostart", "~/.pam_environment", "~/.local/bin", "~/.bash_aliases", "~/.zlogin",

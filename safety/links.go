@@ -63,5 +63,5 @@ func (c *classifier) linkHolds(who string, t arg) {
 // ProtectedPaths or agent's own directories name.
 func (p *Policy) holdsProtected(abs, home string, glob bool) bool {
 	return strings.HasPrefix(homeStandIn+"/", abs+"/") ||
-		holdsAny(abs, home, glob, slices.Concat(p.ProtectedPaths, ownDirs()))
+		holdsAny(abs, home, glob, slices.Concat(p.ProtectedPaths, p.AutorunPaths, ownDirs()))
 }

@@ -39,6 +39,7 @@ type policyFile struct {
 	SensitivePaths   *[]string                  `yaml:"sensitive_paths"`
 	PublicPaths      *[]string                  `yaml:"public_paths"`
 	ProtectedPaths   *[]string                  `yaml:"protected_paths"`
+	AutorunPaths     *[]string                  `yaml:"autorun_paths"`
 	ReadableDotfiles *baseNames                 `yaml:"readable_dotfiles"`
 	SecretNames      *baseNames                 `yaml:"secret_names"`
 	MaxReadBytes     *byteSize                  `yaml:"max_read_bytes"`
@@ -127,6 +128,7 @@ func (f policyFile) over(p Policy) Policy {
 		{&p.Shells, f.Shells}, {&p.BinDirs, f.BinDirs}, {&p.DangerousEnv, f.DangerousEnv}, {&p.HarmlessEnv, f.HarmlessEnv},
 		{&p.SystemRoots, f.SystemRoots}, {&p.HarmlessDevices, f.HarmlessDevices},
 		{&p.SensitivePaths, f.SensitivePaths}, {&p.PublicPaths, f.PublicPaths}, {&p.ProtectedPaths, f.ProtectedPaths},
+		{&p.AutorunPaths, f.AutorunPaths},
 	} {
 		if l.src != nil {
 			*l.dst = *l.src

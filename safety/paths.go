@@ -156,6 +156,8 @@ func (p *Policy) writeRisk(abs, home string, glob bool) (Level, string) {
 		return High, "write to agent's own configuration or state (its policy, audit log, undo journal)"
 	case p.matchAny(p.ProtectedPaths, abs, home, glob):
 		return High, "write to protected path"
+	case p.matchAny(p.AutorunPaths, abs, home, glob):
+		return High, "write to a place whose contents run later (autorun: site-packages, editor plugins, crontab, systemd units, …)"
 	}
 	return Medium, "writes a file"
 }

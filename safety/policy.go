@@ -142,6 +142,11 @@ type Policy struct {
 	// ProtectedPaths are, besides SystemRoots, patterns whose writing is High
 	// (~/.ssh/authorized_keys, shell start-up files).
 	ProtectedPaths []string `yaml:"protected_paths"`
+	// AutorunPaths are, besides ProtectedPaths, the places whose contents
+	// run later without being run by name (user site-packages, editor
+	// plugins, crontabs, systemd user units): writing there is High
+	// (autorun.go).
+	AutorunPaths []string `yaml:"autorun_paths"`
 	// ReadableDotfiles are the dot-files and dot-directories of ~ (base
 	// names) an unapproved step may read; the kernel denies it every
 	// other one (secrets.go).

@@ -18,7 +18,8 @@ import (
 type Protected struct {
 	// NoWrite: writing, creating, renaming or deleting anything here is
 	// High; a step approved only by policy (--approve medium) is denied it.
-	// System roots, ProtectedPaths and agent's own configuration and state.
+	// System roots, ProtectedPaths, AutorunPaths and agent's own
+	// configuration and state.
 	NoWrite []string
 	// NoRead: secrets. Reading them is High; a step rated safe is denied
 	// them. The SensitivePaths that name a place (base-name patterns such as
@@ -59,7 +60,7 @@ func (p Policy) Protected(home string) Protected {
 		return out
 	}
 	var pr Protected
-	pr.NoWrite = abs(slices.Concat(p.SystemRoots, p.ProtectedPaths, ownDirs()))
+	pr.NoWrite = abs(slices.Concat(p.SystemRoots, p.ProtectedPaths, p.AutorunPaths, ownDirs()))
 	pr.NoRead = abs(slices.Concat(p.SensitivePaths, ownDirs()))
 	pr.ReadableDots, pr.SecretNames = slices.Clone(p.ReadableDotfiles), slices.Clone(p.SecretNames)
 	return pr
