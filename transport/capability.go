@@ -1,6 +1,9 @@
 package transport
 
-import "context"
+import (
+	"context"
+	"io/fs"
+)
 
 // Optional capabilities. A transport may do more than Transport asks; each
 // extra is a small interface here, and As finds it on a transport or on
@@ -62,4 +65,29 @@ func As[C any](tr Transport) (c C, ok bool) {
 		tr = u.Unwrap()
 	}
 	return c, false
+}
+
+// Inspector looks at a path in one call where RealPath, Stat and ReadFile
+// would take three (through become, three sudo commands): a step looks at
+// the files it will change before it runs, and then journals them.
+// Inspect resolves path as RealPath does (its errors are RealPath's) and
+// describes what is there as Stat does; with readMax > 0, a regular file
+// of at most readMax bytes that the user may read is read too.
+type Inspector interface {
+	Inspect(ctx context.Context, path string, readMax int64) (Inspection, error)
+}
+
+// Inspection is what Inspect found.
+type Inspection struct {
+	// Real is where the path really is, every symbolic link followed.
+	Real string
+	// Info describes the file at Real (Stat); nil when nothing is there.
+	Info fs.FileInfo
+	// UID and GID own the file at Real, when Owned.
+	UID, GID int
+	Owned    bool
+	// Read: Content is the file's content (readMax asked for it, and it
+	// is a regular file of at most readMax bytes the user may read).
+	Content []byte
+	Read    bool
 }

@@ -76,6 +76,7 @@ var (
 	_ transport.RealPather = (*Transport)(nil)
 	_ transport.HomeDirer  = (*Transport)(nil)
 	_ transport.DirReader  = (*Transport)(nil)
+	_ transport.Inspector  = (*Transport)(nil)
 )
 
 // New returns inner as cfg's user. The configuration is validated; no

@@ -41,6 +41,7 @@ var (
 	_ transport.RealPather = (*Transport)(nil)
 	_ transport.HomeDirer  = (*Transport)(nil)
 	_ transport.DirReader  = (*Transport)(nil)
+	_ transport.Inspector  = (*Transport)(nil)
 )
 
 // New returns a local transport acting as the current user.

@@ -64,10 +64,20 @@ var _ linkReader = (*sftp.Client)(nil)
 // realPath resolves the absolute path p on the host behind sc (see
 // Transport.RealPath).
 func realPath(sc linkReader, p string) (string, error) {
+	real, _, _, err := realPathInfo(sc, p)
+	return real, err
+}
+
+// realPathInfo is realPath, and what is at the real path when that is
+// known without another lookup (known): the lstat of the last name it
+// resolved (no link there), nil when that name is missing. It is not
+// known when the path ends in "." or "..", or is "/".
+func realPathInfo(sc linkReader, p string) (real string, fi fs.FileInfo, known bool, err error) {
 	if !path.IsAbs(p) {
-		return "", fmt.Errorf("realpath %q: not an absolute path", p)
+		return "", nil, false, fmt.Errorf("realpath %q: not an absolute path", p)
 	}
-	real := "/" // resolved so far: no links in it
+	var final fs.FileInfo
+	real = "/" // resolved so far: no links in it
 	rest := components(p)
 	links := 0
 	for len(rest) > 0 {
@@ -81,7 +91,7 @@ func realPath(sc linkReader, p string) (string, error) {
 			if rest[0] == ".." {
 				real = path.Dir(real)
 			}
-			rest = rest[1:]
+			rest, final = rest[1:], nil
 			continue
 		}
 		infos := lstatAll(sc, real, rest[:n])
@@ -90,28 +100,29 @@ func realPath(sc linkReader, p string) (string, error) {
 			last := len(rest) == 1
 			switch {
 			case errors.Is(r.err, fs.ErrNotExist) && last:
-				return name, nil // readlink -f: the last name may be missing
+				return name, nil, true, nil // readlink -f: the last name may be missing
 			case r.err != nil:
-				return "", r.err
+				return "", nil, false, r.err
 			case r.fi.Mode()&fs.ModeSymlink != 0:
 				if links++; links > maxLinks {
-					return "", &fs.PathError{Op: "realpath", Path: p, Err: syscall.ELOOP}
+					return "", nil, false, &fs.PathError{Op: "realpath", Path: p, Err: syscall.ELOOP}
 				}
 				target, err := sc.ReadLink(name)
 				if err != nil {
-					return "", err
+					return "", nil, false, err
 				}
 				if target == "" {
-					return "", &fs.PathError{Op: "readlink", Path: name, Err: syscall.ENOENT}
+					return "", nil, false, &fs.PathError{Op: "readlink", Path: name, Err: syscall.ENOENT}
 				}
 				if path.IsAbs(target) {
 					real = "/"
 				}
+				final = nil
 				rest = append(components(target), rest[1:]...)
 			case !last && !r.fi.IsDir():
-				return "", &fs.PathError{Op: "realpath", Path: name, Err: syscall.ENOTDIR}
+				return "", nil, false, &fs.PathError{Op: "realpath", Path: name, Err: syscall.ENOTDIR}
 			default:
-				real, rest = name, rest[1:]
+				real, rest, final = name, rest[1:], r.fi
 				if i < len(infos)-1 {
 					continue // the next lookup in the batch still applies
 				}
@@ -119,7 +130,7 @@ func realPath(sc linkReader, p string) (string, error) {
 			break // a link changed the path, or the batch is used up
 		}
 	}
-	return real, nil
+	return real, final, final != nil, nil
 }
 
 type lstatResult struct {

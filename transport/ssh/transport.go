@@ -225,6 +225,7 @@ var (
 	_ transport.RealPather = (*Transport)(nil)
 	_ transport.HomeDirer  = (*Transport)(nil)
 	_ transport.DirReader  = (*Transport)(nil)
+	_ transport.Inspector  = (*Transport)(nil)
 )
 
 // Dial connects to the host cfg describes (through its ProxyJump hosts, each
