@@ -88,26 +88,31 @@ func (w wrapped) Run(ctx context.Context, c transport.Command) (transport.Result
 // never confined.
 func (w wrapped) Unwrap() transport.Transport { return w.Transport }
 
-// sandboxBlocks is the observation for a file tool step whose file lies
+// sandbox is the stage that blocks a file tool step whose file lies
 // outside what the operator's sandbox allows (the file tools run in
 // agent's process, not under the kernel's rules, so they check the same
-// rules here): the file as it really is on the host, links resolved, "" when
-// allowed or the step is no file tool.
-func (e *Executor) sandboxBlocks(ctx context.Context, tr transport.Transport, cls classification) (string, error) {
-	if e.cfg.Confiner == nil || !e.cfg.Confiner.Sandboxed() || cls.path == "" || len(cls.files) == 0 {
-		return "", nil
+// rules here): the file as it really is on the host, links resolved (as
+// the step's view found it). Commands are held by the kernel instead.
+func (e *Executor) sandbox(ctx context.Context, s *stepRun) *denial {
+	cls := s.p.cls
+	files := remote(cls.files)
+	if e.cfg.Confiner == nil || !e.cfg.Confiner.Sandboxed() || cls.path == "" || len(files) == 0 {
+		return nil
 	}
 	// The sandbox's rules as the host computed them (set up on first use).
 	if _, err := e.cfg.Confiner.Confine(ctx, confine.None); err != nil {
-		return "", err
+		return broken(err)
 	}
 	write := false
-	for _, op := range cls.files {
-		write = write || op != safety.FileRead
+	for _, f := range files {
+		write = write || f.op != safety.FileRead
 	}
-	real, err := e.realPath(ctx, tr, cls.path)
+	real, err := s.p.view.real(ctx, cls.path)
 	if err != nil {
-		return "", err
+		return broken(err)
 	}
-	return e.cfg.Confiner.FileBlocked(write, real), nil
+	if why := e.cfg.Confiner.FileBlocked(write, real); why != "" {
+		return &denial{kind: blockedBySandbox, reason: why}
+	}
+	return nil
 }

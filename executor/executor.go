@@ -258,9 +258,9 @@ func (e *Executor) journalChanged(ctx context.Context, cls classification, out t
 	var errs []error
 	for _, fc := range out.FilesChanged {
 		sum := fc.NewSHA256
-		if sum == "" && cls.local != "" && cls.localOp == safety.FileRead {
+		if lf, ok := localFile(cls.files); sum == "" && ok && lf.op == safety.FileRead {
 			var err error
-			if sum, err = localSHA256(cls.local); err != nil {
+			if sum, err = localSHA256(lf.path); err != nil {
 				errs = append(errs, fmt.Errorf("undo journal: %s: %w", fc.Path, err))
 				continue
 			}

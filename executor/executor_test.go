@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -430,11 +431,14 @@ func mustParse(t *testing.T, src string) *planner.Plan {
 // classifyTool prepares a call of tool and classifies it; a call that
 // does not prepare is refused.
 func (e *Executor) classifyTool(ctx context.Context, tool string, params map[string]any) (classification, error) {
-	call, err := e.reg.Prepare(tool, params)
-	if err != nil {
-		return classification{refused: err}, nil
+	p, d := e.prepare(ctx, planner.Step{Tool: tool, Parameters: params})
+	switch {
+	case d != nil && d.err != nil:
+		return classification{}, d.err
+	case d != nil:
+		return classification{refused: errors.New(d.reason)}, nil
 	}
-	return e.classify(ctx, call, e.cfg.Transport, "")
+	return e.classify(ctx, p)
 }
 
 // TestApprovalEvent: a person's answer is reported as an approval event

@@ -9,8 +9,6 @@ import (
 
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/tools"
-	"github.com/autoshell/agent/transport"
 )
 
 // Declared permissions (a plan's `permissions:`, --allow-write) are
@@ -26,77 +24,70 @@ type stepNeeds struct {
 	recorded safety.Needs
 }
 
-// needs works out what a classified call reads, writes, runs and connects
+// needs works out what a classified step reads, writes, runs and connects
 // to: a command's from its analysis (a recursive command — rm -r,
 // chmod -R, cp -r, grep -r, find — needs the tree under what it names),
 // each path made absolute where the step runs and followed through
-// symbolic links on the target (the link and where it leads must both be
-// allowed); a file tool's from the files it declared, as resolved.
-func (e *Executor) needs(ctx context.Context, tr transport.Transport, call *tools.Call, cls classification) (stepNeeds, error) {
+// symbolic links on the host (the link and where it leads must both be
+// allowed); a file tool's from the files it declared, as resolved. Every
+// path is looked at through the step's view: one a step.
+func (e *Executor) needs(ctx context.Context, p *prepared) (stepNeeds, error) {
 	var n stepNeeds
+	cls := p.cls
 	if cls.command != "" {
-		cwd, _ := call.Params["cwd"].(string)
 		var err error
-		abs := func(p string) string {
+		abs := func(path string) string {
 			if err != nil {
-				return p
+				return path
 			}
 			var a string
-			a, err = e.absolute(ctx, tr, p, cwd)
+			a, err = p.view.abs(path, p.cwd)
 			return a
 		}
 		n.target = safety.NeedsOf(cls.analysis, abs)
 		if err != nil {
 			return n, err
 		}
-		if n.target.Reads, err = e.onTarget(ctx, tr, n.target.Reads); err != nil {
+		if n.target.Reads, err = onTarget(ctx, p.view, n.target.Reads); err != nil {
 			return n, err
 		}
-		if n.target.Writes, err = e.onTarget(ctx, tr, n.target.Writes); err != nil {
+		if n.target.Writes, err = onTarget(ctx, p.view, n.target.Writes); err != nil {
 			return n, err
 		}
-		for _, p := range n.target.Programs {
-			if !path.IsAbs(p) {
+		for _, prog := range n.target.Programs {
+			if !path.IsAbs(prog) {
 				continue
 			}
-			real, err := e.realPath(ctx, tr, p)
+			real, err := p.view.real(ctx, prog)
 			if err != nil {
 				return n, err
 			}
-			if real != p {
+			if real != prog {
 				n.target.Programs = append(n.target.Programs, real)
 			}
 		}
 		return n, nil
 	}
-	for _, f := range cls.ops {
-		for _, p := range uniq(f.path, f.real) {
-			need := safety.Need{Path: p}
+	for _, f := range cls.files {
+		side := &n.target
+		if f.local {
+			side = &n.local
+		}
+		for _, q := range uniq(f.path, f.real) {
+			need := safety.Need{Path: q}
 			switch f.op {
 			case safety.FileRead:
-				n.target.Reads = append(n.target.Reads, need)
+				side.Reads = append(side.Reads, need)
 			case safety.FileWrite:
-				n.target.Writes = append(n.target.Writes, need)
+				side.Writes = append(side.Writes, need)
 			case safety.FileEdit:
-				n.target.Reads = append(n.target.Reads, need)
-				n.target.Writes = append(n.target.Writes, need)
+				side.Reads = append(side.Reads, need)
+				side.Writes = append(side.Writes, need)
 			}
 		}
 	}
-	if cls.local != "" {
-		need := safety.Need{Path: cls.local}
-		paths := uniq(cls.local, localRealPath(cls.local))
-		for _, p := range paths {
-			need.Path = p
-			if cls.localOp == safety.FileRead {
-				n.local.Reads = append(n.local.Reads, need)
-			} else {
-				n.local.Writes = append(n.local.Writes, need)
-			}
-		}
-	}
-	if _, ok, _ := call.Touches(); !ok && cls.command == "" {
-		n.target.Unknown = append(n.target.Unknown, call.Name+": a tool whose files are not known")
+	if _, ok, _ := p.call.Touches(); !ok && cls.command == "" {
+		n.target.Unknown = append(n.target.Unknown, p.call.Name+": a tool whose files are not known")
 	}
 	return n, nil
 }
@@ -108,16 +99,16 @@ func uniq(a, b string) []string {
 	return []string{a, b}
 }
 
-// onTarget follows each path through symbolic links on the target: the
+// onTarget follows each path through symbolic links on the host: the
 // link and where it leads must both be allowed.
-func (e *Executor) onTarget(ctx context.Context, tr transport.Transport, in []safety.Need) ([]safety.Need, error) {
+func onTarget(ctx context.Context, v *hostView, in []safety.Need) ([]safety.Need, error) {
 	var out []safety.Need
 	for _, n := range in {
 		out = append(out, n)
 		if n.Pattern || !path.IsAbs(n.Path) {
 			continue
 		}
-		real, err := e.realPath(ctx, tr, n.Path)
+		real, err := v.real(ctx, n.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -128,90 +119,92 @@ func (e *Executor) onTarget(ctx context.Context, tr transport.Transport, in []sa
 	return out, nil
 }
 
-// tr is the transport the step runs through (the become user's, if any):
-// "~" is that user's home.
-func (e *Executor) permitted(ctx context.Context, tr transport.Transport, call *tools.Call, cls classification) (string, stepNeeds, error) {
+// permissions is the stage that checks the step against the declared
+// permissions (and works out what it needs, for --save-plan): "~" is the
+// home of the user the step runs as.
+func (e *Executor) permissions(ctx context.Context, s *stepRun) *denial {
 	if len(e.perms) == 0 && !e.cfg.RecordNeeds {
-		return "", stepNeeds{}, nil
+		return nil
 	}
-	n, err := e.needs(ctx, tr, call, cls)
+	p := s.p
+	n, err := e.needs(ctx, p)
+	p.needs = n
 	if err != nil {
-		return "", n, err
+		return broken(err)
 	}
-	home, err := e.homeDirOf(ctx, tr)
-	if err != nil {
-		return "", n, err
+	if p.view.homeErr != nil {
+		return broken(p.view.homeErr)
 	}
+	home := p.view.home
 	if e.cfg.RecordNeeds {
 		lh, _ := os.UserHomeDir()
-		n.recorded = safety.MergeNeeds(n.target.Within(home), n.local.Within(lh))
+		p.needs.recorded = safety.MergeNeeds(n.target.Within(home), n.local.Within(lh))
 	}
+	s.r.Needs, s.r.NeedsKnown = p.needs.recorded, e.cfg.RecordNeeds
 	var why []string
-	for _, p := range e.perms {
-		for _, r := range p.Check(n.target, home) {
-			why = append(why, fmt.Sprintf("%s (permissions of %s)", r, p.Source))
+	for _, pm := range e.perms {
+		for _, r := range pm.Check(n.target, home) {
+			why = append(why, fmt.Sprintf("%s (permissions of %s)", r, pm.Source))
 		}
 		if len(n.local.Reads)+len(n.local.Writes) > 0 {
 			lh, err := os.UserHomeDir()
 			if err != nil {
-				return "", n, fmt.Errorf("local home directory: %w", err)
+				return broken(fmt.Errorf("local home directory: %w", err))
 			}
-			for _, r := range p.Check(n.local, lh) {
-				why = append(why, fmt.Sprintf("on this machine: %s (permissions of %s)", r, p.Source))
+			for _, r := range pm.Check(n.local, lh) {
+				why = append(why, fmt.Sprintf("on this machine: %s (permissions of %s)", r, pm.Source))
 			}
 		}
 	}
 	if len(why) == 0 {
-		return "", n, nil
+		return nil
 	}
-	return "outside the declared permissions: " + strings.Join(why, "; "), n, nil
+	return &denial{kind: byPolicy, reason: "outside the declared permissions: " + strings.Join(why, "; ")}
 }
 
 // skippedNeeds works out what a step whose condition was false would need,
-// as if it ran now; known is false when its parameters cannot be resolved
-// or prepared (then nothing can be said of it).
+// as if it ran now: the stages up to permissions, not copies of them;
+// known is false when its parameters cannot be resolved or prepared, or a
+// path is refused (then nothing can be said of it).
 func (e *Executor) skippedNeeds(ctx context.Context, st planner.Step) (safety.Needs, bool, error) {
-	params, err := e.vars.ResolveParams(st.Parameters, tools.ShellParameters[st.Tool]...)
-	if err != nil {
-		return safety.Needs{}, false, nil
-	}
-	call, err := e.reg.Prepare(st.Tool, params)
-	if err != nil {
-		return safety.Needs{}, false, nil
-	}
-	tr, as, err := e.stepTransport(st)
-	if err != nil {
-		return safety.Needs{}, false, nil
-	}
-	cls, err := e.classify(ctx, call, tr, as)
-	if err != nil || cls.refused != nil {
-		return safety.Needs{}, false, err
-	}
-	_, n, err := e.permitted(ctx, tr, call, cls)
-	return n.recorded, err == nil, err
-}
-
-// readOnly says why --read-only refuses a step: one that is not safe, or a
-// file tool that writes (on the target, or the operator's file a download
-// writes); "" when it may run.
-func (e *Executor) readOnly(risk safety.Assessment, cls classification) string {
-	if !e.cfg.ReadOnly {
-		return ""
-	}
-	for _, f := range cls.ops {
-		if f.op == safety.FileWrite || f.op == safety.FileEdit {
-			return "--read-only: file tools may not write (" + f.path + ")"
+	s := &stepRun{st: st}
+	for _, stage := range []stage{e.prepareStage, e.classifyStage, e.permissions} {
+		switch d := stage(ctx, s); {
+		case d == nil:
+		case d.err != nil:
+			return safety.Needs{}, false, d.err
+		case d.kind == byPolicy: // outside the permissions: what it needs is known
+			return s.p.needs.recorded, true, nil
+		default:
+			return safety.Needs{}, false, nil
 		}
 	}
-	if cls.local != "" && cls.localOp != safety.FileRead {
-		return "--read-only: file tools may not write (" + cls.local + " on this machine)"
+	return s.p.needs.recorded, true, nil
+}
+
+// readOnly is the --read-only stage: it refuses a step that is not safe,
+// or a file tool that writes (on the host, or the operator's file a
+// download writes).
+func (e *Executor) readOnly(_ context.Context, s *stepRun) *denial {
+	if !e.cfg.ReadOnly {
+		return nil
 	}
-	if risk.Level > safety.Safe {
+	cls := s.p.cls
+	for _, f := range cls.files {
+		if f.op == safety.FileRead {
+			continue
+		}
+		if f.local {
+			return &denial{kind: byPolicy, reason: "--read-only: file tools may not write (" + f.path + " on this machine)"}
+		}
+		return &denial{kind: byPolicy, reason: "--read-only: file tools may not write (" + f.path + ")"}
+	}
+	if risk := cls.risk; risk.Level > safety.Safe {
 		why := "--read-only: only safe steps run; this one is " + risk.Level.String() + " risk"
 		if len(risk.Reasons) > 0 {
 			why += " (" + strings.Join(risk.Reasons, "; ") + ")"
 		}
-		return why
+		return &denial{kind: byPolicy, reason: why}
 	}
-	return ""
+	return nil
 }

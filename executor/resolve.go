@@ -8,7 +8,6 @@ import (
 	"path"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
@@ -29,18 +28,21 @@ import (
 const maxResolving = 16
 
 // resolveTouches finds on the host where each file a command touches
-// really is, and returns those that are not where their names say (a
-// symbolic link on the way) or could not be found out. A missing name is
-// no link: its deepest existing directory is resolved and the rest
-// appended. Paths that name no file (/dev/null, /proc/self/fd/N) and /proc
-// (the classifier reads it as the step will see it) are left out. The
-// error is only a done ctx or a lost connection.
-func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, touches []safety.Touch, cwd string) ([]safety.Resolved, error) {
+// really is (through v: each path asked once a step), and returns those
+// that are not where their names say (a symbolic link on the way) or could
+// not be found out. A missing name is no link: its deepest existing
+// directory is resolved and the rest appended. Paths that name no file
+// (/dev/null, /proc/self/fd/N) and /proc (the classifier reads it as the
+// step will see it) are left out. The files it writes are read ahead for
+// the undo journal (v.readMax). The error is only a done ctx or a lost
+// connection.
+func (e *Executor) resolveTouches(ctx context.Context, v *hostView, touches []safety.Touch, cwd string) ([]safety.Resolved, error) {
 	type job struct {
 		t         safety.Touch
 		abs, look string // the path as named, and the part of it to resolve
 		rest      string // a pattern's part after look, appended to where look leads
 		real, why string
+		lost      bool
 	}
 	var jobs []*job
 	for _, t := range touches {
@@ -48,11 +50,8 @@ func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, t
 			continue
 		}
 		j := &job{t: t}
-		abs, err := e.absolute(ctx, tr, t.Path, cwd)
+		abs, err := v.abs(t.Path, cwd)
 		if err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				return nil, cerr
-			}
 			j.why = "its home directory is not known: " + err.Error()
 			jobs = append(jobs, j)
 			continue
@@ -60,10 +59,7 @@ func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, t
 		j.abs, j.look = abs, abs
 		if t.Raw != "" && !strings.ContainsAny(t.Raw, "*?[") {
 			// "link/../x": resolved as the kernel walks it.
-			if j.look, err = e.rawAbsolute(ctx, tr, t.Raw, cwd); err != nil {
-				if cerr := ctx.Err(); cerr != nil {
-					return nil, cerr
-				}
+			if j.look, err = v.rawAbs(t.Raw, cwd); err != nil {
 				j.why = "its home directory is not known: " + err.Error()
 			}
 		} else if i := strings.IndexAny(abs, "*?["); i >= 0 {
@@ -77,7 +73,8 @@ func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, t
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	if rp, ok := transport.As[transport.RealPather](tr); ok {
+	rp, hasRealPath := transport.As[transport.RealPather](v.tr)
+	if hasRealPath {
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, maxResolving)
 		for _, j := range jobs {
@@ -88,7 +85,8 @@ func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, t
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				j.real, j.why = resolveOne(ctx, rp, j.look)
+				read := j.t.Write && j.rest == "" && j.look == j.abs
+				j.real, j.why, j.lost, _ = v.resolve(ctx, j.look, read)
 			}()
 		}
 		wg.Wait()
@@ -99,7 +97,7 @@ func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, t
 				looks = append(looks, j.look)
 			}
 		}
-		reals, err := e.readlinkAll(ctx, tr, looks)
+		reals, err := e.readlinkAll(ctx, v.tr, looks)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +114,7 @@ func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, t
 	}
 	var out []safety.Resolved
 	for _, j := range jobs {
-		if j.why == errLost {
+		if j.lost {
 			return nil, fmt.Errorf("resolving %s on the host: %w", j.abs, transport.ErrConnection)
 		}
 		r := safety.Resolved{Touch: j.t, Unresolved: j.why}
@@ -129,8 +127,8 @@ func (e *Executor) resolveTouches(ctx context.Context, tr transport.Transport, t
 		if r.Real != path.Clean(j.abs) { // else no link on the way
 			out = append(out, r)
 		}
-		if rp, ok := transport.As[transport.RealPather](tr); ok && j.why == "" && j.t.Write && j.rest != "" && !strings.Contains(j.rest, "/") {
-			links, err := patternLinks(ctx, tr, rp, j.real, j.rest, j.t)
+		if hasRealPath && j.why == "" && j.t.Write && j.rest != "" && !strings.Contains(j.rest, "/") {
+			links, err := patternLinks(ctx, v, rp, j.real, j.rest, j.t)
 			if err != nil {
 				return nil, err
 			}
@@ -150,8 +148,8 @@ const maxPatternLinks = 16
 // (chmod, tee, truncate …) changes where they lead. A directory that
 // cannot be listed yields none: the command cannot list it either. The
 // error is only a done ctx or a lost connection.
-func patternLinks(ctx context.Context, tr transport.Transport, rp transport.RealPather, dir, pattern string, t safety.Touch) ([]safety.Resolved, error) {
-	entries, err := transport.ReadDir(ctx, tr, dir)
+func patternLinks(ctx context.Context, v *hostView, _ transport.RealPather, dir, pattern string, t safety.Touch) ([]safety.Resolved, error) {
+	entries, err := transport.ReadDir(ctx, v.tr, dir)
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -174,8 +172,11 @@ func patternLinks(ctx context.Context, tr transport.Transport, rp transport.Real
 			out = append(out, safety.Resolved{Touch: t, Unresolved: fmt.Sprintf("more than %d symbolic links match %s", maxPatternLinks, pattern)})
 			break
 		}
-		real, why := resolveOne(ctx, rp, path.Join(dir, name))
-		if why == errLost {
+		real, why, lost, err := v.resolve(ctx, path.Join(dir, name), false)
+		switch {
+		case err != nil:
+			return nil, err
+		case lost:
 			return nil, fmt.Errorf("resolving %s on the host: %w", path.Join(dir, name), transport.ErrConnection)
 		}
 		out = append(out, safety.Resolved{Touch: t, Real: real, Unresolved: why})
@@ -183,49 +184,17 @@ func patternLinks(ctx context.Context, tr transport.Transport, rp transport.Real
 	return out, nil
 }
 
-// errLost marks a lookup that failed because the connection did.
-const errLost = "\x00lost"
-
-// resolveOne is where p really is on the host, or why that is not known.
-// A missing name (or one below a file) is no link: the deepest directory
-// above it that exists is resolved and the names below it appended.
-func resolveOne(ctx context.Context, rp transport.RealPather, p string) (real, why string) {
-	rest := ""
-	for {
-		r, err := rp.RealPath(ctx, p)
-		switch {
-		case err == nil:
-			if rest != "" {
-				r = path.Join(r, rest)
-			}
-			return r, ""
-		case ctx.Err() != nil:
-			return "", ctx.Err().Error()
-		case errors.Is(err, transport.ErrConnection):
-			return "", errLost
-		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
-			return "", oneLine(err.Error(), 200)
-		case p == "/" || !path.IsAbs(p):
-			return "", oneLine(err.Error(), 200)
-		}
-		// Split as written: path.Dir would clean "link/.." lexically.
-		i := strings.LastIndexByte(p, '/')
-		rest = path.Join(p[i+1:], rest)
-		p = p[:max(i, 1)]
-	}
-}
-
-// rawAbsolute is absolute for a Touch.Raw: the same start, but its ".."
-// left for the host to walk.
-func (e *Executor) rawAbsolute(ctx context.Context, tr transport.Transport, raw, cwd string) (string, error) {
+// rawAbs is abs for a Touch.Raw: the same start, but its ".." left for
+// the host to walk.
+func (v *hostView) rawAbs(raw, cwd string) (string, error) {
 	switch {
 	case path.IsAbs(raw):
 		return raw, nil
 	case raw == "~" || strings.HasPrefix(raw, "~/"):
-		home, err := e.absolute(ctx, tr, "~", cwd)
+		home, err := v.abs("~", cwd)
 		return home + raw[1:], err
 	}
-	base, err := e.absolute(ctx, tr, ".", cwd)
+	base, err := v.abs(".", cwd)
 	return base + "/" + raw, err
 }
 
@@ -287,16 +256,14 @@ func parseReadlinks(out string, n int) []readlinkResult {
 }
 
 // classifyResolved rates a command's files where they really are on the
-// host (resolveTouches), for the user tr acts as
-// (safety.Policy.AnalyzeResolved); home is the one the command was
-// classified with.
-func (e *Executor) classifyResolved(ctx context.Context, c classification, tr transport.Transport, call *tools.Call, home string) (classification, error) {
-	cwd, _ := call.Params["cwd"].(string)
-	rs, err := e.resolveTouches(ctx, tr, c.analysis.Touches, cwd)
+// host (resolveTouches), for the user v acts as
+// (safety.Policy.AnalyzeResolved), with the home it was classified with.
+func (e *Executor) classifyResolved(ctx context.Context, c classification, v *hostView, cwd string) (classification, error) {
+	rs, err := e.resolveTouches(ctx, v, c.analysis.Touches, cwd)
 	if err != nil || len(rs) == 0 {
 		return c, err
 	}
-	c.analysis = e.cfg.Policy.AnalyzeResolved(c.command, home, rs)
+	c.analysis = e.cfg.Policy.AnalyzeResolved(c.command, v.home, rs)
 	c.risk = c.analysis.Assessment
 	return c, nil
 }

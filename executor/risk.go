@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 )
 
@@ -19,17 +18,13 @@ type classification struct {
 	risk    safety.Assessment
 	command string // the shell line a Commander runs
 	path    string // the resolved remote file of a file tool
-	// files is what the tool does to path.
-	files []safety.FileOp
+	// files are the files a file tool acts on, remote and local, and how
+	// (the step's vocabulary: stepFile).
+	files []stepFile
 	// show is the file as a person approving the step should see it:
 	// "~/notes.txt → /etc/x" when a symbolic link leads elsewhere, the
 	// operator's file of a transfer; "" when path says it all.
 	show string
-	// local is the operator-side file of a transfer, resolved, and localOp
-	// what the transfer does to it (FileRead: upload copies it to the host,
-	// so its content is the remote file's new content).
-	local   string
-	localOp safety.FileOp
 	// refused is a path the policy refuses whatever the approval (a ".."
 	// escape, an empty path): the step fails without running.
 	refused error
@@ -38,38 +33,57 @@ type classification struct {
 	undo []shellTarget
 	// analysis is what the classifier found in a command line.
 	analysis safety.Analysis
-	// ops are the remote files of a file tool and what it does to each,
-	// as resolved (path) — for declared permissions.
-	ops []fileNeed
 }
 
-// fileNeed is a file a file tool acts on, resolved on the target.
-type fileNeed struct {
-	op         safety.FileOp
-	path, real string
+// remote are the files on the host among fs.
+func remote(fs []stepFile) []stepFile {
+	var out []stepFile
+	for _, f := range fs {
+		if !f.local {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
-// classify decides the risk of a prepared call: the command line a
-// tools.Commander hands to the shell, parsed by safety.AnalyzeCommand (a
-// medium command whose file changes undo could not take back is high);
-// the files a tools.Toucher declares, each against the policy's path
-// rules where it really is (on the target, or on this machine for a
-// transfer's local file), at least the level the tool declares. A tool
-// that is neither is medium: not known. The error is infrastructure (the
-// home directory could not be found).
+// localPath is the operator's file of a transfer, "" when none.
+func (c classification) localPath() string {
+	f, _ := localFile(c.files)
+	return f.path
+}
+
+// localFile is the operator's file of a transfer, if any.
+func localFile(fs []stepFile) (stepFile, bool) {
+	for _, f := range fs {
+		if f.local {
+			return f, true
+		}
+	}
+	return stepFile{}, false
+}
+
+// classify decides the risk of a prepared step: the command line a
+// tools.Commander hands to the shell, analysed with the step's one home
+// (safety.Policy.Analyze; a medium command whose file changes undo could
+// not take back is high); the files a tools.Toucher declares, each
+// against the policy's path rules where it really is (on the host, or on
+// this machine for a transfer's local file), at least the level the tool
+// declares. A tool that is neither is medium: not known. The error is
+// infrastructure (the home directory could not be found).
 //
-// A step that runs as another user through become (as) is classified for
-// that user: "~" is its home and symbolic links are followed as it sees
-// them; its files are classified as the login user sees them too and the
-// worse level counts, so become never lowers a level. The reasons say
-// who the step runs as.
-func (e *Executor) classify(ctx context.Context, call *tools.Call, tr transport.Transport, as string) (classification, error) {
-	c, err := e.classifyOn(ctx, call, tr)
-	if err != nil || c.refused != nil || as == "" {
+// A step that runs as another user through become is classified for that
+// user: "~" is its home and symbolic links are followed as it sees them;
+// its files are classified as the login user sees them too and the worse
+// level counts, so become never lowers a level. The reasons say who the
+// step runs as.
+func (e *Executor) classify(ctx context.Context, p *prepared) (classification, error) {
+	c, err := e.classifyOn(ctx, p, p.view)
+	if err != nil || c.refused != nil || p.as == "" {
 		return c, err
 	}
-	if tr != e.cfg.Transport && c.command == "" && c.path != "" {
-		login, err := e.classifyOn(ctx, call, e.cfg.Transport)
+	if p.tr != e.cfg.Transport && c.command == "" && c.path != "" {
+		home, herr := e.homeDir(ctx)
+		login, err := e.classifyOn(ctx, p, e.newHostView(e.cfg.Transport, home, herr))
 		if err != nil {
 			return c, err
 		}
@@ -78,58 +92,54 @@ func (e *Executor) classify(ctx context.Context, call *tools.Call, tr transport.
 			c.risk.Reasons = append(c.risk.Reasons, login.risk.Reasons...)
 		}
 	}
-	c.risk.Reasons = append(c.risk.Reasons, "runs as "+as+" (become, through sudo)")
+	c.risk.Reasons = append(c.risk.Reasons, "runs as "+p.as+" (become, through sudo)")
 	return c, nil
 }
 
-// classifyOn is classify for the user tr acts as.
-func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transport.Transport) (classification, error) {
+// classifyOn is classify for the user v sees the host as.
+func (e *Executor) classifyOn(ctx context.Context, p *prepared, v *hostView) (classification, error) {
 	var c classification
+	call := p.call
 	if line, ok, err := call.CommandLine(); ok {
 		if err != nil {
 			c.refused = err
 			return c, nil
 		}
-		c.command = line
-		// Paths under the host's home are its "~/…" too (a HOME outside
-		// /home); without it, "~" and /home/USER still are.
-		home, err := e.homeDir(ctx)
-		if err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				return c, cerr
-			}
-			home = ""
+		if err := ctx.Err(); err != nil {
+			return c, err
 		}
-		c.analysis = e.cfg.Policy.Analyze(line, home)
+		c.command = line
+		// Paths under the step user's home are its "~/…" too (a HOME
+		// outside /home); without it, "~" and /home/USER still are.
+		c.analysis = e.cfg.Policy.Analyze(line, v.home)
 		c.risk = c.analysis.Assessment
 		touches := c.analysis.Touches
 		// A command high only because it could not be taken back (rm -r)
 		// may be lowered once journaled: its links are followed too.
 		if c.analysis.IfJournaled.Level < safety.High && len(touches) > 0 {
-			if c, err = e.classifyResolved(ctx, c, tr, call, home); err != nil {
+			if c, err = e.classifyResolved(ctx, c, v, p.cwd); err != nil {
 				return c, err
 			}
 		}
 		if e.cfg.Journal != nil && c.risk.Level >= safety.Medium {
-			cwd, _ := call.Params["cwd"].(string)
 			owners := slices.ContainsFunc(c.analysis.Programs, func(p string) bool {
 				return path.Base(p) == "chown" || path.Base(p) == "chgrp"
 			})
-			targets, why, err := e.planShellUndo(ctx, tr, touches, cwd, owners)
+			targets, gap, err := e.planShellUndo(ctx, v, touches, p.cwd, owners)
 			if err != nil {
 				return c, err
 			}
-			if len(c.analysis.Unjournaled) > 0 && why == "" {
-				why = "it runs " + c.analysis.Unjournaled[0] + ", whose file changes cannot be known before it runs"
+			if len(c.analysis.Unjournaled) > 0 && gap == nil {
+				gap = &undoGap{"it runs " + c.analysis.Unjournaled[0] + ", whose file changes cannot be known before it runs"}
 			}
 			c.undo = targets
-			if why != "" && (c.risk.Level == safety.Medium || c.analysis.IfJournaled.Level < c.risk.Level) {
+			if gap != nil && (c.risk.Level == safety.Medium || c.analysis.IfJournaled.Level < c.risk.Level) {
 				// Medium means reversible; a command high only because it
 				// could not be taken back says why it still cannot.
 				c.risk.Level = safety.High
-				c.risk.Reasons = append(slices.Clip(c.risk.Reasons), "undo could not take it back: "+why)
+				c.risk.Reasons = append(slices.Clip(c.risk.Reasons), "undo could not take it back: "+gap.why)
 			}
-			if why == "" && c.analysis.IfJournaled.Level < c.risk.Level {
+			if gap == nil && c.analysis.IfJournaled.Level < c.risk.Level {
 				// High only because it could not be taken back (rm -r,
 				// chmod -R): the journal saves everything it changes first.
 				c.risk = c.analysis.IfJournaled
@@ -154,10 +164,9 @@ func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transpor
 			continue
 		}
 		remote = true
-		if c, err = e.classifyFile(ctx, tr, c, a.Op, a.Path); err != nil || c.refused != nil {
+		if c, err = e.classifyFile(ctx, v, c, a.Op, a.Path); err != nil || c.refused != nil {
 			return c, err
 		}
-		c.files = append(c.files, a.Op)
 	}
 	for _, a := range eff.Files {
 		if !a.Local {
@@ -168,7 +177,7 @@ func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transpor
 			c.refused = fmt.Errorf("local_path: %w", err)
 			return c, nil
 		}
-		c.local, c.localOp = abs, a.Op
+		c.files = append(c.files, stepFile{op: a.Op, path: abs, real: localRealPath(abs), local: true})
 		c.risk = worse(c.risk, la)
 		if c.show == "" {
 			c.show = c.path
@@ -185,28 +194,27 @@ func (e *Executor) classifyOn(ctx context.Context, call *tools.Call, tr transpor
 }
 
 // classifyFile classifies op on file as written and on the file it really
-// is on the target, following symbolic links (the transports write and
+// is on the host, following symbolic links (the transports write and
 // read through them), taking the worse.
-func (e *Executor) classifyFile(ctx context.Context, tr transport.Transport, c classification, op safety.FileOp, file string) (classification, error) {
-	home, err := e.homeDirOf(ctx, tr)
-	if err != nil {
-		return c, err
+func (e *Executor) classifyFile(ctx context.Context, v *hostView, c classification, op safety.FileOp, file string) (classification, error) {
+	if v.homeErr != nil {
+		return c, v.homeErr
 	}
-	resolved, a, err := e.cfg.Policy.CheckPath(op, file, home)
+	resolved, a, err := e.cfg.Policy.CheckPath(op, file, v.home)
 	if err != nil {
 		c.refused = err
 		return c, nil
 	}
 	c.path, c.risk = resolved, a
-	real, err := e.realPath(ctx, tr, resolved)
+	real, err := v.real(ctx, resolved)
 	if err != nil {
 		return c, err
 	}
-	c.ops = append(c.ops, fileNeed{op: op, path: resolved, real: real})
+	c.files = append(c.files, stepFile{op: op, path: resolved, real: real})
 	if real != resolved {
 		c.show = file + " → " + real
 		c.risk.Reasons = append(c.risk.Reasons, fmt.Sprintf("%s is a symbolic link to %s", file, real))
-		if _, ra, err := e.cfg.Policy.CheckPath(op, real, home); err == nil {
+		if _, ra, err := e.cfg.Policy.CheckPath(op, real, v.home); err == nil {
 			c.risk = worse(c.risk, ra)
 		}
 	}
@@ -256,37 +264,6 @@ func localRealPath(p string) string {
 		return r
 	}
 	return p
-}
-
-// realPath asks the target where file really is: through the transport's
-// RealPath where it has one, else with `readlink -f` (GNU and busybox; for
-// a missing file it still resolves the directory), a process on the host
-// for every file step. When that fails, file is returned as is (the file
-// tool will fail the same way: a directory on the way is missing); the
-// error is only a done ctx.
-func (e *Executor) realPath(ctx context.Context, tr transport.Transport, file string) (string, error) {
-	if rp, ok := transport.As[transport.RealPather](tr); ok {
-		real, err := rp.RealPath(ctx, file)
-		if cerr := ctx.Err(); cerr != nil {
-			return "", cerr
-		}
-		if err != nil || !cleanAbs(real) {
-			return file, nil
-		}
-		return real, nil
-	}
-	res, err := tr.Run(ctx, transport.Command{Command: "readlink -f -- " + tools.Quote(file)})
-	if cerr := ctx.Err(); cerr != nil {
-		return "", cerr
-	}
-	if err != nil || res.ExitCode != 0 {
-		return file, nil
-	}
-	real := trimNewline(res.Stdout)
-	if !cleanAbs(real) {
-		return file, nil
-	}
-	return real, nil
 }
 
 // cleanAbs reports whether p is a clean absolute path on one line.

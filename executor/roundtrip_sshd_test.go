@@ -26,7 +26,7 @@ import (
 // tripCounter is a transport decorator that logs every call that goes to
 // the host: commands (the become transport's sudo lines among them), file
 // reads, writes and stats, and the capabilities it passes on (RealPath,
-// HomeDir, ReadDir) — each at least one round trip. It has no Unwrap: a
+// HomeDir, ReadDir, Inspect) — each at least one round trip. It has no Unwrap: a
 // capability used through it is counted.
 type tripCounter struct {
 	transport.Transport
@@ -77,6 +77,11 @@ func (c *tripCounter) RealPath(ctx context.Context, p string) (string, error) {
 func (c *tripCounter) HomeDir(ctx context.Context) (string, error) {
 	c.log("home")
 	return c.Transport.(transport.HomeDirer).HomeDir(ctx)
+}
+
+func (c *tripCounter) Inspect(ctx context.Context, p string, readMax int64) (transport.Inspection, error) {
+	c.log("inspect " + p)
+	return c.Transport.(transport.Inspector).Inspect(ctx, p, readMax)
 }
 
 func (c *tripCounter) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
@@ -148,12 +153,17 @@ func newRoundTripHost(t *testing.T) *roundTripHost {
 }
 
 // executor is an executor on the host, journaled, that runs medium steps
-// without asking; with as, every step runs as root through become.
-func (h *roundTripHost) executor(t *testing.T, as bool) *Executor {
+// without asking; with as, every step runs as root through become; with
+// perms, within declared permissions (--allow-write) of both directories.
+func (h *roundTripHost) executor(t *testing.T, as, perms bool) *Executor {
 	j, err := journal.Open(t.TempDir(), "s1", "sshd")
 	must(t, err)
 	cfg := Config{Transport: h.login, Policy: safety.DefaultPolicy(), Journal: j,
 		Approver: safety.NewApprover(safety.ModeMedium, nil)}
+	if perms {
+		cfg.Permissions = &safety.Permissions{Source: "--allow-write",
+			Write: safety.Globs{Limited: true, List: []string{h.rootDir + "/**", h.userDir + "/**"}}}
+	}
 	if as {
 		cfg.Become, cfg.BecomeAll = h.become, true
 	}
@@ -175,16 +185,27 @@ func (h *roundTripHost) run(t *testing.T, e *Executor, tool string, params map[s
 // TestStepRoundTripsSSHD counts what one step costs on real sshd, after a
 // first step of the same kind looked up the homes: a journaled medium
 // `sed -i` as root through become runs at most 3 sudo commands (its
-// files looked up and saved, the command, their state after), a
-// read_file at most 1 beside its read; without become the same sed step
-// makes at most 2 calls on the host before its command runs.
+// files looked up and read ahead for the journal, the command, their state
+// after), declared permissions or not; a read_file at most 1 beside its
+// read; without become the same sed step makes at most 2 calls on the
+// host before its command runs.
 func TestStepRoundTripsSSHD(t *testing.T) {
 	h := newRoundTripHost(t)
+	for _, perms := range []bool{false, true} {
+		t.Run(fmt.Sprintf("permissions=%v", perms), func(t *testing.T) { h.count(t, perms) })
+	}
+}
+
+func (h *roundTripHost) count(t *testing.T, perms bool) {
+	for _, f := range []string{"warm", "conf"} {
+		must(t, os.WriteFile(filepath.Join(h.rootDir, f), []byte("a = 1\n"), 0o644))
+		must(t, os.WriteFile(filepath.Join(h.userDir, f), []byte("a = 1\n"), 0o644))
+	}
 	sed := func(dir, f string) map[string]any {
 		return map[string]any{"command": fmt.Sprintf("sed -i s/1/2/ %s", filepath.Join(dir, f))}
 	}
 
-	e := h.executor(t, true)
+	e := h.executor(t, true, perms)
 	h.run(t, e, "execute_command", sed(h.rootDir, "warm"))
 	ops := h.run(t, e, "execute_command", sed(h.rootDir, "conf"))
 	t.Logf("sed -i as root: %d sudo commands, %d calls:%s", len(sudos(ops)), len(ops), short(ops))
@@ -201,7 +222,7 @@ func TestStepRoundTripsSSHD(t *testing.T) {
 		t.Errorf("read_file as root ran %d sudo commands, want its read and at most 1 more:%s", n, short(sudos(ops)))
 	}
 
-	e = h.executor(t, false)
+	e = h.executor(t, false, perms)
 	h.run(t, e, "execute_command", sed(h.userDir, "warm"))
 	cmd := sed(h.userDir, "conf")["command"].(string)
 	ops = h.run(t, e, "execute_command", sed(h.userDir, "conf"))

@@ -75,7 +75,7 @@ func TestExecutorClassifyTransferLocal(t *testing.T) {
 		{"download_file", map[string]any{"local_path": "~/x.log", "remote_path": "~/x"}, safety.Medium, home + "/x.log"},
 	} {
 		cls, err := e.classifyTool(context.Background(), c.tool, c.params)
-		if err != nil || cls.refused != nil || cls.risk.Level != c.want || cls.local != c.local || !strings.Contains(cls.show, "local: "+c.local) {
+		if err != nil || cls.refused != nil || cls.risk.Level != c.want || cls.localPath() != c.local || !strings.Contains(cls.show, "local: "+c.local) {
 			t.Errorf("%s %v: %+v %v, want %s with local %q", c.tool, c.params, cls, err, c.want, c.local)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
-	"github.com/autoshell/agent/transport"
 )
 
 // touchFiles notes in the session's file index (execctx.SessionFiles) the
@@ -15,19 +14,25 @@ import (
 // resolved path, its size (one Stat after the step; -1 when that fails),
 // the time and how. A directory (semantic_search's) is not a file of the
 // session.
-func (e *Executor) touchFiles(ctx context.Context, tr transport.Transport, tool string, r StepResult, local string) {
+func (e *Executor) touchFiles(ctx context.Context, p *prepared, r StepResult) {
+	tool := p.call.Name
+	local := ""
+	if f, ok := localFile(p.cls.files); ok {
+		local = f.path
+	}
 	if r.Status != execctx.StatusOK || r.DryRun || r.Path == "" || len(r.files) == 0 {
 		return
 	}
 	size := int64(-1)
-	if fi, err := tr.Stat(ctx, r.Path); err == nil {
+	if fi, err := p.viewed().Stat(ctx, r.Path); err == nil {
 		if fi.IsDir() {
 			return
 		}
 		size = fi.Size()
 	}
 	now := time.Now()
-	for _, op := range r.files {
+	for _, sf := range r.files {
+		op := sf.op
 		f := execctx.SessionFile{Host: e.host, Path: r.Path, Size: size, When: now}
 		switch {
 		case tool == tools.UploadFileName && op == safety.FileWrite:

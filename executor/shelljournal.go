@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 
@@ -36,19 +35,30 @@ type shellTarget struct {
 	// (rm -r, rmdir, mv, chmod -R): its whole tree is journaled; size is
 	// its files' bytes.
 	tree []journal.TreeEntry
+	// content is an existing file's content when it was read ahead with
+	// the look at it (prefetched): the journal saves it without reading
+	// the file again, unless time passed since (a person was asked).
+	content    []byte
+	prefetched bool
 }
+
+// undoGap says why undo could not take a command's change back.
+type undoGap struct{ why string }
+
+func gapf(format string, a ...any) *undoGap { return &undoGap{fmt.Sprintf(format, a...)} }
 
 // maxShellJournal bounds what one command's targets may hold in all.
 const maxShellJournal = journal.MaxCommandBytes
 
-// planShellUndo resolves on the host the files a command writes and tells
-// whether undo can take each back: it returns those it can, and why not
-// for the first it cannot ("" when it can take back all). The error is
-// only a done ctx or a home directory that cannot be found.
+// planShellUndo resolves on the host (through v, as the user the command
+// runs as) the files a command writes and tells whether undo can take each
+// back: it returns those it can, and why not for the first it cannot (nil
+// when it can take back all). The error is only a done ctx or a home
+// directory that cannot be found.
 //
 // With owners (the command runs chown or chgrp), each existing file's
 // owner and group are looked at too, for the journal to keep.
-func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, touches []safety.Touch, cwd string, owners bool) ([]shellTarget, string, error) {
+func (e *Executor) planShellUndo(ctx context.Context, v *hostView, touches []safety.Touch, cwd string, owners bool) ([]shellTarget, *undoGap, error) {
 	var out []shellTarget
 	var total int64
 	entries := 0
@@ -59,23 +69,23 @@ func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, to
 			continue
 		}
 		if strings.ContainsAny(t.Path, "*?[") {
-			return out, fmt.Sprintf("%s names files by a pattern, unknown until the command runs", t.Path), nil
+			return out, gapf("%s names files by a pattern, unknown until the command runs", t.Path), nil
 		}
-		abs, err := e.absolute(ctx, tr, t.Path, cwd)
+		abs, err := v.abs(t.Path, cwd)
 		if err != nil {
-			return out, "", err
+			return out, nil, err
 		}
 		if dir, ok := seen[abs]; ok {
 			if dir && !t.Dir { // cp f d, where the same command makes d
-				return out, fmt.Sprintf("%s is a directory the command creates: undo does not know what goes into it", abs), nil
+				return out, gapf("%s is a directory the command creates: undo does not know what goes into it", abs), nil
 			}
 			continue
 		}
 		seen[abs] = t.Dir
 		if t.Dir {
-			dirs, why, err := e.createdDirs(ctx, tr, abs, t.Parents)
-			if err != nil || why != "" {
-				return out, why, err
+			dirs, gap, err := e.createdDirs(ctx, v, abs, t.Parents)
+			if err != nil || gap != nil {
+				return out, gap, err
 			}
 			for _, d := range dirs {
 				seen[d.path] = true
@@ -83,33 +93,33 @@ func (e *Executor) planShellUndo(ctx context.Context, tr transport.Transport, to
 			out = append(out, dirs...)
 			continue
 		}
-		st, why, err := e.shellTarget(ctx, tr, abs)
-		if err != nil || why != "" {
-			return out, why, err
+		st, gap, err := e.shellTarget(ctx, v, abs)
+		if err != nil || gap != nil {
+			return out, gap, err
 		}
-		// A become step's transport does not say owners: looked up (a
-		// round trip a file), so that undo through sudo gives a file it
-		// puts back its owner, not root.
-		if (owners || tr != e.cfg.Transport) && st.existed && st.tree == nil && st.owner == "" {
-			l, err := ListTree(ctx, tr, st.path)
+		// A transport whose look does not say owners (a become step's
+		// without Inspect): looked up (a round trip a file), so that undo
+		// through sudo gives a file it puts back its owner, not root.
+		if (owners || v.tr != e.cfg.Transport) && st.existed && st.tree == nil && st.owner == "" {
+			l, err := ListTree(ctx, v.tr, st.path)
 			if err != nil || l.Entries[0].Type != 'f' {
 				if cerr := ctx.Err(); cerr != nil {
-					return out, "", cerr
+					return out, nil, cerr
 				}
-				return out, fmt.Sprintf("%s: its owner cannot be looked at to save it (%v)", st.path, err), nil
+				return out, gapf("%s: its owner cannot be looked at to save it (%v)", st.path, err), nil
 			}
 			st.owner = journal.Owner(l.Entries[0].UID, l.Entries[0].GID)
 		}
 		if entries += len(st.tree); entries > journal.MaxTreeEntries {
-			return out, fmt.Sprintf("the directories it changes hold more than %d entries, more than the undo journal keeps", journal.MaxTreeEntries), nil
+			return out, gapf("the directories it changes hold more than %d entries, more than the undo journal keeps", journal.MaxTreeEntries), nil
 		}
 		if total += st.size; st.tree == nil && st.size > limit || total > maxShellJournal {
-			return out, fmt.Sprintf("%s holds %d bytes, more than the undo journal keeps (%d a file, %d a command)",
+			return out, gapf("%s holds %d bytes, more than the undo journal keeps (%d a file, %d a command)",
 				st.path, st.size, limit, maxShellJournal), nil
 		}
 		out = append(out, st)
 	}
-	return out, "", nil
+	return out, nil, nil
 }
 
 // notAFile reports the pseudo-files a redirection may name that are no
@@ -122,100 +132,86 @@ func notAFile(p string) bool {
 	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/")
 }
 
-// absolute writes a classifier path ("~/x", absolute, or relative to where
-// the step starts) as an absolute path on the host, for the user tr acts
-// as ("~" is the become user's home; sudo keeps the working directory).
-func (e *Executor) absolute(ctx context.Context, tr transport.Transport, p, cwd string) (string, error) {
-	home, err := e.homeDirOf(ctx, tr)
+// shellTarget looks at abs on the host through v (as the user the
+// command runs as: a become step's files are looked at, saved and
+// restored through sudo): where it really is, and whether undo can
+// restore it (a regular file, or no file yet); a small file's content is
+// read with the look. The gap says why undo cannot.
+func (e *Executor) shellTarget(ctx context.Context, v *hostView, abs string) (shellTarget, *undoGap, error) {
+	hp, err := v.look(ctx, abs, true)
 	if err != nil {
-		return "", err
+		return shellTarget{}, nil, err
 	}
-	switch {
-	case p == "~":
-		return home, nil
-	case strings.HasPrefix(p, "~/"):
-		return path.Join(home, p[2:]), nil
-	case path.IsAbs(p):
-		return path.Clean(p), nil
-	}
-	base := home // where commands start on an SSH host
-	switch {
-	case cwd != "":
-		if base, err = e.absolute(ctx, tr, cwd, ""); err != nil {
-			return "", err
-		}
-	case e.cfg.Transport.Host().Kind == "local":
-		if base, err = os.Getwd(); err != nil {
-			return "", fmt.Errorf("working directory: %w", err)
-		}
-	}
-	return path.Join(base, p), nil
-}
-
-// shellTarget looks at abs on the host: where it really is, and whether
-// undo can restore it (a regular file, or no file yet). why says why not.
-// It looks as the user tr acts as: a become step's files are looked at,
-// saved and restored through sudo.
-func (e *Executor) shellTarget(ctx context.Context, tr transport.Transport, abs string) (shellTarget, string, error) {
-	real, err := e.realPath(ctx, tr, abs)
-	if err != nil {
-		return shellTarget{}, "", err
+	real := hp.real
+	if real == "" {
+		real = abs
 	}
 	if real != abs {
-		dir, err := e.realPath(ctx, tr, path.Dir(abs))
+		dir, err := v.real(ctx, path.Dir(abs))
 		if err != nil {
-			return shellTarget{}, "", err
+			return shellTarget{}, nil, err
 		}
 		if path.Join(dir, path.Base(abs)) != real {
-			return shellTarget{}, fmt.Sprintf("%s is a symbolic link: undo does not restore links", abs), nil
+			return shellTarget{}, gapf("%s is a symbolic link: undo does not restore links", abs), nil
 		}
 	}
-	fi, err := tr.Stat(ctx, real)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return shellTarget{path: real}, "", nil
-	case err != nil:
-		if cerr := ctx.Err(); cerr != nil {
-			return shellTarget{}, "", cerr
+	fi := hp.in.Info
+	if !hp.looked {
+		if fi, err = v.tr.Stat(ctx, real); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if cerr := ctx.Err(); cerr != nil {
+				return shellTarget{}, nil, cerr
+			}
+			return shellTarget{}, gapf("%s cannot be looked at to save it (%v)", real, err), nil
 		}
-		return shellTarget{}, fmt.Sprintf("%s cannot be looked at to save it (%v)", real, err), nil
+	}
+	switch {
+	case fi == nil:
+		return shellTarget{path: real}, nil, nil
 	case fi.IsDir():
-		return e.treeTarget(ctx, tr, real)
+		return e.treeTarget(ctx, v.tr, real)
 	case !fi.Mode().IsRegular():
-		return shellTarget{}, fmt.Sprintf("%s is not a regular file", real), nil
+		return shellTarget{}, gapf("%s is not a regular file", real), nil
 	}
 	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	st := shellTarget{path: real, existed: true, mode: mode, size: fi.Size()}
-	if uid, gid, ok := infoOwner(fi); ok { // free where Stat says it: undo puts it back
-		st.owner = journal.Owner(uid, gid)
+	switch {
+	case hp.in.Owned: // free where the look says it: undo puts it back
+		st.owner = journal.Owner(hp.in.UID, hp.in.GID)
+	default:
+		if uid, gid, ok := infoOwner(fi); ok {
+			st.owner = journal.Owner(uid, gid)
+		}
 	}
-	return st, "", nil
+	if hp.in.Read && int64(len(hp.in.Content)) == fi.Size() {
+		st.content, st.prefetched = hp.in.Content, true
+	}
+	return st, nil, nil
 }
 
 // createdDirs lists the directories mkdir abs would create on the host,
 // outermost first: abs when it does not exist yet and, with parents (-p),
 // each missing directory above it. An existing abs creates nothing (mkdir
 // -p leaves it; plain mkdir fails).
-func (e *Executor) createdDirs(ctx context.Context, tr transport.Transport, abs string, parents bool) ([]shellTarget, string, error) {
-	real, err := e.realPath(ctx, tr, abs)
+func (e *Executor) createdDirs(ctx context.Context, v *hostView, abs string, parents bool) ([]shellTarget, *undoGap, error) {
+	real, err := v.real(ctx, abs)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	var out []shellTarget
 	for p := real; ; p = path.Dir(p) {
-		_, err := tr.Stat(ctx, p)
+		_, err := v.tr.Stat(ctx, p)
 		switch {
 		case err == nil:
-			return out, "", nil
+			return out, nil, nil
 		case !errors.Is(err, fs.ErrNotExist):
 			if cerr := ctx.Err(); cerr != nil {
-				return nil, "", cerr
+				return nil, nil, cerr
 			}
-			return nil, fmt.Sprintf("%s cannot be looked at to save it (%v)", p, err), nil
+			return nil, gapf("%s cannot be looked at to save it (%v)", p, err), nil
 		}
 		out = append([]shellTarget{{path: p, dir: true}}, out...)
 		if !parents || p == "/" {
-			return out, "", nil
+			return out, nil, nil
 		}
 	}
 }
@@ -245,8 +241,8 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 			}
 			continue
 		}
-		var content []byte
-		if t.existed {
+		content := t.content
+		if t.existed && !t.prefetched {
 			var b strings.Builder
 			if _, err := tr.ReadFile(ctx, t.path, &limitedWriter{w: &b, n: e.journalMax()}); err != nil {
 				return &journalError{fmt.Errorf("undo journal: save %s: %w", t.path, err)}
@@ -300,7 +296,7 @@ type limitedWriter struct {
 
 func (l *limitedWriter) Write(p []byte) (int, error) {
 	if int64(len(p)) > l.n {
-		return 0, fmt.Errorf("more than the undo journal keeps: %w", safety.ErrTooLarge)
+		return 0, fmt.Errorf("more than the undo journal keeps: %w", journal.ErrTooLarge)
 	}
 	l.n -= int64(len(p))
 	return l.w.Write(p)

@@ -67,22 +67,22 @@ func firstLine(s string) string {
 // would put back a copy), a mount point at or inside it, or an entry the
 // user does not own or whose group is not the user's (undo would create
 // it as the user).
-func (e *Executor) treeTarget(ctx context.Context, tr transport.Transport, real string) (shellTarget, string, error) {
+func (e *Executor) treeTarget(ctx context.Context, tr transport.Transport, real string) (shellTarget, *undoGap, error) {
 	l, err := ListTree(ctx, tr, real)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return shellTarget{}, "", cerr
+			return shellTarget{}, nil, cerr
 		}
-		return shellTarget{}, fmt.Sprintf("%s is a directory whose tree cannot be listed to save it (%v)", real, err), nil
+		return shellTarget{}, gapf("%s is a directory whose tree cannot be listed to save it (%v)", real, err), nil
 	}
 	if why := treeWhy(real, l, e.journalMax()); why != "" {
-		return shellTarget{}, why, nil
+		return shellTarget{}, &undoGap{why}, nil
 	}
 	var size int64
 	for _, en := range l.Entries {
 		size += en.Size * int64(boolInt(en.Type == 'f'))
 	}
-	return shellTarget{path: real, existed: true, size: size, tree: l.Entries}, "", nil
+	return shellTarget{path: real, existed: true, size: size, tree: l.Entries}, nil, nil
 }
 
 func boolInt(b bool) int {

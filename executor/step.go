@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/autoshell/agent/audit"
+	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/planner"
@@ -54,8 +55,8 @@ type StepResult struct {
 	Needs      safety.Needs
 	NeedsKnown bool
 
-	ran   bool            // the tool ran: its output may be saved
-	files []safety.FileOp // what the tool does to Path (tools.Toucher)
+	ran   bool       // the tool ran: its output may be saved
+	files []stepFile // what a file tool does on the host (tools.Toucher)
 }
 
 // saves reports whether the step's save_output_as receives its output: it
@@ -64,27 +65,36 @@ func (r StepResult) saves() bool {
 	return r.ran && (r.Status == execctx.StatusOK || r.Command != "" && r.Status == execctx.StatusError)
 }
 
-// RunStep runs one step, in this order:
+// RunStep runs one step through the stages of doc.go, in this order:
 //
-//  1. its condition, over the variables: false → skipped (observation
+//  1. dry-run needs: in a dry run, a step that needs a variable a skipped
+//     step would have set is skipped too;
+//  2. condition, over the variables: false → skipped (observation
 //     "[skipped: condition … was false]"); an error → status error with
 //     the message, never true or false;
-//  2. {{var}} templating of the parameters (an unknown variable → error);
-//  3. the parameters decoded into the tool's typed parameters, once
-//     (tools.Registry.Prepare): everything below works on that call;
-//  4. risk, on the resolved step: the command line a tools.Commander runs,
-//     the files a tools.Toucher acts on (transfers are at least medium);
-//  5. approval (with the diff of a file change when a person is asked);
-//     denied → "[denied by safety policy: <reason>]", nothing runs. In a
-//     dry run, medium and high steps are only previewed and skipped;
-//  6. the tool, after the undo journal has stored the file it changes;
-//  7. the record in Vars (save_output_as, last), the audit line, the
-//     step event. save_output_as is set by a step that ran and succeeded,
-//     or by a command that ran and exited non-zero (grep finding nothing
-//     saves its empty output, as ignore_errors relies on); a tool that
-//     failed (check_condition that could not evaluate, read_file of a
-//     missing file) has no output to save, so the variable stays unset
-//     and a later use is an unknown-variable error, never "".
+//  3. prepare: {{var}} templates (an unknown variable → error), the
+//     parameters decoded into the tool's once (tools.Registry.Prepare),
+//     the transport and the home of the user the step runs as;
+//  4. classify: risk, on the prepared step (the command line a
+//     tools.Commander runs, the files a tools.Toucher acts on), its files
+//     looked at on the host once; then the step_start event;
+//  5. permissions and --read-only: outside them → denied;
+//  6. dry run: medium and high steps are only previewed and skipped;
+//  7. preview and decide: approval (with the diff of a file change when a
+//     person is asked); denied → "[denied by safety policy: <reason>]";
+//  8. confine: the commands held to the step's level, and the sandbox's
+//     check of a file tool's file;
+//  9. journal: the undo journal stores what a command will change;
+//  10. run: the tool (a file tool journals its file itself, BeforeChange);
+//  11. record: the output, the journal's new states, the session's files;
+//
+// then finish: the record in Vars (save_output_as, last), the audit line,
+// the step event. save_output_as is set by a step that ran and succeeded,
+// or by a command that ran and exited non-zero (grep finding nothing saves
+// its empty output, as ignore_errors relies on); a tool that failed
+// (check_condition that could not evaluate, read_file of a missing file)
+// has no output to save, so the variable stays unset and a later use is an
+// unknown-variable error, never "".
 //
 // A tool's Go error (connection lost, interrupted) is returned and the
 // run should stop; everything a model could fix is a StepResult with
@@ -94,185 +104,277 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 		return StepResult{}, err
 	}
 	e.n++
-	start := time.Now()
-	r := StepResult{Step: e.n, Phase: e.phase, Line: st.Line, Tool: st.Tool, Description: st.Description, Params: st.Parameters}
-	if r.Params == nil {
-		r.Params = map[string]any{}
+	s := &stepRun{st: st, start: time.Now(),
+		r: StepResult{Step: e.n, Phase: e.phase, Line: st.Line, Tool: st.Tool, Description: st.Description, Params: st.Parameters}}
+	if s.r.Params == nil {
+		s.r.Params = map[string]any{}
 	}
-	if e.cfg.DryRun {
-		if name := e.needsDryUnset(st); name != "" {
-			r.Status, r.DryRun = execctx.StatusSkipped, true
-			r.Observation = fmt.Sprintf("[skipped: dry run — needs %s, which a step not run in this dry run sets]", name)
-			if st.SaveOutputAs != "" {
-				e.dryUnset[st.SaveOutputAs] = true
-			}
-			return e.finish(ctx, st, r, start, nil)
+	for _, stage := range []stage{
+		e.dryNeeds, e.condition, e.prepareStage, e.classifyStage, e.announce,
+		e.permissions, e.readOnly, e.dryRunStage, e.preview, e.decideStage,
+		e.confine, e.sandbox, e.journal, e.run, e.record,
+	} {
+		if d := stage(ctx, s); d != nil {
+			d.apply(&s.r)
+			return e.finish(ctx, s, d.err)
 		}
 	}
-	if st.Condition != "" {
-		ok, err := e.vars.Eval(st.Condition)
-		if err != nil {
-			return e.fail(ctx, st, r, start, err.Error())
-		}
-		if !ok {
-			r.Status = execctx.StatusSkipped
-			r.Observation = "[skipped: condition " + st.Condition + " was false]"
-			if e.cfg.RecordNeeds {
-				// A replay elsewhere may run it: --save-plan's permissions
-				// must allow it too.
-				if r.Needs, r.NeedsKnown, err = e.skippedNeeds(ctx, st); err != nil {
-					return e.finish(ctx, st, r, start, err)
-				}
-			}
-			return e.finish(ctx, st, r, start, nil)
-		}
-	}
-	params, err := e.vars.ResolveParams(st.Parameters, tools.ShellParameters[st.Tool]...)
-	if err != nil {
-		return e.fail(ctx, st, r, start, err.Error())
-	}
-	r.Params = params
-	call, err := e.reg.Prepare(st.Tool, params)
-	if err != nil {
-		return e.fail(ctx, st, r, start, err.Error())
-	}
-	tr, as, err := e.stepTransport(st)
-	if err != nil {
-		return e.fail(ctx, st, r, start, err.Error())
-	}
-	r.As = as
-	cls, err := e.classify(ctx, call, tr, as)
-	if err != nil {
-		return e.finish(ctx, st, r, start, err)
-	}
-	r.Command, r.Path, r.Risk, r.files = cls.command, cls.path, cls.risk, cls.files
-	if cls.refused != nil {
-		return e.fail(ctx, st, r, start, fmt.Sprintf("%s: %v", st.Tool, cls.refused))
-	}
-	e.emit(event.Event{Kind: event.KindStepStart, StepStart: &event.StepStart{Phase: r.Phase, Step: r.Step, Tool: st.Tool,
-		Description: st.Description, Parameters: params, Command: r.Command, Path: r.Path, Risk: r.Risk.Level.String(), As: as}})
-	why, needs, err := e.permitted(ctx, tr, call, cls)
-	if err != nil {
-		return e.finish(ctx, st, r, start, err)
-	}
-	r.Needs, r.NeedsKnown = needs.recorded, e.cfg.RecordNeeds
-	if why == "" {
-		why = e.readOnly(r.Risk, cls)
-	}
-	if why != "" {
-		r.Status = execctx.StatusDenied
-		r.Decision = safety.Decision{Reason: why, By: safety.ByPolicy}
-		r.Observation = "[denied by safety policy: " + why + "]"
-		return e.finish(ctx, st, r, start, nil)
-	}
+	return e.finish(ctx, s, nil)
+}
 
-	if e.cfg.DryRun && r.Risk.Level > safety.Safe {
-		return e.dryRun(ctx, st, r, start, call, tr)
+// stage is one step of RunStep: it reads and fills the step's run, and
+// returns why the step ends there, or nil to go on.
+type stage func(ctx context.Context, s *stepRun) *denial
+
+// stepRun is a step as it goes through the stages.
+type stepRun struct {
+	st    planner.Step
+	start time.Time
+	r     StepResult
+	p     *prepared // from prepare on
+	// req is what the approver decides on; previewed the changes a person
+	// approved (the tool refuses when a file changed since).
+	req       safety.Request
+	previewed []tools.FileChange
+	// runOn is the transport the tool runs through (confined, streamed),
+	// level the level its commands are held to.
+	runOn transport.Transport
+	level confine.Level
+}
+
+// dryNeeds skips, in a dry run, a step that needs a variable a step the
+// dry run skipped would have set.
+func (e *Executor) dryNeeds(_ context.Context, s *stepRun) *denial {
+	if !e.cfg.DryRun {
+		return nil
 	}
-	if n := e.dryWrote[r.Path]; e.cfg.DryRun && n > 0 && slices.Contains(r.files, safety.FileRead) {
-		r.Status, r.DryRun = execctx.StatusSkipped, true
-		r.Observation = fmt.Sprintf("[skipped: dry run — would read the file written above by step %d, which this dry run did not run]", n)
-		if st.SaveOutputAs != "" {
-			e.dryUnset[st.SaveOutputAs] = true
+	name := e.needsDryUnset(s.st)
+	if name == "" {
+		return nil
+	}
+	e.dryRunSkips(s)
+	return skip(fmt.Sprintf("[skipped: dry run — needs %s, which a step not run in this dry run sets]", name))
+}
+
+// dryRunSkips marks s skipped by the dry run: what it would save is unset.
+func (e *Executor) dryRunSkips(s *stepRun) {
+	s.r.DryRun = true
+	if s.st.SaveOutputAs != "" {
+		e.dryUnset[s.st.SaveOutputAs] = true
+	}
+}
+
+// condition skips a step whose condition is false (working out what it
+// would need, for --save-plan: a replay elsewhere may run it).
+func (e *Executor) condition(ctx context.Context, s *stepRun) *denial {
+	if s.st.Condition == "" {
+		return nil
+	}
+	ok, err := e.vars.Eval(s.st.Condition)
+	switch {
+	case err != nil:
+		return failed("%s", err.Error())
+	case ok:
+		return nil
+	}
+	d := skip("[skipped: condition " + s.st.Condition + " was false]")
+	if e.cfg.RecordNeeds {
+		s.r.Needs, s.r.NeedsKnown, d.err = e.skippedNeeds(ctx, s.st)
+	}
+	return d
+}
+
+// prepareStage is prepare as a stage.
+func (e *Executor) prepareStage(ctx context.Context, s *stepRun) *denial {
+	p, d := e.prepare(ctx, s.st)
+	s.p, s.r.Params = p, p.params
+	if p.tr != nil {
+		s.r.As = p.as
+	}
+	return d
+}
+
+// classifyStage rates the prepared step; a path the policy refuses fails
+// it.
+func (e *Executor) classifyStage(ctx context.Context, s *stepRun) *denial {
+	cls, err := e.classify(ctx, s.p)
+	if err != nil {
+		return broken(err)
+	}
+	s.p.cls = cls
+	s.r.Command, s.r.Path, s.r.Risk, s.r.files = cls.command, cls.path, cls.risk, remote(cls.files)
+	if cls.refused != nil {
+		return failed("%s: %v", s.st.Tool, cls.refused)
+	}
+	return nil
+}
+
+// announce emits the step_start event of a classified step.
+func (e *Executor) announce(_ context.Context, s *stepRun) *denial {
+	r := &s.r
+	e.emit(event.Event{Kind: event.KindStepStart, StepStart: &event.StepStart{Phase: r.Phase, Step: r.Step, Tool: s.st.Tool,
+		Description: s.st.Description, Parameters: r.Params, Command: r.Command, Path: r.Path, Risk: r.Risk.Level.String(), As: r.As}})
+	return nil
+}
+
+// dryRunStage shows, in a dry run, a medium or high step without running
+// it, and skips a read of a file a skipped step would have written.
+func (e *Executor) dryRunStage(ctx context.Context, s *stepRun) *denial {
+	r := &s.r
+	if !e.cfg.DryRun {
+		return nil
+	}
+	if r.Risk.Level > safety.Safe {
+		d := skip(fmt.Sprintf("[skipped: dry run — %s risk step not run]", r.Risk.Level))
+		if r.Path != "" && (slices.ContainsFunc(r.files, writes)) {
+			e.dryWrote[r.Path] = r.Step
 		}
-		return e.finish(ctx, st, r, start, nil)
-	}
-	req := safety.Request{Host: e.host, Tool: st.Tool, Params: params, Command: r.Command, Path: r.Path, Risk: r.Risk, As: as}
-	if cls.show != "" {
-		req.Path = cls.show
-	}
-	var previewed []tools.FileChange
-	if e.mayAsk(r.Risk.Level) {
-		if out, ok, err := e.preview(ctx, call, tr); err != nil {
-			return e.finish(ctx, st, r, start, err)
-		} else if ok {
-			req.Diff, previewed = out.Diff, out.FilesChanged
+		out, ok, err := e.previewCall(ctx, s.p)
+		if err != nil {
+			return broken(err)
 		}
+		if ok {
+			r.Output, r.Diff = out, out.Diff
+			if out.IsError {
+				d.reason += "\n" + out.Observation
+			}
+		}
+		e.dryRunSkips(s)
+		return d
 	}
+	if n := e.dryWrote[r.Path]; n > 0 && slices.ContainsFunc(r.files, reads) {
+		e.dryRunSkips(s)
+		return skip(fmt.Sprintf("[skipped: dry run — would read the file written above by step %d, which this dry run did not run]", n))
+	}
+	return nil
+}
+
+func writes(f stepFile) bool { return f.op == safety.FileWrite || f.op == safety.FileEdit }
+
+func reads(f stepFile) bool { return f.op == safety.FileRead }
+
+// preview builds what the approver decides on: with the diff of a file
+// change when a person may be asked.
+func (e *Executor) preview(ctx context.Context, s *stepRun) *denial {
+	r := &s.r
+	s.req = safety.Request{Host: e.host, Tool: s.st.Tool, Params: r.Params, Command: r.Command, Path: r.Path, Risk: r.Risk, As: r.As}
+	if s.p.cls.show != "" {
+		s.req.Path = s.p.cls.show
+	}
+	if !e.mayAsk(r.Risk.Level) {
+		return nil
+	}
+	out, ok, err := e.previewCall(ctx, s.p)
+	if err != nil {
+		return broken(err)
+	}
+	if ok {
+		s.req.Diff, s.previewed = out.Diff, out.FilesChanged
+	}
+	return nil
+}
+
+// decideStage asks the Guard, else the approver. A person's answer is
+// reported as an approval event; the time they took is not the step's,
+// and what the step's view knew of the host is forgotten (it may have
+// changed meanwhile).
+func (e *Executor) decideStage(ctx context.Context, s *stepRun) *denial {
+	r := &s.r
 	asked := time.Now()
-	d, err := e.decide(ctx, req)
-	// The time a person took to answer is not the step's: its duration is
-	// the agent's and the tool's own time.
-	start = start.Add(time.Since(asked))
+	d, err := e.decide(ctx, s.req)
+	s.start = s.start.Add(time.Since(asked))
 	r.Decision = d
 	if d.Asked {
-		e.emit(event.Event{Kind: event.KindApproval, Approval: &event.Approval{Phase: r.Phase, Step: r.Step, Tool: st.Tool,
+		e.emit(event.Event{Kind: event.KindApproval, Approval: &event.Approval{Phase: r.Phase, Step: r.Step, Tool: s.st.Tool,
 			Risk: r.Risk.Level.String(), Allowed: d.Allowed, Reason: d.Reason}})
+		s.p.stale()
 	}
-	if err != nil {
-		r.Status = execctx.StatusDenied
-		r.Observation = "[denied by safety policy: " + d.Reason + "]"
-		return e.finish(ctx, st, r, start, err)
+	if err != nil || !d.Allowed {
+		return &denial{kind: byApprover, reason: d.Reason, err: err}
 	}
-	if !d.Allowed {
-		r.Status = execctx.StatusDenied
-		r.Observation = "[denied by safety policy: " + d.Reason + "]"
-		return e.finish(ctx, st, r, start, nil)
-	}
+	return nil
+}
 
-	// The journal reads and saves through tr, unconfined (agent's own
-	// work); the tool runs through runOn, confined to the step's level.
-	level := confineLevel(call.Name, r.Risk.Level, d, e.cfg.Approver.Mode())
-	// Only tools that run a command line are confined: the others (file
-	// tools, search) run in agent's process, their paths checked by the
-	// policy (and the sandbox, below), and need the host's transport as it
-	// is (directory listing, SFTP).
-	runOn, err := tr, error(nil)
-	if cls.command != "" {
-		runOn, err = e.confined(ctx, tr, level)
+// confine picks the transport the tool runs through. The journal reads
+// and saves through the step's transport, unconfined (agent's own work);
+// only tools that run a command line are confined: the others (file
+// tools, search) run in agent's process, their paths checked by the
+// policy (and the sandbox stage), and need the host's transport as it is
+// (directory listing, SFTP).
+func (e *Executor) confine(ctx context.Context, s *stepRun) *denial {
+	p := s.p
+	s.level = confineLevel(p.call.Name, s.r.Risk.Level, s.r.Decision, e.cfg.Approver.Mode())
+	s.runOn = p.viewed()
+	if p.cls.command == "" {
+		return nil
 	}
+	runOn, err := e.confined(ctx, p.tr, s.level)
 	if err != nil {
-		r.Status = execctx.StatusDenied
-		r.Observation = "[denied: " + err.Error() + "]"
-		return e.finish(ctx, st, r, start, fmt.Errorf("step %d (%s): %w", r.Step, st.Tool, err))
+		return &denial{kind: notConfined, reason: err.Error(), err: fmt.Errorf("step %d (%s): %w", s.r.Step, s.st.Tool, err)}
 	}
-	confinedRun := runOn != tr
-	if why, err := e.sandboxBlocks(ctx, tr, cls); err != nil {
-		return e.finish(ctx, st, r, start, err)
-	} else if why != "" {
-		r.Status = execctx.StatusError
-		r.Observation = why
-		return e.finish(ctx, st, r, start, nil)
+	s.runOn = runOn
+	return nil
+}
+
+// journal saves what a command changes before it runs; a change undo
+// could not take back is refused.
+func (e *Executor) journal(ctx context.Context, s *stepRun) *denial {
+	undo := s.p.cls.undo
+	if len(undo) == 0 {
+		return nil
 	}
-	if len(cls.undo) > 0 {
-		if err := e.journalShell(ctx, tr, as, cls.undo); err != nil {
-			return e.fail(ctx, st, r, start, fmt.Sprintf("%s: %v; the command was refused because its changes could not be undone", st.Tool, err))
-		}
-		r.Journaled = targetPaths(cls.undo)
+	if err := e.journalShell(ctx, s.p.tr, s.r.As, undo); err != nil {
+		return failed("%s: %v; the command was refused because its changes could not be undone", s.st.Tool, err)
 	}
-	if call.Name == tools.ExecuteCommandName { // the structured tools' raw output is not what they report
+	s.r.Journaled = targetPaths(undo)
+	return nil
+}
+
+// run runs the tool and records what the journal must know of what it
+// left.
+func (e *Executor) run(ctx context.Context, s *stepRun) *denial {
+	p, r := s.p, &s.r
+	runOn := s.runOn
+	if p.call.Name == tools.ExecuteCommandName { // the structured tools' raw output is not what they report
 		runOn = e.streaming(runOn, r.Phase, r.Step)
 	}
-	out, err := call.Run(expectPreviewed(ctx, previewed), runOn)
-	if len(cls.undo) > 0 {
-		if jerr := e.shellChanged(context.WithoutCancel(ctx), tr, cls.undo); jerr != nil {
+	out, err := p.call.Run(expectPreviewed(ctx, s.previewed), runOn)
+	if len(p.cls.undo) > 0 {
+		if jerr := e.shellChanged(context.WithoutCancel(ctx), p.tr, p.cls.undo); jerr != nil {
 			out.Observation = strings.TrimSpace(out.Observation + "\n[warning: " + jerr.Error() + "; undo will not notice later changes to it]")
 		}
 	}
-	if confinedRun && err == nil && out.ExitCode != 0 {
-		if why := e.cfg.Confiner.Explain(level, out.Stderr); why != "" {
+	if s.runOn != p.tr && p.cls.command != "" && err == nil && out.ExitCode != 0 && e.cfg.Confiner != nil {
+		if why := e.cfg.Confiner.Explain(s.level, out.Stderr); why != "" {
 			out.Observation = strings.TrimSpace(out.Observation + "\n" + why)
 		}
 	}
 	var je *journalError
 	switch {
 	case errors.As(err, &je):
-		return e.fail(ctx, st, r, start, fmt.Sprintf("%s: %v; the change was refused because it could not be undone", st.Tool, je.err))
+		return failed("%s: %v; the change was refused because it could not be undone", s.st.Tool, je.err)
 	case err != nil:
 		r.Status = execctx.StatusError
 		r.Observation = "[ERROR]: " + err.Error()
-		return e.finish(ctx, st, r, start, fmt.Errorf("step %d (%s): %w", r.Step, st.Tool, err))
+		return broken(fmt.Errorf("step %d (%s): %w", r.Step, s.st.Tool, err))
 	}
 	r.Output, r.Observation, r.Diff, r.ran = out, out.Observation, out.Diff, true
-	if err := e.journalChanged(ctx, cls, out); err != nil {
+	return nil
+}
+
+// record notes what the tool changed in the journal, the step's status,
+// and the files it touched in the session's index.
+func (e *Executor) record(ctx context.Context, s *stepRun) *denial {
+	r := &s.r
+	if err := e.journalChanged(ctx, s.p.cls, r.Output); err != nil {
 		r.Observation = strings.TrimSpace(r.Observation + "\n[warning: " + err.Error() + "; undo will not notice later changes to it]")
 	}
 	r.Status = execctx.StatusOK
-	if out.IsError {
+	if r.Output.IsError {
 		r.Status = execctx.StatusError
 	}
-	e.touchFiles(ctx, tr, st.Tool, r, cls.local)
-	return e.finish(ctx, st, r, start, nil)
+	e.touchFiles(ctx, s.p, *r)
+	return nil
 }
 
 // needsDryUnset returns a variable the step uses that a step skipped by
@@ -298,29 +400,6 @@ func (e *Executor) needsDryUnset(st planner.Step) string {
 	return ""
 }
 
-// dryRun shows a medium or high step without running it.
-func (e *Executor) dryRun(ctx context.Context, st planner.Step, r StepResult, start time.Time, call *tools.Call, tr transport.Transport) (StepResult, error) {
-	r.Status, r.DryRun = execctx.StatusSkipped, true
-	r.Observation = fmt.Sprintf("[skipped: dry run — %s risk step not run]", r.Risk.Level)
-	if r.Path != "" && (slices.Contains(r.files, safety.FileWrite) || slices.Contains(r.files, safety.FileEdit)) {
-		e.dryWrote[r.Path] = r.Step
-	}
-	out, ok, err := e.preview(ctx, call, tr)
-	if err != nil {
-		return e.finish(ctx, st, r, start, err)
-	}
-	if ok {
-		r.Output, r.Diff = out, out.Diff
-		if out.IsError {
-			r.Observation += "\n" + out.Observation
-		}
-	}
-	if st.SaveOutputAs != "" {
-		e.dryUnset[st.SaveOutputAs] = true
-	}
-	return e.finish(ctx, st, r, start, nil)
-}
-
 // mayAsk reports whether the approver may put a step of level l to a
 // person, so that the diff of a file change is worth computing.
 func (e *Executor) mayAsk(l safety.Level) bool {
@@ -333,29 +412,29 @@ func (e *Executor) mayAsk(l safety.Level) bool {
 	return true
 }
 
-// preview computes a file tool's change without making it; ok is false
-// for tools that are not Previewers.
-func (e *Executor) preview(ctx context.Context, call *tools.Call, tr transport.Transport) (tools.Output, bool, error) {
-	out, ok, err := call.Preview(ctx, tr)
+// previewCall computes a file tool's change without making it; ok is
+// false for tools that are not Previewers.
+func (e *Executor) previewCall(ctx context.Context, p *prepared) (tools.Output, bool, error) {
+	out, ok, err := p.call.Preview(ctx, p.viewed())
 	if err != nil {
-		return tools.Output{}, false, fmt.Errorf("preview step %d (%s): %w", e.n, call.Name, err)
+		return tools.Output{}, false, fmt.Errorf("preview step %d (%s): %w", e.n, p.call.Name, err)
 	}
 	return out, ok, nil
 }
 
-// fail ends the step with status error and a model-visible message.
-func (e *Executor) fail(ctx context.Context, st planner.Step, r StepResult, start time.Time, msg string) (StepResult, error) {
+// fail ends r with status error and a model-visible message.
+func (r *StepResult) fail(msg string) {
 	r.Status = execctx.StatusError
 	r.Output = tools.ErrorOutput("%s", msg)
 	r.Observation = r.Output.Observation
-	return e.finish(ctx, st, r, start, nil)
 }
 
 // finish records the step in Vars, writes its audit line and emits its
 // event. runErr is the run-stopping error, if any, returned as is unless
 // the audit log fails too.
-func (e *Executor) finish(ctx context.Context, st planner.Step, r StepResult, start time.Time, runErr error) (StepResult, error) {
-	r.Duration = time.Since(start)
+func (e *Executor) finish(ctx context.Context, s *stepRun, runErr error) (StepResult, error) {
+	st, r := s.st, s.r
+	r.Duration = time.Since(s.start)
 	if r.Status == "" {
 		r.Status = execctx.StatusError
 	}
@@ -445,8 +524,8 @@ func fileAccesses(r StepResult) []execctx.FileAccess {
 		return nil
 	}
 	var out []execctx.FileAccess
-	for _, op := range r.files {
-		switch op {
+	for _, f := range r.files {
+		switch f.op {
 		case safety.FileRead:
 			out = append(out, execctx.FileAccess{Op: execctx.FileRead, Path: r.Path})
 		case safety.FileWrite:
