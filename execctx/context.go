@@ -17,19 +17,20 @@ const (
 	StatusDenied  Status = "denied"  // the safety policy refused it
 )
 
-// FileOp is how a step touched a file.
-type FileOp string
+// FileEvent is what a step did to a file, as the session remembers it
+// (how a step uses a file is a safety.FileOp).
+type FileEvent string
 
-// File operations.
+// File events.
 const (
-	FileRead    FileOp = "read"
-	FileWritten FileOp = "written"
-	FileEdited  FileOp = "edited"
+	FileRead    FileEvent = "read"
+	FileWritten FileEvent = "written"
+	FileEdited  FileEvent = "edited"
 )
 
 // FileAccess is one file a step touched.
 type FileAccess struct {
-	Op   FileOp
+	Op   FileEvent
 	Path string
 }
 
@@ -173,7 +174,7 @@ func (c *Context) Record(r StepRecord) error {
 }
 
 // AddFile notes a file access outside a step record.
-func (c *Context) AddFile(op FileOp, path string) {
+func (c *Context) AddFile(op FileEvent, path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.addFileLocked(FileAccess{Op: op, Path: path})

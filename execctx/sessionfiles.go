@@ -11,8 +11,8 @@ import (
 
 // More ways a step touches a file: the transfers.
 const (
-	FileUploaded   FileOp = "uploaded"   // copied from the operator's machine to the host
-	FileDownloaded FileOp = "downloaded" // copied from the host to the operator's machine
+	FileUploaded   FileEvent = "uploaded"   // copied from the operator's machine to the host
+	FileDownloaded FileEvent = "downloaded" // copied from the host to the operator's machine
 )
 
 // MaxSessionFiles bounds the session's file index; the least recently
@@ -31,7 +31,7 @@ type SessionFile struct {
 	// When is the last touch; First the first.
 	When, First time.Time
 	// Ops are how it was touched, in the order first seen.
-	Ops []FileOp
+	Ops []FileEvent
 	// Task is the task (BeginTask) of the last touch; 0 before any.
 	Task int
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-func touched(c *Context, host, p string, op FileOp, size int64, at time.Time) {
-	c.Touch(SessionFile{Host: host, Path: p, Ops: []FileOp{op}, Size: size, When: at})
+func touched(c *Context, host, p string, op FileEvent, size int64, at time.Time) {
+	c.Touch(SessionFile{Host: host, Path: p, Ops: []FileEvent{op}, Size: size, When: at})
 }
 
 func paths(fs []SessionFile) string {

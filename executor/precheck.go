@@ -39,15 +39,14 @@ func CheckPlanPermissions(p *planner.Plan, reg *tools.Registry, policy safety.Po
 	for _, ph := range p.Phases {
 		for _, st := range ph.Steps {
 			n++
-			params, err := vars.ResolveParams(st.Parameters, tools.ShellParameters[st.Tool]...)
-			if err != nil {
-				continue // needs a variable a step sets: checked when it runs
+			// The prepare stage's host-free part, as RunStep runs it: a
+			// step that fails it needs a variable a step sets (checked
+			// when it runs) or is invalid (Validate says what is wrong).
+			prep, d := prepareCall(vars, reg, st)
+			if d != nil {
+				continue
 			}
-			call, err := reg.Prepare(st.Tool, params)
-			if err != nil {
-				continue // Validate says what is wrong
-			}
-			target, local := staticNeeds(call, policy)
+			target, local := staticNeeds(prep.call, policy)
 			why := perms.Check(target, "")
 			if localHome != "" {
 				for _, r := range perms.Check(local, localHome) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
@@ -55,14 +56,11 @@ type prepared struct {
 // tool's (tools.Registry.Prepare), picks its transport and looks up the
 // home of the user it runs as. A denial is a step the model may fix.
 func (e *Executor) prepare(ctx context.Context, st planner.Step) (*prepared, *denial) {
-	params, err := e.vars.ResolveParams(st.Parameters, tools.ShellParameters[st.Tool]...)
-	if err != nil {
-		return &prepared{st: st, params: st.Parameters}, failed("%s", err)
+	p, d := prepareCall(e.vars, e.reg, st)
+	if d != nil {
+		return p, d
 	}
-	p := &prepared{st: st, params: params}
-	if p.call, err = e.reg.Prepare(st.Tool, params); err != nil {
-		return p, failed("%s", err)
-	}
+	var err error
 	if p.tr, p.as, err = e.stepTransport(st); err != nil {
 		return p, failed("%s", err)
 	}
@@ -76,6 +74,21 @@ func (e *Executor) prepare(ctx context.Context, st planner.Step) (*prepared, *de
 	p.view = e.newHostView(p.tr, home, herr)
 	if e.cfg.Journal != nil {
 		p.view.readMax = min(e.journalMax(), readAhead)
+	}
+	return p, nil
+}
+
+// prepareCall is the part of prepare that needs no host: the step's
+// templates resolved over vars, its parameters decoded by reg. The plan
+// pre-check (CheckPlanPermissions) runs it too.
+func prepareCall(vars *execctx.Context, reg *tools.Registry, st planner.Step) (*prepared, *denial) {
+	params, err := vars.ResolveParams(st.Parameters, tools.ShellParameters[st.Tool]...)
+	if err != nil {
+		return &prepared{st: st, params: st.Parameters}, failed("%s", err)
+	}
+	p := &prepared{st: st, params: params}
+	if p.call, err = reg.Prepare(st.Tool, params); err != nil {
+		return p, failed("%s", err)
 	}
 	return p, nil
 }

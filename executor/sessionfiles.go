@@ -36,15 +36,15 @@ func (e *Executor) touchFiles(ctx context.Context, p *prepared, r StepResult) {
 		f := execctx.SessionFile{Host: e.host, Path: r.Path, Size: size, When: now}
 		switch {
 		case tool == tools.UploadFileName && op == safety.FileWrite:
-			f.Ops, f.Local = []execctx.FileOp{execctx.FileUploaded}, local
+			f.Ops, f.Local = []execctx.FileEvent{execctx.FileUploaded}, local
 		case tool == tools.DownloadFileName && op == safety.FileRead:
-			f.Ops, f.Local = []execctx.FileOp{execctx.FileDownloaded}, local
+			f.Ops, f.Local = []execctx.FileEvent{execctx.FileDownloaded}, local
 		case op == safety.FileRead:
-			f.Ops = []execctx.FileOp{execctx.FileRead}
+			f.Ops = []execctx.FileEvent{execctx.FileRead}
 		case op == safety.FileWrite:
-			f.Ops = []execctx.FileOp{execctx.FileWritten}
+			f.Ops = []execctx.FileEvent{execctx.FileWritten}
 		case op == safety.FileEdit:
-			f.Ops = []execctx.FileOp{execctx.FileEdited}
+			f.Ops = []execctx.FileEvent{execctx.FileEdited}
 		default:
 			continue
 		}

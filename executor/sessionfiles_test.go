@@ -51,7 +51,7 @@ steps:
 	}
 	up := files[0] // read again last
 	if up.Path != remote || up.Local != local || up.Size != 14 || up.Host != "local" ||
-		fmt.Sprint(up.Ops) != fmt.Sprint([]execctx.FileOp{execctx.FileUploaded, execctx.FileRead}) {
+		fmt.Sprint(up.Ops) != fmt.Sprint([]execctx.FileEvent{execctx.FileUploaded, execctx.FileRead}) {
 		t.Errorf("uploaded file %+v", up)
 	}
 	if files[1].Path != filepath.Join(h.dir, "notes.txt") || files[1].Ops[0] != execctx.FileWritten || files[2].Path != conf || files[2].Size != 8 {

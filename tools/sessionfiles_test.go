@@ -16,10 +16,10 @@ func TestSessionFiles(t *testing.T) {
 	c := execctx.New()
 	c.BeginTask()
 	at := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
-	c.Touch(execctx.SessionFile{Host: "web01", Path: "/etc/app.conf", Ops: []execctx.FileOp{execctx.FileRead}, Size: 42, When: at})
+	c.Touch(execctx.SessionFile{Host: "web01", Path: "/etc/app.conf", Ops: []execctx.FileEvent{execctx.FileRead}, Size: 42, When: at})
 	c.BeginTask()
-	c.Touch(execctx.SessionFile{Host: "web01", Path: "/tmp/a.log", Local: "/home/me/a.log", Ops: []execctx.FileOp{execctx.FileUploaded}, Size: 2048, When: at.Add(time.Minute)})
-	c.Touch(execctx.SessionFile{Host: "web01", Path: "/tmp/b.log", Local: "/home/me/b.log", Ops: []execctx.FileOp{execctx.FileUploaded}, Size: 10, When: at.Add(2 * time.Minute)})
+	c.Touch(execctx.SessionFile{Host: "web01", Path: "/tmp/a.log", Local: "/home/me/a.log", Ops: []execctx.FileEvent{execctx.FileUploaded}, Size: 2048, When: at.Add(time.Minute)})
+	c.Touch(execctx.SessionFile{Host: "web01", Path: "/tmp/b.log", Local: "/home/me/b.log", Ops: []execctx.FileEvent{execctx.FileUploaded}, Size: 10, When: at.Add(2 * time.Minute)})
 	reg := Default(testPolicy(), WithSessionFiles(c.FindFiles))
 	tr := targets(t)[0].tr
 	for _, tc := range []struct {
@@ -63,8 +63,8 @@ func FuzzSessionFilesParams(f *testing.F) {
 	f.Add([]byte(`[]`))
 	c := execctx.New()
 	c.BeginTask()
-	c.Touch(execctx.SessionFile{Host: "h", Path: "/var/log/a.log", Ops: []execctx.FileOp{execctx.FileUploaded}, Size: 1})
-	c.Touch(execctx.SessionFile{Host: "h", Path: "/etc/x.conf", Ops: []execctx.FileOp{execctx.FileRead}, Size: -1})
+	c.Touch(execctx.SessionFile{Host: "h", Path: "/var/log/a.log", Ops: []execctx.FileEvent{execctx.FileUploaded}, Size: 1})
+	c.Touch(execctx.SessionFile{Host: "h", Path: "/etc/x.conf", Ops: []execctx.FileEvent{execctx.FileRead}, Size: -1})
 	tool := newSessionFiles(newConfig(testPolicy(), []Option{WithSessionFiles(c.FindFiles)}))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		out, err := tool.Run(context.Background(), nil, raw)
