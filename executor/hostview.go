@@ -101,29 +101,46 @@ func (v *hostView) abs(p, cwd string) (string, error) {
 // read, a small regular file's content too (asked again when an earlier
 // look did not read it). The error is only a done ctx.
 func (v *hostView) look(ctx context.Context, p string, read bool) (*hostPath, error) {
-	v.mu.Lock()
-	hp, ok := v.paths[p]
-	if ok && read && !hp.readAsked && v.readMax > 0 && hp.looked && hp.in.Info != nil &&
-		hp.in.Info.Mode().IsRegular() && hp.in.Info.Size() <= v.readMax {
-		ok = false // looked at without its content, which is wanted now
-	}
-	if !ok {
-		hp = &hostPath{done: make(chan struct{}), readAsked: read}
-		v.paths[p] = hp
-		v.mu.Unlock()
-		v.fill(ctx, hp, p, read)
-		close(hp.done)
-	} else {
+	for {
+		v.mu.Lock()
+		hp, ok := v.paths[p]
+		if !ok {
+			hp = &hostPath{done: make(chan struct{}), readAsked: read}
+			v.paths[p] = hp
+			v.mu.Unlock()
+			v.fill(ctx, hp, p, read)
+			close(hp.done)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return hp, nil
+		}
 		v.mu.Unlock()
 		select {
-		case <-hp.done:
+		case <-hp.done: // its fields are written before done is closed
 		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !read || !v.wantsContent(hp) {
+			return hp, nil
+		}
+		// Looked at without its content, which is wanted now: again.
+		v.mu.Lock()
+		if v.paths[p] == hp {
+			delete(v.paths, p)
+		}
+		v.mu.Unlock()
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return hp, nil
+}
+
+// wantsContent reports whether a done look at a file left out content
+// that a look with read would take.
+func (v *hostView) wantsContent(hp *hostPath) bool {
+	return !hp.readAsked && v.readMax > 0 && hp.looked && hp.in.Info != nil &&
+		hp.in.Info.Mode().IsRegular() && hp.in.Info.Size() <= v.readMax
 }
 
 // fill asks the host about p: Inspect where the transport has it, else
