@@ -119,7 +119,7 @@ type roundTripHost struct {
 	rootDir string // root's alone
 }
 
-func newRoundTripHost(t *testing.T) *roundTripHost {
+func newRoundTripHost(t testing.TB) *roundTripHost {
 	t.Helper()
 	d, s := testenv.StartSudoSSHD(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -155,7 +155,7 @@ func newRoundTripHost(t *testing.T) *roundTripHost {
 // executor is an executor on the host, journaled, that runs medium steps
 // without asking; with as, every step runs as root through become; with
 // perms, within declared permissions (--allow-write) of both directories.
-func (h *roundTripHost) executor(t *testing.T, as, perms bool) *Executor {
+func (h *roundTripHost) executor(t testing.TB, as, perms bool) *Executor {
 	j, err := journal.Open(t.TempDir(), "s1", "sshd")
 	must(t, err)
 	cfg := Config{Transport: h.login, Policy: safety.DefaultPolicy(), Journal: j,
@@ -239,5 +239,29 @@ func (h *roundTripHost) count(t *testing.T, perms bool) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(h.userDir, "conf")); string(b) != "a = 2\n" {
 		t.Errorf("sed -i left %q", b)
+	}
+}
+
+// BenchmarkBecomeStep is what one journaled medium `sed -i` step costs as
+// root through become over real sshd (the login user's sudo asks for its
+// password every time), and the same step as the login user: the peer.
+func BenchmarkBecomeStep(b *testing.B) {
+	h := newRoundTripHost(b)
+	for _, as := range []bool{true, false} {
+		name, dir := "login", h.userDir
+		if as {
+			name, dir = "become", h.rootDir
+		}
+		b.Run(name, func(b *testing.B) {
+			e := h.executor(b, as, false)
+			step := planner.Step{Tool: "execute_command",
+				Parameters: map[string]any{"command": "sed -i s/1/2/ " + filepath.Join(dir, "conf")}}
+			for b.Loop() {
+				r, err := e.RunStep(context.Background(), step)
+				if err != nil || r.Status != "ok" {
+					b.Fatalf("%s %v %s", r.Status, err, r.Observation)
+				}
+			}
+		})
 	}
 }
