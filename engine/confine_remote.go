@@ -136,15 +136,14 @@ umask 077
 // its state directory on the host ($d), where the launcher and the rules
 // are kept between sessions.
 func keptDir(sess string) string {
-	return `case ${XDG_STATE_HOME:-} in /*) st=$XDG_STATE_HOME ;; *) st=$HOME/.local/state ;; esac
-[ -d "$st/agent/launch" ] || mkdir -p "$st/agent/launch" || { echo "unsafe cannot make $st/agent/launch"; exit 0; }
-for x in "$st" "$st/agent" "$st/agent/launch"; do
+	return stateDir + `for x in "$st" "$st/agent" "$st/agent/launch"; do
 	if [ -L "$x" ] || [ ! -O "$x" ]; then echo "unsafe $x is a link or not yours"; exit 0; fi
 done
 o=$PWD
 cd -P "$st/agent/launch" && d=$PWD && cd -P ../../.. && p=$PWD && cd "$o" || { echo "unsafe cannot resolve $st"; exit 0; }
 f=$d/agent-launch-$s sd=$d/` + sess + ` r=$d/rules-$k-$rel
-set -- "$HOME" "$p" "$st" "$st/agent" "$d"
+set -- "$p" "$st" "$st/agent" "$d"
+case $st in "$HOME"/*) set -- "$HOME" "$@" ;; esac
 [ -e "$f" ] && { { [ -L "$f" ] || [ ! -O "$f" ]; } && { echo "unsafe $f is a link or not yours"; exit 0; }; set -- "$@" "$f"; }
 me=
 [ -O "$HOME" ] && [ -O "$p" ] || me=$(id -u)
@@ -158,6 +157,34 @@ ls -ldnL -- "$@" | {
 `
 }
 
+// stateDir picks agent's state directory on the host ($st), where
+// agent/launch is or can be made: ${XDG_STATE_HOME:-~/.local/state}; where
+// the home cannot be written, $XDG_RUNTIME_DIR (an absolute directory of
+// the user's own); else /tmp/agent-UID, the user's own, not a link, mode
+// 0700 (checked after it is made: one made by another user meanwhile is
+// refused). $n is how many of agent/launch and its parents up to $st's
+// parent it made. It prints "nowhere …" and ends the set-up when there is
+// none: the host then runs with the classifier alone, said once
+// (docs/decisions.md, "An unwritable home").
+const stateDir = `pick() {
+	n=0
+	for x in "$1/agent/launch" "$1/agent" "$1" "${1%/*}"; do [ -d "$x" ] && break; n=$((n + 1)); done
+	[ -d "$1/agent/launch" ] || mkdir -p "$1/agent/launch" 2>/dev/null || return 1
+	st=$1
+}
+case ${XDG_STATE_HOME:-} in /*) st=$XDG_STATE_HOME ;; *) st=$HOME/.local/state ;; esac
+if ! pick "$st"; then
+	st=
+	case ${XDG_RUNTIME_DIR:-} in /*) [ -d "$XDG_RUNTIME_DIR" ] && [ ! -L "$XDG_RUNTIME_DIR" ] && [ -O "$XDG_RUNTIME_DIR" ] && pick "$XDG_RUNTIME_DIR" ;; esac
+fi
+if [ -z "$st" ]; then
+	t=/tmp/agent-$(id -u)
+	pick "$t" || { echo "nowhere $HOME, \$XDG_RUNTIME_DIR and $t cannot hold it"; exit 0; }
+	if [ -L "$t" ] || [ ! -O "$t" ]; then echo "unsafe $t is a link or not yours"; exit 0; fi
+	case $(ls -ldn "$t") in drwx------*) ;; *) echo "unsafe $t is not private (mode 0700)"; exit 0 ;; esac
+fi
+`
+
 // sessionDir (the default) is keptDir's checks, then the session's own
 // directory in the launch directory ($d), where the launcher is sent and
 // the rules computed, removed by Close with the directories the set-up
@@ -166,10 +193,7 @@ ls -ldnL -- "$@" | {
 // host. Not in $TMPDIR: a medium step may write there, and denying one
 // entry of a busy directory would cost every step a recompilation.
 func sessionDir(sess string) string {
-	return `case ${XDG_STATE_HOME:-} in /*) st=$XDG_STATE_HOME ;; *) st=$HOME/.local/state ;; esac
-n=0
-for x in "$st/agent/launch" "$st/agent" "$st" "${st%/*}"; do [ -d "$x" ] && break; n=$((n + 1)); done
-` + keptDir(sess) + `mkdir "$sd" || { echo "unsafe cannot make $sd"; exit 0; }
+	return keptDir(sess) + `mkdir "$sd" || { echo "unsafe cannot make $sd"; exit 0; }
 ` + ownerRecord + `
 d=$sd
 f=$d/agent-launch-$s sd=$d/sandbox r=$d/rules-$k-$rel
@@ -333,6 +357,9 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		return
 	case out["none"] != "":
 		h.reason = "agent has no launcher for linux/" + out["none"]
+		return
+	case out["nowhere"] != "":
+		h.reason = "no directory on the host can hold the launcher (" + out["nowhere"] + ")"
 		return
 	case out["unsafe"] != "":
 		h.err = fmt.Errorf("confine: the launcher's directory on the host is not safe to use: %s", out["unsafe"])

@@ -221,10 +221,10 @@ func (d *Dropbear) buildRoot(dropbear, busybox string, opts DropbearOptions) err
 			return err
 		}
 	}
-	if err := os.Mkdir(d.Path("tmp"), 0o1777); err != nil {
+	if err := os.Mkdir(d.Path("tmp"), os.ModeSticky|0o777); err != nil {
 		return err
 	}
-	if err := os.Chmod(d.Path("tmp"), 0o1777); err != nil {
+	if err := os.Chmod(d.Path("tmp"), os.ModeSticky|0o777); err != nil {
 		return err
 	}
 	if err := copyFile(busybox, d.Path("/bin/busybox"), 0o755); err != nil {

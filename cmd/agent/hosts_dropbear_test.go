@@ -264,3 +264,41 @@ func TestKilledRunsLauncherRemovedByTheNext(t *testing.T) {
 		t.Errorf("left on the host:\n%s\nwas\n%s", now, before)
 	}
 }
+
+// A login user whose home it cannot write: the launcher goes to a private
+// directory in /tmp (0700, the user's own), every tool runs confined, and
+// nothing is left; where no directory can hold it (/tmp/agent-UID taken
+// by root), agent says so and runs with the classifier alone
+// (--require-enforcement refuses).
+func TestUnwritableHomeOnDropbear(t *testing.T) {
+	d := testenv.StartDropbear(t, testenv.DropbearOptions{})
+	if err := os.Chown(d.Path(d.Home), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if out := everyToolOn(t, d); strings.Contains(out, "not enforced") {
+		t.Errorf("the launcher not sent:\n%s", out)
+	}
+
+	taken := d.Path(fmt.Sprintf("/tmp/agent-%d", testenv.DropbearUID))
+	if err := os.Mkdir(taken, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CI", "true")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	local := t.TempDir()
+	planFile := filepath.Join(local, "p.yaml")
+	os.WriteFile(planFile, []byte("name: p\nphases:\n  - phase: 1\n    goal: x\n    steps:\n      - tool: execute_command\n        parameters:\n          command: cat /etc/passwd\n"), 0o644)
+	agent := func(args ...string) (string, int) {
+		var out bytes.Buffer
+		code := Main(append([]string{"-F", d.SSHConfig, "--ssh-host", d.Alias}, args...), strings.NewReader(""), &out, &out)
+		return out.String(), code
+	}
+	out, code := agent("run", planFile)
+	if code != 0 || !strings.Contains(out, "no directory on the host can hold the launcher") || !strings.Contains(out, "classifier alone") {
+		t.Errorf("no directory for the launcher: exit %d (want 0, said once)\n%s", code, out)
+	}
+	out, code = agent("run", planFile, "--require-enforcement")
+	if code == 0 {
+		t.Errorf("--require-enforcement without a directory for the launcher: exit 0\n%s", out)
+	}
+}
