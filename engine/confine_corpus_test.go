@@ -176,6 +176,7 @@ func TestKernelHoldsCorpusLocal(t *testing.T) {
 	}
 	home := t.TempDir()
 	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // agent's rules out of the home compared
 	tr, err := local.New()
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +195,7 @@ func TestKernelHoldsCorpusSSHD(t *testing.T) {
 	if err := os.Chmod(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + "\n"})
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + " XDG_STATE_HOME=" + t.TempDir() + "\n"})
 	cfg := &sshtr.HostConfig{Alias: "sshd", HostName: "127.0.0.1", Port: d.Port, User: d.User,
 		IdentityFiles: []string{d.IdentityFile}, IdentitiesOnly: true, IdentityAgent: "none",
 		UserKnownHostsFiles: []string{d.KnownHosts}, StrictHostKeyChecking: "yes"}
