@@ -275,4 +275,3 @@ func (b *bed) attacks(t *testing.T) (toOthers, network, metadata []attack) {
 	}
 	return toOthers, network, metadata
 }
-
