@@ -25,16 +25,21 @@ func scanSed(s string) sedScan {
 		return v
 	}
 	// delimited skips a delimited part (regex or replacement) after its
-	// opening delimiter d, honouring backslash escapes.
-	delimited := func(d byte) bool {
+	// opening delimiter d, honouring backslash escapes; in a regex (re),
+	// the delimiter is literal inside a bracket expression, as GNU sed
+	// reads it (s/[/]/x/ replaces a slash).
+	delimited := func(d byte, re bool) bool {
 		for i < len(s) {
-			switch s[i] {
-			case '\\':
+			switch {
+			case s[i] == '\\':
 				i += 2
 				continue
-			case d:
+			case s[i] == d:
 				i++
 				return true
+			case re && s[i] == '[':
+				i = bracketEnd(s, i)
+				continue
 			}
 			i++
 		}
@@ -50,13 +55,13 @@ func scanSed(s string) sedScan {
 			i++
 		case i < len(s) && s[i] == '/':
 			i++
-			if !delimited('/') {
+			if !delimited('/', true) {
 				return false
 			}
 		case i+1 < len(s) && s[i] == '\\':
 			d := s[i+1]
 			i += 2
-			if !delimited(d) {
+			if !delimited(d, true) {
 				return false
 			}
 		default:
@@ -101,10 +106,30 @@ func scanSed(s string) sedScan {
 		case '{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
 		case '#', 'a', 'i', 'c':
 			restOfLine()
-		case ':', 'b', 't', 'T', 'v', 'q', 'Q', 'l', 'L':
-			// GNU sed ends a label at ";" (":a;N;$!ba"), so ":a;e cmd" runs cmd.
-			for i < len(s) && strings.IndexByte(";\n}", s[i]) < 0 {
+		case ':', 'b', 't', 'T':
+			// GNU sed ends a label at ";" (":a;N;$!ba") and at blanks
+			// (":a 1e cmd" runs cmd); ending it at "}" too can only make
+			// more of the script commands.
+			for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 				i++
+			}
+			for i < len(s) && strings.IndexByte(" \t;\n}", s[i]) < 0 {
+				i++
+			}
+		case 'v', 'q', 'Q', 'l', 'L':
+			// An optional number (or version), then the command ends.
+			for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+				i++
+			}
+			for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+				i++
+			}
+			for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+				i++
+			}
+			if i < len(s) && strings.IndexByte(";\n}", s[i]) < 0 {
+				sc.ok = false
+				return sc
 			}
 		case 'e':
 			sc.exec = true
@@ -120,7 +145,7 @@ func scanSed(s string) sedScan {
 			}
 			d := s[i]
 			i++
-			if !delimited(d) || !delimited(d) {
+			if !delimited(d, cmd == 's') || !delimited(d, false) {
 				sc.ok = false
 				return sc
 			}
@@ -148,4 +173,33 @@ func scanSed(s string) sedScan {
 		}
 	}
 	return sc
+}
+
+// bracketEnd returns the index just past the bracket expression that
+// starts at s[i] ('['), or len(s) when it does not end: a leading ^ and a
+// ] right after [ or [^ are part of the list, and [:class:], [=c=] and
+// [.c.] are skipped whole.
+func bracketEnd(s string, i int) int {
+	j := i + 1
+	if j < len(s) && s[j] == '^' {
+		j++
+	}
+	if j < len(s) && s[j] == ']' {
+		j++
+	}
+	for j < len(s) {
+		switch {
+		case s[j] == '[' && j+1 < len(s) && strings.IndexByte(":=.", s[j+1]) >= 0:
+			end := strings.Index(s[j+2:], string(s[j+1])+"]")
+			if end < 0 {
+				return len(s)
+			}
+			j += 2 + end + 2
+		case s[j] == ']':
+			return j + 1
+		default:
+			j++
+		}
+	}
+	return len(s)
 }

@@ -454,7 +454,7 @@ func (c *classifier) sed(s scanned, args []arg, r *role, e env) {
 			c.opaque("sed: program runs commands (e)")
 		}
 		if !sc.ok {
-			c.add(Medium, "sed: program %s not understood", p.text)
+			c.opaque("sed: program %s not understood, so what it runs or writes cannot be known", p.text)
 		}
 		for _, w := range sc.writes {
 			c.write("sed w", arg{val: w, text: w, static: true}, wContent)
