@@ -22,6 +22,9 @@ func (t *Transport) Inspect(ctx context.Context, p string, readMax int64) (trans
 	if err := ctx.Err(); err != nil {
 		return in, fmt.Errorf("inspect %s: %w", p, err)
 	}
+	if t.viaShell(ctx) {
+		return t.shellInspect(ctx, p, readMax)
+	}
 	c, sc, home, err := t.files(ctx)
 	if err != nil {
 		return in, fmt.Errorf("inspect %s: %w", p, err)

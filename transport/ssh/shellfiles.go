@@ -299,6 +299,37 @@ func (t *Transport) shellRealPath(ctx context.Context, p string) (string, error)
 	return realPath(shellLinks{ctx, t}, ap)
 }
 
+// shellInspect is Inspect through the shell: RealPath, then a stat of
+// the real path, then the content when asked for.
+func (t *Transport) shellInspect(ctx context.Context, p string, readMax int64) (transport.Inspection, error) {
+	var in transport.Inspection
+	real, err := t.shellRealPath(ctx, p)
+	if err != nil {
+		return in, err
+	}
+	in.Real = real
+	fi, err := t.shellStat(ctx, real, true)
+	if errors.Is(err, fs.ErrNotExist) {
+		return in, nil
+	}
+	if err != nil {
+		return in, err
+	}
+	in.Info = fi
+	if st, ok := fi.Sys().(*sftp.FileStat); ok {
+		in.UID, in.GID, in.Owned = int(st.UID), int(st.GID), true
+	}
+	if readMax > 0 && fi.Mode().IsRegular() && fi.Size() <= readMax {
+		var b bytes.Buffer
+		if _, err := t.shellReadFile(ctx, real, &limited{w: &b, n: readMax}); err == nil {
+			in.Content, in.Read = b.Bytes(), true
+		} else if ctx.Err() != nil {
+			return in, fmt.Errorf("inspect %s: %w", p, ctx.Err())
+		}
+	}
+	return in, nil
+}
+
 // errSumMismatch is a transfer whose size or SHA-256 differed on the two
 // sides, twice.
 var errSumMismatch = errors.New("the bytes that arrived are not the bytes sent (size or SHA-256 differ), twice; nothing was written")
