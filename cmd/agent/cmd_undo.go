@@ -13,6 +13,7 @@ import (
 
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/journal"
+	"github.com/autoshell/agent/session"
 	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/transport"
 	sshtr "github.com/autoshell/agent/transport/ssh"
@@ -91,13 +92,21 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 	if inv.given() {
 		return undoBatch(ctx, a, stateDir, info, inv, limit, *force)
 	}
-	target, err := undoHost(info, a.host.sshHost)
+	if a.host.sshHost == "" && len(info.Hosts) == 1 && info.Hosts[0] != "local" {
+		// The run's own way to the host (user@host, ssh://…:port, -l,
+		// -p, -F, --identity), for what this command line does not say.
+		if ran, ok := sessionHost(stateDir, info.ID); ok && a.hostName(ran) == info.Hosts[0] {
+			keepRunHost(&a.host, ran, fs)
+		}
+	}
+	target, err := undoHost(info, a.host.sshHost, a.hostName(a.host))
 	if err != nil {
 		return err
 	}
 	opened := a.host
-	opened.sshHost = ""
-	if target != "local" {
+	if target == "local" {
+		opened.sshHost = ""
+	} else if opened.sshHost == "" {
 		opened.sshHost = target
 	}
 	a.host = opened
@@ -253,11 +262,16 @@ func pickSession(sessions []journal.SessionInfo, id string) (journal.SessionInfo
 	return journal.SessionInfo{}, usagef("undo: session %s changed no file (or does not exist)", id)
 }
 
-// undoHost decides which host of the session to restore.
-func undoHost(info journal.SessionInfo, asked string) (string, error) {
+// undoHost decides which host of the session to restore: asked (the
+// --ssh-host given) is one of the session's hosts by the name it was
+// given or by the name the journal keeps for it (named: user@host and
+// ssh://…:port are kept by their host name).
+func undoHost(info journal.SessionInfo, asked, named string) (string, error) {
 	switch {
 	case asked != "" && slices.Contains(info.Hosts, asked):
 		return asked, nil
+	case asked != "" && named != "" && slices.Contains(info.Hosts, named):
+		return named, nil
 	case asked != "":
 		return "", usagef("undo: session %s ran on %s, not on %s", info.ID, strings.Join(info.Hosts, ", "), asked)
 	case len(info.Hosts) == 1:
@@ -291,4 +305,59 @@ func listSessions(w io.Writer, sessions []journal.SessionInfo) {
 			printable(oneLineText(strings.Join(s.Hosts, ","), 60)), s.Files, restored)
 	}
 	tw.Flush()
+}
+
+// hostName is the name the journal keeps for the host o reaches (the
+// transport's name: its ssh_config alias or host name); "" when o names
+// no SSH host or cannot be resolved.
+func (a *app) hostName(o hostOptions) string {
+	if o.sshHost == "" {
+		return ""
+	}
+	t, err := engine.HostTarget(o.sshHost, o.overrides())
+	if err != nil || t.SSH == nil {
+		return ""
+	}
+	if t.SSH.Alias != "" {
+		return t.SSH.Alias
+	}
+	return t.SSH.HostName
+}
+
+// sessionHost is the host options session id's run was given, from the
+// arguments its record keeps; false when it has none (a local run, a
+// batch, no record).
+func sessionHost(stateDir, id string) (hostOptions, bool) {
+	s, err := session.Load(stateDir, id)
+	if s == nil || len(s.Start.Args) == 0 {
+		_ = err
+		return hostOptions{}, false
+	}
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.ParseErrorsAllowlist.UnknownFlags = true
+	var h hostOptions
+	h.addFlags(fs)
+	if fs.Parse(s.Start.Args) != nil || h.sshHost == "" {
+		return hostOptions{}, false
+	}
+	return h, true
+}
+
+// keepRunHost sets in dst the run's host options (ran) that undo's own
+// flags (fs) do not set.
+func keepRunHost(dst *hostOptions, ran hostOptions, fs *pflag.FlagSet) {
+	dst.sshHost = ran.sshHost
+	if !fs.Changed("ssh-config") && dst.configFile == "" {
+		dst.configFile = ran.configFile
+	}
+	if !fs.Changed("user") && dst.user == "" {
+		dst.user = ran.user
+	}
+	if !fs.Changed("port") && dst.port == 0 {
+		dst.port = ran.port
+	}
+	if !fs.Changed("identity") && len(dst.identities) == 0 {
+		dst.identities = ran.identities
+	}
 }

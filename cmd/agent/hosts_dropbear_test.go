@@ -302,3 +302,41 @@ func TestUnwritableHomeOnDropbear(t *testing.T) {
 		t.Errorf("--require-enforcement without a directory for the launcher: exit 0\n%s", out)
 	}
 }
+
+// A run addressed as ssh://user@host:port (no ssh_config alias): agent
+// undo, with no host flags or with the run's own, reaches the host the
+// run reached (before: the local user on port 22, and the run's
+// --ssh-host refused).
+func TestUndoAfterURIAddressedRun(t *testing.T) {
+	d := testenv.StartDropbear(t, testenv.DropbearOptions{SFTP: true})
+	if err := d.WriteFile(d.Home+"/f.txt", []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	local := t.TempDir()
+	cfg := filepath.Join(local, "ssh_config")
+	os.WriteFile(cfg, []byte("Host 127.0.0.1\n  IdentityFile "+d.IdentityFile+"\n  IdentitiesOnly yes\n  UserKnownHostsFile "+d.KnownHosts+"\n  StrictHostKeyChecking yes\n"), 0o644)
+	plan := filepath.Join(local, "p.yaml")
+	os.WriteFile(plan, []byte("name: p\nphases:\n  - phase: 1\n    goal: x\n    steps:\n      - tool: write_file\n        parameters:\n          file_path: ~/f.txt\n          content: \"two\\n\"\n"), 0o644)
+	t.Setenv("CI", "true")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	agent := func(args ...string) (string, int) {
+		var out bytes.Buffer
+		code := Main(args, strings.NewReader(""), &out, &out)
+		return out.String(), code
+	}
+	uri := fmt.Sprintf("ssh://%s@127.0.0.1:%d", d.User, d.Port)
+	for _, undo := range [][]string{{"-F", cfg, "undo"}, {"-F", cfg, "--ssh-host", uri, "undo"}, {"undo"}} {
+		if out, code := agent("-F", cfg, "--ssh-host", uri, "run", plan, "--approve", "medium"); code != 0 {
+			t.Fatalf("run: exit %d\n%s", code, out)
+		}
+		if b, _ := os.ReadFile(d.Path(d.Home + "/f.txt")); string(b) != "two\n" {
+			t.Fatalf("after the run: %q", b)
+		}
+		if out, code := agent(undo...); code != 0 {
+			t.Fatalf("%q: exit %d\n%s", undo, code, out)
+		}
+		if b, _ := os.ReadFile(d.Path(d.Home + "/f.txt")); string(b) != "one\n" {
+			t.Fatalf("%q: %q", undo, b)
+		}
+	}
+}
