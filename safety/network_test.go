@@ -77,3 +77,16 @@ func TestNetworkIsMedium(t *testing.T) {
 		}
 	}
 }
+
+// TestResolvectlSets: resolvectl dns|domain shows, with values after the
+// interface it sets them (through resolved's socket, which the kernel's
+// socket filter cannot tell from a local one).
+func TestResolvectlSets(t *testing.T) {
+	p := DefaultPolicy()
+	for cmd, want := range map[string]Level{`resolvectl dns`: Safe, `resolvectl dns eth0`: Safe,
+		`resolvectl dns eth0 1.2.3.4`: High, `resolvectl domain eth0 evil.example`: High, `resolvectl domain`: Safe} {
+		if got := p.ClassifyCommand(cmd); got.Level != want {
+			t.Errorf("%s = %s, want %s", cmd, got, want)
+		}
+	}
+}

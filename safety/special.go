@@ -194,6 +194,14 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 				}
 			}
 		}
+	case "resolvectl":
+		// resolvectl dns|domain [IFACE] shows; with servers or domains
+		// after the interface it sets them.
+		if slices.Contains(s.keys, "resolvectl dns") || slices.Contains(s.keys, "resolvectl domain") {
+			if len(s.operands) >= 2 {
+				c.add(High, "%s %s: sets the interface's DNS settings", s.shown, args[s.operands[0]].text)
+			}
+		}
 	case "cd", "pushd":
 		c.cd(args)
 	case "ln", "cp":
