@@ -196,7 +196,7 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 	j.MaxBytes = o.Policy.MaxWriteBytes
 	cfg := executor.Config{
 		Transport: tr, Policy: o.Policy, Approver: o.Approver,
-		Audit: log, Redact: h.redact.String, Journal: j, Session: h.Session, Host: h.Name,
+		Audit: log, Redact: h.redact.String, Secrets: set, Journal: j, Session: h.Session, Host: h.Name,
 		Emit: h.sink, DryRun: o.DryRun, Vars: o.Vars,
 		Permissions: AllowWrite(o.Policy), ReadOnly: o.Policy.OnlySafe, RecordNeeds: o.RecordNeeds,
 	}

@@ -72,6 +72,7 @@ type Context struct {
 	exposed map[string]Exposure // see SetExposure; nil: every variable shown
 	touched []SessionFile       // the session's file index, oldest first (sessionfiles.go)
 	task    int                 // BeginTask count
+	redact  func(string) string // see SetRedactor
 }
 
 // New returns an empty Context.

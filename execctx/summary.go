@@ -58,9 +58,9 @@ func (c *Context) stepsBlock(budget int) string {
 	full := true         // once a full entry does not fit, older ones get one line
 	i := n - 1
 	for ; i >= 0; i-- {
-		e := oneLine(i+1, c.history[i])
+		e := oneLine(i+1, c.history[i], c.redactor())
 		if full && i >= n-RecentSteps {
-			if f := fullEntry(i+1, c.history[i], outMax); len(f) <= remaining {
+			if f := fullEntry(i+1, c.history[i], outMax, c.redactor()); len(f) <= remaining {
 				e = f
 			} else {
 				full = false
@@ -100,7 +100,7 @@ func statusText(r StepRecord, withDuration bool) string {
 	return s
 }
 
-func fullEntry(num int, r StepRecord, outMax int) string {
+func fullEntry(num int, r StepRecord, outMax int, red func(string) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d. %s [%s]", num, oneLineText(r.Tool), statusText(r, true))
 	if r.Description != "" {
@@ -108,12 +108,12 @@ func fullEntry(num int, r StepRecord, outMax int) string {
 	}
 	b.WriteString("\n")
 	if len(r.Params) > 0 {
-		b.WriteString("   parameters: " + clipHead(jsonText(r.Params), paramsMax) + "\n")
+		b.WriteString("   parameters: " + clipHead(red(jsonText(r.Params)), paramsMax) + "\n")
 	}
 	if r.SaveAs != "" {
 		b.WriteString("   saved as: " + r.SaveAs + "\n")
 	}
-	out := clipMiddle(strings.TrimRight(r.Output, "\n"), outMax)
+	out := clipMiddle(strings.TrimRight(red(r.Output), "\n"), outMax)
 	if out == "" {
 		b.WriteString("   output: (none)\n")
 	} else {
@@ -122,12 +122,12 @@ func fullEntry(num int, r StepRecord, outMax int) string {
 	return b.String()
 }
 
-func oneLine(num int, r StepRecord) string {
+func oneLine(num int, r StepRecord, red func(string) string) string {
 	line := fmt.Sprintf("%d. %s [%s]", num, oneLineText(r.Tool), statusText(r, false))
 	if r.Description != "" {
 		line += ": " + oneLineText(r.Description)
 	}
-	if out := strings.TrimSpace(r.Output); out != "" {
+	if out := strings.TrimSpace(red(r.Output[:min(len(r.Output), oneLineRedact)])); out != "" {
 		first, _, _ := strings.Cut(out, "\n")
 		line += " → " + oneLineText(first)
 	}
@@ -246,7 +246,7 @@ func (c *Context) varsBlock(budget int) string {
 		if c.exposed[k] == ExposeName {
 			val = Redacted
 		}
-		line := clipHead("  "+k+" = "+val, varLineMax) + "\n"
+		line := clipHead("  "+k+" = "+c.redactor()(val), varLineMax) + "\n"
 		if b.Len()+len(line)+reserve > budget {
 			fmt.Fprintf(&b, "  … %d more\n", len(names)-i)
 			break
@@ -352,4 +352,25 @@ func clipMiddle(s string, n int) string {
 		head--
 	}
 	return s[:head] + fmt.Sprintf(format, start-head) + s[start:]
+}
+
+// oneLineRedact is how much of an older step's output is redacted for
+// its one line: the first line, and then some.
+const oneLineRedact = 4 << 10
+
+// SetRedactor makes Summary pass every step's output, parameters and
+// variable value through f before clipping them (a secret cut in two by
+// the clip would no longer be recognized afterwards); nil: none.
+func (c *Context) SetRedactor(f func(string) string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.redact = f
+}
+
+// redactor is the redactor SetRedactor set, or the identity. c.mu is held.
+func (c *Context) redactor() func(string) string {
+	if c.redact == nil {
+		return func(s string) string { return s }
+	}
+	return c.redact
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
@@ -54,6 +55,9 @@ type Config struct {
 	// (redact.String): the engine's Redactor, which knows the values
 	// of the host's secret variables. nil: the log's redaction only.
 	Redact func(string) string
+	// Secrets is the session's secret set: the files a step reads are
+	// harvested into it before the step runs (harvest.go); nil: none.
+	Secrets *redact.Set
 	// Journal records a file's previous content before any change; nil: no
 	// undo journal. A Journal that fails refuses the change.
 	Journal *journal.Journal

@@ -112,7 +112,7 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 	for _, stage := range []stage{
 		e.dryNeeds, e.condition, e.prepareStage, e.classifyStage, e.announce,
 		e.permissions, e.readOnly, e.dryRunStage, e.preview, e.decideStage,
-		e.confine, e.sandbox, e.journal, e.run, e.record,
+		e.confine, e.sandbox, e.journal, e.harvest, e.run, e.harvestRead, e.record,
 	} {
 		if d := stage(ctx, s); d != nil {
 			d.apply(&s.r)

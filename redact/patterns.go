@@ -148,6 +148,9 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 	if g.hasFold("machine", "default") && netrcGateRE.MatchString(s) {
 		s = replaceValues(s, netrcRE, "", mark, fixedName("NETRC_PASSWORD"))
 	}
+	if g.has("-p") {
+		s = redactAttachedP(s, mark)
+	}
 	if g.has("mysql", "mariadb", "sshpass", "curl", "htpasswd") {
 		s = redactCommandSecrets(s, func(v string) string { return mark("PASSWORD", v) })
 	}
@@ -256,4 +259,45 @@ func unquote(v string) string {
 		return v[1 : len(v)-1]
 	}
 	return v
+}
+
+// attachedPRE is an option -pVALUE, as a process listing shows a client
+// given its password that way (mysql -pS3cret, and its like).
+var attachedPRE = regexp.MustCompile(`(?:^|[\s'"])-p([^\s'";&|()<>\x60=]{6,})(?:$|[\s'";&|()<>\x60])`)
+
+// redactAttachedP replaces the value of each -pVALUE that looks like a
+// password: at least 6 bytes, a letter and a digit or a symbol in it, no
+// '=' (so -pthread, -pedantic, -p8080:80 and -p127.0.0.1:80:80 stay).
+func redactAttachedP(s string, mark func(name, value string) string) string {
+	ms := attachedPRE.FindAllStringSubmatchIndex(s, -1)
+	if ms == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		v := s[m[2]:m[3]]
+		if !passwordLike(v) || strings.HasPrefix(v, "[REDACTED") || strings.HasPrefix(v, "rint") { // find -print0
+			continue
+		}
+		b.WriteString(s[last:m[2]])
+		b.WriteString(mark("PASSWORD", v))
+		last = m[3]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// passwordLike reports whether v has a letter and a digit or symbol.
+func passwordLike(v string) bool {
+	letter, other := false, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			letter = true
+		default:
+			other = true
+		}
+	}
+	return letter && other
 }

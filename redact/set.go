@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -91,16 +92,22 @@ func (s *Set) Add(name, value string, kind Kind) bool {
 }
 
 func (s *Set) addLocked(name, value string, kind Kind) bool {
-	if strings.Contains(value, "-----BEGIN") {
+	if strings.Contains(value, "-----BEGIN") || strings.Contains(value, "-----END") { // armour lines are no secret
 		changed := false
 		for _, line := range strings.Split(value, "\n") {
 			line = strings.TrimSpace(line)
-			if !strings.HasPrefix(line, "-----") && !strings.Contains(line, ":") {
-				changed = s.addLocked(name, line, kind) || changed
+			if !strings.Contains(line, "-----") && !strings.Contains(line, ":") {
+				changed = s.addPlain(name, line, kind) || changed
 			}
 		}
 		return changed
 	}
+	return s.addPlain(name, value, kind)
+}
+
+// addPlain adds a value with no PEM armour: whole if short and on one
+// line, and by its lines and 64-byte pieces of them.
+func (s *Set) addPlain(name, value string, kind Kind) bool {
 	if len(value) > maxPiece || strings.Contains(value, "\n") {
 		changed := false
 		if len(value) <= maxPiece {
@@ -199,19 +206,18 @@ func (s *Set) matcher() *matcher {
 	return m
 }
 
-// String returns text with its secrets replaced by Redacted: the
-// patterns' (whose values the set learns), then every value of the set in
-// every shape. For logs: the transcript, the audit log, events.
+// String returns text with its secrets replaced by Redacted: every value
+// of the set in every shape, then the patterns' (whose values the set
+// learns; a value learned here is then looked for in the rest of the
+// text too). The set's values go first: a pattern's replacement would
+// cut a shape in two (xxd's character column after "token="). For logs:
+// the transcript, the audit log, events.
 func (s *Set) String(text string) string {
-	if text == "" {
-		return text
+	out, _ := s.Named(text, false)
+	if !strings.Contains(out, "[REDACTED:") {
+		return out
 	}
-	text = redactGated(text, newRedactGate(text), func(name, value string) string {
-		s.learn(name, value)
-		return Redacted
-	})
-	out, _ := s.values(text, true, func(string) string { return Redacted })
-	return out
+	return namedMarkRE.ReplaceAllString(out, Redacted)
 }
 
 // Named is String with each secret replaced by [REDACTED:NAME], for the
@@ -229,15 +235,23 @@ func (s *Set) Named(text string, sendSecrets bool) (out string, names []string) 
 		}
 		return NamedMark(name)
 	}
-	if !sendSecrets {
-		text = redactGated(text, newRedactGate(text), func(name, value string) string {
-			s.learn(name, value)
-			return mark(name)
-		})
-	}
 	text, _ = s.values(text, !sendSecrets, mark)
+	if sendSecrets {
+		return text, names
+	}
+	before := s.Len()
+	text = redactGated(text, newRedactGate(text), func(name, value string) string {
+		s.learn(name, value)
+		return mark(name)
+	})
+	if s.Len() != before {
+		text, _ = s.values(text, true, mark)
+	}
 	return text, names
 }
+
+// namedMarkRE is a mark Named puts in place of a secret.
+var namedMarkRE = regexp.MustCompile(`\[REDACTED:[A-Z0-9_]+\]`)
 
 // learn adds a value the patterns found.
 func (s *Set) learn(name, value string) {

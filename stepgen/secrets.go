@@ -28,8 +28,14 @@ func (r *runner) observation(s string) string {
 		"use them where they are (files, variables as {{name}}); do not print or ask for them.]", strings.Join(names, ", "))
 }
 
-// history is the history summary as the model gets it.
+// history is the history summary as the model gets it: each output
+// redacted before the summary clips it (execctx.SetRedactor), then the
+// whole scrubbed.
 func (r *runner) history() string {
+	r.exec.Vars().SetRedactor(func(s string) string {
+		out, _ := r.cfg.Secrets.Named(s, r.cfg.SendSecrets)
+		return out
+	})
 	s, _ := r.scrub(r.exec.Vars().Summary(r.cfg.SummaryBudget))
 	return s
 }

@@ -1,0 +1,257 @@
+package redact
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+	"unicode"
+)
+
+// MaxHarvest is the largest file Harvest reads: configuration and key
+// files are small; a larger file is data, not settings.
+const MaxHarvest = 64 << 10
+
+// Reader reads a host's files (a transport.Transport is one).
+type Reader interface {
+	Stat(ctx context.Context, path string) (fs.FileInfo, error)
+	ReadFile(ctx context.Context, path string, w io.Writer) (int64, error)
+}
+
+// Harvest reads each of paths through r — regular files of at most
+// MaxHarvest bytes; others, and files that cannot be read, are skipped —
+// and adds to the set (as Found) the values of their secret-named keys and
+// their private keys' bodies (HarvestText). It returns how many values it
+// added. Reading a FIFO or a device is never tried: Stat says what the
+// path is first.
+func (s *Set) Harvest(ctx context.Context, r Reader, paths []string) int {
+	if s == nil {
+		return 0
+	}
+	n := 0
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if seen[p] || ctx.Err() != nil {
+			continue
+		}
+		seen[p] = true
+		n += s.HarvestFile(ctx, r, p, nil)
+	}
+	return n
+}
+
+// HarvestFile is Harvest for one file whose FileInfo the caller may know
+// already (nil: Harvest asks r).
+func (s *Set) HarvestFile(ctx context.Context, r Reader, p string, fi fs.FileInfo) int {
+	if s == nil {
+		return 0
+	}
+	if fi == nil {
+		var err error
+		if fi, err = r.Stat(ctx, p); err != nil {
+			return 0
+		}
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > MaxHarvest || fi.Size() == 0 {
+		return 0
+	}
+	var buf bytes.Buffer
+	if _, err := r.ReadFile(ctx, p, &limitWriter{w: &buf, n: MaxHarvest}); err != nil {
+		return 0
+	}
+	return s.HarvestText(p, buf.String())
+}
+
+// limitWriter fails once more than n bytes are written (a file that grew
+// after Stat).
+type limitWriter struct {
+	w io.Writer
+	n int
+}
+
+var errTooLarge = errors.New("larger than redact.MaxHarvest")
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if len(p) > l.n {
+		return 0, errTooLarge
+	}
+	l.n -= len(p)
+	return l.w.Write(p)
+}
+
+// HarvestText adds the secrets of a structured file's text (name is its
+// path: .netrc and .pgpass are known by name) to the set as Found: the
+// values of keys whose names say secret (SecretName) in JSON (any depth),
+// YAML, TOML, INI, .env, Java properties, npmrc (`key = value`,
+// `key: value`, `export KEY=value`, `"key": "value"`), netrc's password
+// and account, pgpass's password field, and the bodies of PEM private
+// keys. It returns how many values it added.
+func (s *Set) HarvestText(name, text string) int {
+	if s == nil || text == "" {
+		return 0
+	}
+	n := 0
+	add := func(key, value string) {
+		if s.Add(key, value, Found) {
+			n++
+		}
+	}
+	for _, block := range pemRE.FindAllString(text, -1) {
+		add("PRIVATE_KEY", block)
+	}
+	before := s.Len()
+	s.String(text) // what the patterns find (URL passwords, bearer tokens, …) is learned
+	n += s.Len() - before
+	var doc any
+	if t := strings.TrimSpace(text); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Unmarshal([]byte(t), &doc) == nil {
+		walkJSON("", doc, add)
+		return n
+	}
+	base := path.Base(name)
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' || line[0] == '[' || strings.HasPrefix(line, "//") && !strings.Contains(line, "=") {
+			continue
+		}
+		switch {
+		case strings.Contains(base, "netrc"):
+			f := strings.Fields(line)
+			for i := 0; i+1 < len(f); i++ {
+				if k := strings.ToLower(f[i]); k == "password" || k == "passwd" || k == "account" {
+					add("NETRC_PASSWORD", f[i+1])
+				}
+			}
+			continue
+		case strings.Contains(base, "pgpass"):
+			if f := strings.Split(line, ":"); len(f) >= 5 {
+				add("PGPASS_PASSWORD", strings.Join(f[4:], ":"))
+			}
+			continue
+		}
+		key, value, ok := keyValue(line)
+		if ok && SecretName(key) {
+			add(key, value)
+		}
+	}
+	return n
+}
+
+// walkJSON calls add for each string or number under a secret-named key.
+func walkJSON(key string, v any, add func(key, value string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			walkJSON(k, x, add)
+		}
+	case []any:
+		for _, x := range v {
+			walkJSON(key, x, add)
+		}
+	case string:
+		if SecretName(key) {
+			add(key, v)
+		}
+	case float64, json.Number:
+		if SecretName(key) {
+			add(key, fmt.Sprint(v))
+		}
+	}
+}
+
+// keyValue splits a settings line: `key = value`, `key: value`,
+// `export KEY=value`, `"key": "value",` (a JSON or YAML line), with the
+// value's quotes, a trailing comma and an inline comment taken off.
+func keyValue(line string) (key, value string, ok bool) {
+	line = strings.TrimPrefix(line, "export ")
+	line = strings.TrimPrefix(line, "- ")
+	i := strings.IndexAny(line, "=:")
+	// npmrc's //host/:_authToken=x: a key with ':' in it, no space before '='
+	if eq := strings.IndexByte(line, '='); eq > 0 && !strings.ContainsAny(line[:eq], " \t\"'") {
+		i = eq
+	}
+	if i <= 0 {
+		return "", "", false
+	}
+	key = strings.Trim(strings.TrimSpace(line[:i]), `"'`)
+	value = strings.TrimSpace(line[i+1:])
+	value = strings.TrimSuffix(value, ",")
+	if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') {
+		if j := strings.IndexByte(value[1:], value[0]); j >= 0 {
+			return key, value[1 : j+1], true
+		}
+	}
+	if j := strings.Index(value, " #"); j >= 0 {
+		value = strings.TrimSpace(value[:j])
+	}
+	return key, value, value != ""
+}
+
+// SecretName reports whether a settings key names a secret: one of its
+// words (split at separators and camelCase, case-insensitive) is
+// password, passwd, pass, pwd, secret, token, key, auth, credential(s),
+// private, apikey or passphrase, or holds password, secret, token,
+// credential, apikey or passphrase; unless its last word says the value
+// is about the secret rather than the secret (key_file, token_url,
+// password_min_length, secret_name).
+func SecretName(key string) bool {
+	words := nameWords(key)
+	if len(words) == 0 {
+		return false
+	}
+	if notSecretValue[words[len(words)-1]] && len(words) > 1 {
+		return false
+	}
+	for _, w := range words {
+		if secretWords[w] {
+			return true
+		}
+		for _, part := range []string{"password", "passwd", "secret", "token", "credential", "apikey", "passphrase"} {
+			if strings.Contains(w, part) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var (
+	secretWords = map[string]bool{"password": true, "passwd": true, "pass": true, "pwd": true, "secret": true, "token": true,
+		"key": true, "auth": true, "credential": true, "credentials": true, "private": true, "apikey": true, "passphrase": true}
+	notSecretValue = map[string]bool{"file": true, "path": true, "dir": true, "url": true, "uri": true, "name": true, "id": true,
+		"type": true, "length": true, "len": true, "size": true, "format": true, "method": true, "algorithm": true, "expiry": true,
+		"expires": true, "ttl": true, "enabled": true, "required": true, "policy": true, "prompt": true, "hint": true, "min": true,
+		"max": true, "count": true, "version": true, "field": true, "header": true, "env": true, "location": true,
+		"endpoint": true, "host": true, "port": true, "user": true, "username": true, "command": true, "cmd": true, "mode": true}
+)
+
+// nameWords splits a key into lower-case words at non-alphanumerics and
+// camelCase boundaries.
+func nameWords(key string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(key)
+	for i, r := range rs {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && i > 0 && unicode.IsLower(rs[i-1]):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return words
+}
