@@ -1,8 +1,10 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,37 +17,71 @@ import (
 )
 
 // Log is the append-only audit log: one JSON line per tool call,
-// denied and skipped ones included. It is safe for concurrent use; lines
-// never interleave.
+// denied and skipped ones included, and one before a step runs. It is
+// safe for concurrent use, and by several processes at once (an flock on
+// the head file): lines never interleave, and each line carries its
+// sequence number and the SHA-256 of the line before it (chain.go), so
+// that an edited, removed or reordered line shows (Verify).
 type Log struct {
-	mu      sync.Mutex // the file's writes, and written
-	f       *os.File
-	path    string
-	written uint64 // lines written
+	mu   sync.Mutex // the files, and the fields below
+	f    *os.File   // the log, appended to
+	head *os.File   // path+".head": the lock, and the last line's seq and hash
+	path string
+	// MaxBytes is the size past which the next line starts a new file
+	// (the old one renamed with its time); 0 is DefaultMaxBytes.
+	MaxBytes int64
+	size     int64  // f's size after the last line this process saw
+	seq      uint64 // the last line's seq
+	last     string // the last line's SHA-256, hex
+	written  uint64 // lines written
 
 	syncMu sync.Mutex // one fsync at a time, and synced
 	synced uint64     // lines known to be on disk
 }
 
+// DefaultMaxBytes is the size at which the log is rotated.
+const DefaultMaxBytes = 64 << 20
+
 // Open opens (creating it and its directories, 0700) the audit log at
 // path for appending; the file is created 0600, and an existing one that
 // others can read is narrowed to 0600, since parameters and output may
-// hold secrets that redaction missed.
+// hold secrets that redaction missed. A log whose last line is not a
+// chained record (a torn write, a log from before the chain) is rotated
+// away, its name kept in the new file's first line.
 func Open(path string) (*Log, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
+	head, err := os.OpenFile(path+".head", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	a := &Log{head: head, path: path, size: -1}
+	if err := a.lock(); err != nil {
+		head.Close()
+		return nil, err
+	}
+	defer a.unlock()
+	if err := a.reopen(); err != nil {
+		head.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// openFile opens path for appending, 0600.
+func openFile(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
-	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
 		if err := f.Chmod(0o600); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("open audit log: %w", err)
 		}
 	}
-	return &Log{f: f, path: path}, nil
+	return f, nil
 }
 
 // Path is the file the log appends to.
@@ -57,7 +93,11 @@ func (a *Log) Close() error {
 	defer a.syncMu.Unlock()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := a.f.Close(); err != nil {
+	err := a.head.Close()
+	if a.f != nil {
+		err = errors.Join(err, a.f.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("close audit log: %w", err)
 	}
 	return nil
@@ -68,6 +108,9 @@ const (
 	Allowed = "allowed"
 	Denied  = "denied"
 	Skipped = "skipped"
+	// Started is the line written before an allowed step runs: a step
+	// whose line cannot be written does not run.
+	Started = "started"
 )
 
 // Entry is one tool call in the audit log. Log redacts Params, Output and
@@ -95,33 +138,56 @@ type Entry struct {
 	// As is the user the step ran as through become (sudo); "" for the
 	// login user.
 	As string
+	// Principal is who asked for the step: the OS user, and for an MCP
+	// client its name and version and, over HTTP, its address. Empty:
+	// Principal(ctx).
+	Principal string
+	// Command is the resolved command line, Path the file a file tool
+	// worked on.
+	Command string
+	Path    string
+	// Approval says who approved and how (the decision's reason).
+	Approval string
+	// Undo is the session `agent undo` takes to put the step's changes
+	// back; empty when nothing was journaled.
+	Undo string
 }
 
 // OutputHeadBytes is how much of a tool's output the audit log keeps.
 const OutputHeadBytes = 512
 
-// auditLine is the JSON shape of an Entry.
-type auditLine struct {
+// Record is the JSON shape of a line: an Entry, redacted, or (Event
+// "rotate") the first line of a file that follows a rotated one.
+type Record struct {
+	Seq        uint64         `json:"seq"`
+	Prev       string         `json:"prev"` // the SHA-256 of the line before, hex; "" first of all
 	Time       string         `json:"time"`
-	Session    string         `json:"session"`
-	Host       string         `json:"host"`
-	Tool       string         `json:"tool"`
-	Parameters map[string]any `json:"parameters"`
-	Risk       string         `json:"risk"`
+	Event      string         `json:"event,omitempty"`         // "rotate"; "" for a step
+	Previous   string         `json:"previous_file,omitempty"` // rotate: the file before
+	Session    string         `json:"session,omitempty"`
+	Principal  string         `json:"principal,omitempty"`
+	Host       string         `json:"host,omitempty"`
+	As         string         `json:"as,omitempty"`
+	Tool       string         `json:"tool,omitempty"`
+	Parameters map[string]any `json:"parameters,omitempty"`
+	Command    string         `json:"command,omitempty"`
+	Path       string         `json:"path,omitempty"`
+	Risk       string         `json:"risk,omitempty"`
 	Reasons    []string       `json:"reasons,omitempty"`
-	Decision   string         `json:"decision"`
+	Decision   string         `json:"decision,omitempty"`
 	By         string         `json:"by,omitempty"`
+	Approval   string         `json:"approval,omitempty"`
 	ExitCode   *int           `json:"exit_code,omitempty"`
 	Output     string         `json:"output,omitempty"`
 	DurationMS int64          `json:"duration_ms"`
 	Error      string         `json:"error,omitempty"`
-	As         string         `json:"as,omitempty"`
+	Undo       string         `json:"undo,omitempty"`
 }
 
-// Append appends e as one JSON line and syncs it to disk. It writes even when
-// ctx is done: an interrupted call belongs in the trail too.
+// Append appends e as one JSON line, chained to the line before, and
+// syncs it to disk. It writes even when ctx is done: an interrupted call
+// belongs in the trail too. An error means the line is not in the log.
 func (a *Log) Append(ctx context.Context, e Entry) error {
-	_ = ctx
 	t := e.Time
 	if t.IsZero() {
 		t = time.Now()
@@ -130,40 +196,35 @@ func (a *Log) Append(ctx context.Context, e Entry) error {
 	for i, r := range e.Risk.Reasons {
 		reasons[i] = redact.String(r)
 	}
-	b, err := json.Marshal(auditLine{
+	rec := Record{
 		Time:       t.UTC().Format(time.RFC3339Nano),
 		Session:    e.Session,
+		Principal:  cmp.Or(e.Principal, Principal(ctx)),
 		Host:       e.Host,
+		As:         e.As,
 		Tool:       e.Tool,
 		Parameters: redact.Params(e.Params),
+		Command:    redact.String(e.Command),
+		Path:       redact.String(e.Path),
 		Risk:       e.Risk.Level.String(),
 		Reasons:    reasons,
 		Decision:   e.Decision,
 		By:         e.By,
+		Approval:   redact.String(e.Approval),
 		ExitCode:   e.ExitCode,
 		Output:     outputHead(e.Output),
 		DurationMS: e.Duration.Milliseconds(),
 		Error:      redact.String(e.Error),
-		As:         e.As,
-	})
-	if err != nil {
-		// Parameters of a type JSON cannot encode: keep the line, say so.
-		b, err = json.Marshal(auditLine{
-			Time: t.UTC().Format(time.RFC3339Nano), Session: e.Session, Host: e.Host, Tool: e.Tool,
-			Parameters: map[string]any{"_unencodable": redact.String(fmt.Sprint(e.Params))},
-			Risk:       e.Risk.Level.String(), Reasons: reasons, Decision: e.Decision, By: e.By,
-			ExitCode: e.ExitCode, Output: outputHead(e.Output), DurationMS: e.Duration.Milliseconds(),
-			Error: redact.String(e.Error),
-		})
-		if err != nil {
-			return fmt.Errorf("audit log: encode entry: %w", err)
-		}
+		Undo:       e.Undo,
 	}
-	b = append(b, '\n')
+	if _, err := json.Marshal(rec.Parameters); err != nil {
+		// Parameters of a type JSON cannot encode: keep the line, say so.
+		rec.Parameters = map[string]any{"_unencodable": redact.String(fmt.Sprint(e.Params))}
+	}
 	a.mu.Lock()
-	if _, err := a.f.Write(b); err != nil {
+	if err := a.appendLocked(&rec); err != nil {
 		a.mu.Unlock()
-		return fmt.Errorf("audit log %s: write: %w", a.path, err)
+		return err
 	}
 	a.written++
 	seq := a.written
@@ -186,9 +247,9 @@ func (a *Log) sync(seq uint64) error {
 		return nil
 	}
 	a.mu.Lock()
-	upto := a.written
+	upto, f := a.written, a.f
 	a.mu.Unlock()
-	if err := syncFile(a.f); err != nil {
+	if err := syncFile(f); err != nil {
 		return fmt.Errorf("audit log %s: sync: %w", a.path, err)
 	}
 	a.synced = upto

@@ -34,6 +34,9 @@ const (
 	// notConfined: status denied because the commands could not be held to
 	// their level: "[denied: reason]".
 	notConfined
+	// notAudited: status denied because the audit log could not record
+	// the step before it ran (fail closed): "[denied: reason]".
+	notAudited
 	// blockedBySandbox: status error, the sandbox's own observation.
 	blockedBySandbox
 	// skipped: status skipped (a false condition, a dry run), the
@@ -63,7 +66,7 @@ func (d *denial) apply(r *StepResult) {
 	case byApprover:
 		r.Status = execctx.StatusDenied
 		r.Observation = "[denied by safety policy: " + d.reason + "]"
-	case notConfined:
+	case notConfined, notAudited:
 		r.Status = execctx.StatusDenied
 		r.Observation = "[denied: " + d.reason + "]"
 	case blockedBySandbox:

@@ -101,7 +101,21 @@ func (h *harness) steps() []*event.Step {
 	return out
 }
 
+// auditLines are the audit log's step records (not the lines written
+// before a step runs).
 func (h *harness) auditLines() []map[string]any {
+	h.t.Helper()
+	var out []map[string]any
+	for _, m := range h.allAuditLines() {
+		if m["decision"] != audit.Started {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// allAuditLines are every line of the audit log.
+func (h *harness) allAuditLines() []map[string]any {
 	h.t.Helper()
 	var out []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(h.read(filepath.Join(h.state, "audit.log"))), "\n") {

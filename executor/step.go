@@ -292,6 +292,11 @@ func (e *Executor) decideStage(ctx context.Context, s *stepRun) *denial {
 	if err != nil || !d.Allowed {
 		return &denial{kind: byApprover, reason: d.Reason, err: err}
 	}
+	if err := e.auditStart(ctx, *r); err != nil {
+		// Fail closed: a step the audit log cannot record does not run.
+		return &denial{kind: notAudited, reason: "the audit log cannot record this step, so it did not run: " + err.Error(),
+			err: fmt.Errorf("step %d (%s) not run: %w", r.Step, s.st.Tool, err)}
+	}
 	return nil
 }
 
@@ -483,7 +488,8 @@ func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error 
 		return nil
 	}
 	ent := audit.Entry{Session: e.cfg.Session, Host: e.host, Tool: r.Tool, Params: r.Params, Risk: r.Risk,
-		By: r.Decision.By, Output: r.Observation, Duration: r.Duration, As: r.As}
+		By: r.Decision.By, Output: r.Observation, Duration: r.Duration, As: r.As,
+		Command: r.Command, Path: r.Path, Approval: r.Decision.Reason}
 	switch {
 	case r.Status == execctx.StatusDenied:
 		ent.Decision = audit.Denied
@@ -502,19 +508,43 @@ func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error 
 	if runErr != nil {
 		ent.Error = runErr.Error()
 	}
-	if red := e.cfg.Redact; red != nil {
-		ent.Output, ent.Error = red(ent.Output), red(ent.Error)
-		ent.Params, _ = event.RedactValue(ent.Params, red).(map[string]any)
-		reasons := make([]string, len(ent.Risk.Reasons))
-		for i, r := range ent.Risk.Reasons {
-			reasons[i] = red(r)
-		}
-		ent.Risk.Reasons = reasons
+	if r.ran && (len(r.Journaled) > 0 || r.Diff != "") {
+		ent.Undo = e.cfg.Session
 	}
-	if err := e.cfg.Audit.Append(ctx, ent); err != nil {
+	if err := e.cfg.Audit.Append(ctx, e.redactEntry(ent)); err != nil {
 		return fmt.Errorf("step %d: %w", r.Step, err)
 	}
 	return nil
+}
+
+// auditStart writes the line of an allowed step about to run: what will
+// run, where, as whom, approved by whom. When it cannot be written the
+// step must not run (fail closed).
+func (e *Executor) auditStart(ctx context.Context, r StepResult) error {
+	if e.cfg.Audit == nil {
+		return nil
+	}
+	ent := audit.Entry{Session: e.cfg.Session, Host: e.host, Tool: r.Tool, Params: r.Params, Risk: r.Risk,
+		By: r.Decision.By, As: r.As, Command: r.Command, Path: r.Path, Approval: r.Decision.Reason, Decision: audit.Started}
+	return e.cfg.Audit.Append(ctx, e.redactEntry(ent))
+}
+
+// redactEntry scrubs the host's secrets (inventory, vault, become
+// password) from what the audit line holds; the log redacts the
+// well-known shapes itself.
+func (e *Executor) redactEntry(ent audit.Entry) audit.Entry {
+	red := e.cfg.Redact
+	if red == nil {
+		return ent
+	}
+	ent.Output, ent.Error, ent.Command, ent.Path, ent.Approval = red(ent.Output), red(ent.Error), red(ent.Command), red(ent.Path), red(ent.Approval)
+	ent.Params, _ = event.RedactValue(ent.Params, red).(map[string]any)
+	reasons := make([]string, len(ent.Risk.Reasons))
+	for i, r := range ent.Risk.Reasons {
+		reasons[i] = red(r)
+	}
+	ent.Risk.Reasons = reasons
+	return ent
 }
 
 // fileAccesses lists the files on the target a step read or changed, for

@@ -4,11 +4,13 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/safety"
 )
 
@@ -134,6 +136,7 @@ type running struct {
 // begin starts a call: its context ends when the server stops, the
 // carrying POST ends, the client cancels or leaves. end must be called.
 func (s *Server) begin(ctx context.Context, req *mcp.CallToolRequest) (_ context.Context, end func()) {
+	ctx = audit.WithPrincipal(ctx, principal(req))
 	ctx, cancel := s.calls.bind(ctx, req.Extra)
 	r := &s.running
 	r.mu.Lock()
@@ -172,4 +175,28 @@ func (r *running) stop(wait time.Duration) {
 	case <-done:
 	case <-time.After(wait):
 	}
+}
+
+// principal is who a call's audit lines name: the OS user the server
+// runs as, the client's name and version as it said at initialize, and
+// over HTTP the peer's address.
+func principal(req *mcp.CallToolRequest) string {
+	p := audit.OSUser() + " via mcp"
+	if ss := req.Session; ss != nil {
+		if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+			p += " " + strings.ToValidUTF8(ip.ClientInfo.Name, "?")
+			if ip.ClientInfo.Version != "" {
+				p += "/" + strings.ToValidUTF8(ip.ClientInfo.Version, "?")
+			}
+		}
+	}
+	if req.Extra != nil && req.Extra.Header != nil {
+		if peer := req.Extra.Header.Get(peerHeader); peer != "" {
+			p += " from " + peer
+		}
+	}
+	if len(p) > 256 {
+		p = strings.ToValidUTF8(p[:256], "")
+	}
+	return p
 }

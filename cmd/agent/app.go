@@ -102,6 +102,7 @@ func commands() []command {
 		{name: "resume", args: "[SESSION] [--rerun-unknown | --skip-unknown] [--approve MODE] [--json]", summary: "take up an interrupted or failed session (default: the newest) where it stopped", run: runResume},
 		{name: "undo", args: "[SESSION] [--ssh-host HOST | -i INVENTORY [--limit PAT]] [--force]", summary: "put back the files a session (default: the newest) changed, on the host or on each inventory host it touched", run: runUndo},
 		{name: "mcp", args: "[-i INVENTORY [--limit PAT]] [--approve MODE] [--http ADDR]", summary: "serve agent's safe remote tools to an MCP client (Claude Code, Codex, …) on stdio or HTTP", run: runMCP},
+		{name: "audit", args: "[FILE] [--host H] [--principal P] [--level L] [--since T] [--json] | verify [FILE…]", summary: "list the audit log's steps (who, where, what, approved how), or check its hash chain", run: runAudit},
 		{name: "report", args: "FILE… [--json]", summary: "merge the --json outputs of a batch run's parts (--shard K/N) into one summary and exit status", run: runReport},
 		{name: "inventory", args: "list -i FILE [--limit PATTERN] [--json]", summary: "print an inventory's selected hosts with their groups and connection settings", run: runInventory},
 		{name: "config", args: "set-llm | show", summary: "set up the model endpoint, or print the effective configuration (key masked)", run: runConfig},
