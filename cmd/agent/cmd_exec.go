@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -26,17 +27,29 @@ func runExec(ctx context.Context, a *app, args []string) error {
 		fmt.Fprint(a.stdout, "Usage: agent [--ssh-host HOST] exec [--] COMMAND…\n\n"+
 			"Run COMMAND on the host as typed (no model, no safety check) and exit with\n"+
 			"its status, or 255 when it could not be run (connection, login, host key).\n"+
-			"Host flags go before exec; put -- before a command that starts with -.\n")
+			"Host flags go before exec; put -- before a command that starts with -.\n\n"+
+			"       agent exec -i INVENTORY [--limit PAT] [--forks N] [run's flags] -- COMMAND…\n\n"+
+			"Run COMMAND on every selected host as a one-step plan: the safety check,\n"+
+			"approvals (--approve), audit, undo journal, --json, --out and the summary\n"+
+			"of agent run; {{inventory_hostname}} and the hosts' variables are templated.\n")
 		return pflag.ErrHelp
 	case len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-':
+		// Flags, up to "--", are a fan-out's over an inventory (runExecBatch).
 		// A mistyped flag must never become a remote command.
-		return usagef("exec: unknown flag %q (flags go before exec; put -- before a command that starts with -)", args[0])
+		i := slices.Index(args, "--")
+		if i < 0 || !slices.ContainsFunc(args[:i], isInventoryFlag) && !a.task.batch.inv.given() {
+			return usagef("exec: unknown flag %q (host flags go before exec; after it only an inventory's: exec -i INVENTORY [--limit PAT] [--forks N] -- COMMAND; put -- before a command that starts with -)", args[0])
+		}
+		if len(args[i+1:]) == 0 {
+			return usagef("exec: no command given after --")
+		}
+		return runExecBatch(ctx, a, args[:i], args[i+1:])
 	}
 	if len(args) == 0 {
 		return usagef("exec: no command given (agent [--ssh-host HOST] exec -- COMMAND…)")
 	}
 	if a.task.batch.inv.given() {
-		return usagef("exec runs on one host (--ssh-host); for an inventory, put the command in a plan: agent run PLAN.yaml -i FILE")
+		return runExecBatch(ctx, a, nil, args)
 	}
 	t, err := a.open(ctx)
 	if err != nil {
