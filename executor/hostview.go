@@ -279,3 +279,24 @@ func (v *hostView) statOf(p string) (fi fs.FileInfo, ok bool) {
 	}
 	return hp.in.Info, true
 }
+
+// known is where the absolute path p leads as far as the view already
+// knows, without asking the host: p itself when it was not looked at or
+// could not be resolved.
+func (v *hostView) known(p string) string {
+	v.mu.Lock()
+	hp, ok := v.paths[p]
+	v.mu.Unlock()
+	if !ok {
+		return p
+	}
+	select {
+	case <-hp.done:
+	default:
+		return p
+	}
+	if hp.real == "" {
+		return p
+	}
+	return hp.real
+}

@@ -141,3 +141,43 @@ func (t viewedTransport) Run(ctx context.Context, c transport.Command) (transpor
 
 // Unwrap returns the step's transport (transport.Unwrapper).
 func (t viewedTransport) Unwrap() transport.Transport { return t.Transport }
+
+// touched is what the step reads and writes on its host, as absolute
+// paths where the step's view found them (links followed; a path it did
+// not look at as named; a pattern as written): a file tool's files, a
+// command's from the classifier (safety.Touch). The hook for what builds
+// on a step (the files a step reads, for the secrets they hold; the file
+// tools under the kernel's rules). A path relative to an unknown home is
+// left out.
+func (p *prepared) touched() (reads, writes []string) {
+	seen := map[bool]map[string]bool{false: {}, true: {}}
+	add := func(write bool, path string) {
+		if seen[write][path] {
+			return
+		}
+		seen[write][path] = true
+		if write {
+			writes = append(writes, path)
+		} else {
+			reads = append(reads, path)
+		}
+	}
+	for _, f := range remote(p.cls.files) {
+		real := f.real
+		if real == "" {
+			real = f.path
+		}
+		add(f.op != safety.FileRead, real)
+		if f.op == safety.FileEdit {
+			add(false, real)
+		}
+	}
+	for _, t := range p.cls.analysis.Touches {
+		abs, err := p.view.abs(t.Path, p.cwd)
+		if err != nil || notAFile(t.Path) {
+			continue
+		}
+		add(t.Write, p.view.known(abs))
+	}
+	return reads, writes
+}

@@ -73,7 +73,7 @@ func (e *Executor) resolveTouches(ctx context.Context, v *hostView, touches []sa
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	rp, hasRealPath := transport.As[transport.RealPather](v.tr)
+	_, hasRealPath := transport.As[transport.RealPather](v.tr)
 	if hasRealPath {
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, maxResolving)
@@ -128,7 +128,7 @@ func (e *Executor) resolveTouches(ctx context.Context, v *hostView, touches []sa
 			out = append(out, r)
 		}
 		if hasRealPath && j.why == "" && j.t.Write && j.rest != "" && !strings.Contains(j.rest, "/") {
-			links, err := patternLinks(ctx, v, rp, j.real, j.rest, j.t)
+			links, err := patternLinks(ctx, v, j.real, j.rest, j.t)
 			if err != nil {
 				return nil, err
 			}
@@ -148,7 +148,7 @@ const maxPatternLinks = 16
 // (chmod, tee, truncate …) changes where they lead. A directory that
 // cannot be listed yields none: the command cannot list it either. The
 // error is only a done ctx or a lost connection.
-func patternLinks(ctx context.Context, v *hostView, _ transport.RealPather, dir, pattern string, t safety.Touch) ([]safety.Resolved, error) {
+func patternLinks(ctx context.Context, v *hostView, dir, pattern string, t safety.Touch) ([]safety.Resolved, error) {
 	entries, err := transport.ReadDir(ctx, v.tr, dir)
 	switch {
 	case ctx.Err() != nil:
