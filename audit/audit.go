@@ -188,6 +188,26 @@ type Record struct {
 // syncs it to disk. It writes even when ctx is done: an interrupted call
 // belongs in the trail too. An error means the line is not in the log.
 func (a *Log) Append(ctx context.Context, e Entry) error {
+	seq, err := a.write(ctx, e)
+	if err != nil {
+		return err
+	}
+	return a.sync(seq)
+}
+
+// AppendUnsynced appends e like Append but leaves it to the next
+// Append's fsync (the group commit) to make it durable: the line an
+// allowed step writes before it runs, whose write is what fails on a
+// full disk, and whose result line follows. It returns once the line is
+// written.
+func (a *Log) AppendUnsynced(ctx context.Context, e Entry) error {
+	_, err := a.write(ctx, e)
+	return err
+}
+
+// write appends e's line and returns its number among the lines this
+// Log wrote.
+func (a *Log) write(ctx context.Context, e Entry) (uint64, error) {
 	t := e.Time
 	if t.IsZero() {
 		t = time.Now()
@@ -222,14 +242,12 @@ func (a *Log) Append(ctx context.Context, e Entry) error {
 		rec.Parameters = map[string]any{"_unencodable": redact.String(fmt.Sprint(e.Params))}
 	}
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	if err := a.appendLocked(&rec); err != nil {
-		a.mu.Unlock()
-		return err
+		return 0, err
 	}
 	a.written++
-	seq := a.written
-	a.mu.Unlock()
-	return a.sync(seq)
+	return a.written, nil
 }
 
 // syncFile is (*os.File).Sync; tests slow it down.

@@ -526,7 +526,7 @@ func (e *Executor) auditStart(ctx context.Context, r StepResult) error {
 	}
 	ent := audit.Entry{Session: e.cfg.Session, Host: e.host, Tool: r.Tool, Params: r.Params, Risk: r.Risk,
 		By: r.Decision.By, As: r.As, Command: r.Command, Path: r.Path, Approval: r.Decision.Reason, Decision: audit.Started}
-	return e.cfg.Audit.Append(ctx, e.redactEntry(ent))
+	return e.cfg.Audit.AppendUnsynced(ctx, e.redactEntry(ent))
 }
 
 // redactEntry scrubs the host's secrets (inventory, vault, become
