@@ -26,6 +26,10 @@ func TestClassifyCommandFast(t *testing.T) {
 		"params":   "echo " + strings.Repeat("${x:-", 5000) + "y" + strings.Repeat("}", 5000),
 		"shc":      strings.Repeat("sh -c ", 1) + "'" + strings.Repeat("ls;", 20000) + "'",
 		"evalfan":  "eval '" + strings.Repeat("eval \"ls;ls;ls;ls\";", 2000) + "'",
+		"awkdeep":  "awk '" + strings.Repeat("(", 30000) + "1" + strings.Repeat(")", 30000) + "'",
+		"awkwide":  "awk 'BEGIN{" + strings.Repeat(`print "x" | "sort";`, 3000) + "}'",
+		"awkcall":  "awk '" + strings.Repeat("function f", 1) + "(){" + strings.Repeat("f();", 10000) + "} BEGIN{f()}'",
+		"sedwide":  "sed '" + strings.Repeat("s/[[:alpha:]]/x/;", 3000) + "'",
 	} {
 		start := time.Now()
 		a := p.ClassifyCommand(cmd)
