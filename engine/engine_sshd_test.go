@@ -228,7 +228,7 @@ func TestEngineBatchPlanSSHD(t *testing.T) {
 			t.Errorf("%s: %d step events, want 3:\n%s", name, len(steps), dump(hevs))
 			continue
 		}
-		if s := steps[0]; s.Status != "ok" || s.Output != name+"\n" || s.Command != fmt.Sprintf("echo '%s' > %s/'%s'.txt && cat %s/'%s'.txt", name, dir, name, dir, name) {
+		if s := steps[0]; s.Status != "ok" || s.Output != name+"\n" || s.Command != fmt.Sprintf("echo %s > %s/%s.txt && cat %s/%s.txt", name, dir, name, dir, name) {
 			t.Errorf("%s: first step %+v", name, s)
 		}
 		if s := steps[1]; s.Tool != tools.CheckConditionName || s.Status != "ok" || s.SavedAs != "matched" {

@@ -270,6 +270,9 @@ func (r *shellRef) quote(line string) (string, error) {
 		case strings.HasPrefix(v, "~/"):
 			tilde, v = v[:2], v[2:]
 		}
+		if bareWord(v) {
+			return tilde + v, nil
+		}
 		return tilde + "'" + strings.ReplaceAll(v, "'", `'\''`) + "'", nil
 	case ctxSingle:
 		return strings.ReplaceAll(v, "'", `'\''`), nil
@@ -297,6 +300,25 @@ func (r *shellRef) quote(line string) (string, error) {
 		return "", fail(r.why)
 	}
 	return "", fail("in a name, keyword or other place that is not a word's text")
+}
+
+// bareWord: v is one word the shell reads as itself wherever it stands
+// unquoted (Python's shlex.quote leaves the same set bare, less "=" and
+// "%", which make an assignment or a job spec of a leading word), so it
+// needs no quotes and a plan's command reads as it was written.
+func bareWord(v string) bool {
+	if v == "" {
+		return false
+	}
+	for _, c := range []byte(v) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("_@+:,./-", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 var (

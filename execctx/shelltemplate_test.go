@@ -17,12 +17,14 @@ import (
 // the variable's exact value, wherever it stands; |raw splices syntax.
 func TestRenderShell(t *testing.T) {
 	vars := map[string]any{"out": "x; touch PWNED $(touch PWNED2) `touch PWNED3` 'q' \"d\" \\ \n$HOME",
-		"n": int64(3), "name": "world", "empty": "", "cmd": "echo hi; echo there", "log": "~/app log", "nl": "a\nb\n\n", "home": "~", "tuser": "~root/x", "dict": map[string]any{"k": "v w"}}
+		"n": int64(3), "name": "world", "empty": "", "cmd": "echo hi; echo there", "log": "~/app log", "nl": "a\nb\n\n", "home": "~", "tuser": "~root/x", "dict": map[string]any{"k": "v w"}, "assign": "LD_PRELOAD=/x.so", "job": "%1"}
 	for _, tc := range []struct{ tmpl, want string }{
 		{`echo {{out}}`, "echo 'x; touch PWNED $(touch PWNED2) `touch PWNED3` '\\''q'\\'' \"d\" \\ \n$HOME'"},
 		{`echo "{{name}}"`, `echo "world"`},
 		{`echo '{{name}}'`, `echo 'world'`},
-		{`echo pre{{name}}post`, `echo pre'world'post`},
+		{`echo pre{{name}}post`, `echo preworldpost`},
+		{`{{assign}} ls`, `'LD_PRELOAD=/x.so' ls`},
+		{`fg {{job}}`, `fg '%1'`},
 		{`echo {{empty}}`, `echo ''`},
 		{`echo {{nl}} "{{nl}}" '{{nl}}'`, `echo 'a
 b' "a
@@ -34,12 +36,12 @@ b'`},
 		{`echo $(( {{n}} + 1 ))`, `echo $(( 3 + 1 ))`},
 		{`echo {{dict.k}}`, `echo 'v w'`},
 		{`{{cmd|raw}}`, `echo hi; echo there`},
-		{`{{ cmd | raw }} && echo {{name}}`, `echo hi; echo there && echo 'world'`},
+		{`{{ cmd | raw }} && echo {{name}}`, `echo hi; echo there && echo world`},
 		{`{{cmd}}`, `echo hi; echo there`},
 		{`  {{cmd}}  `, `  echo hi; echo there  `},
 		{`docker ps --format '{{.Names}}'`, `docker ps --format '{{.Names}}'`},
 		{"cat <<'EOF'\n{{name}}\nEOF", "cat <<'EOF'\nworld\nEOF"},
-		{`echo {{name}} # {{name}}`, `echo 'world' # 'world'`},
+		{`echo {{name}} # {{name}}`, `echo world # world`},
 	} {
 		got, err := renderShell(tc.tmpl, vars)
 		if err != nil || got != tc.want {
