@@ -38,7 +38,7 @@ const batchSSHDConfig = "MaxStartups 200\nMaxSessions 50\n"
 func newBatchFixture(t *testing.T) *batchFixture {
 	t.Helper()
 	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: batchSSHDConfig})
-	dir, err := os.MkdirTemp(d.Home, ".agent-batch-test-")
+	dir, err := os.MkdirTemp(d.Home, "agent-batch-test-") // not a dot-directory: safe steps may not read those
 	if err != nil {
 		t.Fatal(err)
 	}
