@@ -52,7 +52,7 @@ type hostPath struct {
 	lost     bool
 	notFound bool // the error was fs.ErrNotExist or ENOTDIR: a name on the way is missing
 	// in is the inspection of real (its Info nil: nothing there); looked
-	// says it was taken (a transport without Inspect resolves only).
+	// says it was taken (a transport without Inspect only resolves).
 	in     transport.Inspection
 	looked bool
 	// readAsked: the look asked for the content (a transport without
@@ -144,7 +144,7 @@ func (v *hostView) wantsContent(hp *hostPath) bool {
 }
 
 // fill asks the host about p: Inspect where the transport has it, else
-// RealPath (or `readlink -f`) and Stat.
+// RealPath (or `readlink -f`) alone.
 func (v *hostView) fill(ctx context.Context, hp *hostPath, p string, read bool) {
 	max := int64(0)
 	if read {
@@ -190,16 +190,8 @@ func (v *hostView) fill(ctx context.Context, hp *hostPath, p string, read bool) 
 		}
 		hp.real = real
 	}
-	fi, err := v.tr.Stat(ctx, hp.real)
-	switch {
-	case err == nil:
-		hp.in.Info = fi
-		hp.in.UID, hp.in.GID, hp.in.Owned = infoOwner(fi)
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return // resolved, but what is there is not known: looked stays false
-	}
-	hp.in.Real, hp.looked = hp.real, true
+	// Without Inspect, what is there is left to those who need it (the
+	// journal's shellTarget stats it): a lookup costs what it did.
 }
 
 // setErr notes why the path could not be looked at.
