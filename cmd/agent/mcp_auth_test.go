@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,4 +153,68 @@ func clientBinary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// TestMCPHTTPTokenFlags: --token-file gives the token (refused when others
+// can read it); --insecure-no-auth is refused off loopback and with a
+// token, and serves on loopback with a warning; the HTTP flags are refused
+// without --http.
+func TestMCPHTTPTokenFlags(t *testing.T) {
+	home := t.TempDir()
+	env := mcpEnv(t, home)
+	tf := filepath.Join(home, "token")
+	if err := os.WriteFile(tf, []byte("from-a-file-0123456789\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := agentOut(t, env, "mcp", "--http", "127.0.0.1:0", "--token-file", tf); code != 2 || !strings.Contains(errOut, "chmod 600") {
+		t.Errorf("a readable token file: exit %d %s", code, errOut)
+	}
+	for _, args := range [][]string{
+		{"mcp", "--http", "0.0.0.0:0", "--insecure-no-auth"},
+		{"mcp", "--http", "127.0.0.1:0", "--insecure-no-auth", "--token-file", tf},
+		{"mcp", "--token-file", tf},
+		{"mcp", "--allow-origin", "http://x"},
+		{"mcp", "--http", "127.0.0.1:0", "--allow-origin", "file:///x"},
+		{"mcp", "--http", "unix:relative.sock"},
+	} {
+		if _, errOut, code := agentOut(t, env, args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2 (%s)", args, code, errOut)
+		}
+	}
+	if err := os.Chmod(tf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	endpoint, before, _ := startMCPServer(t, env, "--http", "127.0.0.1:0", "--token-file", tf)
+	if strings.Contains(strings.Join(before, "\n"), "from-a-file") {
+		t.Errorf("the operator's token was printed: %q", before)
+	}
+	for auth, want := range map[string]int{"Bearer from-a-file-0123456789": 200, "": 401} {
+		if got := postInit(t, endpoint, auth); got != want {
+			t.Errorf("Authorization %q: %d, want %d", auth, got, want)
+		}
+	}
+	endpoint, before, _ = startMCPServer(t, env, "--http", "127.0.0.1:0", "--insecure-no-auth")
+	if !strings.Contains(strings.Join(before, "\n"), "warning") {
+		t.Errorf("no warning: %q", before)
+	}
+	if got := postInit(t, endpoint, ""); got != 200 {
+		t.Errorf("--insecure-no-auth: %d", got)
+	}
+}
+
+// postInit posts an initialize request and returns the status.
+func postInit(t *testing.T, endpoint, auth string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
