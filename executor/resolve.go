@@ -259,7 +259,11 @@ func parseReadlinks(out string, n int) []readlinkResult {
 // host (resolveTouches), for the user v acts as
 // (safety.Policy.AnalyzeResolved), with the home it was classified with.
 func (e *Executor) classifyResolved(ctx context.Context, c classification, v *hostView, cwd string) (classification, error) {
-	rs, err := e.resolveTouches(ctx, v, c.analysis.Touches, cwd)
+	touches := c.analysis.Touches
+	for _, p := range c.analysis.LinkProbes { // protected links a metadata change must not reach
+		touches = append(touches, safety.Touch{Path: p})
+	}
+	rs, err := e.resolveTouches(ctx, v, touches, cwd)
 	if err != nil || len(rs) == 0 {
 		return c, err
 	}

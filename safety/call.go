@@ -328,6 +328,9 @@ func (c *classifier) command(name string, args []arg, e env) {
 	c.flags(s, args, e)
 	c.writeOptions(s, args)
 	c.readOptions(s, args)
+	if slices.Contains(metadataWriters, name) {
+		c.metadata = true
+	}
 	role := c.special(name, s, args, e)
 	role.quiet = rule.Level >= Medium
 	if rule.Level == Safe {

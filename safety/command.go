@@ -104,7 +104,15 @@ type Analysis struct {
 	// …: see opaqueWriters), so that an undo journal cannot save them
 	// before it runs: "tar: an archive tool". nil when there are none.
 	Unjournaled []string
-	undoable    bool // an Undoable rule raised the level where it runs once, directly
+	// LinkProbes are protected paths in the home directory whose real
+	// place on the host matters to this command: it changes metadata
+	// (chmod, chown, touch …), which the kernel's rules cannot hold, so
+	// a file it names that is the target of a link such as ~/.bashrc →
+	// ~/dotfiles/bashrc must be rated as the protected path. The executor
+	// resolves them with the Touches and hands both to AnalyzeResolved;
+	// they are not files the command touches.
+	LinkProbes []string
+	undoable   bool // an Undoable rule raised the level where it runs once, directly
 	// unsure says why what the command runs, or when, is not certain
 	// enough to lower an Undoable rule (a background job, an alias …).
 	unsure string
@@ -182,6 +190,9 @@ func (p Policy) analyzeOnce(cmd, home string, host *hostLinks) Analysis {
 	an.Network = once(append(an.Network, more.Network...))
 	an.Unknown = once(append(an.Unknown, more.Unknown...))
 	an.Unjournaled = once(append(an.Unjournaled, more.Unjournaled...))
+	if an.LinkProbes == nil {
+		an.LinkProbes = more.LinkProbes
+	}
 	return an
 }
 
@@ -194,8 +205,12 @@ func (c *classifier) analysis() Analysis {
 	if len(c.funcs) > 0 {
 		unsure = cmp.Or(unsure, "it defines a function, which may change what a command name runs")
 	}
-	return Analysis{Assessment: c.a, undoable: c.undoable, unsure: unsure, Touches: touches(c.touched), Programs: once(fromHome(c.programs)),
+	an := Analysis{Assessment: c.a, undoable: c.undoable, unsure: unsure, Touches: touches(c.touched), Programs: once(fromHome(c.programs)),
 		Network: once(c.network), Unknown: once(c.unknown), Unjournaled: once(c.unjournaled)}
+	if c.metadata {
+		an.LinkProbes = c.p.linkProbes()
+	}
+	return an
 }
 
 func once(in []string) []string {
@@ -277,6 +292,7 @@ type classifier struct {
 	// list (Analysis.Unjournaled).
 	unjournaled []string
 	unknown     []string // why its effects cannot be known (Analysis.Unknown)
+	metadata    bool     // it changes a file's mode, owner, times or attributes (Analysis.LinkProbes)
 	findRoots   []arg    // inside find -exec: find's start directories ({} is under them)
 	lastCd      []string // where the last cd went, when it could be followed
 	linkHops    int      // links followed so far (see maxLinkWork)

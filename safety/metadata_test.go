@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -43,6 +44,48 @@ func TestMetadataChanges(t *testing.T) {
 		an := p.AnalyzeResolved(tc.cmd, "/home/u", rs)
 		if an.Level != tc.want || an.IfJournaled.Level != tc.jwant || !strings.Contains(strings.Join(an.Reasons, "\n"), tc.reason) {
 			t.Errorf("%s = %s (journaled %s), want %s (%s) with %q", tc.cmd, an.Assessment, an.IfJournaled.Level, tc.want, tc.jwant, tc.reason)
+		}
+	}
+}
+
+// TestMetadataOnLinkTargets: a metadata change names the file a protected
+// link leads to (~/.bashrc → ~/dotfiles/bashrc, ~/.ssh → ~/dotfiles/ssh):
+// Landlock does not hold chmod, so the classifier rates the target as the
+// protected path, from the links the executor resolved for LinkProbes.
+func TestMetadataOnLinkTargets(t *testing.T) {
+	p := DefaultPolicy()
+	if an := p.Analyze(`cat ~/dotfiles/bashrc`, "/home/u"); len(an.LinkProbes) != 0 {
+		t.Errorf("a read asks for link probes: %v", an.LinkProbes)
+	}
+	probes := p.Analyze(`chmod 666 ~/dotfiles/bashrc`, "/home/u").LinkProbes
+	for _, want := range []string{"~/.bashrc", "~/.ssh", "~/.profile"} {
+		if !slices.Contains(probes, want) {
+			t.Errorf("probes %v lack %s", probes, want)
+		}
+	}
+	// What the executor hands back: the probes that are links.
+	rs := []Resolved{
+		{Touch: Touch{Path: "~/.bashrc"}, Real: "/home/u/dotfiles/bashrc"},
+		{Touch: Touch{Path: "~/.ssh"}, Real: "/home/u/dotfiles/ssh"},
+		{Touch: Touch{Path: "~/.profile"}, Real: "/srv/shared/profile"},
+	}
+	for _, tc := range []struct {
+		cmd  string
+		want Level
+	}{
+		{`chmod 666 ~/dotfiles/bashrc`, High},
+		{`chmod 666 /home/u/dotfiles/bashrc`, High},
+		{`chown nobody ~/dotfiles/ssh/authorized_keys`, High},
+		{`touch -d 2000-01-01 ~/dotfiles/ssh/config`, High},
+		{`setfacl -m u:nobody:rw ~/dotfiles/bashrc`, High},
+		{`chmod 666 /srv/shared/profile`, High},
+		{`cd ~/dotfiles && chmod 666 bashrc`, High},
+		{`chmod 644 ~/dotfiles/notes`, Medium},
+		{`chmod 644 ~/notes.txt`, Medium},
+	} {
+		an := p.AnalyzeResolved(tc.cmd, "/home/u", rs)
+		if an.Level != tc.want {
+			t.Errorf("%s = %s, want %s", tc.cmd, an.Assessment, tc.want)
 		}
 	}
 }

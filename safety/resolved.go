@@ -57,6 +57,9 @@ func (p Policy) AnalyzeResolved(cmd, home string, rs []Resolved) Analysis {
 			host.to[key] = append(host.to[key], r.Real)
 		}
 	}
+	if len(base.LinkProbes) > 0 {
+		p = p.protectLinkTargets(rs, home, base.LinkProbes)
+	}
 	an := p.analyze(cmd, home, host)
 	if an.Level < base.Level { // cannot happen: places only grow
 		an.Assessment = base.Assessment
@@ -109,4 +112,48 @@ func (h *hostLinks) unknownWhy(p string) (string, bool) {
 // NUL bytes.
 func cleanAbsolute(p string) bool {
 	return p != "" && path.IsAbs(p) && path.Clean(p) == p && !strings.ContainsRune(p, 0)
+}
+
+// metadataWriters change a file's mode, owner, times, access lists or
+// attributes: what Landlock does not cover, so the classifier alone
+// holds them on the targets of protected links (Analysis.LinkProbes).
+var metadataWriters = []string{"chmod", "chown", "chgrp", "touch", "setfacl", "setfattr", "chattr"}
+
+// linkProbes are the protected and autorun paths in the home directory
+// that a link may stand for (no patterns): ~/.bashrc, ~/.ssh, …
+func (p *Policy) linkProbes() []string {
+	var out []string
+	for _, q := range slices.Concat(p.ProtectedPaths, p.AutorunPaths, ownDirs()) {
+		if strings.HasPrefix(q, "~/") && !strings.ContainsAny(q, "*?[") && !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// protectLinkTargets returns p with the real places of the protected
+// paths among rs that are links on the host (~/.bashrc →
+// /home/u/dotfiles/bashrc) protected too, for a command that changes
+// metadata; p itself when there are none.
+func (p Policy) protectLinkTargets(rs []Resolved, home string, probes []string) Policy {
+	var extra []string
+	for _, r := range rs {
+		if !slices.Contains(probes, r.Path) || r.Unresolved != "" || !cleanAbsolute(r.Real) {
+			continue
+		}
+		real := r.Real
+		if home != "" {
+			if rest, ok := strings.CutPrefix(real, home+"/"); ok {
+				real = "~/" + rest
+			}
+		}
+		if real != r.Path && !slices.Contains(extra, real) {
+			extra = append(extra, real)
+		}
+	}
+	if len(extra) == 0 {
+		return p
+	}
+	p.ProtectedPaths = slices.Concat(p.ProtectedPaths, extra)
+	return p
 }
