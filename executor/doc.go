@@ -21,8 +21,9 @@
 // The same stages, not copies, serve the other callers: the needs of a
 // step whose condition is false (skippedNeeds, for --save-plan) are the
 // prefix prepare → classify → permissions; the plan pre-check
-// (CheckPlanPermissions) runs prepare's host-free part (prepareCall) and
-// the needs of the call as far as they are known without a host.
+// (CheckPlanPermissions) runs the host-free part of the same prefix:
+// prepareCall, classify's analysis without a home, and the permissions
+// stage's needsOf over a view without a host (staticNeeds).
 //
 // # One prepared step
 //

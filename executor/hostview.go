@@ -26,6 +26,9 @@ import (
 // A view is as fresh as the step: built when the step is prepared, and
 // forgotten (forget) when a person took time to approve it.
 type hostView struct {
+	// tr is nil for the plan pre-check's view without a host: "~" stays
+	// "~", a relative path stays relative unless the step's cwd is
+	// absolute or under "~", and no link is known (staticAbs).
 	tr transport.Transport
 	// home is the step user's home, homeErr why it is not known (then
 	// only "~" and relative paths fail).
@@ -70,6 +73,9 @@ func (e *Executor) newHostView(tr transport.Transport, home string, homeErr erro
 // step starts: cwd, else the home on an SSH host, agent's working
 // directory locally) as an absolute path on the host.
 func (v *hostView) abs(p, cwd string) (string, error) {
+	if v.tr == nil {
+		return staticAbs(p, cwd), nil
+	}
 	switch {
 	case path.IsAbs(p):
 		return path.Clean(p), nil
@@ -234,6 +240,9 @@ func (v *hostView) resolve(ctx context.Context, p string, read bool) (real, why 
 // that cannot be known (the tool will fail the same way: a directory on
 // the way is missing). The error is only a done ctx.
 func (v *hostView) real(ctx context.Context, p string) (string, error) {
+	if v.tr == nil {
+		return p, nil // no host: no links known
+	}
 	hp, err := v.look(ctx, p, false)
 	if err != nil {
 		return "", err

@@ -24,14 +24,14 @@ type stepNeeds struct {
 	recorded safety.Needs
 }
 
-// needs works out what a classified step reads, writes, runs and connects
+// needsOf works out what a classified step reads, writes, runs and connects
 // to: a command's from its analysis (a recursive command — rm -r,
 // chmod -R, cp -r, grep -r, find — needs the tree under what it names),
 // each path made absolute where the step runs and followed through
 // symbolic links on the host (the link and where it leads must both be
 // allowed); a file tool's from the files it declared, as resolved. Every
 // path is looked at through the step's view: one a step.
-func (e *Executor) needs(ctx context.Context, p *prepared) (stepNeeds, error) {
+func needsOf(ctx context.Context, p *prepared) (stepNeeds, error) {
 	var n stepNeeds
 	cls := p.cls
 	if cls.command != "" {
@@ -127,7 +127,7 @@ func (e *Executor) permissions(ctx context.Context, s *stepRun) *denial {
 		return nil
 	}
 	p := s.p
-	n, err := e.needs(ctx, p)
+	n, err := needsOf(ctx, p)
 	p.needs = n
 	if err != nil {
 		return broken(err)

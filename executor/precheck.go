@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -63,59 +64,49 @@ func CheckPlanPermissions(p *planner.Plan, reg *tools.Registry, policy safety.Po
 }
 
 // staticNeeds is what a prepared call needs, as far as it is known
-// without the host: "~/…" stays, a relative path is left relative
-// (undecided) unless the step gives an absolute cwd.
+// without the host: classify's host-free part (a command analysed without
+// a home, a file tool's declared files as written), then the needs of the
+// permissions stage (needsOf) over a view without a host.
 func staticNeeds(call *tools.Call, policy safety.Policy) (target, local safety.Needs) {
+	p := &prepared{call: call, view: &hostView{}}
+	p.cwd, _ = call.Params["cwd"].(string)
 	if line, ok, err := call.CommandLine(); ok {
 		if err != nil {
 			return target, local
 		}
-		cwd, _ := call.Params["cwd"].(string)
-		abs := func(p string) string {
-			if p == "~" || strings.HasPrefix(p, "~/") || path.IsAbs(p) {
-				return cleanStatic(p)
-			}
-			if cwd != "" && (path.IsAbs(cwd) || cwd == "~" || strings.HasPrefix(cwd, "~/")) {
-				return cleanStatic(cwd + "/" + p)
-			}
-			return p
+		p.cls.command, p.cls.analysis = line, policy.Analyze(line, "")
+	} else if eff, ok, err := call.Touches(); ok {
+		if err != nil {
+			return target, local
 		}
-		return safety.NeedsOf(policy.Analyze(line, ""), abs), local
-	}
-	eff, ok, err := call.Touches()
-	if !ok {
-		target.Unknown = []string{call.Name + ": a tool whose files are not known"}
-		return target, local
-	}
-	if err != nil {
-		return target, local
-	}
-	for _, a := range eff.Files {
-		p := a.Path
-		if a.Local {
-			if !path.IsAbs(p) && !strings.HasPrefix(p, "~") {
-				continue // relative to the working directory: decided when it runs
+		for _, a := range eff.Files {
+			f := stepFile{op: a.Op, path: cleanStatic(a.Path), local: a.Local}
+			if a.Local {
+				if !path.IsAbs(a.Path) && !strings.HasPrefix(a.Path, "~") {
+					continue // relative to the working directory: decided when it runs
+				}
+				if h, err := os.UserHomeDir(); err == nil && strings.HasPrefix(a.Path, "~") {
+					f.path = cleanStatic(h + strings.TrimPrefix(a.Path, "~"))
+				}
 			}
-			if h, err := os.UserHomeDir(); err == nil && strings.HasPrefix(p, "~") {
-				p = h + strings.TrimPrefix(p, "~")
-			}
-		}
-		need := safety.Need{Path: cleanStatic(p)}
-		n := &target
-		if a.Local {
-			n = &local
-		}
-		switch a.Op {
-		case safety.FileRead:
-			n.Reads = append(n.Reads, need)
-		case safety.FileWrite:
-			n.Writes = append(n.Writes, need)
-		case safety.FileEdit:
-			n.Reads = append(n.Reads, need)
-			n.Writes = append(n.Writes, need)
+			p.cls.files = append(p.cls.files, f)
 		}
 	}
-	return target, local
+	n, _ := needsOf(context.Background(), p) // no host: nothing to fail
+	return n.target, n.local
+}
+
+// staticAbs is a classifier path as far as it is known without the host:
+// "~/…" and absolute paths cleaned, a relative path joined to a cwd that
+// is one of those, else left relative (undecided).
+func staticAbs(p, cwd string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") || path.IsAbs(p) {
+		return cleanStatic(p)
+	}
+	if cwd != "" && (path.IsAbs(cwd) || cwd == "~" || strings.HasPrefix(cwd, "~/")) {
+		return cleanStatic(cwd + "/" + p)
+	}
+	return p
 }
 
 // cleanStatic cleans an absolute or "~/…" path lexically; a relative path
