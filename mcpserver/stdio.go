@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,12 +28,17 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // with the error the specification names (-32700 parse error, -32600
 // invalid request: a batch, another "jsonrpc", an id that is not a
 // string or integer, …) and the server reads on: the SDK's own stdio
-// transport ends the session on such a line. Only the end of r ends it.
+// transport ends the session on such a line. Only the end of r ends it:
+// the requests read before it are given eofGrace to be answered (a
+// client that writes its requests and closes its end at once gets its
+// answers), then the session ends and calls still running are cancelled.
 func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &lockedWriter{w: w}
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(filterLines(r, pw, out, maxLine(s.o.MaxArgBytes)))
+		err := filterLines(r, &tracker{w: pw, out: out}, out, maxLine(s.o.MaxArgBytes))
+		out.drained(eofGrace)
+		pw.CloseWithError(err)
 	}()
 	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{out}, MaxLineLength: -1})
 	pr.Close()
@@ -41,17 +48,101 @@ func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 // maxLine bounds one input line: the arguments' bound and the envelope.
 func maxLine(maxArgs int) int { return 2*maxArgs + httpSlack }
 
+// eofGrace is how long requests read before the end of input have to be
+// answered.
+const eofGrace = 500 * time.Millisecond
+
 // lockedWriter writes each Write whole, one at a time: the SDK's messages
-// and the filter's error answers never interleave.
+// and the filter's error answers never interleave. It also sees which
+// forwarded requests are answered.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	pending map[string]bool // ids of requests forwarded and not answered
+	idle    chan struct{}   // closed when pending empties, while drained waits
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if len(l.pending) > 0 {
+		var m struct {
+			ID     json.RawMessage
+			Method *string
+		}
+		if json.Unmarshal(p, &m) == nil && m.Method == nil && m.ID != nil {
+			delete(l.pending, idKey(m.ID))
+			if len(l.pending) == 0 && l.idle != nil {
+				close(l.idle)
+				l.idle = nil
+			}
+		}
+	}
 	return l.w.Write(p)
+}
+
+// asked records a forwarded request's id.
+func (l *lockedWriter) asked(id json.RawMessage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending == nil {
+		l.pending = map[string]bool{}
+	}
+	l.pending[idKey(id)] = true
+}
+
+// drained returns once every forwarded request is answered, or after
+// grace.
+func (l *lockedWriter) drained(grace time.Duration) {
+	l.mu.Lock()
+	if len(l.pending) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	l.idle = idle
+	l.mu.Unlock()
+	select {
+	case <-idle:
+	case <-time.After(grace):
+	}
+}
+
+// idKey is an id as a map key, the same however it was spelled.
+func idKey(id json.RawMessage) string {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(id))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return string(id)
+	}
+	switch v := v.(type) {
+	case string:
+		return "s:" + v
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return "n:" + strconv.FormatInt(i, 10)
+		}
+	}
+	return string(id)
+}
+
+// tracker forwards lines to w and records the ids of the requests among
+// them with out.
+type tracker struct {
+	w   io.Writer
+	out *lockedWriter
+}
+
+func (t *tracker) Write(line []byte) (int, error) {
+	var m struct {
+		ID     json.RawMessage
+		Method *string
+	}
+	if json.Unmarshal(line, &m) == nil && m.Method != nil && m.ID != nil {
+		t.out.asked(m.ID)
+	}
+	return t.w.Write(line)
 }
 
 type nopWriteCloser struct{ io.Writer }

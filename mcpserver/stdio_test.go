@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -160,4 +163,60 @@ func FuzzStdioReader(f *testing.F) {
 			t.Fatalf("%d lines in, %d forwarded and %d answered", nonBlank, fwdN, errN)
 		}
 	})
+}
+
+// TestStdioAnswersBeforeEOF: a client that writes its requests, malformed
+// lines among them, and closes its end at once gets an answer to each.
+func TestStdioAnswersBeforeEOF(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	s, err := New(Options{Policy: safety.DefaultPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`not json`,
+		`{"jsonrpc":"1.0","id":2,"method":"ping"}`,
+		`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":"four","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":5,"method":"ping","params":{"_meta":5}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"ping"}`,
+	}, "\n") + "\n"
+	var out syncBuffer
+	if err := s.ServeIO(context.Background(), strings.NewReader(in), &out); err != nil && !errors.Is(err, io.EOF) {
+		t.Logf("ServeIO: %v", err)
+	}
+	got := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct{ ID any }
+		if json.Unmarshal([]byte(l), &m) != nil {
+			t.Fatalf("output line %q", l)
+		}
+		got[fmt.Sprint(m.ID)] = true
+	}
+	for _, id := range []string{"1", "<nil>", "2", "four", "5", "6"} {
+		if !got[id] {
+			t.Errorf("no answer with id %s in:\n%s", id, out.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the writer and the reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
