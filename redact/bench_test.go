@@ -127,32 +127,48 @@ func removed(in, out string) int {
 }
 
 // BenchmarkRedact is the cost per MiB of output: the patterns alone (what
-// every output went through before the set) and with a set of 48 known
-// secrets in all their shapes.
+// every output went through before the set) and with a set of 8 or 48
+// known secrets in all their shapes, and the shapes alone; on the mixed
+// benign corpus (prose and Go code full of the patterns' words: their
+// worst case) and on what BenchmarkStep1MiB prints (base64 of random
+// bytes).
 func BenchmarkRedact(b *testing.B) {
-	corpus := benignCorpus(b, 1<<20)
-	b.Run("patterns", func(b *testing.B) {
-		b.SetBytes(int64(len(corpus)))
-		for b.Loop() {
-			String(corpus)
+	rng := rand.New(rand.NewPCG(5, 6))
+	blob := make([]byte, 786432)
+	for i := range blob {
+		blob[i] = byte(rng.Uint32())
+	}
+	var b64 strings.Builder
+	for s := base64.StdEncoding.EncodeToString(blob); len(s) > 0; {
+		n := min(76, len(s))
+		b64.WriteString(s[:n] + "\n")
+		s = s[n:]
+	}
+	for _, c := range []struct{ name, text string }{{"mixed", benignCorpus(b, 1<<20)}, {"base64", b64.String()}} {
+		corpus := c.text
+		b.Run(c.name+"/patterns", func(b *testing.B) {
+			b.SetBytes(int64(len(corpus)))
+			for b.Loop() {
+				String(corpus)
+			}
+		})
+		for _, n := range []int{8, 48} {
+			set := fullSet(randomSecrets(n))
+			set.String(corpus)
+			b.Run(fmt.Sprintf("%s/set-%d", c.name, n), func(b *testing.B) {
+				b.SetBytes(int64(len(corpus)))
+				for b.Loop() {
+					set.String(corpus)
+				}
+			})
+			// the shapes alone: what the set adds to the patterns
+			b.Run(fmt.Sprintf("%s/shapes-%d", c.name, n), func(b *testing.B) {
+				b.SetBytes(int64(len(corpus)))
+				for b.Loop() {
+					set.values(corpus, true, func(string) string { return Redacted })
+				}
+			})
 		}
-	})
-	for _, n := range []int{8, 48} {
-		set := fullSet(randomSecrets(n))
-		set.String(corpus)
-		b.Run(fmt.Sprintf("set-%d", n), func(b *testing.B) {
-			b.SetBytes(int64(len(corpus)))
-			for b.Loop() {
-				set.String(corpus)
-			}
-		})
-		// the shapes alone: what the set adds to the patterns
-		b.Run(fmt.Sprintf("shapes-%d", n), func(b *testing.B) {
-			b.SetBytes(int64(len(corpus)))
-			for b.Loop() {
-				set.values(corpus, true, func(string) string { return Redacted })
-			}
-		})
 	}
 }
 

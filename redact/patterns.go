@@ -121,40 +121,118 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 	if g.has("-----BEGIN") {
 		s = pemRE.ReplaceAllStringFunc(s, func(m string) string { return mark("PRIVATE_KEY", m) })
 	}
+	values := func(re *regexp.Regexp, suffix string, name func(string) string) func(string) string {
+		return func(s string) string { return replaceValues(s, re, suffix, mark, name) }
+	}
 	if g.hasFold("passw", "secret", "token", "api", "authorization", "private") {
-		s = replaceValues(s, assignRE, "", mark, keyName)
+		s = byLines(s, g, foldWords("passw", "secret", "token", "api", "authorization", "private"), values(assignRE, "", keyName))
 	}
 	if g.hasFold("key", "aws_") {
-		s = replaceValues(s, keyEndRE, "", mark, keyName)
+		s = byLines(s, g, foldWords("key", "aws_"), values(keyEndRE, "", keyName))
 	}
 	if g.hasFold("pass") {
-		s = replaceValues(s, passRE, "", mark, keyName)
+		s = byLines(s, g, foldWords("pass"), values(passRE, "", keyName))
 	}
 	if g.hasFold("pwd") {
-		s = replaceValues(s, pwdRE, "", mark, keyName)
+		s = byLines(s, g, foldWords("pwd"), values(pwdRE, "", keyName))
 	}
 	if g.hasFold("bearer") {
-		s = replaceValues(s, bearerRE, "", mark, fixedName("BEARER_TOKEN"))
+		s = byLines(s, g, foldWords("bearer"), values(bearerRE, "", fixedName("BEARER_TOKEN")))
 	}
 	if g.has("AKIA", "ASIA", "sk-", "gh", "xox") {
-		s = keyShapeRE.ReplaceAllStringFunc(s, func(m string) string { return mark(shapeName(m), m) })
+		s = byLines(s, g, words("AKIA", "ASIA", "sk-", "gh", "xox"), func(s string) string {
+			return keyShapeRE.ReplaceAllStringFunc(s, func(m string) string { return mark(shapeName(m), m) })
+		})
 	}
 	if g.has("://") {
-		s = replaceValues(s, userinfoRE, "@", mark, fixedName("URL_PASSWORD"))
+		s = byLines(s, g, words("://"), values(userinfoRE, "@", fixedName("URL_PASSWORD")))
 	}
 	if g.has("=") && g.has("?", "&") {
-		s = replaceValues(s, queryRE, "", mark, keyName)
+		s = byLines(s, g, func(line, _ string) bool {
+			return strings.Contains(line, "=") && containsAny(line, []string{"?", "&"})
+		}, values(queryRE, "", keyName))
 	}
 	if g.hasFold("machine", "default") && netrcGateRE.MatchString(s) {
 		s = replaceValues(s, netrcRE, "", mark, fixedName("NETRC_PASSWORD"))
 	}
 	if g.has("-p") {
-		s = redactAttachedP(s, mark)
+		s = byLines(s, g, words("-p"), func(s string) string { return redactAttachedP(s, mark) })
 	}
 	if g.has("mysql", "mariadb", "sshpass", "curl", "htpasswd") {
-		s = redactCommandSecrets(s, func(v string) string { return mark("PASSWORD", v) })
+		s = byLines(s, g, words("mysql", "mariadb", "sshpass", "curl", "htpasswd"), func(s string) string {
+			return redactCommandSecrets(s, func(v string) string { return mark("PASSWORD", v) })
+		})
 	}
 	return s
+}
+
+// A lineGate says whether a line (and its lower-case form) holds what a
+// pattern cannot match without.
+type lineGate func(line, lower string) bool
+
+func words(ws ...string) lineGate {
+	return func(line, _ string) bool { return containsAny(line, ws) }
+}
+
+func foldWords(ws ...string) lineGate {
+	return func(_, lower string) bool { return containsAny(lower, ws) }
+}
+
+// gateTail is how many lines after a gated line a pattern's match may
+// reach (a value on the next line, a quoted value over a few).
+const gateTail = 4
+
+// byLines applies f to the parts of s a pattern can match in: each line
+// gate passes, with the gateTail lines after it. Every match holds a gate
+// word on the line it starts (names, option dashes and schemes hold no
+// newline), so only a match reaching further than gateTail lines (a
+// quoted value longer than that) is cut at its part's end. The regular
+// expressions cost most of redacting a large output; most of its lines
+// hold none of their words. A line that is not ASCII always passes ((?i)
+// folds the Kelvin sign to k, ſ to s); text mostly gated goes to f whole.
+func byLines(s string, g redactGate, gate lineGate, f func(string) string) string {
+	if g.whole || len(s) < 4<<10 {
+		return f(s)
+	}
+	lower := asciiLower(s)
+	type part struct{ from, to int }
+	var parts []part
+	total := 0
+	tailEnd := -1 // the line index up to which the current part runs
+	line := 0
+	for at := 0; at < len(s); line++ {
+		end := strings.IndexByte(s[at:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += at + 1
+		}
+		if gate(s[at:end], lower[at:end]) || !isASCII(s[at:end]) {
+			if line > tailEnd || len(parts) == 0 {
+				parts = append(parts, part{from: at, to: end})
+			}
+			tailEnd = line + gateTail
+		}
+		if line <= tailEnd && len(parts) > 0 {
+			parts[len(parts)-1].to = end
+		}
+		at = end
+	}
+	for _, p := range parts {
+		total += p.to - p.from
+	}
+	if total > len(s)*3/4 {
+		return f(s)
+	}
+	var b strings.Builder
+	last := 0
+	for _, p := range parts {
+		b.WriteString(s[last:p.from])
+		b.WriteString(f(s[p.from:p.to]))
+		last = p.to
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // replaceValues replaces each match of re in s but its group 1 (what
@@ -222,6 +300,7 @@ func shapeName(key string) string {
 type redactGate struct {
 	s, lower string
 	all      bool
+	whole    bool // no line gating (byLines): tests' reference
 }
 
 func newRedactGate(s string) redactGate {
@@ -300,4 +379,25 @@ func passwordLike(v string) bool {
 		}
 	}
 	return letter && other
+}
+
+// asciiLower is s with A-Z lowered, every other byte as it is (offsets
+// kept).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -180,8 +180,28 @@ func FuzzRedactGate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := String(s), redactGated(s, redactGate{all: true}, plainMark); got != want {
+		if got, want := String(s), redactGated(s, redactGate{all: true, whole: true}, plainMark); got != want {
 			t.Fatalf("String(%q) = %q, ungated %q", s, got, want)
 		}
 	})
+}
+
+// byLines changes nothing on real text: the benign corpus (this
+// repository's docs and code, dumps) and the shapes test's outputs are
+// redacted the same line-gated or whole.
+func TestByLinesSameAsWhole(t *testing.T) {
+	for _, size := range []int{8 << 10, 256 << 10} {
+		c := benignCorpus(t, size)
+		c += "\nexport DB_PASSWORD='multi\nline\nvalue'\ncurl -u user:pw https://h\nmysql -pSecr3tPW x\n"
+		got := redactGated(c, newRedactGate(c), plainMark)
+		want := redactGated(c, redactGate{all: true, whole: true}, plainMark)
+		if got != want {
+			for i := range min(len(got), len(want)) {
+				if got[i] != want[i] {
+					t.Fatalf("size %d: differs at %d:\n%q\n%q", size, i, got[max(0, i-80):min(len(got), i+80)], want[max(0, i-80):min(len(want), i+80)])
+				}
+			}
+			t.Fatalf("size %d: lengths %d, %d", size, len(got), len(want))
+		}
+	}
 }

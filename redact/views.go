@@ -1,5 +1,7 @@
 package redact
 
+import "strings"
+
 // A view is the text as one family of shapes sees it, fed byte by byte
 // to that family's automaton without being copied: the squeezed view
 // leaves out white space (a value folded or split over lines); the
@@ -144,6 +146,9 @@ func scanSqueezed(a *automaton, s string, spans []span) []span {
 // quoted-printable escapes decoded and a dump's lines reduced to their
 // character column.
 func scanDecoded(a *automaton, s string, spans []span) []span {
+	if !decodable(s) {
+		return spans // the squeezed view is the same
+	}
 	f := newFeeder(a, spans)
 	lines(s, func(at, end int) {
 		_, _, _, from, to := dumpLine(s, at, end)
@@ -225,4 +230,27 @@ func hexColumns(s string, from, to int) bool {
 		}
 	}
 	return true
+}
+
+// decodable reports whether the decoded view of s differs from the
+// squeezed one: s has a %XX or =XX escape, a quoted-printable soft break
+// or a dump's line.
+func decodable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		j := strings.IndexAny(s[i:], "%=")
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) || s[i] == '=' && (i+1 == len(s) || s[i+1] == '\n' || s[i+1] == '\r') {
+			return true
+		}
+	}
+	dump := false
+	lines(s, func(at, end int) {
+		if !dump {
+			dump, _, _, _, _ = dumpLine(s, at, end)
+		}
+	})
+	return dump
 }
