@@ -119,7 +119,7 @@ func TestEveryToolOnDropbearBusyBox(t *testing.T) {
 	for _, sftp := range []bool{true, false} {
 		t.Run(fmt.Sprintf("sftp=%v", sftp), func(t *testing.T) {
 			d := testenv.StartDropbear(t, testenv.DropbearOptions{SFTP: sftp})
-			out := everyToolOn(t, d)
+			out := everyToolOn(t, dropbearHost{d})
 			if said := strings.Count(out, "files go through the shell"); said != map[bool]int{true: 0, false: 1}[sftp] {
 				t.Errorf("SFTP %v: the shell transfer said %d times:\n%s", sftp, said, out)
 			}
@@ -127,16 +127,59 @@ func TestEveryToolOnDropbearBusyBox(t *testing.T) {
 	}
 }
 
-// everyToolOn runs the plan on d and returns what the --approve medium
-// run printed.
-func everyToolOn(t *testing.T, d *testenv.Dropbear) string {
-	if err := d.Mkdir(d.Home+"/work", 0o755); err != nil {
+// planHost is a host everyToolOn runs on: where its files are here, and
+// the tree compared before and after.
+type planHost interface {
+	Path(p string) string
+	Mkdir(p string, mode fs.FileMode) error
+	WriteFile(p string, data []byte, mode fs.FileMode) error
+	treeRoot() string
+	host() testenv.Host
+}
+
+type dropbearHost struct{ *testenv.Dropbear }
+
+func (d dropbearHost) treeRoot() string   { return d.Root }
+func (d dropbearHost) host() testenv.Host { return d.Host }
+
+// sshdHost is an OpenSSH sshd whose sessions have HOME set to a scratch
+// directory (commands and files run as the tester, on this machine).
+type sshdHost struct {
+	*testenv.SSHD
+	home string
+}
+
+func (s sshdHost) Path(p string) string { return p }
+func (s sshdHost) Mkdir(p string, mode fs.FileMode) error {
+	if err := os.Mkdir(p, mode); err != nil {
+		return err
+	}
+	return os.Chmod(p, mode)
+}
+func (s sshdHost) WriteFile(p string, data []byte, mode fs.FileMode) error {
+	if err := os.WriteFile(p, data, mode); err != nil {
+		return err
+	}
+	return os.Chmod(p, mode)
+}
+func (s sshdHost) treeRoot() string { return s.home }
+func (s sshdHost) host() testenv.Host {
+	h := s.Host
+	h.Home = s.home
+	return h
+}
+
+// everyToolOn runs the plan on the host and returns what the --approve
+// medium run printed.
+func everyToolOn(t *testing.T, ph planHost) string {
+	d := ph.host()
+	if err := ph.Mkdir(d.Home+"/work", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.WriteFile(d.Home+"/work/a.sh", []byte("echo 1\n"), 0o750); err != nil {
+	if err := ph.WriteFile(d.Home+"/work/a.sh", []byte("echo 1\n"), 0o750); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.WriteFile(d.Home+"/work/log.txt", []byte("before\n"), 0o640); err != nil {
+	if err := ph.WriteFile(d.Home+"/work/log.txt", []byte("before\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
 	local := t.TempDir()
@@ -155,14 +198,14 @@ func everyToolOn(t *testing.T, d *testenv.Dropbear) string {
 		code := Main(append([]string{"-F", d.SSHConfig, "--ssh-host", d.Alias}, args...), strings.NewReader(""), &out, &errOut)
 		return out.String() + errOut.String(), code
 	}
-	before := treeOf(t, d.Root)
+	before := treeOf(t, ph.treeRoot())
 
 	out, code := agent("run", planFile, "--json", "--require-enforcement")
 	st := stepStatuses(t, out)
 	if code != 4 || len(st) < 4 || st[0] != "execute_command:ok" || st[1] != "read_file:ok" || st[2] != "check_condition:ok" || st[3] != "edit_file:denied" {
 		t.Fatalf("default approval: exit %d, steps %v (want the safe ones ok, the first change denied, exit 4)\n%s", code, st, out)
 	}
-	if now := treeOf(t, d.Root); now != before {
+	if now := treeOf(t, ph.treeRoot()); now != before {
 		t.Fatalf("default approval changed the host:\n%s\nwas\n%s", now, before)
 	}
 
@@ -175,13 +218,13 @@ func everyToolOn(t *testing.T, d *testenv.Dropbear) string {
 	if !strings.Contains(out, `"output":"2\n"`) {
 		t.Errorf("the edited script does not print 2:\n%s", out)
 	}
-	if b, _ := os.ReadFile(d.Path(d.Home + "/work/up.bin")); !bytes.Equal(b, up) {
+	if b, _ := os.ReadFile(ph.Path(d.Home + "/work/up.bin")); !bytes.Equal(b, up) {
 		t.Errorf("uploaded %d bytes, want %d", len(b), len(up))
 	}
 	if b, _ := os.ReadFile(filepath.Join(local, "down.sh")); string(b) != "echo 2\n" {
 		t.Errorf("downloaded %q", b)
 	}
-	if b, _ := os.ReadFile(d.Path(d.Home + "/work/log.txt")); string(b) != "before\nshell\n" {
+	if b, _ := os.ReadFile(ph.Path(d.Home + "/work/log.txt")); string(b) != "before\nshell\n" {
 		t.Errorf("the shell's write: %q", b)
 	}
 
@@ -189,7 +232,7 @@ func everyToolOn(t *testing.T, d *testenv.Dropbear) string {
 	if code != 0 {
 		t.Fatalf("undo: exit %d\n%s", code, out)
 	}
-	if now := treeOf(t, d.Root); now != before {
+	if now := treeOf(t, ph.treeRoot()); now != before {
 		t.Errorf("left on the host after undo:\n%s\nwas\n%s\nundo said:\n%s", now, before, out)
 	}
 	return medium
@@ -275,7 +318,7 @@ func TestUnwritableHomeOnDropbear(t *testing.T) {
 	if err := os.Chown(d.Path(d.Home), 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if out := everyToolOn(t, d); strings.Contains(out, "not enforced") {
+	if out := everyToolOn(t, dropbearHost{d}); strings.Contains(out, "not enforced") {
 		t.Errorf("the launcher not sent:\n%s", out)
 	}
 
@@ -338,5 +381,36 @@ func TestUndoAfterURIAddressedRun(t *testing.T) {
 		if b, _ := os.ReadFile(d.Path(d.Home + "/f.txt")); string(b) != "one\n" {
 			t.Fatalf("%q: %q", undo, b)
 		}
+	}
+}
+
+// The same plan on OpenSSH hosts whose SFTP cannot be used: the
+// subsystem off, and an external sftp-server behind a login shell that
+// prints when it starts (named with OpenSSH's advice; the shell transfer
+// then carries the files).
+func TestEveryToolOnSSHDWithoutSFTP(t *testing.T) {
+	if _, err := os.Stat("/usr/lib/openssh/sftp-server"); err != nil {
+		t.Skip("no OpenSSH sftp-server")
+	}
+	for _, tc := range []struct{ name, config, bashrc, said string }{
+		{"subsystem off", "Subsystem sftp /nonexistent/sftp-server\nSetEnv SHLVL=1 HOME=%s\n", "", "no usable SFTP server"},
+		{"noisy bashrc", "Subsystem sftp /usr/lib/openssh/sftp-server\nSetEnv HOME=%s\n", "echo 'Welcome to this host!'\n", "Ensure the remote shell produces no output"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home, err := os.MkdirTemp("", "agent-sshd-home-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(home) })
+			os.Chmod(home, 0o755)
+			if tc.bashrc != "" {
+				os.WriteFile(filepath.Join(home, ".bashrc"), []byte(tc.bashrc), 0o644)
+			}
+			d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: fmt.Sprintf(tc.config, home)})
+			out := everyToolOn(t, sshdHost{d, home})
+			if n := strings.Count(out, "files go through the shell"); n != 1 || !strings.Contains(out, tc.said) {
+				t.Errorf("said %d times, want once with %q:\n%s", n, tc.said, out)
+			}
+		})
 	}
 }

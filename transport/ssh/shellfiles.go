@@ -87,13 +87,20 @@ const shellPrelude = "LC_ALL=C; export LC_ALL; umask 077\n"
 // alike: the raw mode in hex, size, mtime, owner, group.
 const statFormat = "%f %s %Y %u %g"
 
-// shellRun runs script on the host and returns its result; a non-zero
-// exit is an error made of what the script printed on stderr.
+// shellRun runs script on the host and returns its result, its stdout
+// from the script's own first line on; a non-zero exit is an error made
+// of what the script printed on stderr.
 func (t *Transport) shellRun(ctx context.Context, op, p string, cmd transport.Command) (transport.Result, error) {
-	cmd.Command = shellPrelude + cmd.Command
+	// A nonce line first: what a login shell printed before the command
+	// (a session of its own) is dropped with it.
+	nonce := randomHex(8)
+	cmd.Command = shellPrelude + "echo " + nonce + "\n" + cmd.Command
 	res, err := t.Run(ctx, cmd)
 	if err != nil {
 		return res, fmt.Errorf("%s %s: %w", op, p, err)
+	}
+	if i := strings.Index(res.Stdout, nonce+"\n"); i >= 0 {
+		res.Stdout = res.Stdout[i+len(nonce)+1:]
 	}
 	if res.ExitCode != 0 {
 		return res, shellErr(op, p, res.Stderr)
