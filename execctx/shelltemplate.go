@@ -270,7 +270,9 @@ func (r *shellRef) quote(line string) (string, error) {
 		case strings.HasPrefix(v, "~/"):
 			tilde, v = v[:2], v[2:]
 		}
-		if bareWord(v) {
+		// A comma is plain only outside brace expansion: {a,{{x}}} with
+		// x = "b,c" would make three words of it.
+		if bareWord(v) && !(strings.Contains(v, ",") && strings.Contains(line, "{")) {
 			return tilde + v, nil
 		}
 		return tilde + "'" + strings.ReplaceAll(v, "'", `'\''`) + "'", nil

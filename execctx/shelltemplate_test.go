@@ -17,7 +17,7 @@ import (
 // the variable's exact value, wherever it stands; |raw splices syntax.
 func TestRenderShell(t *testing.T) {
 	vars := map[string]any{"out": "x; touch PWNED $(touch PWNED2) `touch PWNED3` 'q' \"d\" \\ \n$HOME",
-		"n": int64(3), "name": "world", "empty": "", "cmd": "echo hi; echo there", "log": "~/app log", "nl": "a\nb\n\n", "home": "~", "tuser": "~root/x", "dict": map[string]any{"k": "v w"}, "assign": "LD_PRELOAD=/x.so", "job": "%1"}
+		"n": int64(3), "csv": "b,c", "name": "world", "empty": "", "cmd": "echo hi; echo there", "log": "~/app log", "nl": "a\nb\n\n", "home": "~", "tuser": "~root/x", "dict": map[string]any{"k": "v w"}, "assign": "LD_PRELOAD=/x.so", "job": "%1"}
 	for _, tc := range []struct{ tmpl, want string }{
 		{`echo {{out}}`, "echo 'x; touch PWNED $(touch PWNED2) `touch PWNED3` '\\''q'\\'' \"d\" \\ \n$HOME'"},
 		{`echo "{{name}}"`, `echo "world"`},
@@ -25,6 +25,8 @@ func TestRenderShell(t *testing.T) {
 		{`echo pre{{name}}post`, `echo preworldpost`},
 		{`{{assign}} ls`, `'LD_PRELOAD=/x.so' ls`},
 		{`fg {{job}}`, `fg '%1'`},
+		{`echo {a,{{csv}}}`, `echo {a,'b,c'}`},
+		{`echo {{csv}}`, `echo b,c`},
 		{`echo {{empty}}`, `echo ''`},
 		{`echo {{nl}} "{{nl}}" '{{nl}}'`, `echo 'a
 b' "a
