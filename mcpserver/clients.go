@@ -83,7 +83,11 @@ type posts struct {
 func (p *posts) serve(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	r.Header.Del(postHeader)
 	r.Header.Del(peerHeader)
-	r.Header.Set(peerHeader, r.RemoteAddr)
+	peer := r.RemoteAddr
+	if peer == "" || peer == "@" { // a unix socket's peer has no address
+		peer = "unix socket"
+	}
+	r.Header.Set(peerHeader, peer)
 	if r.Method != http.MethodPost {
 		h.ServeHTTP(w, r)
 		return
