@@ -130,6 +130,6 @@ func Launch(args []string, stdout, stderr io.Writer) int {
 	if err := restrict(rss...); err != nil {
 		return fail("not confined, not run: " + err.Error())
 	}
-	err = syscall.Exec(prog, argv, os.Environ())
+	err = syscall.Exec(prog, argv, stepEnviron(os.Environ())) // env.go
 	return fail("exec " + argv[0] + ": " + err.Error())
 }

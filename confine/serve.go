@@ -262,8 +262,12 @@ func (s *server) handOver(a *ahead, key string, r *Restrictor, req string) int {
 // thread (a confined one's Landlock domain and no_new_privs carried into
 // the command), with the process's environment, as os would give it.
 func (s *server) start(argv []string, stdin *os.File, r *Restrictor, ahead bool) (pid, gen, tid int, err error) {
+	env := syscall.Environ()
+	if r != nil {
+		env = stepEnviron(env) // confined: no secret-named variable (env.go)
+	}
 	attr := &syscall.ProcAttr{
-		Env:   syscall.Environ(),
+		Env:   env,
 		Files: []uintptr{stdin.Fd(), s.out.Fd(), s.errs.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}

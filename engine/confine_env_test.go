@@ -5,8 +5,9 @@ package engine_test
 // operator's shell exported never reach it — locally, where the step is
 // a child of agent, confined (on agent's thread, or through the launcher
 // agent re-executes) or not, and over a real sshd, where agent sends no
-// variable. PATH and HOME still work, and what the operator passes
-// (safety: pass_env) reaches local steps.
+// variable, and a confined step there loses the secret-named variables of
+// the host's own login environment. PATH and HOME still work, and what
+// the operator passes (safety: pass_env) reaches local steps.
 
 import (
 	"context"
@@ -31,7 +32,8 @@ func reversed(s string) string {
 	return string(b)
 }
 
-func stepEnvSeen(t *testing.T, open func(engine.HostOptions) (*engine.Host, error), e engine.Enforcement, wantPassed bool) {
+func stepEnvSeen(t *testing.T, open func(engine.HostOptions) (*engine.Host, error), e engine.Enforcement, remote bool) {
+	wantPassed := !remote
 	t.Helper()
 	t.Setenv("OPENAI_API_KEY", envMarker)
 	t.Setenv("AGENT_API_KEY", envMarker)
@@ -39,21 +41,29 @@ func stepEnvSeen(t *testing.T, open func(engine.HostOptions) (*engine.Host, erro
 	t.Setenv("DEPLOY_ENVIRONMENT", "staging")
 	p := safety.DefaultPolicy()
 	p.PassEnv = []string{"DEPLOY_ENVIRONMENT"}
-	cmd := `env | cut -d= -f1 | sort | tr '\n' ' '; echo; printenv OPENAI_API_KEY AGENT_API_KEY DEPLOY_TOKEN | rev; ` +
+	cmd := `env | cut -d= -f1 | sort | tr '\n' ' '; echo; printenv OPENAI_API_KEY AGENT_API_KEY DEPLOY_TOKEN HOST_API_TOKEN | rev; echo "java=$JAVA_HOME"; ` +
 		`echo "home=$HOME"; command -v sh; printenv DEPLOY_ENVIRONMENT; true`
 	for _, tc := range []struct {
-		name string
-		o    engine.HostOptions
+		name     string
+		confined bool
+		o        engine.HostOptions
 	}{
-		{"safe, confined", engine.HostOptions{Policy: p, Approver: safety.NewApprover(safety.ModeNever, nil), Enforcement: e}},
-		{"approved, unconfined", engine.HostOptions{Policy: p, Approver: safety.NewApprover(safety.ModeAll, nil), Enforcement: e}},
+		{"safe, confined", true, engine.HostOptions{Policy: p, Approver: safety.NewApprover(safety.ModeNever, nil), Enforcement: e}},
+		{"approved, unconfined", !remote, engine.HostOptions{Policy: p, Approver: safety.NewApprover(safety.ModeAll, nil), Enforcement: e}},
 	} {
 		steps, _ := run(t, open, tc.o, shellStep(cmd))
 		if len(steps) != 1 || steps[0].Risk != "safe" || steps[0].Status != "ok" {
 			t.Fatalf("%s: %s", tc.name, show(steps))
 		}
 		out := steps[0].Output
-		for _, bad := range []string{"OPENAI_API_KEY", "AGENT_API_KEY", "DEPLOY_TOKEN", reversed(envMarker), envMarker} {
+		bad := []string{"OPENAI_API_KEY", "AGENT_API_KEY", "DEPLOY_TOKEN"}
+		if tc.confined {
+			// The host's own token: kept from a confined step; a step
+			// run unconfined (--approve all) has the login environment
+			// ssh gives.
+			bad = append(bad, "HOST_API_TOKEN", reversed(envMarker), envMarker)
+		}
+		for _, bad := range bad {
 			if strings.Contains(out, bad) {
 				t.Errorf("%s: the step saw %s of agent's environment:\n%s", tc.name, bad, out)
 			}
@@ -75,12 +85,16 @@ func TestStepEnvLocal(t *testing.T) {
 	open := func(o engine.HostOptions) (*engine.Host, error) {
 		return engine.Open(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, o)
 	}
-	stepEnvSeen(t, open, engine.Enforcement{}, true)
+	stepEnvSeen(t, open, engine.Enforcement{}, false)
 }
 
 func TestStepEnvSSHD(t *testing.T) {
 	needLandlock(t)
-	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 TMPDIR=" + t.TempDir() + "\n"})
+	// The host's own login environment holds a token of the account's
+	// (as an exported line in a start-up file would): a confined step
+	// does not see it, and sees the rest (JAVA_HOME).
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 TMPDIR=" + t.TempDir() +
+		" HOST_API_TOKEN=" + envMarker + " JAVA_HOME=/opt/jdk\n"})
 	t.Setenv("SSH_AUTH_SOCK", "")
 	localState(t)
 	target, err := engine.HostTarget(d.Alias, engine.SSHOverrides{ConfigFile: d.SSHConfig})
@@ -92,5 +106,10 @@ func TestStepEnvSSHD(t *testing.T) {
 	}
 	// Over SSH the step has the host's login environment: agent sends
 	// none of its own, pass_env included (it is for local steps).
-	stepEnvSeen(t, open, engine.Enforcement{Launcher: confinetest.Launcher(t)}, false)
+	stepEnvSeen(t, open, engine.Enforcement{Launcher: confinetest.Launcher(t)}, true)
+	steps, _ := run(t, open, engine.HostOptions{Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeNever, nil),
+		Enforcement: engine.Enforcement{Launcher: confinetest.Launcher(t)}}, shellStep(`echo "java=$JAVA_HOME"`))
+	if len(steps) != 1 || !strings.Contains(steps[0].Output, "java=/opt/jdk") {
+		t.Errorf("the host's JAVA_HOME did not reach the confined step: %s", show(steps))
+	}
 }
