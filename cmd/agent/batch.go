@@ -191,7 +191,7 @@ func runBatchTask(ctx context.Context, a *app, o taskOptions) error {
 		return usageError{err}
 	}
 	a.secretSet().Add("API_KEY", cfg.APIKey, redact.Known)
-	start := &session.Start{Kind: session.KindBatchTask, Task: redact.String(o.task), Model: cfg.Model}
+	start := &session.Start{Kind: session.KindBatchTask, Task: a.secretSet().String(o.task), Model: cfg.Model}
 	b, err := a.openBatch(ctx, o.batch, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start, recordNeeds: o.savePlan != "",
 		search: searchOptions(llm.New(cfg))}, nil, policy)
 	if err != nil {

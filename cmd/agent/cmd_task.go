@@ -132,7 +132,7 @@ func (a *app) newTaskRunner(ctx context.Context, o taskOptions) (_ *taskRunner, 
 	// `agent -c` is recorded as a session (agent resume); the REPL is not.
 	var start *session.Start
 	if o.task != "" {
-		start = &session.Start{Kind: session.KindTask, Task: redact.String(o.task), Model: cfg.Model}
+		start = &session.Start{Kind: session.KindTask, Task: a.secretSet().String(o.task), Model: cfg.Model}
 	}
 	// "a=always" holds for one task (the REPL forgets it between tasks).
 	if t.steps, err = a.openHost(ctx, policy, stepFlags{approve: o.approve, json: o.json, dryRun: o.dryRun, start: start, recordNeeds: o.savePlan != "",
