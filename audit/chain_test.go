@@ -250,3 +250,36 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAppend is one step's audit cost: the started line (no fsync)
+// and the result line (fsync), chained.
+func BenchmarkAppend(b *testing.B) {
+	b.Run("fsync", benchAppend)
+	b.Run("no-fsync", func(b *testing.B) {
+		old := syncFile
+		syncFile = func(*os.File) error { return nil }
+		defer func() { syncFile = old }()
+		benchAppend(b)
+	})
+}
+
+func benchAppend(b *testing.B) {
+	a, err := Open(filepath.Join(b.TempDir(), "audit.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	code := 0
+	e := Entry{Session: "s", Host: "h", Tool: "execute_command", Params: map[string]any{"command": "true"}, Command: "true",
+		Risk: safety.Assessment{Level: safety.Safe}, By: safety.ByPolicy, Approval: "safe"}
+	for b.Loop() {
+		e.Decision, e.ExitCode = Started, nil
+		if err := a.AppendUnsynced(context.Background(), e); err != nil {
+			b.Fatal(err)
+		}
+		e.Decision, e.ExitCode = Allowed, &code
+		if err := a.Append(context.Background(), e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
