@@ -12,6 +12,9 @@ type automaton struct {
 	best   []int32
 	secret []int32
 	maxLen int
+	// squeezedTr and base64Tr map a byte to its class in those views
+	// (tables).
+	squeezedTr, base64Tr [256]int16
 }
 
 // newAutomaton compiles needles (owner[i] is the secret needles[i] shows).
@@ -84,5 +87,6 @@ func newAutomaton(needles []string, owner []int) *automaton {
 			queue = append(queue, t)
 		}
 	}
+	a.tables()
 	return a
 }

@@ -121,6 +121,10 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 	if g.has("-----BEGIN") {
 		s = pemRE.ReplaceAllStringFunc(s, func(m string) string { return mark("PRIVATE_KEY", m) })
 	}
+	lc := &lowerCache{}
+	byLines := func(s string, g redactGate, gate lineGate, f func(string) string) string {
+		return byLinesCached(s, g, lc, gate, f)
+	}
 	values := func(re *regexp.Regexp, suffix string, name func(string) string) func(string) string {
 		return func(s string) string { return replaceValues(s, re, suffix, mark, name) }
 	}
@@ -182,7 +186,7 @@ func foldWords(ws ...string) lineGate {
 // reach (a value on the next line, a quoted value over a few).
 const gateTail = 4
 
-// byLines applies f to the parts of s a pattern can match in: each line
+// byLinesCached applies f to the parts of s a pattern can match in: each line
 // gate passes, with the gateTail lines after it. Every match holds a gate
 // word on the line it starts (names, option dashes and schemes hold no
 // newline), so only a match reaching further than gateTail lines (a
@@ -190,11 +194,11 @@ const gateTail = 4
 // expressions cost most of redacting a large output; most of its lines
 // hold none of their words. A line that is not ASCII always passes ((?i)
 // folds the Kelvin sign to k, ſ to s); text mostly gated goes to f whole.
-func byLines(s string, g redactGate, gate lineGate, f func(string) string) string {
+func byLinesCached(s string, g redactGate, lc *lowerCache, gate lineGate, f func(string) string) string {
 	if g.whole || len(s) < 4<<10 {
 		return f(s)
 	}
-	lower := asciiLower(s)
+	lower := lc.of(s)
 	type part struct{ from, to int }
 	var parts []part
 	total := 0
@@ -379,6 +383,17 @@ func passwordLike(v string) bool {
 		}
 	}
 	return letter && other
+}
+
+// lowerCache keeps asciiLower of the text the patterns work on: most of
+// them change nothing, and the next one reads the same text.
+type lowerCache struct{ src, lower string }
+
+func (c *lowerCache) of(s string) string {
+	if c.src != s || c.lower == "" {
+		c.src, c.lower = s, asciiLower(s)
+	}
+	return c.lower
 }
 
 // asciiLower is s with A-Z lowered, every other byte as it is (offsets

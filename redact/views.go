@@ -133,13 +133,43 @@ func lines(s string, f func(at, end int)) {
 
 // scanSqueezed runs a over the text without its white space.
 func scanSqueezed(a *automaton, s string, spans []span) []span {
-	f := newFeeder(a, spans)
+	return scanMapped(a, &a.squeezedTr, s, spans)
+}
+
+// skipByte and breakByte in a scanMapped table: a byte the view leaves
+// out, and one no shape goes through.
+const (
+	skipByte  = -1
+	breakByte = -2
+)
+
+// scanMapped runs a over s read through tr (byte to class, skipByte or
+// breakByte): the views that need no more than one byte at a time, in a
+// loop of their own (the cost of redaction is mostly this loop).
+func scanMapped(a *automaton, tr *[256]int16, s string, spans []span) []span {
+	size := 1
+	for size < a.maxLen+1 {
+		size <<= 1
+	}
+	ring, mask := make([]int32, size), size-1
+	delta, best, secret, nc := a.delta, a.best, a.secret, a.nclass
+	st, n := int32(0), 0
 	for j := 0; j < len(s); j++ {
-		if c := s[j]; !isSpace(c) {
-			f.feed(c, j, j+1)
+		c := tr[s[j]]
+		if c < 0 {
+			if c == breakByte {
+				st = 0
+			}
+			continue
+		}
+		st = delta[st*nc+int32(c)]
+		ring[n&mask] = int32(j)
+		n++
+		if l := best[st]; l > 0 {
+			spans = append(spans, span{from: int(ring[(n-int(l))&mask]), to: j + 1, secret: int(secret[st])})
 		}
 	}
-	return f.spans
+	return spans
 }
 
 // scanDecoded runs a over the text without its white space, with URL and
@@ -204,21 +234,33 @@ func scanHex(a *automaton, s string, spans []span) []span {
 }
 
 func scanBase64(a *automaton, s string, spans []span) []span {
-	f := newFeeder(a, spans)
-	for j := 0; j < len(s); j++ {
-		switch c := s[j]; {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
-			f.feed(c, j, j+1)
-		case c == '-':
-			f.feed('+', j, j+1)
-		case c == '_':
-			f.feed('/', j, j+1)
-		case isSpace(c):
+	return scanMapped(a, &a.base64Tr, s, spans)
+}
+
+// tables fills the automaton's scanMapped tables: the squeezed view's
+// (white space left out) and the base64 view's (its alphabet, the URL
+// one read as the standard one, white space left out, anything else
+// breaking a run).
+func (a *automaton) tables() {
+	for c := range 256 {
+		b := byte(c)
+		a.squeezedTr[c] = int16(a.class[b])
+		switch {
+		case b >= 'A' && b <= 'Z', b >= 'a' && b <= 'z', b >= '0' && b <= '9', b == '+', b == '/':
+			a.base64Tr[c] = int16(a.class[b])
+		case b == '-':
+			a.base64Tr[c] = int16(a.class['+'])
+		case b == '_':
+			a.base64Tr[c] = int16(a.class['/'])
+		case isSpace(b):
+			a.base64Tr[c] = skipByte
 		default:
-			f.breakRun()
+			a.base64Tr[c] = breakByte
+		}
+		if isSpace(b) {
+			a.squeezedTr[c] = skipByte
 		}
 	}
-	return f.spans
 }
 
 // hexColumns reports whether s[from:to] is hex digits and spaces only, as
