@@ -14,7 +14,7 @@ import (
 )
 
 // logN appends n entries to a new log at dir/audit.log.
-func logN(t *testing.T, dir string, n int) string {
+func logN(t testing.TB, dir string, n int) string {
 	t.Helper()
 	path := filepath.Join(dir, "audit.log")
 	a, err := Open(path)
@@ -233,7 +233,7 @@ func TestOpenRotatesUnchained(t *testing.T) {
 // log it accepts has consecutive records.
 func FuzzVerify(f *testing.F) {
 	dir := f.TempDir()
-	path := logN(&testing.T{}, dir, 3)
+	path := logN(f, dir, 3)
 	good, _ := os.ReadFile(path)
 	headB, _ := os.ReadFile(path + ".head")
 	f.Add(good, headB)
