@@ -12,6 +12,7 @@ import (
 
 	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 )
 
 // client is what the server keeps for one MCP session: its own approver,
@@ -19,27 +20,36 @@ import (
 // and a question one client leaves open never holds up another's.
 type client struct {
 	approve *safety.Approver
+	// scope is the client's agent session: its changes are journaled
+	// under it, on each host, and its undo puts back only them.
+	scope string
 }
 
 // clients are the sessions' clients, forgotten when a session ends.
 type clients struct {
 	mode safety.Mode
-	mu   sync.Mutex
-	m    map[*mcp.ServerSession]*client
+	// ended is called when a client's session ends.
+	ended func(*client)
+	mu    sync.Mutex
+	m     map[*mcp.ServerSession]*client
+	anon  *client // calls without a session
 }
 
 // of returns ss's client, made on its first call (nil ss, a call without
 // a session: a client of its own that cannot be asked).
 func (cs *clients) of(ss *mcp.ServerSession) *client {
-	if ss == nil {
-		return &client{approve: safety.NewApprover(cs.mode, nil)}
-	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	if ss == nil {
+		if cs.anon == nil {
+			cs.anon = &client{approve: safety.NewApprover(cs.mode, nil), scope: statedir.NewSessionID()}
+		}
+		return cs.anon
+	}
 	if c, ok := cs.m[ss]; ok {
 		return c
 	}
-	c := &client{approve: safety.NewApprover(cs.mode, elicitPrompter{})}
+	c := &client{approve: safety.NewApprover(cs.mode, elicitPrompter{}), scope: statedir.NewSessionID()}
 	if cs.m == nil {
 		cs.m = map[*mcp.ServerSession]*client{}
 	}
@@ -49,6 +59,9 @@ func (cs *clients) of(ss *mcp.ServerSession) *client {
 		cs.mu.Lock()
 		delete(cs.m, ss)
 		cs.mu.Unlock()
+		if cs.ended != nil {
+			cs.ended(c)
+		}
 	}()
 	return c
 }

@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +28,7 @@ type pool struct {
 	mu       sync.Mutex
 	conns    map[string]*hostConn
 	sessions map[string]string // a host's session, after an undo gave it a new one
+	owners   map[string]string // those sessions' client scopes
 	base     string            // the session of every other host
 	closed   bool
 	stop     chan struct{}
@@ -46,20 +49,39 @@ type hostConn struct {
 }
 
 func newPool(s *Server) *pool {
-	p := &pool{s: s, conns: map[string]*hostConn{}, sessions: map[string]string{},
+	p := &pool{s: s, conns: map[string]*hostConn{}, sessions: map[string]string{}, owners: map[string]string{},
 		base: statedir.NewSessionID(), stop: make(chan struct{})}
 	go p.reap(s.o.IdleTimeout)
 	return p
 }
 
-// session is the session of the host's next changes.
-func (p *pool) session(name string) string {
+// poolKey is a connection's key: a client's scope (its agent session:
+// each MCP client's changes are journaled, and undone, apart) and the
+// host's name.
+func poolKey(scope, host string) string { return scope + "\x00" + host }
+
+// splitKey is poolKey's inverse.
+func splitKey(key string) (scope, host string) {
+	scope, host, ok := strings.Cut(key, "\x00")
+	if !ok {
+		return "", key
+	}
+	return scope, host
+}
+
+// session is the session of the next changes through key.
+func (p *pool) session(key string) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if id, ok := p.sessions[name]; ok {
+	return p.sessionLocked(key)
+}
+
+func (p *pool) sessionLocked(key string) string {
+	if id, ok := p.sessions[key]; ok {
 		return id
 	}
-	return p.base
+	scope, _ := splitKey(key)
+	return cmp.Or(scope, p.base)
 }
 
 // worker is an executor of a host's (engine.Host.Worker) and where the
@@ -139,11 +161,7 @@ func (p *pool) acquire(ctx context.Context, name string) (*lease, error) {
 	if !ok {
 		c = &hostConn{name: name, ready: make(chan struct{})}
 		p.conns[name] = c
-		session := p.sessions[name]
-		if session == "" {
-			session = p.base
-		}
-		go p.dial(c, session)
+		go p.dial(c, p.sessionLocked(name))
 	}
 	c.mu.Lock()
 	c.busy++
@@ -194,7 +212,8 @@ func (p *pool) dial(c *hostConn, session string) {
 	defer close(c.ready)
 	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 	defer cancel()
-	t, err := p.s.target(c.name)
+	_, host := splitKey(c.name)
+	t, err := p.s.target(host)
 	var hb *engine.HostBecome
 	if err == nil {
 		// Every step becomes when the server (-b) or the inventory
@@ -208,7 +227,7 @@ func (p *pool) dial(c *hostConn, session string) {
 		})
 	}
 	if err != nil {
-		c.err = fmt.Errorf("host %s: %w", c.name, err)
+		c.err = fmt.Errorf("host %s: %w", host, err)
 		p.mu.Lock()
 		if p.conns[c.name] == c {
 			delete(p.conns, c.name)
@@ -225,7 +244,10 @@ func (p *pool) retire(name string, newSession bool) {
 	c := p.conns[name]
 	delete(p.conns, name)
 	if newSession {
-		p.sessions[name] = statedir.NewSessionID()
+		id := statedir.NewSessionID()
+		p.sessions[name] = id
+		sc, _ := splitKey(name)
+		p.owners[id] = sc
 	}
 	p.mu.Unlock()
 	if c == nil {
@@ -238,6 +260,35 @@ func (p *pool) retire(name string, newSession bool) {
 	c.mu.Unlock()
 	if closeNow {
 		c.h.Close()
+	}
+}
+
+// owns reports whether the session id is one the client scope's changes
+// went to.
+func (p *pool) owns(scope, id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return id == scope || p.owners[id] == scope
+}
+
+// retireScope retires the connections of a client that has gone (each
+// closes when its last call ends).
+func (p *pool) retireScope(scope string) {
+	p.mu.Lock()
+	var keys []string
+	for k := range p.conns {
+		if sc, _ := splitKey(k); sc == scope {
+			keys = append(keys, k)
+		}
+	}
+	for k := range p.sessions {
+		if sc, _ := splitKey(k); sc == scope {
+			delete(p.sessions, k)
+		}
+	}
+	p.mu.Unlock()
+	for _, k := range keys {
+		p.retire(k, false)
 	}
 }
 

@@ -37,7 +37,7 @@ type RunPlanParams struct {
 // UndoParams are undo's parameters.
 type UndoParams struct {
 	Host    string `json:"host" description:"The host whose changes to put back."`
-	Session string `json:"session,omitempty" description:"The session (a step result's session); default the host's current session in this server."`
+	Session string `json:"session,omitempty" description:"The session (a step result's session, one of this client's); default this client's current session on the host."`
 	Force   bool   `json:"force,omitempty" description:"Also restore files changed by others since."`
 }
 
@@ -271,12 +271,19 @@ func (s *Server) undo(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	}
 	ctx, end := s.begin(ctx, req)
 	defer end()
-	current := s.hosts.session(host)
+	scope := s.clients.of(req.Session).scope
+	key := poolKey(scope, host)
+	current := s.hosts.session(key)
 	id := cmp.Or(strings.TrimSpace(p.Session), current)
+	if !s.hosts.owns(scope, id) {
+		// One client's undo never puts back another's changes (nor the
+		// operator's own runs: agent undo does that).
+		return toolError("%s: session %s is not one of this client's sessions (its current one on %s is %s)", UndoName, id, host, current), nil
+	}
 	if err := statedir.CheckSessionID(id); err != nil {
 		return toolError("%s: %v", UndoName, err), nil
 	}
-	l, err := s.hosts.acquire(ctx, host)
+	l, err := s.hosts.acquire(ctx, key)
 	if err != nil {
 		return toolError("%s: %v", UndoName, err), nil
 	}
@@ -284,7 +291,7 @@ func (s *Server) undo(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	// The host's open journal of the current session is closed for
 	// changes once restored: later calls get a new connection and session.
 	if id == current {
-		s.hosts.retire(host, true)
+		s.hosts.retire(key, true)
 	}
 	stateDir, err := statedir.Dir()
 	if err != nil {

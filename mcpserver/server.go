@@ -109,6 +109,7 @@ func New(o Options) (*Server, error) {
 	s.approve = safety.NewApprover(o.Approve, nil)
 	s.clients.mode = o.Approve
 	s.hosts = newPool(s)
+	s.clients.ended = func(c *client) { s.hosts.retireScope(c.scope) }
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agent", Title: "agent: safe remote tools", Version: o.Version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
@@ -157,7 +158,7 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // Session is the agent session id of the host's next changes (what undo
 // restores by default).
-func (s *Server) Session(host string) string { return s.hosts.session(host) }
+func (s *Server) Session(host string) string { return s.hosts.session(poolKey("", host)) }
 
 // stopWait is how long Close waits for cancelled calls to end.
 const stopWait = 3 * time.Second

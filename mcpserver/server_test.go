@@ -91,7 +91,12 @@ func TestConnectionKeptRedialledIdleClosed(t *testing.T) {
 	tr, ok := func() (*sshtr.Transport, bool) {
 		s.hosts.mu.Lock()
 		defer s.hosts.mu.Unlock()
-		c := s.hosts.conns["cut"]
+		var c *hostConn
+		for k, hc := range s.hosts.conns { // the one client's connection
+			if _, host := splitKey(k); host == "cut" {
+				c = hc
+			}
+		}
 		if c == nil || c.h == nil {
 			return nil, false
 		}

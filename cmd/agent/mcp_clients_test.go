@@ -118,6 +118,41 @@ func TestMCPHTTPClients(t *testing.T) {
 		}
 	})
 
+	t.Run("undo is per client", func(t *testing.T) {
+		fa, fb := filepath.Join(dir, "undo-a.txt"), filepath.Join(dir, "undo-b.txt")
+		for _, f := range []string{fa, fb} {
+			if err := os.WriteFile(f, []byte("before\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		csA := connectHTTP(t, ctx, endpoint, token, &mcpClient{answer: yes(false)})
+		csB := connectHTTP(t, ctx, endpoint, token, &mcpClient{answer: yes(false)})
+		sessionOf := func(cs *mcp.ClientSession, file string) string {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"host": "sshd", "file_path": file, "content": "after\n"}})
+			if err != nil || res.IsError {
+				t.Fatalf("write_file %s: %v %s", file, err, resultText(res))
+			}
+			m, _ := res.StructuredContent.(map[string]any)
+			id, _ := m["session"].(string)
+			return id
+		}
+		sa, sb := sessionOf(csA, fa), sessionOf(csB, fb)
+		if sa == "" || sa == sb {
+			t.Fatalf("sessions %q and %q", sa, sb)
+		}
+		if text, isErr := call(t, ctx, csB, "undo", map[string]any{"host": "sshd", "session": sa}); !isErr || !strings.Contains(text, "not one of this client's") {
+			t.Errorf("B undoing A's session: %q (error %v)", text, isErr)
+		}
+		if text, isErr := call(t, ctx, csB, "undo", map[string]any{"host": "sshd"}); isErr || !strings.Contains(text, "undo-b.txt") || strings.Contains(text, "undo-a.txt") {
+			t.Errorf("B's undo: %q (error %v)", text, isErr)
+		}
+		for f, want := range map[string]string{fa: "after\n", fb: "before\n"} {
+			if b, _ := os.ReadFile(f); string(b) != want {
+				t.Errorf("%s: %q, want %q", filepath.Base(f), b, want)
+			}
+		}
+	})
+
 	t.Run("disconnect with a question open", func(t *testing.T) {
 		asked := make(chan struct{}, 1)
 		hold := make(chan struct{})
