@@ -82,12 +82,12 @@ func (s Spec) found(w *watcher) (secrets, gitRuns []string) {
 	if len(s.Secrets) == 0 {
 		return nil, nil
 	}
-	seen := map[string]bool{}
+	seen, names := map[string]bool{}, newNameMatcher(s.Secrets)
 	for _, root := range s.FindIn {
 		if t, err := statType(root); err != nil || !t.IsDir() {
 			continue
 		}
-		fw := finder{s: s, w: w, seen: seen, deadline: time.Now().Add(walkTime)}
+		fw := finder{s: s, names: names, w: w, seen: seen, deadline: time.Now().Add(walkTime)}
 		fw.walk(resolve(root))
 		secrets, gitRuns = append(secrets, fw.out...), append(gitRuns, fw.git...)
 	}
@@ -108,6 +108,7 @@ func (s Spec) inHome(p string) bool {
 // secrets usually are, before the deep ones.
 type finder struct {
 	s        Spec
+	names    *nameMatcher // s.Secrets
 	w        *watcher
 	seen     map[string]bool
 	entries  int
@@ -141,7 +142,7 @@ func (f *finder) walk(root string) {
 			}
 			name := e.Name()
 			p := path.Join(it.dir, name)
-			if f.s.secretName(name) {
+			if f.names.match(name) {
 				f.out = appendResolved(f.w, f.out, p, e.Type())
 				continue // what it holds is hidden with it
 			}
