@@ -247,7 +247,17 @@ func (e *Executor) classifyLocal(op safety.FileOp, p string) (string, safety.Ass
 		}
 		return f
 	}
+	if op == safety.FileRead {
+		for _, f := range []string{abs, localRealPath(abs)} {
+			if err := localReadRefusal(e.cfg.Policy, f, home); err != nil {
+				return "", safety.Assessment{}, err
+			}
+		}
+	}
 	a := e.cfg.Policy.ClassifyFile(op, fromHome(abs))
+	if op == safety.FileWrite {
+		a = localWriteFloor(a, abs)
+	}
 	if real := localRealPath(abs); real != abs {
 		a = worse(a, e.cfg.Policy.ClassifyFile(op, fromHome(real)))
 		a.Reasons = append(a.Reasons, fmt.Sprintf("%s is a symbolic link to %s", abs, real))

@@ -67,8 +67,6 @@ func TestExecutorClassifyTransferLocal(t *testing.T) {
 		want   safety.Level
 		local  string
 	}{
-		{"upload_file", map[string]any{"local_path": "~/.ssh/id_ed25519", "remote_path": "~/k"}, safety.High, home + "/.ssh/id_ed25519"},
-		{"upload_file", map[string]any{"local_path": home + "/.ssh/id_ed25519", "remote_path": "~/k"}, safety.High, home + "/.ssh/id_ed25519"},
 		{"download_file", map[string]any{"local_path": "~/.bashrc", "remote_path": "~/x"}, safety.High, home + "/.bashrc"},
 		{"download_file", map[string]any{"local_path": "/etc/cron.d/x", "remote_path": "~/x"}, safety.High, "/etc/cron.d/x"},
 		{"upload_file", map[string]any{"local_path": "~/build/app.tgz", "remote_path": "~/x"}, safety.Medium, home + "/build/app.tgz"},
