@@ -375,7 +375,7 @@ func TestExecutorClassify(t *testing.T) {
 		{"write_file", map[string]any{"file_path": "/etc/passwd", "content": "x"}, safety.High, "/etc/passwd"},
 		{"edit_file", map[string]any{"file_path": "~/a", "search_pattern": "a", "replacement": "b"}, safety.Medium, home + "/a"},
 		{"upload_file", map[string]any{"local_path": "/tmp/x", "remote_path": "~/x"}, safety.Medium, home + "/x"},
-		{"download_file", map[string]any{"local_path": "/tmp/x", "remote_path": "~/x"}, safety.Medium, home + "/x"},
+		{"download_file", map[string]any{"local_path": home + "/missing-download", "remote_path": "~/x"}, safety.Medium, home + "/x"},
 		{"execute_command", map[string]any{"command": "ls -l"}, safety.Safe, ""},
 		{"execute_command", map[string]any{"command": "$(echo rm) -rf ~"}, safety.High, ""},
 		{"grep", map[string]any{"pattern": "; rm -rf ~", "file": "/var/log/syslog"}, safety.Safe, ""},
