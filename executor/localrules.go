@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/autoshell/agent/safety"
 )
 
 // Issue 26: the file tools obey on the operator's side the rules a shell
-// step obeys. upload_file reads nothing the kernel would hide from an
-// unapproved step: an entry named like the policy's SecretNames, or a
+// step obeys. upload_file reads, unless a person approves (high), nothing
+// the kernel would hide from an unapproved step: an entry named like the policy's SecretNames, or a
 // dot-entry of ~ not in ReadableDotfiles (the lists confine's walk uses).
 // download_file over an existing file is at least high: only a person
 // (or --approve all) lets it replace the operator's file.
@@ -40,6 +41,20 @@ func localReadRefusal(p safety.Policy, abs, home string) error {
 		return fmt.Errorf("%s is protected on this machine: ~/%s is a dot-entry of the home not in the policy's readable_dotfiles", abs, first)
 	}
 	return nil
+}
+
+// localReadFloor raises a to high when reading abs on this machine is
+// what an unapproved step may not do (localReadRefusal): only a person,
+// or --approve all, lets upload_file send it (a public key in ~/.ssh is
+// an ordinary thing to upload, and asking beats refusing).
+func localReadFloor(p safety.Policy, a safety.Assessment, abs, home string) safety.Assessment {
+	err := localReadRefusal(p, abs, home)
+	if err == nil || a.Level >= safety.High && slices.Contains(a.Reasons, err.Error()) {
+		return a
+	}
+	a.Level = max(a.Level, safety.High)
+	a.Reasons = append(a.Reasons, err.Error())
+	return a
 }
 
 // localWriteFloor raises a to high when abs already exists: a download

@@ -10,9 +10,9 @@ import (
 	"github.com/autoshell/agent/safety"
 )
 
-// upload_file reads nothing the policy protects on this machine: a
-// secret-named file or a dot-entry of ~ not in readable_dotfiles is
-// refused at every level.
+// upload_file reads nothing the policy protects on this machine unless a
+// person approves: a secret-named file or a dot-entry of ~ not in
+// readable_dotfiles is high, and at --approve medium it does not run.
 func TestUploadProtectedLocalRefused(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -20,11 +20,11 @@ func TestUploadProtectedLocalRefused(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
 	must(t, os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("key\n"), 0o600))
 	h := newHarness(t)
-	e := h.executor(safety.ModeAll, false, nil)
+	e := h.executor(safety.ModeMedium, false, nil)
 	for _, lp := range []string{"~/.npmrc", home + "/.ssh/id_ed25519", "~/.aws/config"} {
 		cls, err := e.classifyTool(context.Background(), "upload_file", map[string]any{"local_path": lp, "remote_path": "~/k"})
-		if err != nil || cls.refused == nil || !strings.Contains(cls.refused.Error(), "protected on this machine") {
-			t.Errorf("upload %s: %+v %v, want refused as protected", lp, cls, err)
+		if err != nil || cls.risk.Level != safety.High || !strings.Contains(strings.Join(cls.risk.Reasons, "; "), "protected on this machine") {
+			t.Errorf("upload %s: %+v %v, want high as protected", lp, cls, err)
 		}
 	}
 	p := mustParse(t, "steps:\n  - tool: upload_file\n    parameters: {local_path: ~/.npmrc, remote_path: ~/npmrc}\n")
@@ -32,8 +32,8 @@ func TestUploadProtectedLocalRefused(t *testing.T) {
 	if err != nil || sum.Success {
 		t.Fatalf("RunPlan uploaded ~/.npmrc: %+v %v", sum, err)
 	}
-	if cls, _ := e.classifyTool(context.Background(), "upload_file", map[string]any{"local_path": "~/build/app.tgz", "remote_path": "~/x"}); cls.refused != nil {
-		t.Errorf("an ordinary file is refused: %v", cls.refused)
+	if cls, _ := e.classifyTool(context.Background(), "upload_file", map[string]any{"local_path": "~/build/app.tgz", "remote_path": "~/x"}); cls.refused != nil || cls.risk.Level >= safety.High {
+		t.Errorf("an ordinary file is refused or high: %+v", cls)
 	}
 }
 

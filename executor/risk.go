@@ -247,14 +247,12 @@ func (e *Executor) classifyLocal(op safety.FileOp, p string) (string, safety.Ass
 		}
 		return f
 	}
+	a := e.cfg.Policy.ClassifyFile(op, fromHome(abs))
 	if op == safety.FileRead {
 		for _, f := range []string{abs, localRealPath(abs)} {
-			if err := localReadRefusal(e.cfg.Policy, f, home); err != nil {
-				return "", safety.Assessment{}, err
-			}
+			a = localReadFloor(e.cfg.Policy, a, f, home)
 		}
 	}
-	a := e.cfg.Policy.ClassifyFile(op, fromHome(abs))
 	if op == safety.FileWrite {
 		a = localWriteFloor(a, abs)
 	}
