@@ -22,7 +22,12 @@ func benignCorpus(tb testing.TB, size int) string {
 	var files []string
 	for _, glob := range []string{"../docs/*.md", "../README.md", "../*/*.go", "../cmd/agent/*.go"} {
 		m, _ := filepath.Glob(glob)
-		files = append(files, m...)
+		for _, f := range m {
+			// test files hold made-up secrets on purpose: not benign
+			if !strings.HasSuffix(f, "_test.go") {
+				files = append(files, f)
+			}
+		}
 	}
 	if len(files) < 20 {
 		tb.Fatalf("corpus: %d files", len(files))
