@@ -167,10 +167,11 @@ func runSetLLM(ctx context.Context, a *app, args []string) error {
 		if *keyStdin {
 			// At a terminal the key is read without echo, as the
 			// questions read it; from a pipe, the first line.
+			prompt := ""
 			if f, ok := a.stdin.(*os.File); ok && isTerminal(f) {
-				fmt.Fprint(a.stdout, "API key (input hidden): ")
+				prompt = "API key (input hidden): "
 			}
-			line, err := readSecret(a, in)
+			line, err := readSecret(a, in, prompt)
 			if s.key = strings.TrimSpace(line); s.key == "" {
 				return usagef("--key-stdin: no key on stdin (%v)", err)
 			}
@@ -247,8 +248,7 @@ func askLLM(a *app, in *bufio.Reader) (setLLM, error) {
 	if s.provider.name == llm.ProviderOllama {
 		return s, nil
 	}
-	fmt.Fprintf(a.stdout, "API key (input hidden; paste it to store it in the config file with mode 0600,\n  or press Enter to read it from an environment variable): ")
-	key, err := readSecret(a, in)
+	key, err := readSecret(a, in, "API key (input hidden; paste it to store it in the config file with mode 0600,\n  or press Enter to read it from an environment variable): ")
 	if err != nil {
 		return s, usagef("config set-llm: %v", err)
 	}
@@ -263,12 +263,24 @@ func askLLM(a *app, in *bufio.Reader) (setLLM, error) {
 }
 
 // readSecret reads one line without echo when stdin is a terminal.
-func readSecret(a *app, in *bufio.Reader) (string, error) {
+func readSecret(a *app, in *bufio.Reader, prompt string) (string, error) {
 	if f, ok := a.stdin.(*os.File); ok && isTerminal(f) && in.Buffered() == 0 {
-		b, err := term.ReadPassword(int(f.Fd()))
+		// Echo goes off before the prompt is shown: a key pasted the
+		// moment the prompt appears is never echoed (ReadPassword alone
+		// turns echo off only after the prompt is out).
+		// (Raw output has no newline translation: the prompt's lines end
+		// in \r\n while it is.)
+		fd := int(f.Fd())
+		old, rawErr := term.MakeRaw(fd)
+		fmt.Fprint(a.stdout, strings.ReplaceAll(prompt, "\n", "\r\n"))
+		b, err := term.ReadPassword(fd)
+		if rawErr == nil {
+			term.Restore(fd, old)
+		}
 		fmt.Fprintln(a.stdout)
 		return string(b), err
 	}
+	fmt.Fprint(a.stdout, prompt)
 	line, err := in.ReadString('\n')
 	if err != nil && line == "" {
 		return "", fmt.Errorf("no answer (%v)", err)
