@@ -2,12 +2,11 @@ package journal
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
-	"time"
+	"syscall"
 )
 
 // journalIndexes is what this process has read of each session's
@@ -55,23 +54,68 @@ func (v *indexView) add(recs []indexRecord) {
 	}
 }
 
-// hostState reads what the index file name says of host: the largest blob
-// number of any host, host's recorded paths (a copy) and whether its
-// files were restored. A missing file is an fs.ErrNotExist error, a bad
-// line an error naming it, as from readIndex.
-func hostState(name, host string) (maxN int, seen map[string]bool, restored bool, err error) {
-	maxN, seen, restored, err = readHostState(name, host)
-	if errors.Is(err, errTornTail) {
-		tornWait()
-		maxN, seen, restored, err = readHostState(name, host)
-	}
-	if errors.Is(err, errTornTail) {
-		_, err = readIndex(name) // the last line is bad after all: say so as readIndex does
-		if err == nil {
-			err = fmt.Errorf("%s: the last line changed while it was read", name)
+// The index is shared by every host of a run, in this process and in
+// others, so it is locked (flock(2) on the index itself): an append holds
+// LOCK_EX for its one write, a read holds LOCK_SH. A reader never sees a
+// live writer's half line; an unterminated last line is a writer killed
+// mid-write (its Record never returned, so nothing was changed after it)
+// and is ignored by readers and cut off by the next append. A line counts
+// once its newline is written.
+
+// lockIndex takes how (syscall.LOCK_SH or LOCK_EX) on the index f.
+func lockIndex(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			if err != nil {
+				return fmt.Errorf("lock %s: %w", f.Name(), err)
+			}
+			return nil
 		}
 	}
-	return maxN, seen, restored, err
+}
+
+func unlockIndex(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// readIndexFrom reads the index f from off to its last newline, under
+// LOCK_SH: whole lines only.
+func readIndexFrom(f *os.File, off int64) ([]byte, error) {
+	if err := lockIndex(f, syscall.LOCK_SH); err != nil {
+		return nil, err
+	}
+	defer unlockIndex(f)
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	return data[:bytes.LastIndexByte(data, '\n')+1], nil
+}
+
+// cutTornTail removes an unterminated last line from the index f, which
+// the caller holds LOCK_EX on: a writer died mid-write, and the next
+// line must not be glued to its fragment.
+func cutTornTail(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	size := fi.Size()
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, size-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	from := max(0, size-maxIndexLine-1)
+	tail := make([]byte, size-from)
+	if _, err := f.ReadAt(tail, from); err != nil {
+		return err
+	}
+	return f.Truncate(from + int64(bytes.LastIndexByte(tail, '\n')+1))
 }
 
 // headBytes is how much of an index's start is kept to tell it from a
@@ -88,15 +132,11 @@ func sameHead(f *os.File, head []byte) bool {
 	return bytes.Equal(b[:n], head)
 }
 
-// tornWait waits for an append being written as the index was read: it
-// is one write(2), done in a moment. Tests finish the line instead.
-var tornWait = func() { time.Sleep(10 * time.Millisecond) }
-
-// errTornTail is an unterminated last line that does not parse: most
-// likely a line being appended.
-var errTornTail = errors.New("torn last line")
-
-func readHostState(name, host string) (maxN int, seen map[string]bool, restored bool, err error) {
+// hostState reads what the index file name says of host: the largest blob
+// number of any host, host's recorded paths (a copy) and whether its
+// files were restored. A missing file is an fs.ErrNotExist error, a bad
+// line an error naming it, as from readIndex.
+func hostState(name, host string) (maxN int, seen map[string]bool, restored bool, err error) {
 	journalIndexes.Lock()
 	v := journalIndexes.m[name]
 	if v == nil {
@@ -119,15 +159,12 @@ func readHostState(name, host string) (maxN int, seen map[string]bool, restored 
 	if v.fi == nil || !os.SameFile(v.fi, fi) || fi.Size() < v.off || !sameHead(f, v.head) {
 		v.fi, v.off, v.maxN, v.hosts, v.head = fi, 0, 0, map[string]*hostIndex{}, nil
 	}
-	if _, err := f.Seek(v.off, io.SeekStart); err != nil {
-		return 0, nil, false, err
-	}
-	data, err := io.ReadAll(f)
+	data, err := readIndexFrom(f, v.off)
 	if err != nil {
 		return 0, nil, false, err
 	}
-	whole := bytes.LastIndexByte(data, '\n') + 1
-	recs, err := parseIndex(bytes.NewReader(data[:whole]))
+	whole := len(data)
+	recs, err := parseIndex(bytes.NewReader(data))
 	if err != nil {
 		// A bad line: read the whole file again for readIndex's own error,
 		// whose line number counts from the start.
@@ -142,27 +179,12 @@ func readHostState(name, host string) (maxN int, seen map[string]bool, restored 
 		v.head = append(v.head[:0:0], append(v.head, data...)[:n]...)
 	}
 	v.off += int64(whole)
-	// An unterminated last line counts, but is read again next time.
-	tail, err := parseIndex(bytes.NewReader(data[whole:]))
-	if err != nil {
-		return 0, nil, false, errTornTail
-	}
 	maxN = v.maxN
 	seen = map[string]bool{}
 	if h := v.hosts[host]; h != nil {
 		restored = h.restored
 		for p := range h.seen {
 			seen[p] = true
-		}
-	}
-	for _, r := range tail {
-		maxN = max(maxN, r.N)
-		switch {
-		case r.Host != host:
-		case r.Restored:
-			restored = true
-		default:
-			seen[r.Path] = true
 		}
 	}
 	return maxN, seen, restored, nil

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/autoshell/agent/statedir"
@@ -28,9 +29,10 @@ import (
 // one JSON line per recorded file (or per restore), and <n>.bin, the
 // content a file had before the session first changed it. Several hosts of
 // a batch run share one session; each record names its host, blob numbers
-// are claimed with O_EXCL and each index line is one O_APPEND write, so
-// journals of different hosts (even in different processes) can record
-// side by side.
+// are claimed with O_EXCL and each index line is one O_APPEND write under
+// the index's flock (see lockIndex), so journals of different hosts (even
+// in different processes) record side by side and a reader never sees a
+// half line.
 const (
 	undoDirName   = "undo"
 	indexFileName = "index.jsonl"
@@ -285,11 +287,19 @@ func (j *Journal) appendIndex(rec indexRecord) error {
 	}
 	name := filepath.Join(j.dir, indexFileName)
 	_, statErr := os.Stat(name)
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(b, '\n'))
+	// Under LOCK_EX for the write only (see lockIndex); the sync after.
+	err = lockIndex(f, syscall.LOCK_EX)
+	if err == nil {
+		err = cutTornTail(f)
+		if err == nil {
+			_, err = f.Write(append(b, '\n'))
+		}
+		unlockIndex(f)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -373,14 +383,19 @@ func summarize(id string, recs []indexRecord, err error) SessionInfo {
 	return info
 }
 
-// readIndex reads and checks an index file.
+// readIndex reads and checks an index file: its whole lines (see
+// lockIndex).
 func readIndex(name string) ([]indexRecord, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	recs, err := parseIndex(f)
+	data, err := readIndexFrom(f, 0)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := parseIndex(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
