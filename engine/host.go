@@ -194,8 +194,16 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		return nil, err
 	}
 	j.MaxBytes = o.Policy.MaxWriteBytes
+	var lj *journal.Journal // the operator's files a download writes
+	if tr.Host().Kind != "local" {
+		if lj, err = journal.Open(stateDir, h.Session, "local"); err != nil {
+			return nil, err
+		}
+		lj.MaxBytes = o.Policy.MaxWriteBytes
+	}
 	cfg := executor.Config{
-		Transport: tr, Policy: o.Policy, Approver: o.Approver,
+		LocalJournal: lj,
+		Transport:    tr, Policy: o.Policy, Approver: o.Approver,
 		Audit: log, Redact: h.redact.String, Secrets: set, Journal: j, Session: h.Session, Host: h.Name,
 		Emit: h.sink, DryRun: o.DryRun, Vars: o.Vars,
 		Permissions: AllowWrite(o.Policy), ReadOnly: o.Policy.OnlySafe, RecordNeeds: o.RecordNeeds,

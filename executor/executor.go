@@ -61,6 +61,10 @@ type Config struct {
 	// Journal records a file's previous content before any change; nil: no
 	// undo journal. A Journal that fails refuses the change.
 	Journal *journal.Journal
+	// LocalJournal records the operator's files a download writes, when
+	// the Transport is not this machine (the session's journal of host
+	// "local"); with a local Transport, Journal does. nil: not journaled.
+	LocalJournal *journal.Journal
 	// Session is the session id written to the audit log and events.
 	Session string
 	// Host names the host in events and the audit log; default
@@ -233,6 +237,16 @@ func (j *journalError) Unwrap() error { return j.err }
 // The journal keeps setuid, setgid and sticky bits, which
 // FileChange.OldMode lacks: they come from a Stat of the file.
 func (e *Executor) BeforeChange(ctx context.Context, tr transport.Transport, ch tools.FileChange, old []byte) error {
+	if ch.Local {
+		j := e.localJournal()
+		if j == nil {
+			return nil
+		}
+		if err := j.Record(ctx, ch.Path, old, ch.Existed, ch.OldMode); err != nil {
+			return &journalError{err}
+		}
+		return nil
+	}
 	if e.cfg.Journal == nil {
 		return nil
 	}
@@ -256,11 +270,17 @@ func (e *Executor) BeforeChange(ctx context.Context, tr transport.Transport, ch 
 // it changed, so that undo notices later changes by others. An upload's
 // new content is the operator's file it copied.
 func (e *Executor) journalChanged(ctx context.Context, cls classification, out tools.Output) error {
-	if e.cfg.Journal == nil {
-		return nil
-	}
 	var errs []error
 	for _, fc := range out.FilesChanged {
+		if fc.Local {
+			if j := e.localJournal(); j != nil && fc.NewSHA256 != "" {
+				errs = append(errs, j.Changed(ctx, fc.Path, fc.NewSHA256))
+			}
+			continue
+		}
+		if e.cfg.Journal == nil {
+			continue
+		}
 		sum := fc.NewSHA256
 		if lf, ok := localFile(cls.files); sum == "" && ok && lf.op == safety.FileRead {
 			var err error
@@ -277,6 +297,15 @@ func (e *Executor) journalChanged(ctx context.Context, cls classification, out t
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// localJournal is the journal of the operator's machine: Journal when
+// the steps run here, else LocalJournal.
+func (e *Executor) localJournal() *journal.Journal {
+	if e.cfg.Transport != nil && e.cfg.Transport.Host().Kind == "local" {
+		return e.cfg.Journal
+	}
+	return e.cfg.LocalJournal
 }
 
 func localSHA256(name string) (string, error) {

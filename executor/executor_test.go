@@ -363,6 +363,7 @@ func TestExecutorClassify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Chdir(home) // a download writes under the working directory
 	for _, c := range []struct {
 		tool   string
 		params map[string]any

@@ -57,6 +57,58 @@ func localReadFloor(p safety.Policy, a safety.Assessment, abs, home string) safe
 	return a
 }
 
+// localWriteRefusal reports why download_file may not write abs (and
+// real, where its links lead) on this machine, whatever the approval, or
+// nil. A download writes only under the working directory cwd and the
+// policy's AllowWrite (--allow-write), as the sandbox lets a command
+// write; never under what Protected(home) keeps from every write
+// (protected and autorun paths, agent's own directories), nor a
+// dot-entry of the home itself (a medium shell step cannot create one:
+// the kernel grants it no write on ~).
+func localWriteRefusal(p safety.Policy, abs, real, home, cwd string) error {
+	pr := p.Protected(home)
+	allowed := &safety.Permissions{Write: safety.Globs{Limited: true, List: p.AllowWrite}}
+	for _, q := range uniq(abs, real) {
+		for _, entry := range pr.NoWrite {
+			if under(q, entry) {
+				return fmt.Errorf("%s is protected on this machine (under %s): a download may not write there", q, entry)
+			}
+		}
+		if rel, ok := strings.CutPrefix(q, home+"/"); ok && home != "/" && strings.HasPrefix(rel, ".") && !strings.Contains(rel, "/") {
+			return fmt.Errorf("%s is a dot-entry of the home on this machine: a download may not write there", q)
+		}
+		if under(q, cwd) || len(p.AllowWrite) > 0 && len(allowed.Check(safety.Needs{Writes: []safety.Need{{Path: q}}}, home)) == 0 {
+			continue
+		}
+		return fmt.Errorf("%s is outside the working directory (%s) and --allow-write on this machine: a download writes only there", q, cwd)
+	}
+	return nil
+}
+
+// under reports whether p is entry or below it; entry's elements may be
+// path.Match patterns (a protected entry's last one may be).
+func under(p, entry string) bool {
+	if entry == "" || !path.IsAbs(entry) {
+		return false
+	}
+	if entry == "/" {
+		return true
+	}
+	es := strings.Split(strings.Trim(entry, "/"), "/")
+	ps := strings.Split(strings.Trim(p, "/"), "/")
+	if len(ps) < len(es) || p == "/" {
+		return false
+	}
+	for i, e := range es {
+		if ok, err := path.Match(e, ps[i]); !ok || err != nil {
+			if e != ps[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // localWriteFloor raises a to high when abs already exists: a download
 // never replaces the operator's file without approval, whatever
 // overwrite says.

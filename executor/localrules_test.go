@@ -10,6 +10,83 @@ import (
 	"github.com/autoshell/agent/safety"
 )
 
+// download_file writes on the operator's machine only under the working
+// directory and --allow-write, never at a protected or autorun path or a
+// dot-entry of ~ — whatever the approval (--approve all here) — and
+// journals what it creates or replaces, so the journal's restore removes
+// or puts back the operator's file byte for byte and mode for mode.
+// Judged by the scratch home's files.
+func TestDownloadLocalRules(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Chdir(home)
+	other := t.TempDir() // outside the working directory
+	h := newHarness(t)
+	pth := h.write("evil.pth", "import os; os.system('touch /tmp/owned')\n")
+	hgrc := h.write(".hgrc", "[hooks]\npre-commit = sh -c 'id'\n")
+	site := filepath.Join(home, ".local/lib/python3.12/site-packages")
+	must(t, os.MkdirAll(site, 0o755))
+	must(t, os.MkdirAll(filepath.Join(home, ".config/tmux"), 0o755))
+	run := func(e *Executor, remote, local string, overwrite bool) bool {
+		t.Helper()
+		ow := ""
+		if overwrite {
+			ow = ", overwrite: true"
+		}
+		p := mustParse(t, "steps:\n  - tool: download_file\n    parameters: {remote_path: \""+remote+"\", local_path: \""+local+"\""+ow+"}\n")
+		sum, err := e.RunPlan(context.Background(), p)
+		if err != nil {
+			t.Fatalf("RunPlan %s: %v", local, err)
+		}
+		return sum.Success
+	}
+	e := h.executor(safety.ModeAll, false, nil)
+	for _, c := range []struct{ remote, local, lands string }{
+		{pth, "~/.local/lib/python3.12/site-packages/evil.pth", filepath.Join(site, "evil.pth")},
+		{pth, site, filepath.Join(site, "evil.pth")}, // into the directory
+		{hgrc, "~/.hgrc", filepath.Join(home, ".hgrc")},
+		{hgrc, "~", filepath.Join(home, ".hgrc")}, // the remote name in ~
+		{hgrc, "~/.config/tmux/tmux.conf", filepath.Join(home, ".config/tmux/tmux.conf")},
+		{hgrc, "~/.newdot", filepath.Join(home, ".newdot")},
+		{pth, "~/.config/agent/policy.yaml", filepath.Join(home, ".config/agent/policy.yaml")},
+		{pth, filepath.Join(other, "x.txt"), filepath.Join(other, "x.txt")},
+	} {
+		if run(e, c.remote, c.local, false) {
+			t.Errorf("download to %s succeeded", c.local)
+		}
+		if _, err := os.Lstat(c.lands); err == nil {
+			t.Errorf("download to %s wrote %s", c.local, c.lands)
+		}
+	}
+	// In the working directory: created, and the journal removes it again.
+	if !run(e, pth, "report.txt", false) || h.read(filepath.Join(home, "report.txt")) != h.read(pth) {
+		t.Fatal("download into the working directory failed")
+	}
+	// Over an existing file, approved: replaced, then put back.
+	notes := filepath.Join(home, "notes.txt")
+	must(t, os.WriteFile(notes, []byte("mine\n"), 0o640))
+	must(t, os.Chmod(notes, 0o640))
+	if !run(e, hgrc, "~/notes.txt", true) || h.read(notes) != h.read(hgrc) {
+		t.Fatal("approved download over notes.txt failed")
+	}
+	// --allow-write opens another directory.
+	e.cfg.Policy.AllowWrite = []string{other + "/**"} // as ParseAllowWrite gives it
+	if !run(e, pth, filepath.Join(other, "x.txt"), false) {
+		t.Fatal("download under --allow-write failed")
+	}
+	if _, err := h.jrnl.Restore(context.Background(), restorer{}); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	for _, gone := range []string{filepath.Join(home, "report.txt"), filepath.Join(other, "x.txt")} {
+		if _, err := os.Lstat(gone); err == nil {
+			t.Errorf("undo left %s", gone)
+		}
+	}
+	if fi, err := os.Stat(notes); err != nil || h.read(notes) != "mine\n" || fi.Mode().Perm() != 0o640 {
+		t.Errorf("undo did not restore notes.txt: %v %v", fi, err)
+	}
+}
+
 // upload_file reads nothing the policy protects on this machine unless a
 // person approves: a secret-named file or a dot-entry of ~ not in
 // readable_dotfiles is high, and at --approve medium it does not run.
@@ -42,6 +119,7 @@ func TestUploadProtectedLocalRefused(t *testing.T) {
 func TestDownloadOverExistingAsks(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
+	t.Chdir(home)
 	h := newHarness(t)
 	src := h.write("remote.txt", "new\n")
 	dst := filepath.Join(home, "notes.txt")
@@ -53,5 +131,27 @@ func TestDownloadOverExistingAsks(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(dst); string(b) != "original\n" {
 		t.Errorf("existing file replaced without approval: %q", b)
+	}
+}
+
+func TestUnder(t *testing.T) {
+	for _, c := range []struct {
+		p, entry string
+		want     bool
+	}{
+		{"/home/u/.hgrc", "/home/u/.hgrc", true},
+		{"/home/u/.hgrc.d/x", "/home/u/.hgrc", false},
+		{"/home/u/.local/lib/python3.12/site-packages/a.pth", "/home/u/.local/lib", true},
+		{"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_*_key", true},
+		{"/etc/ssh/ssh_config", "/etc/ssh/ssh_host_*_key", false},
+		{"/home/u/[x]/f", "/home/u/[x]", true}, // a literal bracket name
+		{"/home/u", "/home/u/work", false},
+		{"/anything", "/", true},
+		{"/x", "relative", false},
+		{"/x", "", false},
+	} {
+		if got := under(c.p, c.entry); got != c.want {
+			t.Errorf("under(%q, %q) = %v, want %v", c.p, c.entry, got, c.want)
+		}
 	}
 }

@@ -135,16 +135,18 @@ func TestExecutorRealPathCapability(t *testing.T) {
 }
 
 // A transfer's local file that is a link to a missing system file is
-// where the download would write: it classifies as that file.
+// where the download would write: it is judged as that file (refused: a
+// download never writes a protected path).
 func TestExecutorClassifyTransferDanglingLocalLink(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
+	t.Chdir(home)
 	h := newHarness(t)
 	e := h.executor(safety.ModeNever, false, nil)
 	sys := "/etc/cron.d/agent-test-" + filepath.Base(home)
 	must(t, os.Symlink(sys, filepath.Join(home, "dl.txt")))
 	cls, err := e.classifyTool(context.Background(), "download_file", map[string]any{"local_path": "~/dl.txt", "remote_path": "~/x"})
-	if err != nil || cls.refused != nil || cls.risk.Level != safety.High || !strings.Contains(strings.Join(cls.risk.Reasons, "; "), sys) {
-		t.Errorf("download to a dangling link into %s: %+v %v, want high naming it", sys, cls, err)
+	if err != nil || cls.refused == nil || !strings.Contains(cls.refused.Error(), sys) {
+		t.Errorf("download to a dangling link into %s: %+v %v, want refused naming it", sys, cls, err)
 	}
 }

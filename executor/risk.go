@@ -254,6 +254,13 @@ func (e *Executor) classifyLocal(op safety.FileOp, p string) (string, safety.Ass
 		}
 	}
 	if op == safety.FileWrite {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", safety.Assessment{}, fmt.Errorf("local working directory: %w", err)
+		}
+		if err := localWriteRefusal(e.cfg.Policy, abs, localRealPath(abs), home, path.Clean(wd)); err != nil {
+			return "", safety.Assessment{}, err
+		}
 		a = localWriteFloor(a, abs)
 	}
 	if real := localRealPath(abs); real != abs {

@@ -59,16 +59,22 @@ func TestExecutorClassifySymlinks(t *testing.T) {
 func TestExecutorClassifyTransferLocal(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
+	t.Chdir(home)
 	h := newHarness(t)
 	e := h.executor(safety.ModeNever, false, nil)
+	// A download never writes a protected path (localWriteRefusal).
+	for _, lp := range []string{"~/.bashrc", "/etc/cron.d/x"} {
+		cls, err := e.classifyTool(context.Background(), "download_file", map[string]any{"local_path": lp, "remote_path": "~/x"})
+		if err != nil || cls.refused == nil || !strings.Contains(cls.refused.Error(), "protected on this machine") {
+			t.Errorf("download to %s: %+v %v, want refused as protected", lp, cls, err)
+		}
+	}
 	for _, c := range []struct {
 		tool   string
 		params map[string]any
 		want   safety.Level
 		local  string
 	}{
-		{"download_file", map[string]any{"local_path": "~/.bashrc", "remote_path": "~/x"}, safety.High, home + "/.bashrc"},
-		{"download_file", map[string]any{"local_path": "/etc/cron.d/x", "remote_path": "~/x"}, safety.High, "/etc/cron.d/x"},
 		{"upload_file", map[string]any{"local_path": "~/build/app.tgz", "remote_path": "~/x"}, safety.Medium, home + "/build/app.tgz"},
 		{"download_file", map[string]any{"local_path": "~/x.log", "remote_path": "~/x"}, safety.Medium, home + "/x.log"},
 	} {

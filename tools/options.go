@@ -14,7 +14,9 @@ type Option func(*config)
 
 // BeforeChangeFunc is called by write_file, edit_file and upload_file just
 // before a file on the target is replaced, with the file's previous content
-// (nil and existed false when it did not exist) — the undo journal's hook.
+// (nil and existed false when it did not exist) — the undo journal's hook;
+// and by download_file before the operator's file is written
+// (change.Local).
 // An error stops the write and is returned as a Go error.
 type BeforeChangeFunc func(ctx context.Context, tr transport.Transport, change FileChange, old []byte) error
 

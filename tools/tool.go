@@ -84,6 +84,9 @@ type FileChange struct {
 	NewSHA256 string `json:"new_sha256"`
 	// OldMode is the previous permission bits (0 when new).
 	OldMode fs.FileMode `json:"old_mode,omitempty"`
+	// Local marks the operator's file a download wrote (Path is on this
+	// machine, not the target).
+	Local bool `json:"local,omitempty"`
 }
 
 // String returns the observation.

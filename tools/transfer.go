@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -118,16 +120,37 @@ func (t *Transfer) touches(p TransferParams) Effects {
 			Reason: fmt.Sprintf("%s: copies %s from this machine to the host", UploadFileName, p.LocalPath),
 		}
 	}
+	local := downloadTo(p)
 	return Effects{
 		Files: []Access{{Op: safety.FileRead, Path: p.RemotePath},
-			{Op: safety.FileWrite, Path: p.LocalPath, Local: true}},
+			{Op: safety.FileWrite, Path: local, Local: true}},
 		Min:    safety.Medium,
-		Reason: fmt.Sprintf("%s: writes %s on this machine", DownloadFileName, p.LocalPath),
+		Reason: fmt.Sprintf("%s: writes %s on this machine", DownloadFileName, local),
 	}
 }
 
+// downloadTo is the operator's file a download writes, as written (a
+// "~/…", absolute or relative path): local_path, or the remote file's
+// name inside it when local_path is a directory on this machine. Touches
+// and the download use it alike, so the file the rules judge is the file
+// written.
+func downloadTo(p TransferParams) string {
+	abs, err := localPath(p.LocalPath)
+	if err != nil {
+		return p.LocalPath
+	}
+	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+		return strings.TrimSuffix(p.LocalPath, "/") + "/" + path.Base(path.Clean(p.RemotePath))
+	}
+	return p.LocalPath
+}
+
 func (t *Transfer) doTyped(ctx context.Context, tr transport.Transport, p TransferParams, write bool) (Output, error) {
-	local, err := localPath(p.LocalPath)
+	lp := p.LocalPath
+	if !t.upload {
+		lp = downloadTo(p)
+	}
+	local, err := localPath(lp)
 	if err != nil {
 		return ErrorOutput("%s: %v", t.name, err), nil
 	}
@@ -256,14 +279,11 @@ func (t *Transfer) down(ctx context.Context, tr transport.Transport, local strin
 	if !fi.Mode().IsRegular() {
 		return Output{}, fail("%s is not a regular file", path)
 	}
-	if st, err := os.Stat(local); err == nil && st.IsDir() {
-		local = filepath.Join(local, filepath.Base(path))
-	}
-	// The undo journal covers the target only: never replace an operator's
-	// file unless asked to.
+	// Never replace an operator's file unless asked to (and approved:
+	// the executor rates it high); the undo journal saves it first.
 	if st, err := os.Lstat(local); err == nil {
 		if !p.Overwrite {
-			return Output{}, fail("%s already exists on this machine; set overwrite to true to replace it (it cannot be undone) or choose another local_path", local)
+			return Output{}, fail("%s already exists on this machine; set overwrite to true to replace it or choose another local_path", local)
 		}
 		if st.IsDir() {
 			return Output{}, fail("%s is a directory", local)
@@ -272,12 +292,16 @@ func (t *Transfer) down(ctx context.Context, tr transport.Transport, local strin
 	if !write {
 		return TextOutput(fmt.Sprintf("would download %s to %s (%d bytes)\n", path, local, fi.Size())), nil
 	}
+	fc, err := t.journalLocal(ctx, tr, local)
+	if err != nil {
+		return Output{}, err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(local), "."+filepath.Base(local)+".agent-*")
 	if err != nil {
 		return Output{}, fail("%v", unwrapPath(err))
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	w := &progressWriter{w: tmp, total: fi.Size(), report: t.report(path)}
+	w := &progressWriter{w: tmp, sum: sha256.New(), total: fi.Size(), report: t.report(path)}
 	n, err := tr.ReadFile(ctx, path, w)
 	if err == nil {
 		err = tmp.Sync()
@@ -294,7 +318,41 @@ func (t *Transfer) down(ctx context.Context, tr transport.Transport, local strin
 	if err := os.Rename(tmp.Name(), local); err != nil {
 		return Output{}, fail("%v", unwrapPath(err))
 	}
-	return TextOutput(fmt.Sprintf("downloaded %s to %s (%d bytes)\n", path, local, n)), nil
+	out := TextOutput(fmt.Sprintf("downloaded %s to %s (%d bytes)\n", path, local, n))
+	fc.NewSHA256 = hex.EncodeToString(w.sum.Sum(nil))
+	out.FilesChanged = []FileChange{fc}
+	return out, nil
+}
+
+// journalLocal hands the operator's file a download is about to write
+// (its content when it exists, bounded as a target's is) to the undo
+// hook, so that agent undo removes or restores it. An existing file
+// whose content cannot be captured is not replaced.
+func (t *Transfer) journalLocal(ctx context.Context, tr transport.Transport, local string) (FileChange, error) {
+	fc := FileChange{Path: local, OldSHA256: AbsentSHA, Local: true}
+	var old []byte
+	st, err := os.Lstat(local)
+	switch {
+	case err == nil && !st.Mode().IsRegular():
+		return fc, fail("%s exists on this machine and is not a regular file", local)
+	case err == nil:
+		if limit := t.c.policy.MaxWriteBytes; limit > 0 && st.Size() > limit {
+			return fc, fail("%s cannot be undone: existing file is %d bytes, over the journal limit of %d bytes; choose another local_path",
+				local, st.Size(), limit)
+		}
+		if old, err = os.ReadFile(local); err != nil {
+			return fc, fail("%s cannot be undone: %v", local, unwrapPath(err))
+		}
+		fc.Existed, fc.OldMode, fc.OldSHA256 = true, st.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky), sha(old)
+	case !errors.Is(err, fs.ErrNotExist):
+		return fc, fail("%v", unwrapPath(err))
+	}
+	if t.c.beforeChange != nil {
+		if err := t.c.beforeChange(ctx, tr, fc, old); err != nil {
+			return fc, fmt.Errorf("undo journal for %s on this machine: %w", local, err)
+		}
+	}
+	return fc, nil
 }
 
 func (t *Transfer) report(path string) func(done, total int64) {
@@ -329,12 +387,14 @@ func (p *progressReader) Read(b []byte) (int, error) {
 
 type progressWriter struct {
 	w           io.Writer
+	sum         hash.Hash
 	done, total int64
 	report      func(done, total int64)
 }
 
 func (p *progressWriter) Write(b []byte) (int, error) {
 	n, err := p.w.Write(b)
+	p.sum.Write(b[:n])
 	p.done += int64(n)
 	if p.report != nil && n > 0 {
 		p.report(p.done, p.total)

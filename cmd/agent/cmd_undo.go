@@ -24,7 +24,9 @@ import (
 // change first. The journal names the host: "local", or the name given to
 // --ssh-host, which undo dials again (the -F/-l/-p/--identity flags
 // apply). A --ssh-host that names another host is refused; a session that
-// ran on several hosts needs --ssh-host to pick one. A batch session (the
+// ran on several hosts needs --ssh-host to pick one ("local": this
+// machine). The files downloads wrote on this machine (host "local") are
+// put back after the host's, unless --ssh-host local or --limit picks. A batch session (the
 // journal names inventory hosts) is undone with -i FILE [--limit PAT]:
 // each selected host the session changed is reached as the batch reached
 // it (undoBatch).
@@ -90,7 +92,19 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if inv.given() {
-		return undoBatch(ctx, a, stateDir, info, inv, limit, *force)
+		err := undoBatch(ctx, a, stateDir, info, inv, limit, *force)
+		if err == nil && slices.Contains(info.Hosts, "local") && limit == "" {
+			err = undoLocal(ctx, a, stateDir, info, *force)
+		}
+		return err
+	}
+	remote := slices.DeleteFunc(slices.Clone(info.Hosts), func(h string) bool { return h == "local" })
+	// A download's files on this machine ("local") are undone after the
+	// host's when the session ran on one other host, unless "local" is
+	// the host asked for.
+	alsoLocal := a.host.sshHost != "local" && len(remote) == 1 && len(info.Hosts) == 2
+	if alsoLocal {
+		info.Hosts = remote
 	}
 	if a.host.sshHost == "" && len(info.Hosts) == 1 && info.Hosts[0] != "local" {
 		// The run's own way to the host (user@host, ssh://…:port, -l,
@@ -124,7 +138,22 @@ func runUndo(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	return undoOn(ctx, a, tr, stateDir, info, target, *force, hb)
+	if err := undoOn(ctx, a, tr, stateDir, info, target, *force, hb); err != nil || !alsoLocal {
+		return err
+	}
+	return undoLocal(ctx, a, stateDir, info, *force)
+}
+
+// undoLocal puts back the files a session's downloads wrote on this
+// machine (the journal's host "local").
+func undoLocal(ctx context.Context, a *app, stateDir string, info journal.SessionInfo, force bool) error {
+	a.host.sshHost = ""
+	tr, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	return undoOn(ctx, a, tr, stateDir, info, "local", force, nil)
 }
 
 // hostBecome is t's become settings for undo: a file changed through

@@ -183,6 +183,8 @@ func everyToolOn(t *testing.T, ph planHost) string {
 		t.Fatal(err)
 	}
 	local := t.TempDir()
+	// A download writes under the working directory.
+	t.Chdir(local)
 	up := bytes.Repeat([]byte("0123456789abcdef"), 40000) // 640 KB
 	if err := os.WriteFile(filepath.Join(local, "up.bin"), up, 0o644); err != nil {
 		t.Fatal(err)
@@ -234,6 +236,9 @@ func everyToolOn(t *testing.T, ph planHost) string {
 	}
 	if now := treeOf(t, ph.treeRoot()); now != before {
 		t.Errorf("left on the host after undo:\n%s\nwas\n%s\nundo said:\n%s", now, before, out)
+	}
+	if _, err := os.Lstat(filepath.Join(local, "down.sh")); err == nil {
+		t.Errorf("undo left the downloaded %s on this machine; undo said:\n%s", filepath.Join(local, "down.sh"), out)
 	}
 	return medium
 }
