@@ -74,7 +74,8 @@ func staticNeeds(call *tools.Call, policy safety.Policy) (target, local safety.N
 		if err != nil {
 			return target, local
 		}
-		p.cls.command, p.cls.analysis = line, policy.Analyze(line, "")
+		p.cls.command, p.cls.parsed = line, safety.ParseCommand(line)
+		p.cls.analysis = policy.AnalyzeParsed(p.cls.parsed, "")
 	} else if eff, ok, err := call.Touches(); ok {
 		if err != nil {
 			return target, local

@@ -257,7 +257,8 @@ func parseReadlinks(out string, n int) []readlinkResult {
 
 // classifyResolved rates a command's files where they really are on the
 // host (resolveTouches), for the user v acts as
-// (safety.Policy.AnalyzeResolved), with the home it was classified with.
+// (safety.Policy.AnalyzeResolvedParsed), with the home it was classified
+// with and the trees it was parsed into once.
 func (e *Executor) classifyResolved(ctx context.Context, c classification, v *hostView, cwd string) (classification, error) {
 	touches := c.analysis.Touches
 	for _, p := range c.analysis.LinkProbes { // protected links a metadata change must not reach
@@ -267,7 +268,7 @@ func (e *Executor) classifyResolved(ctx context.Context, c classification, v *ho
 	if err != nil || len(rs) == 0 {
 		return c, err
 	}
-	c.analysis = e.cfg.Policy.AnalyzeResolved(c.command, v.home, rs)
+	c.analysis = e.cfg.Policy.AnalyzeResolvedParsed(c.parsed, v.home, rs)
 	c.risk = c.analysis.Assessment
 	return c, nil
 }

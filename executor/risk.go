@@ -17,7 +17,10 @@ import (
 type classification struct {
 	risk    safety.Assessment
 	command string // the shell line a Commander runs
-	path    string // the resolved remote file of a file tool
+	// parsed is command parsed once, in each dialect /bin/sh may read it
+	// as, for every analysis of the step (classify and classifyResolved).
+	parsed *safety.Command
+	path   string // the resolved remote file of a file tool
 	// files are the files a file tool acts on, remote and local, and how
 	// (the step's vocabulary: stepFile).
 	files []stepFile
@@ -108,10 +111,10 @@ func (e *Executor) classifyOn(ctx context.Context, p *prepared, v *hostView) (cl
 		if err := ctx.Err(); err != nil {
 			return c, err
 		}
-		c.command = line
+		c.command, c.parsed = line, safety.ParseCommand(line)
 		// Paths under the step user's home are its "~/…" too (a HOME
 		// outside /home); without it, "~" and /home/USER still are.
-		c.analysis = e.cfg.Policy.Analyze(line, v.home)
+		c.analysis = e.cfg.Policy.AnalyzeParsed(c.parsed, v.home)
 		c.risk = c.analysis.Assessment
 		touches := c.analysis.Touches
 		// A command high only because it could not be taken back (rm -r)

@@ -134,12 +134,17 @@ func (p Policy) AnalyzeCommandAt(cmd, home string) (Assessment, []Touch) {
 
 // Analyze is AnalyzeCommandAt with the programs the command runs, the
 // connections it makes and what cannot be known (Analysis).
-func (p Policy) Analyze(cmd, home string) Analysis { return p.analyze(cmd, home, nil) }
+func (p Policy) Analyze(cmd, home string) Analysis { return p.analyze(ParseCommand(cmd), home, nil) }
+
+// AnalyzeParsed is Analyze for a command parsed once for the step
+// (ParseCommand): the trees it parses are kept in cmd for the analyses
+// after it (AnalyzeResolvedParsed).
+func (p Policy) AnalyzeParsed(cmd *Command, home string) Analysis { return p.analyze(cmd, home, nil) }
 
 // analyze is Analyze with the symbolic links found on the host (nil when
 // none were looked for); a High command also gets the assessment it has
 // when the policy's Undoable rules count as Medium (IfJournaled).
-func (p Policy) analyze(cmd, home string, host *hostLinks) Analysis {
+func (p Policy) analyze(cmd *Command, home string, host *hostLinks) Analysis {
 	an := p.analyzeOnce(cmd, home, host)
 	an.IfJournaled = an.Assessment
 	if an.Level == High && an.undoable && !p.undoView {
@@ -159,7 +164,7 @@ func (p Policy) analyze(cmd, home string, host *hostLinks) Analysis {
 	return an
 }
 
-func (p Policy) analyzeOnce(cmd, home string, host *hostLinks) Analysis {
+func (p Policy) analyzeOnce(cmd *Command, home string, host *hostLinks) Analysis {
 	if home != "" {
 		home = path.Clean(home)
 	}
@@ -248,15 +253,16 @@ func touches(in []Touch) []Touch {
 	return out
 }
 
-func (p Policy) classifyAs(cmd, home string, lang syntax.LangVariant, host *hostLinks) (c *classifier) {
+func (p Policy) classifyAs(cmd *Command, home string, lang syntax.LangVariant, host *hostLinks) (c *classifier) {
 	c = &classifier{p: &p, seen: map[*syntax.Stmt]bool{}, funcs: map[string]bool{},
-		aliases: map[string]string{}, written: map[string]bool{}, links: map[string]string{}, lang: lang, home: home, host: host}
+		aliases: map[string]string{}, written: map[string]bool{}, links: map[string]string{}, lang: lang, home: home, host: host,
+		cmd: cmd, nth: map[string]int{}}
 	defer func() {
 		if r := recover(); r != nil {
 			c.opaque("internal error while analysing the command: %v", r)
 		}
 	}()
-	c.code(cmd, env{})
+	c.code(cmd.text, env{})
 	return c
 }
 
@@ -299,6 +305,11 @@ type classifier struct {
 	steps       int
 	parsed      int    // bytes of code parsed so far
 	src         string // the code being classified, for the text of its words
+	// cmd holds the trees of the command and its code strings, parsed
+	// once for every pass; nth counts each code's occurrences in this
+	// pass (Command.tree).
+	cmd *Command
+	nth map[string]int
 }
 
 // env is what a statement inherits from where it appears.
@@ -371,7 +382,8 @@ func (c *classifier) code(src string, e env) {
 	}
 	defer func(outer string) { c.src = outer }(c.src)
 	c.src = src
-	f, err := syntax.NewParser(syntax.Variant(c.lang)).Parse(strings.NewReader(src), "")
+	f, err := c.cmd.tree(c.lang, src, c.nth[src])
+	c.nth[src]++
 	if err != nil && c.lang == syntax.LangPOSIX {
 		// Bash reads it (the bash pass classified that); dash rejects it
 		// or, for "&>", reads "cmd & >file", which writes the same file.

@@ -119,7 +119,7 @@ func FuzzComposedWriters(f *testing.F) {
 		if err != nil || hasBashOnly(f) {
 			return
 		}
-		px := p.classifyAs(cmd, "", syntax.LangPOSIX, nil).a
+		px := p.classifyAs(ParseCommand(cmd), "", syntax.LangPOSIX, nil).a
 		if px.Level > a.Level {
 			t.Fatalf("%q: POSIX reading %s is worse than %s, but the POSIX pass was skipped", cmd, px, a)
 		}

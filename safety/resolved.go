@@ -33,14 +33,21 @@ const maxHostLinks = maxTouched
 // least Medium to read. It never rates a command lower than Analyze does.
 // The Touches it returns hold the real places too.
 func (p Policy) AnalyzeResolved(cmd, home string, rs []Resolved) Analysis {
-	base := p.Analyze(cmd, home)
+	return p.AnalyzeResolvedParsed(ParseCommand(cmd), home, rs)
+}
+
+// AnalyzeResolvedParsed is AnalyzeResolved for a command parsed once for
+// the step (ParseCommand): it parses nothing an analysis of cmd before
+// it parsed.
+func (p Policy) AnalyzeResolvedParsed(cmd *Command, home string, rs []Resolved) Analysis {
+	base := p.analyze(cmd, home, nil)
 	if len(rs) == 0 || base.IfJournaled.Level == High { // high whatever is journaled
 		return base
 	}
 	host := &hostLinks{to: map[string][]string{}, unknown: map[string]string{}}
 	for i, r := range rs {
 		if i >= maxHostLinks {
-			an := p.Analyze(cmd, home)
+			an := p.analyze(cmd, home, nil)
 			an.add(High, fmt.Sprintf("more than %d files whose symbolic links on the host lead elsewhere", maxHostLinks))
 			return an
 		}
