@@ -301,9 +301,13 @@ func (t *Transfer) down(ctx context.Context, tr transport.Transport, local strin
 		return Output{}, fail("%v", unwrapPath(err))
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	_, lerr := os.Lstat(local)
+	replaces := lerr == nil
 	w := &progressWriter{w: tmp, sum: sha256.New(), total: fi.Size(), report: t.report(path)}
 	n, err := tr.ReadFile(ctx, path, w)
-	if err == nil {
+	if err == nil && replaces {
+		// The replaced file's content must survive a crash until the new
+		// one is on disk; a new name loses nothing (scp does not sync).
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
