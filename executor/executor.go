@@ -120,6 +120,12 @@ type Confiner interface {
 	// the operator's sandbox allows, "" when it may (or no sandbox
 	// applies). Called after Confine.
 	FileBlocked(write bool, real string) string
+	// LevelBlocked returns the observation for a file tool of a step at
+	// level that would read (or, with write, write or create) real
+	// where the rules a command of that level runs under do not allow
+	// it; "" when they do, at confine.None, or when the host does not
+	// enforce. An error refuses the step.
+	LevelBlocked(ctx context.Context, level confine.Level, write bool, real string) (string, error)
 	// Sandboxed reports whether the operator's sandbox applies (the file
 	// tools' paths are then resolved and checked).
 	Sandboxed() bool

@@ -82,8 +82,9 @@ func (r StepResult) saves() bool {
 //  6. dry run: medium and high steps are only previewed and skipped;
 //  7. preview and decide: approval (with the diff of a file change when a
 //     person is asked); denied → "[denied by safety policy: <reason>]";
-//  8. confine: the commands held to the step's level, and the sandbox's
-//     check of a file tool's file;
+//  8. confine: the commands held to the step's level, the sandbox's
+//     check of a file tool's file, and the level's rules on it
+//     (levelRules);
 //  9. journal: the undo journal stores what a command will change;
 //  10. run: the tool (a file tool journals its file itself, BeforeChange);
 //  11. record: the output, the journal's new states, the session's files;
@@ -112,7 +113,7 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 	for _, stage := range []stage{
 		e.dryNeeds, e.condition, e.prepareStage, e.classifyStage, e.announce,
 		e.permissions, e.readOnly, e.dryRunStage, e.preview, e.decideStage,
-		e.confine, e.sandbox, e.journal, e.harvest, e.run, e.harvestRead, e.record,
+		e.confine, e.sandbox, e.levelRules, e.journal, e.harvest, e.run, e.harvestRead, e.record,
 	} {
 		if d := stage(ctx, s); d != nil {
 			d.apply(&s.r)
@@ -140,6 +141,8 @@ type stepRun struct {
 	// level the level its commands are held to.
 	runOn transport.Transport
 	level confine.Level
+	// note is added to the observation of a step that ran (levelRules).
+	note string
 }
 
 // dryNeeds skips, in a dry run, a step that needs a variable a step the
@@ -364,6 +367,9 @@ func (e *Executor) run(ctx context.Context, s *stepRun) *denial {
 		return broken(fmt.Errorf("step %d (%s): %w", r.Step, s.st.Tool, err))
 	}
 	r.Output, r.Observation, r.Diff, r.ran = out, out.Observation, out.Diff, true
+	if s.note != "" && !out.IsError {
+		r.Observation = strings.TrimSpace(r.Observation + "\n" + s.note)
+	}
 	return nil
 }
 

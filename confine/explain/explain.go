@@ -71,7 +71,7 @@ func Kernel(l confine.Level, s confine.Spec, stderr, home string) string {
 		if dir := path.Dir(abs(p, home)); holdsProtected(dir, s.NoWrite) {
 			return "[blocked: " + short(p, home) + " cannot be created, removed or renamed by a " + l.String() +
 				" step: " + short(dir, home) + " holds protected files, and the kernel's rules cover a whole directory, not names in it" +
-				" (a medium step may change the files that exist there and anything in its subdirectories); write the file with write_file," +
+				" (a medium step may change the files that exist there and anything in its subdirectories; write_file may create a new name directly in ~ that does not start with \".\")," +
 				" work in an existing subdirectory, or ask for approval]"
 		}
 	}

@@ -1,0 +1,91 @@
+package engine_test
+
+// The file tools obey a shell step's rules of their level (issue 26): at
+// --approve medium, write_file may not create ~/.hgrc, ~/.config/tmux.conf,
+// a new dot-name in ~, a git hook of a repository in the home or a file in
+// ~/.ssh — as `echo > FILE` of a medium shell step may not — locally and
+// over real sshd; its ordinary work runs, and a new non-dot name directly
+// in ~ is created, journaled, the observation saying so. Judged by the
+// scratch home's files.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/autoshell/agent/confine/confinetest"
+	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/planner"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/testenv"
+)
+
+func writeStep(file string) planner.Step {
+	return planner.Step{Tool: "write_file", Parameters: map[string]any{"file_path": file, "content": "[hooks]\npre-commit = id\n"}}
+}
+
+func fileToolsHeld(t *testing.T, home string, open func(engine.HostOptions) (*engine.Host, error), e engine.Enforcement) {
+	t.Helper()
+	mkfileT(t, filepath.Join(home, "src/app/.git/HEAD"), "ref\n")
+	mkfileT(t, filepath.Join(home, ".ssh/authorized_keys"), "k\n")
+	mkfileT(t, filepath.Join(home, ".config/app/app.conf"), "a\n")
+	b := newForcedBed(t)
+	o := engine.HostOptions{Policy: b.policy(safety.Medium), Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: e}
+	for _, f := range []string{".hgrc", ".config/tmux.conf", ".newdot", "src/app/.git/hooks/post-checkout", ".ssh/new"} {
+		got, _ := run(t, open, o, writeStep("~/"+f))
+		if len(got) != 1 || got[0].Status == "ok" {
+			t.Errorf("write_file ~/%s was not refused: %s", f, show(got))
+		}
+		if _, err := os.Stat(filepath.Join(home, f)); err == nil {
+			t.Errorf("write_file created ~/%s", f)
+		}
+	}
+	for _, f := range []string{".hgrc", ".config/tmux.conf"} {
+		got, _ := run(t, open, o, b.step(t, "echo x > ~/"+f))
+		if len(got) != 1 || got[0].Status == "ok" {
+			t.Errorf("the shell's echo > ~/%s was not refused: %s", f, show(got))
+		}
+	}
+	got, _ := run(t, open, o, writeStep("~/work/new.txt"), writeStep("~/.config/app/new.conf"), writeStep("~/report.txt"))
+	for _, s := range got {
+		if s.Status != "ok" {
+			t.Errorf("ordinary medium work with write_file failed: %s", show(got))
+			break
+		}
+	}
+	if len(got) != 3 || !strings.Contains(got[2].Output, "new name directly in ~") {
+		t.Errorf("write_file ~/report.txt does not say what was done: %s", show(got))
+	}
+	if _, err := os.Stat(filepath.Join(home, "report.txt")); err != nil {
+		t.Errorf("~/report.txt: %v", err)
+	}
+}
+
+func TestFileToolsLevelLocal(t *testing.T) {
+	needLandlock(t)
+	localState(t)
+	home := tempHome(t)
+	t.Setenv("HOME", home)
+	open := func(o engine.HostOptions) (*engine.Host, error) {
+		return engine.Open(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, o)
+	}
+	fileToolsHeld(t, home, open, engine.Enforcement{})
+}
+
+func TestFileToolsLevelSSHD(t *testing.T) {
+	needLandlock(t)
+	home := tempHome(t)
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + " TMPDIR=" + t.TempDir() + "\n"})
+	t.Setenv("SSH_AUTH_SOCK", "")
+	localState(t)
+	target, err := engine.HostTarget(d.Alias, engine.SSHOverrides{ConfigFile: d.SSHConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(o engine.HostOptions) (*engine.Host, error) {
+		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
+	}
+	fileToolsHeld(t, home, open, engine.Enforcement{Launcher: confinetest.Launcher(t)})
+}

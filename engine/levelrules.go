@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path"
+
+	"github.com/autoshell/agent/confine"
+	"github.com/autoshell/agent/confine/explain"
+)
+
+// maxRulesFile bounds a level's rules read back from the host.
+const maxRulesFile = 16 << 20
+
+// LevelBlocked is the observation for a file tool of a step confined at
+// level that would read (or, with write, write or create) real — its path
+// with the links resolved on the host — where the rules a shell step of
+// that level runs under do not allow it: the very rules files the
+// launcher or the confined worker applies, read back from the host, so
+// the file tools obey what the kernel enforces (issue 26). "" when they
+// allow it, at confine.None, and on a host that does not enforce (the
+// classifier alone holds both alike). The error refuses the step.
+func (h *confiner) LevelBlocked(ctx context.Context, level confine.Level, write bool, real string) (string, error) {
+	if level == confine.None || h.o.LevelsOff {
+		return "", nil
+	}
+	c, err := h.Confine(ctx, level)
+	if err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	home := h.home
+	h.mu.Unlock()
+	for i := 0; i+1 < len(c.Wrap); i++ {
+		if c.Wrap[i] != confine.RulesFlag {
+			continue
+		}
+		rs, err := h.readRules(ctx, c.Wrap[i+1])
+		if err != nil {
+			return "", fmt.Errorf("confine: the %s step's rules: %w", level, err)
+		}
+		if !rs.Allows(real, write) {
+			return fileBlocked(level, write, real, home), nil
+		}
+	}
+	return "", nil
+}
+
+// readRules reads a rules file where the launcher reads it. On a remote
+// host it is the file as the launcher last wrote it (renewed there when
+// stale): a directory made since is not in it yet, so a file tool is
+// refused there until a command renews the rules, never allowed more.
+func (h *confiner) readRules(ctx context.Context, file string) (confine.Ruleset, error) {
+	if h.tr.Host().Kind == "local" {
+		// As the confined thread has them: computed again when stale.
+		rs, err := confine.ReadRuleset(file)
+		rs, _ = rs.Fresh()
+		return rs, err
+	}
+	var b bytes.Buffer
+	if _, err := h.tr.ReadFile(ctx, file, &limited{w: &b, n: maxRulesFile}); err != nil {
+		return confine.Ruleset{}, err
+	}
+	return confine.DecodeRuleset(b.Bytes())
+}
+
+// fileBlocked says what a file tool was refused, as the kernel would
+// have refused a shell step of the level.
+func fileBlocked(level confine.Level, write bool, real, home string) string {
+	what := "read of " + explain.Short(real, home)
+	if write {
+		what = "write to " + explain.Short(real, home)
+	}
+	why := "no writes to protected files, no new names in a directory that holds one, no secrets"
+	if level == confine.ReadOnly {
+		why = "read-only, no secrets"
+	}
+	msg := "[blocked: " + what + " outside what a " + level.String() + " step may do (the kernel's rules for a " +
+		level.String() + " shell step: " + why + ")"
+	if dir := path.Dir(real); write && dir == home {
+		msg += "; a new name directly in ~ must not start with \".\""
+	}
+	return msg + "; ask for approval or take another way]"
+}
+
+// limited fails a write past n bytes.
+type limited struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.n {
+		return 0, fmt.Errorf("over %d bytes", maxRulesFile)
+	}
+	l.n -= int64(len(p))
+	return l.w.Write(p)
+}
+

@@ -1,0 +1,87 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/autoshell/agent/confine"
+	"github.com/autoshell/agent/safety"
+)
+
+// levelRules is the stage that holds a file tool to what a shell step of
+// its level may do (issue 26): the file tools run in agent's process, not
+// under the kernel, so each file on the host (links resolved) is checked
+// against the very rules the level's commands run under
+// (Confiner.LevelBlocked), reads at the safe level, writes and reads at
+// medium. A step a person approved, or --approve all, runs at
+// confine.None and is not held. One exception makes medium useful in ~
+// (homeName): write_file and the other writers may create or change a
+// name directly in ~ that is not a dot-name, not protected and not a
+// secret's, journaled like every file tool change; the observation says
+// so.
+func (e *Executor) levelRules(ctx context.Context, s *stepRun) *denial {
+	cls := s.p.cls
+	files := remote(cls.files)
+	if e.cfg.Confiner == nil || cls.command != "" || len(files) == 0 || s.level == confine.None {
+		return nil
+	}
+	for _, f := range files {
+		real := f.real
+		if real == "" {
+			real = f.path
+		}
+		write := f.op != safety.FileRead
+		if write && s.level == confine.NoProtected && e.homeName(s.p.view.home, real) {
+			fi, looked := s.p.view.statOf(real)
+			if !looked {
+				fi, _ = s.p.tr.Stat(ctx, real)
+			}
+			if fi == nil {
+				s.note = "[note: " + homeShort(real, s.p.view.home) + " is a new name directly in ~, which a medium shell step " +
+					"cannot create (the kernel's rules cover ~ as a whole); the file tool created it, journaled: agent undo removes it]"
+			}
+			continue
+		}
+		for _, w := range []bool{false, true} {
+			if w && !write || !w && f.op == safety.FileWrite {
+				continue
+			}
+			why, err := e.cfg.Confiner.LevelBlocked(ctx, s.level, w, real)
+			if err != nil {
+				return &denial{kind: notConfined, reason: err.Error(), err: fmt.Errorf("step %d (%s): %w", s.r.Step, s.st.Tool, err)}
+			}
+			if why != "" {
+				return &denial{kind: blockedBySandbox, reason: why}
+			}
+		}
+	}
+	return nil
+}
+
+// homeName reports whether real is a name directly in the home that a
+// medium step may create: not a dot-name, not under what the policy
+// protects from writes, not a secret's name.
+func (e *Executor) homeName(home, real string) bool {
+	if home == "" || home == "/" || path.Dir(real) != home {
+		return false
+	}
+	base := path.Base(real)
+	if strings.HasPrefix(base, ".") || localReadRefusal(e.cfg.Policy, real, home) != nil {
+		return false
+	}
+	for _, entry := range e.cfg.Policy.Protected(home).NoWrite {
+		if under(real, entry) {
+			return false
+		}
+	}
+	return true
+}
+
+func homeShort(p, home string) string {
+	if rest, ok := strings.CutPrefix(p, home+"/"); ok {
+		return "~/" + rest
+	}
+	return p
+}
