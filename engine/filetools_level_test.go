@@ -19,6 +19,7 @@ import (
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/testenv"
 )
 
@@ -60,6 +61,40 @@ func fileToolsHeld(t *testing.T, home string, open func(engine.HostOptions) (*en
 	}
 	if _, err := os.Stat(filepath.Join(home, "report.txt")); err != nil {
 		t.Errorf("~/report.txt: %v", err)
+	}
+
+	// The shell too: a new non-dot name directly in ~ is created empty
+	// first (journaled), then the step writes it; dot-names stay refused;
+	// undo removes what the session created.
+	o.Session = statedir.NewSessionID()
+	dot := shellStep("echo x > ~/.newdot2")
+	dot.IgnoreErrors = true
+	got, _ = run(t, open, o, shellStep("echo ok > ~/shell-report.txt"), shellStep("echo a >> ~/once.log; echo b >> ~/once.log"), dot)
+	if len(got) != 3 || got[0].Status != "ok" || got[1].Status != "ok" || !strings.Contains(got[0].Output, "created ~/shell-report.txt empty") {
+		t.Errorf("medium shell writes of new names in ~: %s", show(got))
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "shell-report.txt")); string(b) != "ok\n" {
+		t.Errorf("~/shell-report.txt = %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "once.log")); string(b) != "a\nb\n" {
+		t.Errorf("~/once.log = %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".newdot2")); err == nil {
+		t.Error("a medium shell step created ~/.newdot2")
+	}
+	h, err := open(engine.HostOptions{Policy: o.Policy, Session: o.Session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	state, _ := statedir.Dir()
+	if _, err := engine.Undo(context.Background(), h.Transport(), state, o.Session, h.Name, false, nil); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	for _, f := range []string{"shell-report.txt", "once.log"} {
+		if _, err := os.Lstat(filepath.Join(home, f)); err == nil {
+			t.Errorf("undo left ~/%s", f)
+		}
 	}
 }
 

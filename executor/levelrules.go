@@ -8,6 +8,8 @@ import (
 
 	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/tools"
+	"github.com/autoshell/agent/transport"
 )
 
 // levelRules is the stage that holds a file tool to what a shell step of
@@ -84,4 +86,40 @@ func homeShort(p, home string) string {
 		return "~/" + rest
 	}
 	return p
+}
+
+// homeNames is the stage that makes medium useful in ~ for shell steps
+// (issue 26): the kernel's rules cover ~ as a whole, and ~ holds
+// protected files, so a medium step may change the files that exist
+// there but create none. A new name directly in ~ that the command
+// writes (`echo ok > ~/report.txt`, `>> ~/once.log`) and that is not a
+// dot-name, protected or a secret's, is created empty by agent first,
+// after the journal recorded it absent (agent undo removes it): the
+// rules, computed again because ~ changed, then grant the step write on
+// that file alone. The observation says so.
+func (e *Executor) homeNames(ctx context.Context, s *stepRun) *denial {
+	cls := s.p.cls
+	if cls.command == "" || s.level != confine.NoProtected || e.cfg.Confiner == nil || len(cls.undo) == 0 {
+		return nil
+	}
+	home := s.p.view.home
+	var made []string
+	for _, t := range cls.undo {
+		if t.existed || t.dir || t.tree != nil || !e.homeName(home, t.path) {
+			continue
+		}
+		res, err := s.p.tr.Run(ctx, transport.Command{Command: "set -C && : > " + tools.Quote(t.path)})
+		if err != nil {
+			return broken(fmt.Errorf("step %d (%s): create %s: %w", s.r.Step, s.st.Tool, t.path, err))
+		}
+		if res.ExitCode != 0 {
+			return failed("%s: could not create %s for the step: %s", s.st.Tool, t.path, strings.TrimSpace(res.Stderr))
+		}
+		made = append(made, homeShort(t.path, home))
+	}
+	if len(made) > 0 {
+		s.note = "[note: agent created " + strings.Join(made, ", ") + " empty before the step ran, journaled (agent undo removes it): " +
+			"a medium step may write a new name directly in ~ only as a file that exists]"
+	}
+	return nil
 }

@@ -85,7 +85,9 @@ func (r StepResult) saves() bool {
 //  8. confine: the commands held to the step's level, the sandbox's
 //     check of a file tool's file, and the level's rules on it
 //     (levelRules);
-//  9. journal: the undo journal stores what a command will change;
+//  9. journal: the undo journal stores what a command will change (and,
+//     at medium, a new name directly in ~ it writes is created empty
+//     first: homeNames);
 //  10. run: the tool (a file tool journals its file itself, BeforeChange);
 //  11. record: the output, the journal's new states, the session's files;
 //
@@ -113,7 +115,7 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 	for _, stage := range []stage{
 		e.dryNeeds, e.condition, e.prepareStage, e.classifyStage, e.announce,
 		e.permissions, e.readOnly, e.dryRunStage, e.preview, e.decideStage,
-		e.confine, e.sandbox, e.levelRules, e.journal, e.harvest, e.run, e.harvestRead, e.record,
+		e.confine, e.sandbox, e.levelRules, e.journal, e.homeNames, e.harvest, e.run, e.harvestRead, e.record,
 	} {
 		if d := stage(ctx, s); d != nil {
 			d.apply(&s.r)
@@ -367,7 +369,7 @@ func (e *Executor) run(ctx context.Context, s *stepRun) *denial {
 		return broken(fmt.Errorf("step %d (%s): %w", r.Step, s.st.Tool, err))
 	}
 	r.Output, r.Observation, r.Diff, r.ran = out, out.Observation, out.Diff, true
-	if s.note != "" && !out.IsError {
+	if s.note != "" && (p.cls.command != "" || !out.IsError) {
 		r.Observation = strings.TrimSpace(r.Observation + "\n" + s.note)
 	}
 	return nil
