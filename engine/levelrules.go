@@ -50,8 +50,8 @@ func (h *confiner) LevelBlocked(ctx context.Context, level confine.Level, write 
 
 // readRules reads a rules file where the launcher reads it. On a remote
 // host it is the file as the launcher last wrote it (renewed there when
-// stale): a directory made since is not in it yet, so a file tool is
-// refused there until a command renews the rules, never allowed more.
+// a command finds it stale): a directory made since is not in it yet,
+// so a file tool is refused there until a command renews the rules.
 func (h *confiner) readRules(ctx context.Context, file string) (confine.Ruleset, error) {
 	if h.tr.Host().Kind == "local" {
 		// As the confined thread has them: computed again when stale.
@@ -98,4 +98,3 @@ func (l *limited) Write(p []byte) (int, error) {
 	l.n -= int64(len(p))
 	return l.w.Write(p)
 }
-
