@@ -362,7 +362,7 @@ type rulesFiles struct {
 
 // save writes back the rules the Restrictor compiled again since they
 // were read or last saved (best effort, as the launcher does): kept on
-// the host (--keep-launcher), stale rules would otherwise be compiled
+// the host (the default), stale rules would otherwise be compiled
 // again by every later session's first command.
 func (rf *rulesFiles) save() {
 	gen, rss := rf.r.Rules()

@@ -44,9 +44,9 @@ type confinerOptions struct {
 	// --sandbox).
 	LevelsOff bool
 	// Keep keeps the launcher and the levels' rules on an SSH host between
-	// sessions, in agent's state directory there (--keep-launcher); by
-	// default they are sent into a private temporary directory for the
-	// session and removed by Close: nothing stays on the host.
+	// sessions, in agent's state directory there (the default); without
+	// it (--ephemeral) they are sent into a directory of the session's own
+	// and removed by Close: nothing stays on the host.
 	Keep bool
 	// Probe, when set, replaces asking the host's kernel for its Landlock
 	// ABI (tests simulate a kernel without one). release is the kernel

@@ -18,19 +18,20 @@ import (
 	"github.com/autoshell/agent/transport"
 )
 
-// The launcher on an SSH host (docs/decisions.md, "The launcher kept on
-// the host"). By default it is sent for the session, checked by its
-// SHA-256, into a directory of the session's own in agent's state
-// directory on the host, ${XDG_STATE_HOME:-~/.local/state}/agent/launch,
-// where the levels' rules are computed too; Close removes it, and the
-// directories the set-up made: nothing stays on the host. With
-// --keep-launcher (Keep) the launcher, named by its SHA-256, and the
-// levels' rules are kept in the launch directory between sessions. That
-// directory is one the policy protects (no unapproved step may write
-// there; each level's rules also deny it by its real path) and must be
-// the user's own, not a link, and writable by nobody else, nor its
-// parents: then only the user (or root) could have put a file there, and
-// the file was verified by its hash when it was sent.
+// The launcher on an SSH host (docs/decisions.md, "The launcher on the
+// host"). By default it is kept, named by its SHA-256, with the levels'
+// rules, in agent's launch directory in its state directory on the host,
+// ${XDG_STATE_HOME:-~/.local/state}/agent/launch, and checked at every
+// set-up: owner and mode with the directories', and its ls line against
+// the stamp written when its hash was last checked (keptCheck). With
+// --ephemeral (Keep false) it is sent for the session into a directory of
+// the session's own there, where the levels' rules are computed too;
+// Close removes it, and the directories the set-up made: nothing stays on
+// the host. The launch directory is one the policy protects (no unapproved
+// step may write there; each level's rules also deny it by its real path)
+// and must be the user's own, not a link, and writable by nobody else,
+// nor its parents: then only the user (or root) could have put a file
+// there, and the file was verified by its hash.
 //
 // The set-up is one command when the host has the launcher (kept): it
 // learns the system and the architecture, makes and checks the
@@ -109,7 +110,7 @@ func (l *launcher) gzipped() []byte {
 func setupHead(sums, keys map[string]string, sess string, keep bool) string {
 	where := sessionDir(sess)
 	if keep {
-		where = keptDir(sess)
+		where = keptDir(sess) + keptCheck
 	}
 	// Builtins where they do (a fork and exec each cost the host more than
 	// the rest): the system from /proc (uname where it has no arch),
@@ -132,7 +133,7 @@ umask 077
 `
 }
 
-// keptDir (--keep-launcher) makes and checks agent's launch directory in
+// keptDir makes and checks agent's launch directory in
 // its state directory on the host ($d), where the launcher and the rules
 // are kept between sessions.
 func keptDir(sess string) string {
@@ -147,15 +148,32 @@ case $st in "$HOME"/*) set -- "$HOME" "$@" ;; esac
 [ -e "$f" ] && { { [ -L "$f" ] || [ ! -O "$f" ]; } && { echo "unsafe $f is a link or not yours"; exit 0; }; set -- "$@" "$f"; }
 me=
 [ -O "$HOME" ] && [ -O "$p" ] || me=$(id -u)
-ls -ldnL -- "$@" | {
-	while read -r m _ o _; do
-		case $m in ?????????[tT]*) ;; ?????w* | ????????w*) exit 1 ;; esac
-		[ -z "$me" ] || case $o in "$me" | 0) ;; *) exit 1 ;; esac
-	done
-	exit 0
-} || { echo "unsafe writable by others or not yours: $*"; exit 0; }
+l=$(ls -ldnL -- "$@") || { echo "unsafe cannot list $*"; exit 0; }
+bad= fl=
+while read -r m i o x; do
+	case $m in ?????????[tT]*) ;; ?????w* | ????????w*) bad=1 ;; esac
+	[ -z "$me" ] || case $o in "$me" | 0) ;; *) bad=1 ;; esac
+	case $x in *" $f") fl="$m $i $o $x" ;; esac
+done <<EOF
+$l
+EOF
+[ -z "$bad" ] || { echo "unsafe writable by others or not yours: $*"; exit 0; }
 `
 }
+
+// keptCheck (the default) checks the kept launcher ($f) against the stamp
+// written when its SHA-256 was last checked ($f.ok: its ls line, with its
+// mode, owner, size and time): a launcher whose line changed is hashed
+// again, and one whose hash is not the launcher's ($s) is refused. Without
+// sha256sum it is removed, and sent again (and read back to check it).
+const keptCheck = `if [ -n "$fl" ]; then
+	read -r x < "$f.ok" 2>/dev/null || x=
+	if [ "$x" != "$fl" ]; then
+		x=$(sha256sum < "$f" 2>/dev/null) || { rm -f "$f" "$f.ok"; x=; }
+		case $x in '') ;; "$s "*) printf '%s\n' "$fl" > "$f.ok" ;; *) echo "unsafe $f is not the launcher agent sent (its SHA-256 differs)"; exit 0 ;; esac
+	fi
+fi
+`
 
 // stateDir picks agent's state directory on the host ($st), where
 // agent/launch is or can be made: ${XDG_STATE_HOME:-~/.local/state}; where
@@ -277,7 +295,7 @@ func (h *confiner) setupFinish() string {
 // for 30 days but its own. A session still using one that old (rules
 // never stale for a month) then fails its next step closed, and its next
 // set-up sends or computes them again. It never fails the set-up.
-const pruneKept = `{ find "$d" -maxdepth 1 -type f \( -name 'agent-launch-*' -o -name 'rules-*' \) -mtime +30 ! -name "agent-launch-$s" ! -name "rules-$k-*" -exec rm -f {} + 2>/dev/null || :; }`
+const pruneKept = `{ find "$d" -maxdepth 1 -type f \( -name 'agent-launch-*' -o -name 'rules-*' \) -mtime +30 ! -name "agent-launch-$s" ! -name "agent-launch-$s.ok" ! -name "rules-$k-*" -exec rm -f {} + 2>/dev/null || :; }`
 
 // levelNames are the levels' rulesets, as setupFinish has them.
 var levelNames = []string{confine.NoProtected.String(), confine.ReadOnly.String()}

@@ -4,9 +4,9 @@ package engine_test
 // safe — forced by the policy, so that the kernel and not the classifier
 // is what stops it — cannot write, connect, signal or read a secret,
 // locally and over a real sshd; a medium one cannot reach what the policy
-// protects; by default the launcher sent to an SSH host leaves nothing
-// there, and with --keep-launcher it is kept, sent once and reused, and
-// nothing an unapproved step does can replace it or its rules; a
+// protects; by default the launcher is kept on an SSH host, sent once and
+// reused, a tampered one is refused, and nothing an unapproved step does
+// can replace it or its rules; with --ephemeral it leaves nothing there; a
 // kernel without Landlock is reported once per host.
 
 import (
@@ -218,21 +218,21 @@ func TestKernelBlocksSSHD(t *testing.T) {
 	open := func(o engine.HostOptions) (*engine.Host, error) {
 		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
 	}
-	// By default nothing stays on the host: each session sends the
+	// --ephemeral: nothing stays on the host. Each session sends the
 	// launcher into a directory of its own in agent's state directory
 	// there, computes its rules there and removes it all when it closes,
 	// with the directories it made.
-	attacks(t, b, open, engine.Enforcement{Launcher: confinetest.Launcher(t)})
+	attacks(t, b, open, engine.Enforcement{Launcher: confinetest.Launcher(t), Ephemeral: true})
 	os.Remove(b.out + "/x") // the medium step's
 	for _, dir := range []string{state, tmp} {
 		if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) > 0 {
-			t.Errorf("left on the host without --keep-launcher: %q", left)
+			t.Errorf("left on the host with --ephemeral: %q", left)
 		}
 	}
 
-	// --keep-launcher: the launcher and the levels' rules are kept in
-	// agent's state directory on the host.
-	e := engine.Enforcement{Launcher: confinetest.Launcher(t), KeepLauncher: true}
+	// By default the launcher and the levels' rules are kept in agent's
+	// state directory on the host.
+	e := engine.Enforcement{Launcher: confinetest.Launcher(t)}
 	launchDir := filepath.Join(state, "agent", "launch")
 	// What another build of agent left a month ago is removed when this
 	// one computes its rules.
@@ -251,19 +251,22 @@ func TestKernelBlocksSSHD(t *testing.T) {
 	// One launcher kept for every Host (sent once, then found by its
 	// hash), with the levels' rules (shared by the sessions); nothing of
 	// a session's own.
+	var exePath string
 	kept := func() os.FileInfo {
 		t.Helper()
-		exe, _ := filepath.Glob(filepath.Join(launchDir, "agent-launch-*"))
+		exe, _ := filepath.Glob(filepath.Join(launchDir, "agent-launch-*[0-9a-f]"))
+		stamps, _ := filepath.Glob(filepath.Join(launchDir, "agent-launch-*.ok"))
 		rules, _ := filepath.Glob(filepath.Join(launchDir, "rules-*"))
 		all, _ := filepath.Glob(filepath.Join(launchDir, "*"))
 		hidden, _ := filepath.Glob(filepath.Join(launchDir, ".*"))
-		if len(exe) != 1 || len(hidden) != 0 || len(all) != 1+len(rules) || len(rules) != 3 {
-			t.Fatalf("in the launcher's directory: %q %q, want the launcher and one set of rules", all, hidden)
+		if len(exe) != 1 || len(stamps) > 1 || len(hidden) != 0 || len(all) != 1+len(stamps)+len(rules) || len(rules) != 3 {
+			t.Fatalf("in the launcher's directory: %q %q, want the launcher, its stamp and one set of rules", all, hidden)
 		}
 		fi, err := os.Stat(exe[0])
 		if err != nil || fi.Mode().Perm()&0o077 != 0 {
 			t.Fatalf("the launcher: %v %v", fi.Mode(), err)
 		}
+		exePath = exe[0]
 		return fi
 	}
 	first := kept()
@@ -299,9 +302,53 @@ func TestKernelBlocksSSHD(t *testing.T) {
 	if len(steps) != 1 || steps[0].Status != "error" || !strings.Contains(steps[0].Output, "blocked: write to ") {
 		t.Errorf("medium step into the launcher's directory: %s", show(steps))
 	}
+	// Nor can a step of either level replace, remove or empty the
+	// launcher itself or its rules.
+	rulesFiles, _ := filepath.Glob(filepath.Join(launchDir, "rules-*.rules"))
+	for _, o := range []engine.HostOptions{safe, medium} {
+		for _, target := range append([]string{exePath}, rulesFiles...) {
+			for _, act := range []string{"write", "append"} {
+				steps, _ = run(t, open, o, b.step(act, target))
+				// The launcher runs as the served worker: writing it is
+				// also ETXTBSY. Its rules are the kernel's to hold.
+				busy := target == exePath && strings.Contains(steps[0].Output, "Text file busy")
+				if len(steps) != 1 || steps[0].Status != "error" || !strings.Contains(steps[0].Output, "blocked: write to ") && !busy {
+					t.Errorf("%s step: %s %s: %s", steps[0].Risk, act, target, show(steps))
+				}
+			}
+		}
+		rm := planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "rm -f " + exePath}}
+		o.Policy.Commands["rm"] = safety.Rule{Level: o.Policy.Commands["agent-evil"].Level}
+		steps, _ = run(t, open, o, rm)
+		if _, err := os.Stat(exePath); err != nil {
+			t.Fatalf("a %s step removed the kept launcher: %s", steps[0].Risk, show(steps))
+		}
+	}
 	if again := kept(); !os.SameFile(first, again) || !again.ModTime().Equal(first.ModTime()) {
 		t.Error("the kept launcher was sent again or replaced")
 	}
+
+	// A kept launcher changed behind agent's back (same owner and mode,
+	// another content) is refused by its SHA-256: no unapproved step runs.
+	good, err := os.ReadFile(exePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace := func(b []byte) {
+		t.Helper()
+		if err := os.WriteFile(exePath+".new", b, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(exePath+".new", exePath); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replace(append(good[:len(good):len(good)], 0))
+	steps, _ = run(t, open, safe, b.step("write", b.out+"/x6"))
+	if len(steps) != 1 || steps[0].Status == "ok" || !strings.Contains(steps[0].Output, "is not the launcher agent sent") {
+		t.Errorf("a tampered launcher: %s", show(steps))
+	}
+	replace(good)
 	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
 		t.Errorf("left in the host's TMPDIR: %q", left)
 	}

@@ -87,10 +87,11 @@ type Enforcement struct {
 	// Require refuses unapproved steps on a host that cannot enforce
 	// (--require-enforcement; also the policy's require_enforcement).
 	Require bool
-	// KeepLauncher keeps the launcher and the levels' rules on SSH hosts
-	// between sessions (--keep-launcher; also the policy's
-	// keep_launcher); by default nothing stays on a host.
-	KeepLauncher bool
+	// Ephemeral sends the launcher and computes the levels' rules for each
+	// session on SSH hosts and removes them at its end (--ephemeral; also
+	// the policy's ephemeral_launcher); by default they are kept between
+	// sessions in agent's state directory there.
+	Ephemeral bool
 	// Launcher finds the launcher for an SSH host's architecture; nil:
 	// launchers.Find.
 	Launcher confine.LauncherFunc
@@ -262,7 +263,7 @@ func (h *Host) confiner(tr transport.Transport, o HostOptions) *confiner {
 		Home:     func(ctx context.Context) (string, error) { return h.exec.HomeDir(ctx) },
 		Warn:     func(msg string) { h.warn(msg) },
 		Launcher: e.Launcher, Exe: e.Exe, Probe: e.Probe, LevelsOff: e.Off,
-		Keep: e.KeepLauncher || o.Policy.KeepLauncher,
+		Keep: !e.Ephemeral && !o.Policy.EphemeralLauncher,
 	})
 	h.closers = append(h.closers, func() {
 		if err := c.Close(); err != nil {

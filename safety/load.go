@@ -47,6 +47,7 @@ type policyFile struct {
 	RefuseBinary     *bool                      `yaml:"refuse_binary"`
 	RequireEnforce   *bool                      `yaml:"require_enforcement"`
 	KeepLauncher     *bool                      `yaml:"keep_launcher"`
+	Ephemeral        *bool                      `yaml:"ephemeral_launcher"`
 	Sandbox          *sandboxFile               `yaml:"sandbox"`
 	PassEnv          *passEnvList               `yaml:"pass_env"`
 }
@@ -71,7 +72,18 @@ func LoadPolicy(r io.Reader) (Policy, error) {
 		}
 		return Policy{}, fmt.Errorf("load safety policy: %w", err)
 	}
+	if err := f.check(); err != nil {
+		return Policy{}, fmt.Errorf("load safety policy: %w", err)
+	}
 	return f.over(DefaultPolicy()), nil
+}
+
+// check refuses settings that contradict each other.
+func (f policyFile) check() error {
+	if f.KeepLauncher != nil && f.Ephemeral != nil && *f.KeepLauncher == *f.Ephemeral {
+		return fmt.Errorf("keep_launcher: %v and ephemeral_launcher: %v disagree; set ephemeral_launcher alone", *f.KeepLauncher, *f.Ephemeral)
+	}
+	return nil
 }
 
 // LoadConfigPolicy reads agent's config file (config.yaml) and merges its
@@ -94,6 +106,9 @@ func LoadConfigPolicy(r io.Reader) (Policy, map[string]yaml.Node, error) {
 	}
 	p := DefaultPolicy()
 	if f.Safety != nil {
+		if err := f.Safety.check(); err != nil {
+			return Policy{}, nil, fmt.Errorf("load safety policy: safety: %w", err)
+		}
 		p = f.Safety.over(p)
 	}
 	return p, f.Other, nil
@@ -146,8 +161,13 @@ func (f policyFile) over(p Policy) Policy {
 	if f.RequireEnforce != nil {
 		p.RequireEnforcement = *f.RequireEnforce
 	}
+	// keep_launcher is the older spelling: true is the default now, false
+	// is ephemeral_launcher: true (check refuses both, disagreeing).
 	if f.KeepLauncher != nil {
-		p.KeepLauncher = *f.KeepLauncher
+		p.EphemeralLauncher = !*f.KeepLauncher
+	}
+	if f.Ephemeral != nil {
+		p.EphemeralLauncher = *f.Ephemeral
 	}
 	if f.ReadableDotfiles != nil {
 		p.ReadableDotfiles = *f.ReadableDotfiles

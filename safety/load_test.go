@@ -23,7 +23,7 @@ max_read_bytes: 1MB
 max_write_bytes: 2048
 refuse_binary: false
 require_enforcement: true
-keep_launcher: true
+keep_launcher: false
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -45,11 +45,11 @@ keep_launcher: true
 			t.Errorf("%q = %s, want %s", tc.cmd, got, tc.want)
 		}
 	}
-	if p.MaxReadBytes != 1<<20 || p.MaxWriteBytes != 2048 || p.RefuseBinary || !p.RequireEnforcement || !p.KeepLauncher {
-		t.Errorf("scalars = %d %d %v %v %v", p.MaxReadBytes, p.MaxWriteBytes, p.RefuseBinary, p.RequireEnforcement, p.KeepLauncher)
+	if p.MaxReadBytes != 1<<20 || p.MaxWriteBytes != 2048 || p.RefuseBinary || !p.RequireEnforcement || !p.EphemeralLauncher {
+		t.Errorf("scalars = %d %d %v %v %v", p.MaxReadBytes, p.MaxWriteBytes, p.RefuseBinary, p.RequireEnforcement, p.EphemeralLauncher)
 	}
-	if d := DefaultPolicy(); d.KeepLauncher || d.RequireEnforcement {
-		t.Error("by default the launcher is not kept and enforcement is not required")
+	if d := DefaultPolicy(); d.EphemeralLauncher || d.RequireEnforcement {
+		t.Error("by default the launcher is kept and enforcement is not required")
 	}
 	if d := DefaultPolicy(); d.Commands["mytool"] != (Rule{}) || len(d.SystemRoots) < 10 {
 		t.Error("LoadPolicy changed the defaults")
@@ -117,5 +117,37 @@ func TestLoadConfigPolicy(t *testing.T) {
 	}
 	if p, other, err := LoadConfigPolicy(strings.NewReader("")); err != nil || other != nil || p.MaxReadBytes != DefaultPolicy().MaxReadBytes {
 		t.Errorf("empty config: %v %v", other, err)
+	}
+}
+
+// TestLauncherKeys: ephemeral_launcher, and keep_launcher its older
+// spelling (false is ephemeral), act; both, disagreeing, is an error.
+func TestLauncherKeys(t *testing.T) {
+	for _, tc := range []struct {
+		doc       string
+		ephemeral bool
+		err       string
+	}{
+		{"", false, ""},
+		{"ephemeral_launcher: true", true, ""},
+		{"keep_launcher: false", true, ""},
+		{"keep_launcher: true", false, ""},
+		{"keep_launcher: false\nephemeral_launcher: true", true, ""},
+		{"keep_launcher: true\nephemeral_launcher: true", false, "disagree"},
+	} {
+		p, err := LoadPolicy(strings.NewReader(tc.doc))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: err %v, want %q", tc.doc, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || p.EphemeralLauncher != tc.ephemeral {
+			t.Errorf("%q: ephemeral %v, err %v; want %v", tc.doc, p.EphemeralLauncher, err, tc.ephemeral)
+		}
+		_, _, err = LoadConfigPolicy(strings.NewReader("safety:\n  " + strings.ReplaceAll(tc.doc, "\n", "\n  ") + "\n"))
+		if err != nil && tc.doc != "" {
+			t.Errorf("config %q: %v", tc.doc, err)
+		}
 	}
 }

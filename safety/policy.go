@@ -164,12 +164,13 @@ type Policy struct {
 	// whose kernel cannot confine it (no Landlock, not Linux): the
 	// classifier alone is not trusted there (--require-enforcement).
 	RequireEnforcement bool `yaml:"require_enforcement"`
-	// KeepLauncher keeps the kernel's launcher and its rules on SSH hosts
-	// between sessions, in agent's state directory there, instead of
-	// sending them for each session and removing them at its end
-	// (--keep-launcher): cheaper set-up, one file a build of agent left
-	// on each host.
-	KeepLauncher bool `yaml:"keep_launcher"`
+	// EphemeralLauncher sends the kernel's launcher and computes its rules
+	// on SSH hosts for each session, and removes them at its end
+	// (--ephemeral; config ephemeral_launcher, or keep_launcher: false).
+	// By default they are kept between sessions in agent's state directory
+	// there, where no unapproved step may write: one launcher a build of
+	// agent on each host.
+	EphemeralLauncher bool `yaml:"ephemeral_launcher"`
 	// Sandbox is the operator's own confinement of every command
 	// (--sandbox): off when its Mode is "".
 	Sandbox Sandbox `yaml:"sandbox"`

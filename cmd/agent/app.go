@@ -62,8 +62,10 @@ type app struct {
 	// requireEnforcement: --require-enforcement, over the policy's
 	// require_enforcement.
 	requireEnforcement bool
-	// keepLauncher: --keep-launcher, over the policy's keep_launcher.
-	keepLauncher bool
+	// ephemeral: --ephemeral, over the policy's ephemeral_launcher;
+	// keepLauncher: --keep-launcher, the default, accepted (refused with
+	// --ephemeral).
+	ephemeral, keepLauncher bool
 	// sandbox: --sandbox[=MODE], --allow-write, --allow-net, over the
 	// policy's sandbox section.
 	sandbox sandboxFlags
@@ -288,8 +290,10 @@ func (a *app) usage(w io.Writer, fs *pflag.FlagSet) {
 		"run, and the host flags below may also follow the command.\n\nFlags:\n%s", fs.FlagUsages())
 }
 
-// addEnforcementFlags adds --require-enforcement and --keep-launcher to fs.
+// addEnforcementFlags adds --require-enforcement, --ephemeral and
+// --keep-launcher to fs.
 func addEnforcementFlags(fs *pflag.FlagSet, a *app) {
 	fs.BoolVar(&a.requireEnforcement, "require-enforcement", a.requireEnforcement, "refuse steps nobody approved on a host whose kernel cannot confine them (no Landlock), instead of trusting the classifier alone")
-	fs.BoolVar(&a.keepLauncher, "keep-launcher", a.keepLauncher, "keep the kernel's launcher and its rules on SSH hosts between runs (in agent's state directory there), instead of sending them each session and removing them at its end")
+	fs.BoolVar(&a.ephemeral, "ephemeral", a.ephemeral, "send the kernel's launcher to SSH hosts for each run and remove it at the end, instead of keeping it in agent's state directory there")
+	fs.BoolVar(&a.keepLauncher, "keep-launcher", a.keepLauncher, "keep the kernel's launcher on SSH hosts between runs (the default; the opposite of --ephemeral)")
 }

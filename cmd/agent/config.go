@@ -76,7 +76,9 @@ func (a *app) readSections() (_ safety.Policy, _ *llm.FileConfig, _ *engine.Beco
 	if errors.Is(err, fs.ErrNotExist) && !explicit {
 		p := safety.DefaultPolicy()
 		p.RequireEnforcement = a.requireEnforcement
-		p.KeepLauncher = a.keepLauncher
+		if err := a.launcherFlags(&p); err != nil {
+			return safety.Policy{}, nil, nil, lf, err
+		}
 		if err := a.sandbox.apply(&p, a.host.sshHost == ""); err != nil {
 			return safety.Policy{}, nil, nil, lf, err
 		}
@@ -125,11 +127,25 @@ func (a *app) readSections() (_ safety.Policy, _ *llm.FileConfig, _ *engine.Beco
 	if a.requireEnforcement {
 		p.RequireEnforcement = true
 	}
-	if a.keepLauncher {
-		p.KeepLauncher = true
+	if err := a.launcherFlags(&p); err != nil {
+		return safety.Policy{}, nil, nil, lf, err
 	}
 	if err := a.sandbox.apply(&p, a.host.sshHost == ""); err != nil {
 		return safety.Policy{}, nil, nil, lf, err
 	}
 	return p, lc, bf, lf, nil
+}
+
+// launcherFlags applies --ephemeral and --keep-launcher over the config's
+// ephemeral_launcher: either flag wins; both is a usage error.
+func (a *app) launcherFlags(p *safety.Policy) error {
+	switch {
+	case a.ephemeral && a.keepLauncher:
+		return usagef("--ephemeral and --keep-launcher contradict each other")
+	case a.ephemeral:
+		p.EphemeralLauncher = true
+	case a.keepLauncher:
+		p.EphemeralLauncher = false
+	}
+	return nil
 }

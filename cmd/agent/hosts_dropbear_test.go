@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -68,13 +69,26 @@ phases:
         save_output_as: after
 `
 
-// treeOf describes every entry under root: path, mode, owner, content hash.
+// treeOf describes every entry under root: path, mode, owner, content
+// hash. Agent's launcher kept on the host (its state directory's
+// agent/launch, and the directories made for it) is left out; keptOnly
+// checks what is there.
 func treeOf(t *testing.T, root string) string {
 	t.Helper()
 	var lines []string
 	filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			lines = append(lines, fmt.Sprintf("%s: %v", p, err))
+			return nil
+		}
+		if rel := strings.TrimPrefix(p, root); agentState(rel) {
+			if e.IsDir() && strings.HasSuffix(rel, "/agent") {
+				keptOnly(t, filepath.Join(p, "launch"))
+				return fs.SkipDir
+			}
+			if e.IsDir() && path.Base(rel) != ".local" && path.Base(rel) != "state" {
+				return fs.SkipDir
+			}
 			return nil
 		}
 		fi, err := os.Lstat(p)
@@ -94,6 +108,41 @@ func treeOf(t *testing.T, root string) string {
 	})
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// agentState says whether rel (a path under a host's root) is agent's
+// state directory on the host or one of the directories made for it: a
+// home's .local/state/agent (and .local, .local/state), or /tmp/agent-UID.
+func agentState(rel string) bool {
+	if strings.HasPrefix(rel, "/tmp/agent-") && !strings.Contains(strings.TrimPrefix(rel, "/tmp/"), "/") {
+		return true
+	}
+	for _, tail := range []string{"/.local", "/.local/state", "/.local/state/agent"} {
+		if strings.HasSuffix(rel, tail) {
+			return true
+		}
+	}
+	return false
+}
+
+// keptOnly checks that agent's launch directory holds only what a kept
+// launcher leaves: the launcher (0700), its stamp and the levels' rules.
+func keptOnly(t *testing.T, dir string) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		n := e.Name()
+		fi, err := e.Info()
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", n, err)
+		case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0:
+			t.Errorf("in agent's launch directory on the host: %s %v", n, fi.Mode())
+		case strings.HasPrefix(n, "agent-launch-"), strings.HasPrefix(n, "rules-"):
+		default:
+			t.Errorf("left in agent's launch directory on the host: %s", n)
+		}
+	}
 }
 
 // stepStatuses are the statuses of a --json run's step events, in order.
@@ -259,7 +308,7 @@ func TestKilledRunsLauncherRemovedByTheNext(t *testing.T) {
 		return p
 	}
 	state := t.TempDir()
-	cmd := exec.Command(agentBinary(t), "-F", d.SSHConfig, "--ssh-host", d.Alias, "run", plan("slow.yaml", "sleep 300"), "--require-enforcement")
+	cmd := exec.Command(agentBinary(t), "-F", d.SSHConfig, "--ssh-host", d.Alias, "run", plan("slow.yaml", "sleep 300"), "--require-enforcement", "--ephemeral")
 	cmd.Env = append(os.Environ(), "CI=true", "XDG_STATE_HOME="+state)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -300,7 +349,7 @@ func TestKilledRunsLauncherRemovedByTheNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	var o, e bytes.Buffer
-	if code := Main([]string{"-F", d.SSHConfig, "--ssh-host", d.Alias, "run", plan("quick.yaml", "cat /etc/passwd"), "--require-enforcement"},
+	if code := Main([]string{"-F", d.SSHConfig, "--ssh-host", d.Alias, "run", plan("quick.yaml", "cat /etc/passwd"), "--require-enforcement", "--ephemeral"},
 		strings.NewReader(""), &o, &e); code != 0 {
 		t.Fatalf("the next run: exit %d\n%s%s", code, o.String(), e.String())
 	}
@@ -328,6 +377,7 @@ func TestUnwritableHomeOnDropbear(t *testing.T) {
 	}
 
 	taken := d.Path(fmt.Sprintf("/tmp/agent-%d", testenv.DropbearUID))
+	os.RemoveAll(taken) // the launcher kept there by everyToolOn's runs
 	if err := os.Mkdir(taken, 0o700); err != nil {
 		t.Fatal(err)
 	}
