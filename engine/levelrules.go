@@ -19,7 +19,8 @@ const maxRulesFile = 16 << 20
 // with the links resolved on the host — where the rules a shell step of
 // that level runs under do not allow it: the very rules files the
 // launcher or the confined worker applies, read back from the host, so
-// the file tools obey what the kernel enforces (issue 26). "" when they
+// the file tools obey what the kernel enforces (issue 26); on this
+// machine, the rulesets the confined thread holds. "" when they
 // allow it, at confine.None, and on a host that does not enforce (the
 // classifier alone holds both alike). The error refuses the step.
 func (h *confiner) LevelBlocked(ctx context.Context, level confine.Level, write bool, real string) (string, error) {
@@ -33,6 +34,20 @@ func (h *confiner) LevelBlocked(ctx context.Context, level confine.Level, write 
 	h.mu.Lock()
 	home := h.home
 	h.mu.Unlock()
+	if c.Thread != nil {
+		// This machine: the rules the confined thread holds, compiled
+		// again first when stale, as its next command would.
+		if _, err := c.Thread.Current(0); err != nil {
+			return "", fmt.Errorf("confine: the %s step's rules: %w", level, err)
+		}
+		_, rss := c.Thread.Rules()
+		for _, rs := range rss {
+			if !rs.Allows(real, write) {
+				return fileBlocked(level, write, real, home), nil
+			}
+		}
+		return "", nil
+	}
 	for i := 0; i+1 < len(c.Wrap); i++ {
 		if c.Wrap[i] != confine.RulesFlag {
 			continue
@@ -54,7 +69,6 @@ func (h *confiner) LevelBlocked(ctx context.Context, level confine.Level, write 
 // so a file tool is refused there until a command renews the rules.
 func (h *confiner) readRules(ctx context.Context, file string) (confine.Ruleset, error) {
 	if h.tr.Host().Kind == "local" {
-		// As the confined thread has them: computed again when stale.
 		rs, err := confine.ReadRuleset(file)
 		rs, _ = rs.Fresh()
 		return rs, err

@@ -151,3 +151,52 @@ func needLandlockHere(t *testing.T) {
 		t.Skip("the kernel has no Landlock")
 	}
 }
+
+// BenchmarkLevelBlocked is what the check adds to a file tool step run
+// by nobody's approval: the level's rules read back and searched, on
+// this machine and over real sshd (one SFTP read).
+func BenchmarkLevelBlocked(b *testing.B) {
+	if confine.ABI() < 1 {
+		b.Skip("the kernel has no Landlock")
+	}
+	home := filepath.Join(b.TempDir(), "home")
+	if err := os.MkdirAll(filepath.Join(home, "work"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("XDG_STATE_HOME", filepath.Join(b.TempDir(), "state"))
+	lt, err := local.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := testenv.StartSSHD(b, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + "\n"})
+	cfg, err := sshtr.Resolve(d.Alias, sshtr.ResolveOptions{ConfigFile: d.SSHConfig})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := sshtr.Dial(context.Background(), cfg, sshtr.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	for _, c := range []struct {
+		name     string
+		tr       transport.Transport
+		launcher confine.LauncherFunc
+	}{{"local", lt, nil}, {"sshd", st, confinetest.Launcher(b)}} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := context.Background()
+			h := newConfiner(c.tr, confinerOptions{Policy: safety.DefaultPolicy(), Launcher: c.launcher, Require: true,
+				Home: func(context.Context) (string, error) { return home, nil }})
+			defer h.Close()
+			if _, err := h.Confine(ctx, confine.NoProtected); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if why, err := h.LevelBlocked(ctx, confine.NoProtected, true, home+"/work/x"); why != "" || err != nil {
+					b.Fatal(why, err)
+				}
+			}
+		})
+	}
+}

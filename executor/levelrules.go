@@ -102,6 +102,9 @@ func (e *Executor) homeNames(ctx context.Context, s *stepRun) *denial {
 	if cls.command == "" || s.level != confine.NoProtected || e.cfg.Confiner == nil || len(cls.undo) == 0 {
 		return nil
 	}
+	if _, confined := s.runOn.(wrapped); !confined {
+		return nil // the host does not enforce: nothing to make room for
+	}
 	home := s.p.view.home
 	var made []string
 	for _, t := range cls.undo {

@@ -155,3 +155,24 @@ func TestUnder(t *testing.T) {
 		}
 	}
 }
+
+// FuzzUnder: a path is under itself and its children are under it; a
+// sibling sharing its prefix is not; no input panics.
+func FuzzUnder(f *testing.F) {
+	for _, s := range []string{"/home/u", "/etc/ssh/ssh_host_*_key", "/", "/a/[x", "rel"} {
+		f.Add(s, "x")
+	}
+	f.Fuzz(func(t *testing.T, p, name string) {
+		if !strings.HasPrefix(p, "/") || filepath.Clean(p) != p || strings.ContainsAny(p, "*?[\\") ||
+			name == "" || strings.ContainsAny(name, "/*?[\\") || name == "." || name == ".." {
+			under(p, name)
+			return
+		}
+		if !under(p, p) || !under(filepath.Join(p, name), p) {
+			t.Errorf("%q or its child %q not under it", p, name)
+		}
+		if p != "/" && under(p+name, p) {
+			t.Errorf("%q under %q", p+name, p)
+		}
+	})
+}
