@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The scale curve of issue 15 §4 (docs/bench.md): the 3-step plan on 100,
 # 500 and 2,000 inventory hosts with --forks 200, agent's wall time, CPU,
-# peak RSS and open descriptors, with parallel-ssh (-p 200) at 100 and 500
-# hosts and Ansible (-f 200) at 500 in the same run. Each size starts its own
+# peak RSS and open descriptors — agent in its default mode (confined,
+# --approve medium) on a fresh fleet and warm, and with --approve all —
+# with parallel-ssh (-p 200) plain and through ControlMasters at 100 and
+# 500 hosts and Ansible (-f 200) at 500 in the same run (run.sh's tools). Each size starts its own
 # loopback sshd instances (bench/fanout/run.sh); every timed run is checked
 # host by host. The load average and the machine's idle share are recorded
 # with every run: the machine is shared, quote medians and same-run ratios.
@@ -24,10 +26,10 @@ mkdir -p bench/results
 export RESULTS=${RESULTS:-$PWD/bench/results/scale-$(date -u +%Y%m%dT%H%M%SZ).txt}
 export AGENT=${AGENT:-bin/agent} FORKS=200 MEM=0 NSSHD=${NSSHD:-8}
 for n in $SIZES; do
-  tools="agent pssh" runs=$RUNS once=
+  tools="agent-first agent agent-all pssh pssh-cm" runs=$RUNS once=
   case $n in
-  500) [ "${ANSIBLE:-1}" = 1 ] && tools="agent pssh ansible" once=ansible ;;
-  2000) tools=agent runs=$RUNS2K ;;
+  500) [ "${ANSIBLE:-1}" = 1 ] && tools="$tools ansible" once=ansible ;;
+  2000) tools="agent agent-all" runs=$RUNS2K ;;
   esac
   echo "== $n hosts: $tools, forks $FORKS, $runs run(s)"
   HOSTS=$n TOOLS=$tools RUNS=$runs ONCE=$once bash bench/fanout/run.sh

@@ -9,6 +9,7 @@
 //	check pssh3   -hosts FILE -kernel K OUTDIR1 OUTDIR2 OUTDIR3
 //	check ansible -hosts FILE -ok N STDOUT                (default callback's PLAY RECAP)
 //	check ansible-json -hosts FILE -kernel K STDOUT       (ANSIBLE_STDOUT_CALLBACK=json)
+//	check same    -hosts FILE OUTPUT.jsonl OUTDIR         (agent's results = parallel-ssh's)
 //
 // files: DIR/HOST/f holds "HOST\n" for every host and DIR holds nothing else.
 // The others check that each host's three outputs were collected: the
@@ -40,7 +41,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: check files|agent|agent-log|pssh|pssh3|ansible|ansible-json [flags] [ARG…]")
+		return errors.New("usage: check files|agent|agent-log|pssh|pssh3|ansible|ansible-json|same [flags] [ARG…]")
 	}
 	mode := args[0]
 	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
@@ -74,6 +75,11 @@ func run(args []string) error {
 		bad, err = checkRecap(hosts, *ok, one(fs))
 	case "ansible-json":
 		bad, err = checkAnsibleJSON(hosts, *kernel, one(fs))
+	case "same":
+		if fs.NArg() != 2 {
+			return errors.New("same: want agent's JSON output and parallel-ssh's -o directory")
+		}
+		bad, err = checkSame(hosts, fs.Arg(0), fs.Arg(1))
 	default:
 		return fmt.Errorf("unknown mode %q", mode)
 	}

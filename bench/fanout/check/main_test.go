@@ -261,3 +261,58 @@ func TestStripJournalNotes(t *testing.T) {
 		t.Error("a wrong host before a journal note passed")
 	}
 }
+
+// same: agent's three outputs per host equal parallel-ssh's, df compared
+// by its header, device and mount point.
+func TestSame(t *testing.T) {
+	dir := t.TempDir()
+	hosts := hostsFile(t, dir, "h1", "h2")
+	out := filepath.Join(dir, "o")
+	for _, h := range []string{"h1", "h2"} {
+		write(t, out, h, kernel+"\nFilesystem  Size\n/dev/x 1G\nh"+h[1:]+"\n")
+	}
+	a := "Filesystem      Size  Used Avail Use% Mounted on\n/dev/vda1        50G   20G   28G  42% /\n"
+	b := "Filesystem      Size  Used Avail Use% Mounted on\n/dev/vda1        50G   21G   27G  44% /\n"
+	if dfShape(a) != dfShape(b) || dfShape(a) == dfShape(strings.Replace(b, "% /", "% /srv", 1)) {
+		t.Errorf("df shapes: %q %q", dfShape(a), dfShape(b))
+	}
+	good := write(t, dir, "good", agentHost("h1")+agentHost("h2"))
+	if err := run([]string{"same", "-hosts", hosts, good, out}); err != nil {
+		t.Fatalf("same results: %v", err)
+	}
+	noted := strings.Replace(agentHost("h2"), `"h2\n"`, `"h2\n\n[warning: undo journal: a note]\n"`, 1)
+	if err := run([]string{"same", "-hosts", hosts, write(t, dir, "noted", agentHost("h1")+noted), out}); err != nil {
+		t.Errorf("a journal note after the output: %v", err)
+	}
+	for name, agent := range map[string]string{
+		"missing host": agentHost("h1"),
+		"other kernel": agentHost("h1") + strings.Replace(agentHost("h2"), kernel, "5.0", 1),
+		"other file":   agentHost("h1") + strings.Replace(agentHost("h2"), `"h2\n"`, `"h2 \n"`, 1),
+		"other mount":  agentHost("h1") + strings.Replace(agentHost("h2"), `/dev/x 1G`, `/dev/y 1G`, 1),
+		"failed step":  agentHost("h1") + strings.Replace(agentHost("h2"), `"step":2,"status":"ok"`, `"step":2,"status":"error"`, 1),
+		"not done":     agentHost("h1") + strings.Replace(agentHost("h2"), "success", "failed", 1),
+	} {
+		if err := run([]string{"same", "-hosts", hosts, write(t, dir, "bad", agent), out}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	write(t, out, "h2", kernel+"\n")
+	if err := run([]string{"same", "-hosts", hosts, good, out}); err == nil {
+		t.Error("parallel-ssh's output cut: no error")
+	}
+	if err := run([]string{"same", "-hosts", hosts, good}); err == nil {
+		t.Error("one argument: no error")
+	}
+}
+
+func FuzzSame(f *testing.F) {
+	f.Add(agentHost("h1"), kernel+"\nFilesystem\n/dev/x 1G /\nh1\n")
+	f.Fuzz(func(t *testing.T, agent, pssh string) {
+		outs, err := agentOutputs(strings.NewReader(agent))
+		p, ok := splitJoined(pssh)
+		if err == nil && ok {
+			sameResults(outs["h1"], p)
+		}
+		dfShape(pssh)
+	})
+}
