@@ -105,7 +105,7 @@ func (e *Executor) sandbox(ctx context.Context, s *stepRun) *denial {
 	}
 	write := false
 	for _, f := range files {
-		write = write || f.op != safety.FileRead
+		write = write || f.Op != safety.FileRead
 	}
 	real, err := s.p.view.real(ctx, cls.path)
 	if err != nil {

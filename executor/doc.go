@@ -41,17 +41,26 @@
 //
 // # What a step touches
 //
-// One vocabulary, from the classifier up:
+// One type for a path and how it is used, one for the operation:
 //
-//   - safety.FileOp: how a file is used — read, write, edit;
-//   - safety.Touch: a path a command's words name, and how; the
-//     classifier's, resolved on the host into safety.Resolved;
-//   - stepFile: a path a file tool acts on, its FileOp, where it really is,
-//     and whether it is on the operator's machine (a transfer);
-//   - shellTarget: a file a command writes, as the undo journal saves it;
-//   - safety.Needs: what a step needs of declared permissions;
-//   - execctx.FileEvent and execctx.SessionFile: what the session did to a
-//     file, for the model's later questions (session_files).
+//   - safety.FileOp: the operation — read, write, edit;
+//   - safety.Touch: a path a step touches and its access — its FileOp,
+//     a tree or a pattern, a directory it creates, on the operator's
+//     machine or the host, and where it really is (Real, or why that is
+//     not known). The classifier's are a command's words
+//     (Analysis.Touches), the host view resolves them in place
+//     (resolveTouches → AnalyzeResolvedParsed); a file tool's are its
+//     files (classification.files); safety.Needs, what a step needs of
+//     declared permissions, are lists of them made absolute.
+//
+// Built on a Touch, not another description of one: savedFile is what the
+// undo journal saves of a file a command writes (its state before the
+// step), and execctx.FileEvent / execctx.SessionFile are what the session
+// did to a file, for the model's later questions (session_files).
+//
+// The command line itself is parsed once per step (safety.Command, in
+// classification.parsed): the classifier's passes, the POSIX reading
+// /bin/sh may make and the analysis with the host's links share its trees.
 //
 // The files a step reads and writes are in its prepared value (files, and
 // a command's cls.analysis.Touches and cls.undo), resolved on its host:

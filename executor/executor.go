@@ -288,9 +288,9 @@ func (e *Executor) journalChanged(ctx context.Context, cls classification, out t
 			continue
 		}
 		sum := fc.NewSHA256
-		if lf, ok := localFile(cls.files); sum == "" && ok && lf.op == safety.FileRead {
+		if lf, ok := localFile(cls.files); sum == "" && ok && lf.Op == safety.FileRead {
 			var err error
-			if sum, err = localSHA256(lf.path); err != nil {
+			if sum, err = localSHA256(lf.Path); err != nil {
 				errs = append(errs, fmt.Errorf("undo journal: %s: %w", fc.Path, err))
 				continue
 			}

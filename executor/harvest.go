@@ -29,7 +29,7 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 		return nil
 	}
 	for _, t := range p.cls.analysis.Touches {
-		if t.Write || t.Tree || strings.ContainsAny(t.Path, "*?[") {
+		if t.Writes() || t.Tree || strings.ContainsAny(t.Path, "*?[") {
 			continue
 		}
 		abs, err := p.view.abs(t.Path, p.cwd)
@@ -51,8 +51,8 @@ func (e *Executor) harvestRead(_ context.Context, s *stepRun) *denial {
 		return nil
 	}
 	for _, f := range s.p.cls.files {
-		if f.op == safety.FileRead && !f.local && len(s.r.Output.Stdout) <= redact.MaxHarvest {
-			e.cfg.Secrets.HarvestText(f.path, s.r.Output.Stdout)
+		if f.Op == safety.FileRead && !f.Local && len(s.r.Output.Stdout) <= redact.MaxHarvest {
+			e.cfg.Secrets.HarvestText(f.Path, s.r.Output.Stdout)
 		}
 	}
 	return nil

@@ -197,7 +197,7 @@ func (v *hostView) fill(ctx context.Context, hp *hostPath, p string, read bool) 
 		hp.real = real
 	}
 	// Without Inspect, what is there is left to those who need it (the
-	// journal's shellTarget stats it): a lookup costs what it did.
+	// journal's savedFile stats it): a lookup costs what it did.
 }
 
 // setErr notes why the path could not be looked at.

@@ -30,11 +30,11 @@ func (e *Executor) levelRules(ctx context.Context, s *stepRun) *denial {
 		return nil
 	}
 	for _, f := range files {
-		real := f.real
+		real := f.Real
 		if real == "" {
-			real = f.path
+			real = f.Path
 		}
-		write := f.op != safety.FileRead
+		write := f.Op != safety.FileRead
 		if write && s.level == confine.NoProtected && e.homeName(s.p.view.home, real) {
 			fi, looked := s.p.view.statOf(real)
 			if !looked {
@@ -47,7 +47,7 @@ func (e *Executor) levelRules(ctx context.Context, s *stepRun) *denial {
 			continue
 		}
 		for _, w := range []bool{false, true} {
-			if w && !write || !w && f.op == safety.FileWrite {
+			if w && !write || !w && f.Op == safety.FileWrite {
 				continue
 			}
 			why, err := e.cfg.Confiner.LevelBlocked(ctx, s.level, w, real)
@@ -108,17 +108,17 @@ func (e *Executor) homeNames(ctx context.Context, s *stepRun) *denial {
 	home := s.p.view.home
 	var made []string
 	for _, t := range cls.undo {
-		if t.existed || t.dir || t.tree != nil || !e.homeName(home, t.path) {
+		if t.existed || t.Dir || t.tree != nil || !e.homeName(home, t.Path) {
 			continue
 		}
-		res, err := s.p.tr.Run(ctx, transport.Command{Command: "set -C && : > " + tools.Quote(t.path)})
+		res, err := s.p.tr.Run(ctx, transport.Command{Command: "set -C && : > " + tools.Quote(t.Path)})
 		if err != nil {
-			return broken(fmt.Errorf("step %d (%s): create %s: %w", s.r.Step, s.st.Tool, t.path, err))
+			return broken(fmt.Errorf("step %d (%s): create %s: %w", s.r.Step, s.st.Tool, t.Path, err))
 		}
 		if res.ExitCode != 0 {
-			return failed("%s: could not create %s for the step: %s", s.st.Tool, t.path, strings.TrimSpace(res.Stderr))
+			return failed("%s: could not create %s for the step: %s", s.st.Tool, t.Path, strings.TrimSpace(res.Stderr))
 		}
-		made = append(made, homeShort(t.path, home))
+		made = append(made, homeShort(t.Path, home))
 	}
 	if len(made) > 0 {
 		s.note = "[note: agent created " + strings.Join(made, ", ") + " empty before the step ran, journaled (agent undo removes it): " +

@@ -70,12 +70,12 @@ func needsOf(ctx context.Context, p *prepared) (stepNeeds, error) {
 	}
 	for _, f := range cls.files {
 		side := &n.target
-		if f.local {
+		if f.Local {
 			side = &n.local
 		}
-		for _, q := range uniq(f.path, f.real) {
-			need := safety.Need{Path: q}
-			switch f.op {
+		for _, q := range uniq(f.Path, f.Real) {
+			need := safety.Touch{Path: q}
+			switch f.Op {
 			case safety.FileRead:
 				side.Reads = append(side.Reads, need)
 			case safety.FileWrite:
@@ -101,8 +101,8 @@ func uniq(a, b string) []string {
 
 // onTarget follows each path through symbolic links on the host: the
 // link and where it leads must both be allowed.
-func onTarget(ctx context.Context, v *hostView, in []safety.Need) ([]safety.Need, error) {
-	var out []safety.Need
+func onTarget(ctx context.Context, v *hostView, in []safety.Touch) ([]safety.Touch, error) {
+	var out []safety.Touch
 	for _, n := range in {
 		out = append(out, n)
 		if n.Pattern || !path.IsAbs(n.Path) {
@@ -113,7 +113,7 @@ func onTarget(ctx context.Context, v *hostView, in []safety.Need) ([]safety.Need
 			return nil, err
 		}
 		if real != n.Path {
-			out = append(out, safety.Need{Path: real, Tree: n.Tree})
+			out = append(out, safety.Touch{Path: real, Tree: n.Tree})
 		}
 	}
 	return out, nil
@@ -191,13 +191,13 @@ func (e *Executor) readOnly(_ context.Context, s *stepRun) *denial {
 	}
 	cls := s.p.cls
 	for _, f := range cls.files {
-		if f.op == safety.FileRead {
+		if f.Op == safety.FileRead {
 			continue
 		}
-		if f.local {
-			return &denial{kind: byPolicy, reason: "--read-only: file tools may not write (" + f.path + " on this machine)"}
+		if f.Local {
+			return &denial{kind: byPolicy, reason: "--read-only: file tools may not write (" + f.Path + " on this machine)"}
 		}
-		return &denial{kind: byPolicy, reason: "--read-only: file tools may not write (" + f.path + ")"}
+		return &denial{kind: byPolicy, reason: "--read-only: file tools may not write (" + f.Path + ")"}
 	}
 	if risk := cls.risk; risk.Level > safety.Safe {
 		why := "--read-only: only safe steps run; this one is " + risk.Level.String() + " risk"

@@ -81,13 +81,13 @@ func staticNeeds(call *tools.Call, policy safety.Policy) (target, local safety.N
 			return target, local
 		}
 		for _, a := range eff.Files {
-			f := stepFile{op: a.Op, path: cleanStatic(a.Path), local: a.Local}
+			f := safety.Touch{Op: a.Op, Path: cleanStatic(a.Path), Local: a.Local}
 			if a.Local {
 				if !path.IsAbs(a.Path) && !strings.HasPrefix(a.Path, "~") {
 					continue // relative to the working directory: decided when it runs
 				}
 				if h, err := os.UserHomeDir(); err == nil && strings.HasPrefix(a.Path, "~") {
-					f.path = cleanStatic(h + strings.TrimPrefix(a.Path, "~"))
+					f.Path = cleanStatic(h + strings.TrimPrefix(a.Path, "~"))
 				}
 			}
 			p.cls.files = append(p.cls.files, f)

@@ -12,19 +12,6 @@ import (
 	"github.com/autoshell/agent/transport"
 )
 
-// stepFile is a file a step acts on, and how: the one vocabulary of the
-// stages (classify, permissions, read-only, sandbox, the session's file
-// index) for what a file tool touches. A command's files come from the
-// classifier as safety.Touch, and those it writes are journaled as
-// shellTarget.
-type stepFile struct {
-	op   safety.FileOp
-	path string // absolute: on the host, or on this machine when local
-	real string // where its symbolic links lead (path when none)
-	// local: on the operator's machine (a transfer's local_path).
-	local bool
-}
-
 // prepared is one step worked out once, read by every stage after
 // prepare and re-derived by none: the resolved call, the transport it runs
 // on and the user it runs as, the step's one home, the view of the host
@@ -163,12 +150,12 @@ func (p *prepared) touched() (reads, writes []string) {
 		}
 	}
 	for _, f := range remote(p.cls.files) {
-		real := f.real
+		real := f.Real
 		if real == "" {
-			real = f.path
+			real = f.Path
 		}
-		add(f.op != safety.FileRead, real)
-		if f.op == safety.FileEdit {
+		add(f.Op != safety.FileRead, real)
+		if f.Op == safety.FileEdit {
 			add(false, real)
 		}
 	}
@@ -177,7 +164,7 @@ func (p *prepared) touched() (reads, writes []string) {
 		if err != nil || notAFile(t.Path) {
 			continue
 		}
-		add(t.Write, p.view.known(abs))
+		add(t.Writes(), p.view.known(abs))
 	}
 	return reads, writes
 }

@@ -36,7 +36,7 @@ const maxResolving = 16
 // step will see it) are left out. The files it writes are read ahead for
 // the undo journal (v.readMax). The error is only a done ctx or a lost
 // connection.
-func (e *Executor) resolveTouches(ctx context.Context, v *hostView, touches []safety.Touch, cwd string) ([]safety.Resolved, error) {
+func (e *Executor) resolveTouches(ctx context.Context, v *hostView, touches []safety.Touch, cwd string) ([]safety.Touch, error) {
 	type job struct {
 		t         safety.Touch
 		abs, look string // the path as named, and the part of it to resolve
@@ -85,7 +85,7 @@ func (e *Executor) resolveTouches(ctx context.Context, v *hostView, touches []sa
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				read := j.t.Write && j.rest == "" && j.look == j.abs
+				read := j.t.Writes() && j.rest == "" && j.look == j.abs
 				j.real, j.why, j.lost, _ = v.resolve(ctx, j.look, read)
 			}()
 		}
@@ -112,12 +112,12 @@ func (e *Executor) resolveTouches(ctx context.Context, v *hostView, touches []sa
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var out []safety.Resolved
+	var out []safety.Touch
 	for _, j := range jobs {
 		if j.lost {
 			return nil, fmt.Errorf("resolving %s on the host: %w", j.abs, transport.ErrConnection)
 		}
-		r := safety.Resolved{Touch: j.t, Unresolved: j.why}
+		r := resolved(j.t, "", j.why)
 		if j.why == "" {
 			r.Real = j.real
 			if j.rest != "" {
@@ -127,7 +127,7 @@ func (e *Executor) resolveTouches(ctx context.Context, v *hostView, touches []sa
 		if r.Real != path.Clean(j.abs) { // else no link on the way
 			out = append(out, r)
 		}
-		if hasRealPath && j.why == "" && j.t.Write && j.rest != "" && !strings.Contains(j.rest, "/") {
+		if hasRealPath && j.why == "" && j.t.Writes() && j.rest != "" && !strings.Contains(j.rest, "/") {
 			links, err := patternLinks(ctx, v, j.real, j.rest, j.t)
 			if err != nil {
 				return nil, err
@@ -142,13 +142,20 @@ func (e *Executor) resolveTouches(ctx context.Context, v *hostView, touches []sa
 // are followed; more are rated as links not known.
 const maxPatternLinks = 16
 
+// resolved is t where the host says it really is (real), or why that
+// is not known.
+func resolved(t safety.Touch, real, why string) safety.Touch {
+	t.Real, t.Unresolved = real, why
+	return t
+}
+
 // patternLinks lists dir, where a write's pattern names files, and
 // resolves the symbolic links among the names pattern matches (as the
 // shell matches: a leading dot only by a dot): a write through them
 // (chmod, tee, truncate …) changes where they lead. A directory that
 // cannot be listed yields none: the command cannot list it either. The
 // error is only a done ctx or a lost connection.
-func patternLinks(ctx context.Context, v *hostView, dir, pattern string, t safety.Touch) ([]safety.Resolved, error) {
+func patternLinks(ctx context.Context, v *hostView, dir, pattern string, t safety.Touch) ([]safety.Touch, error) {
 	entries, err := transport.ReadDir(ctx, v.tr, dir)
 	switch {
 	case ctx.Err() != nil:
@@ -159,7 +166,7 @@ func patternLinks(ctx context.Context, v *hostView, dir, pattern string, t safet
 		return nil, nil
 	}
 	goPattern := strings.ReplaceAll(pattern, "[!", "[^") // the shell's negation
-	var out []safety.Resolved
+	var out []safety.Touch
 	for _, fi := range entries {
 		name := fi.Name()
 		if fi.Mode()&fs.ModeSymlink == 0 || strings.HasPrefix(name, ".") && !strings.HasPrefix(pattern, ".") {
@@ -169,7 +176,7 @@ func patternLinks(ctx context.Context, v *hostView, dir, pattern string, t safet
 			continue // a pattern Go cannot read counts as matching
 		}
 		if len(out) == maxPatternLinks {
-			out = append(out, safety.Resolved{Touch: t, Unresolved: fmt.Sprintf("more than %d symbolic links match %s", maxPatternLinks, pattern)})
+			out = append(out, resolved(t, "", fmt.Sprintf("more than %d symbolic links match %s", maxPatternLinks, pattern)))
 			break
 		}
 		real, why, lost, err := v.resolve(ctx, path.Join(dir, name), false)
@@ -179,7 +186,7 @@ func patternLinks(ctx context.Context, v *hostView, dir, pattern string, t safet
 		case lost:
 			return nil, fmt.Errorf("resolving %s on the host: %w", path.Join(dir, name), transport.ErrConnection)
 		}
-		out = append(out, safety.Resolved{Touch: t, Real: real, Unresolved: why})
+		out = append(out, resolved(t, real, why))
 	}
 	return out, nil
 }

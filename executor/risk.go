@@ -22,8 +22,8 @@ type classification struct {
 	parsed *safety.Command
 	path   string // the resolved remote file of a file tool
 	// files are the files a file tool acts on, remote and local, and how
-	// (the step's vocabulary: stepFile).
-	files []stepFile
+	// (safety.Touch, the step's one vocabulary for a file).
+	files []safety.Touch
 	// show is the file as a person approving the step should see it:
 	// "~/notes.txt → /etc/x" when a symbolic link leads elsewhere, the
 	// operator's file of a transfer; "" when path says it all.
@@ -33,16 +33,16 @@ type classification struct {
 	refused error
 	// undo is the files a medium or high command writes that the undo
 	// journal saves before it runs (planShellUndo).
-	undo []shellTarget
+	undo []savedFile
 	// analysis is what the classifier found in a command line.
 	analysis safety.Analysis
 }
 
 // remote are the files on the host among fs.
-func remote(fs []stepFile) []stepFile {
-	var out []stepFile
+func remote(fs []safety.Touch) []safety.Touch {
+	var out []safety.Touch
 	for _, f := range fs {
-		if !f.local {
+		if !f.Local {
 			out = append(out, f)
 		}
 	}
@@ -52,17 +52,17 @@ func remote(fs []stepFile) []stepFile {
 // localPath is the operator's file of a transfer, "" when none.
 func (c classification) localPath() string {
 	f, _ := localFile(c.files)
-	return f.path
+	return f.Path
 }
 
 // localFile is the operator's file of a transfer, if any.
-func localFile(fs []stepFile) (stepFile, bool) {
+func localFile(fs []safety.Touch) (safety.Touch, bool) {
 	for _, f := range fs {
-		if f.local {
+		if f.Local {
 			return f, true
 		}
 	}
-	return stepFile{}, false
+	return safety.Touch{}, false
 }
 
 // classify decides the risk of a prepared step: the command line a
@@ -180,7 +180,7 @@ func (e *Executor) classifyOn(ctx context.Context, p *prepared, v *hostView) (cl
 			c.refused = fmt.Errorf("local_path: %w", err)
 			return c, nil
 		}
-		c.files = append(c.files, stepFile{op: a.Op, path: abs, real: localRealPath(abs), local: true})
+		c.files = append(c.files, safety.Touch{Op: a.Op, Path: abs, Real: localRealPath(abs), Local: true})
 		c.risk = worse(c.risk, la)
 		if c.show == "" {
 			c.show = c.path
@@ -213,7 +213,7 @@ func (e *Executor) classifyFile(ctx context.Context, v *hostView, c classificati
 	if err != nil {
 		return c, err
 	}
-	c.files = append(c.files, stepFile{op: op, path: resolved, real: real})
+	c.files = append(c.files, safety.Touch{Op: op, Path: resolved, Real: real})
 	if real != resolved {
 		c.show = file + " → " + real
 		c.risk.Reasons = append(c.risk.Reasons, fmt.Sprintf("%s is a symbolic link to %s", file, real))

@@ -18,7 +18,7 @@ func (e *Executor) touchFiles(ctx context.Context, p *prepared, r StepResult) {
 	tool := p.call.Name
 	local := ""
 	if f, ok := localFile(p.cls.files); ok {
-		local = f.path
+		local = f.Path
 	}
 	if r.Status != execctx.StatusOK || r.DryRun || r.Path == "" || len(r.files) == 0 {
 		return
@@ -32,7 +32,7 @@ func (e *Executor) touchFiles(ctx context.Context, p *prepared, r StepResult) {
 	}
 	now := time.Now()
 	for _, sf := range r.files {
-		op := sf.op
+		op := sf.Op
 		f := execctx.SessionFile{Host: e.host, Path: r.Path, Size: size, When: now}
 		switch {
 		case tool == tools.UploadFileName && op == safety.FileWrite:

@@ -20,13 +20,15 @@ import (
 // runs, so that `agent undo` restores them, and a change undo could not
 // take back makes the command High (medium means reversible).
 
-// shellTarget is a file a command writes, as undo will restore it.
-type shellTarget struct {
-	path    string // absolute, every symbolic link above it followed
+// savedFile is what the undo journal saves of a file a command writes,
+// before it runs: the file (its Path absolute, every symbolic link above
+// it followed; Dir: a directory the command creates, which undo removes
+// while empty) and its state, which undo restores.
+type savedFile struct {
+	safety.Touch
 	existed bool
 	mode    fs.FileMode
 	size    int64
-	dir     bool // a directory the command creates (mkdir): undo removes it while empty
 	// owner is an existing file's "UID:GID" where the transport's Stat
 	// says it (locally, SFTP), or looked up when the command changes
 	// owners (chown, chgrp): undo puts it back.
@@ -58,14 +60,14 @@ const maxShellJournal = journal.MaxCommandBytes
 //
 // With owners (the command runs chown or chgrp), each existing file's
 // owner and group are looked at too, for the journal to keep.
-func (e *Executor) planShellUndo(ctx context.Context, v *hostView, touches []safety.Touch, cwd string, owners bool) ([]shellTarget, *undoGap, error) {
-	var out []shellTarget
+func (e *Executor) planShellUndo(ctx context.Context, v *hostView, touches []safety.Touch, cwd string, owners bool) ([]savedFile, *undoGap, error) {
+	var out []savedFile
 	var total int64
 	entries := 0
 	limit := e.journalMax()
 	seen := map[string]bool{} // path → whether it is a directory the command creates
 	for _, t := range touches {
-		if !t.Write || notAFile(t.Path) {
+		if !t.Writes() || notAFile(t.Path) {
 			continue
 		}
 		if strings.ContainsAny(t.Path, "*?[") {
@@ -88,12 +90,12 @@ func (e *Executor) planShellUndo(ctx context.Context, v *hostView, touches []saf
 				return out, gap, err
 			}
 			for _, d := range dirs {
-				seen[d.path] = true
+				seen[d.Path] = true
 			}
 			out = append(out, dirs...)
 			continue
 		}
-		st, gap, err := e.shellTarget(ctx, v, abs)
+		st, gap, err := e.savedFileAt(ctx, v, abs)
 		if err != nil || gap != nil {
 			return out, gap, err
 		}
@@ -101,12 +103,12 @@ func (e *Executor) planShellUndo(ctx context.Context, v *hostView, touches []saf
 		// without Inspect): looked up (a round trip a file), so that undo
 		// through sudo gives a file it puts back its owner, not root.
 		if (owners || v.tr != e.cfg.Transport) && st.existed && st.tree == nil && st.owner == "" {
-			l, err := ListTree(ctx, v.tr, st.path)
+			l, err := ListTree(ctx, v.tr, st.Path)
 			if err != nil || l.Entries[0].Type != 'f' {
 				if cerr := ctx.Err(); cerr != nil {
 					return out, nil, cerr
 				}
-				return out, gapf("%s: its owner cannot be looked at to save it (%v)", st.path, err), nil
+				return out, gapf("%s: its owner cannot be looked at to save it (%v)", st.Path, err), nil
 			}
 			st.owner = journal.Owner(l.Entries[0].UID, l.Entries[0].GID)
 		}
@@ -115,7 +117,7 @@ func (e *Executor) planShellUndo(ctx context.Context, v *hostView, touches []saf
 		}
 		if total += st.size; st.tree == nil && st.size > limit || total > maxShellJournal {
 			return out, gapf("%s holds %d bytes, more than the undo journal keeps (%d a file, %d a command)",
-				st.path, st.size, limit, maxShellJournal), nil
+				st.Path, st.size, limit, maxShellJournal), nil
 		}
 		out = append(out, st)
 	}
@@ -132,15 +134,15 @@ func notAFile(p string) bool {
 	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/")
 }
 
-// shellTarget looks at abs on the host through v (as the user the
+// savedFileAt looks at abs on the host through v (as the user the
 // command runs as: a become step's files are looked at, saved and
 // restored through sudo): where it really is, and whether undo can
 // restore it (a regular file, or no file yet); a small file's content is
 // read with the look. The gap says why undo cannot.
-func (e *Executor) shellTarget(ctx context.Context, v *hostView, abs string) (shellTarget, *undoGap, error) {
+func (e *Executor) savedFileAt(ctx context.Context, v *hostView, abs string) (savedFile, *undoGap, error) {
 	hp, err := v.look(ctx, abs, true)
 	if err != nil {
-		return shellTarget{}, nil, err
+		return savedFile{}, nil, err
 	}
 	real := hp.real
 	if real == "" {
@@ -149,31 +151,31 @@ func (e *Executor) shellTarget(ctx context.Context, v *hostView, abs string) (sh
 	if real != abs {
 		dir, err := v.real(ctx, path.Dir(abs))
 		if err != nil {
-			return shellTarget{}, nil, err
+			return savedFile{}, nil, err
 		}
 		if path.Join(dir, path.Base(abs)) != real {
-			return shellTarget{}, gapf("%s is a symbolic link: undo does not restore links", abs), nil
+			return savedFile{}, gapf("%s is a symbolic link: undo does not restore links", abs), nil
 		}
 	}
 	fi := hp.in.Info
 	if !hp.looked {
 		if fi, err = v.tr.Stat(ctx, real); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			if cerr := ctx.Err(); cerr != nil {
-				return shellTarget{}, nil, cerr
+				return savedFile{}, nil, cerr
 			}
-			return shellTarget{}, gapf("%s cannot be looked at to save it (%v)", real, err), nil
+			return savedFile{}, gapf("%s cannot be looked at to save it (%v)", real, err), nil
 		}
 	}
 	switch {
 	case fi == nil:
-		return shellTarget{path: real}, nil, nil
+		return savedFile{Touch: safety.Touch{Path: real, Op: safety.FileWrite}}, nil, nil
 	case fi.IsDir():
 		return e.treeTarget(ctx, v.tr, real)
 	case !fi.Mode().IsRegular():
-		return shellTarget{}, gapf("%s is not a regular file", real), nil
+		return savedFile{}, gapf("%s is not a regular file", real), nil
 	}
 	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	st := shellTarget{path: real, existed: true, mode: mode, size: fi.Size()}
+	st := savedFile{Touch: safety.Touch{Path: real, Op: safety.FileWrite}, existed: true, mode: mode, size: fi.Size()}
 	switch {
 	case hp.in.Owned: // free where the look says it: undo puts it back
 		st.owner = journal.Owner(hp.in.UID, hp.in.GID)
@@ -192,12 +194,12 @@ func (e *Executor) shellTarget(ctx context.Context, v *hostView, abs string) (sh
 // outermost first: abs when it does not exist yet and, with parents (-p),
 // each missing directory above it. An existing abs creates nothing (mkdir
 // -p leaves it; plain mkdir fails).
-func (e *Executor) createdDirs(ctx context.Context, v *hostView, abs string, parents bool) ([]shellTarget, *undoGap, error) {
+func (e *Executor) createdDirs(ctx context.Context, v *hostView, abs string, parents bool) ([]savedFile, *undoGap, error) {
 	real, err := v.real(ctx, abs)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []shellTarget
+	var out []savedFile
 	for p := real; ; p = path.Dir(p) {
 		_, err := v.tr.Stat(ctx, p)
 		switch {
@@ -209,7 +211,7 @@ func (e *Executor) createdDirs(ctx context.Context, v *hostView, abs string, par
 			}
 			return nil, gapf("%s cannot be looked at to save it (%v)", p, err), nil
 		}
-		out = append([]shellTarget{{path: p, dir: true}}, out...)
+		out = append([]savedFile{{Touch: safety.Touch{Path: p, Op: safety.FileWrite, Dir: true}}}, out...)
 		if !parents || p == "/" {
 			return out, nil, nil
 		}
@@ -227,10 +229,10 @@ func (e *Executor) journalMax() int64 {
 // before the command runs, read as the user tr acts as (as: the become
 // user, recorded so that undo restores them as that user); an error
 // refuses the command.
-func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as string, targets []shellTarget) error {
+func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as string, targets []savedFile) error {
 	for _, t := range targets {
-		if t.dir {
-			if err := e.cfg.Journal.RecordDir(ctx, t.path, as); err != nil {
+		if t.Dir {
+			if err := e.cfg.Journal.RecordDir(ctx, t.Path, as); err != nil {
 				return &journalError{err}
 			}
 			continue
@@ -244,12 +246,12 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 		content := t.content
 		if t.existed && !t.prefetched {
 			var b strings.Builder
-			if _, err := tr.ReadFile(ctx, t.path, &limitedWriter{w: &b, n: e.journalMax()}); err != nil {
-				return &journalError{fmt.Errorf("undo journal: save %s: %w", t.path, err)}
+			if _, err := tr.ReadFile(ctx, t.Path, &limitedWriter{w: &b, n: e.journalMax()}); err != nil {
+				return &journalError{fmt.Errorf("undo journal: save %s: %w", t.Path, err)}
 			}
 			content = []byte(b.String())
 		}
-		if err := e.cfg.Journal.RecordOwned(ctx, t.path, content, t.existed, t.mode, t.owner, as); err != nil {
+		if err := e.cfg.Journal.RecordOwned(ctx, t.Path, content, t.existed, t.mode, t.owner, as); err != nil {
 			return &journalError{err}
 		}
 	}
@@ -260,24 +262,24 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 // SHA-256, or journal.Absent), so that undo refuses to overwrite a later
 // change. It runs whether the command succeeded or not: a failed command
 // may have changed files too.
-func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []shellTarget) error {
+func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []savedFile) error {
 	var errs []error
 	var notes []string // over the bounds: undo cannot tell later changes from the session's
 	for _, t := range targets {
-		if t.dir {
+		if t.Dir {
 			continue // undo's rmdir refuses a directory something was put in
 		}
 		// A directory now: its tree's state; bounded like the journal.
-		sum, err := journal.State(ctx, hostTree{tr}, t.path, e.cfg.Journal.Bounds())
+		sum, err := journal.State(ctx, hostTree{tr}, t.Path, e.cfg.Journal.Bounds())
 		if err != nil {
-			errs = append(errs, fmt.Errorf("undo journal: %s: %w", t.path, err))
+			errs = append(errs, fmt.Errorf("undo journal: %s: %w", t.Path, err))
 			continue
 		}
-		if err := e.cfg.Journal.Changed(ctx, t.path, sum); err != nil {
+		if err := e.cfg.Journal.Changed(ctx, t.Path, sum); err != nil {
 			errs = append(errs, err)
 		}
 		if sum == journal.TooLarge {
-			notes = append(notes, t.path)
+			notes = append(notes, t.Path)
 		}
 	}
 	if len(notes) > 0 {
@@ -303,10 +305,10 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 }
 
 // targetPaths lists the targets' paths.
-func targetPaths(ts []shellTarget) []string {
+func targetPaths(ts []savedFile) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
-		out[i] = t.path
+		out[i] = t.Path
 	}
 	return out
 }

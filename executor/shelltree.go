@@ -8,6 +8,7 @@ import (
 	"path"
 
 	"github.com/autoshell/agent/journal"
+	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/transport"
 )
 
@@ -67,22 +68,22 @@ func firstLine(s string) string {
 // would put back a copy), a mount point at or inside it, or an entry the
 // user does not own or whose group is not the user's (undo would create
 // it as the user).
-func (e *Executor) treeTarget(ctx context.Context, tr transport.Transport, real string) (shellTarget, *undoGap, error) {
+func (e *Executor) treeTarget(ctx context.Context, tr transport.Transport, real string) (savedFile, *undoGap, error) {
 	l, err := ListTree(ctx, tr, real)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return shellTarget{}, nil, cerr
+			return savedFile{}, nil, cerr
 		}
-		return shellTarget{}, gapf("%s is a directory whose tree cannot be listed to save it (%v)", real, err), nil
+		return savedFile{}, gapf("%s is a directory whose tree cannot be listed to save it (%v)", real, err), nil
 	}
 	if why := treeWhy(real, l, e.journalMax()); why != "" {
-		return shellTarget{}, &undoGap{why}, nil
+		return savedFile{}, &undoGap{why}, nil
 	}
 	var size int64
 	for _, en := range l.Entries {
 		size += en.Size * int64(boolInt(en.Type == 'f'))
 	}
-	return shellTarget{path: real, existed: true, size: size, tree: l.Entries}, nil, nil
+	return savedFile{Touch: safety.Touch{Path: real, Op: safety.FileWrite}, existed: true, size: size, tree: l.Entries}, nil, nil
 }
 
 func boolInt(b bool) int {
@@ -140,16 +141,16 @@ func kindName(t byte) string {
 	return fmt.Sprintf("file of type %q", t)
 }
 
-// journalTree saves the tree at t.path, listed again (what is there when
+// journalTree saves the tree at t.Path, listed again (what is there when
 // the command is about to run, not when it was approved) and checked
 // again; an error refuses the command.
-func (e *Executor) journalTree(ctx context.Context, tr transport.Transport, as string, t shellTarget) error {
-	l, err := ListTree(ctx, tr, t.path)
+func (e *Executor) journalTree(ctx context.Context, tr transport.Transport, as string, t savedFile) error {
+	l, err := ListTree(ctx, tr, t.Path)
 	if err != nil {
-		return fmt.Errorf("undo journal: save %s: %w", t.path, err)
+		return fmt.Errorf("undo journal: save %s: %w", t.Path, err)
 	}
-	if why := treeWhy(t.path, l, e.journalMax()); why != "" {
-		return fmt.Errorf("undo journal: save %s: %s", t.path, why)
+	if why := treeWhy(t.Path, l, e.journalMax()); why != "" {
+		return fmt.Errorf("undo journal: save %s: %s", t.Path, why)
 	}
 	var total int64
 	read := func(ctx context.Context, p string, w io.Writer) error {
@@ -157,7 +158,7 @@ func (e *Executor) journalTree(ctx context.Context, tr transport.Transport, as s
 		total += n
 		return err
 	}
-	return e.cfg.Journal.RecordTree(ctx, t.path, l.Entries, read, as)
+	return e.cfg.Journal.RecordTree(ctx, t.Path, l.Entries, read, as)
 }
 
 // hostTree reads and lists files through a transport: a journal.TreeReader.

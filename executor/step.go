@@ -55,8 +55,8 @@ type StepResult struct {
 	Needs      safety.Needs
 	NeedsKnown bool
 
-	ran   bool       // the tool ran: its output may be saved
-	files []stepFile // what a file tool does on the host (tools.Toucher)
+	ran   bool           // the tool ran: its output may be saved
+	files []safety.Touch // what a file tool does on the host (tools.Toucher)
 }
 
 // saves reports whether the step's save_output_as receives its output: it
@@ -254,9 +254,9 @@ func (e *Executor) dryRunStage(ctx context.Context, s *stepRun) *denial {
 	return nil
 }
 
-func writes(f stepFile) bool { return f.op == safety.FileWrite || f.op == safety.FileEdit }
+func writes(f safety.Touch) bool { return f.Writes() }
 
-func reads(f stepFile) bool { return f.op == safety.FileRead }
+func reads(f safety.Touch) bool { return f.Op == safety.FileRead }
 
 // preview builds what the approver decides on: with the diff of a file
 // change when a person may be asked.
@@ -563,7 +563,7 @@ func fileAccesses(r StepResult) []execctx.FileAccess {
 	}
 	var out []execctx.FileAccess
 	for _, f := range r.files {
-		switch f.op {
+		switch f.Op {
 		case safety.FileRead:
 			out = append(out, execctx.FileAccess{Op: execctx.FileRead, Path: r.Path})
 		case safety.FileWrite:

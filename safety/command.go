@@ -52,24 +52,57 @@ func (p Policy) ClassifyCommandAt(cmd, home string) Assessment {
 	return a
 }
 
-// Touch is a file a command reads or writes (creates, changes, deletes),
-// as the classifier resolved it: absolute, "~/…" in the home directory, or
-// relative to the directory the step starts in.
+// Touch is the one description of a file a step touches: the path, how
+// the step uses it (Op), and, once the host is asked, where it really is.
+// The classifier's are a command's words (Analysis.Touches): absolute,
+// "~/…" in the home directory, or relative to the directory the step
+// starts in. A file tool's are the files it acts on; permissions' Needs
+// are Touches made absolute.
 type Touch struct {
 	Path string
 	// Raw is Path as the kernel walks it when the command's word has a
 	// ".." that may climb out of a symbolic link ("~/link/../x" is not
 	// "~/x" when link is one): symbolic links are resolved along Raw.
 	// "" when Path says it.
-	Raw   string
-	Write bool
+	Raw string
+	// Op is how the step uses it: FileRead (the zero value) reads it;
+	// FileWrite creates, changes or deletes it; FileEdit (a file tool's
+	// edit) reads and writes it.
+	Op FileOp
 	// Tree: the command acts on the whole tree under Path (find's start
 	// directories); Path may also be a glob pattern (its characters are
 	// in it), for the files it matches when the command runs.
 	Tree bool
+	// Pattern: Path is a glob pattern, for the files it matches (Needs).
+	Pattern bool
 	// Dir: Path is a directory the command creates (mkdir); Parents: so
 	// may be every missing directory above it (mkdir -p).
 	Dir, Parents bool
+	// Local: the file is on the operator's machine (a transfer's local
+	// file), not on the host.
+	Local bool
+	// Real is where the host (or this machine, for a Local file) finds
+	// it right before the step runs, every symbolic link on the way
+	// followed (links that were there before the command, which its text
+	// cannot show); "" when not looked up. Unresolved says why that could
+	// not be found out (a loop of links, too many, a directory that
+	// cannot be searched, an answer from the host that is not a clean
+	// absolute path); Real is then "". A pattern may resolve to several:
+	// where its directory leads, and each symbolic link among the names
+	// it matches.
+	Real       string
+	Unresolved string
+}
+
+// Writes reports whether the step creates, changes or deletes the file.
+func (t Touch) Writes() bool { return t.Op != FileRead }
+
+// writeOp is FileWrite for a write, else FileRead.
+func writeOp(write bool) FileOp {
+	if write {
+		return FileWrite
+	}
+	return FileRead
 }
 
 // Analysis is what the classifier knows of a command: its risk, the files

@@ -32,7 +32,7 @@ func TestIfJournaled(t *testing.T) {
 	}
 	// Links on the host count: a tree reached through a link to ~/.ssh
 	// stays high whatever is journaled.
-	rs := []Resolved{{Touch: Touch{Path: "~/d", Write: true, Tree: true}, Real: "/home/u/.ssh"}}
+	rs := []Touch{{Path: "~/d", Op: FileWrite, Tree: true, Real: "/home/u/.ssh"}}
 	if an := p.AnalyzeResolved("rm -r ~/d", "/home/u", rs); an.IfJournaled.Level != High {
 		t.Errorf("rm -r through a link to ~/.ssh: if journaled %v", an.IfJournaled)
 	}

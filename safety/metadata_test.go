@@ -14,9 +14,9 @@ func TestMetadataChanges(t *testing.T) {
 	p := DefaultPolicy()
 	// On the host: ~/.bashrc is a link into ~/dotfiles (stow, yadm), and
 	// ~/rc a link to ~/.bashrc.
-	rs := []Resolved{
-		{Touch: Touch{Path: "~/.bashrc", Write: true}, Real: "/home/u/dotfiles/bashrc"},
-		{Touch: Touch{Path: "~/rc", Write: true}, Real: "/home/u/.bashrc"},
+	rs := []Touch{
+		{Path: "~/.bashrc", Op: FileWrite, Real: "/home/u/dotfiles/bashrc"},
+		{Path: "~/rc", Op: FileWrite, Real: "/home/u/.bashrc"},
 	}
 	for _, tc := range []struct {
 		cmd         string
@@ -64,10 +64,10 @@ func TestMetadataOnLinkTargets(t *testing.T) {
 		}
 	}
 	// What the executor hands back: the probes that are links.
-	rs := []Resolved{
-		{Touch: Touch{Path: "~/.bashrc"}, Real: "/home/u/dotfiles/bashrc"},
-		{Touch: Touch{Path: "~/.ssh"}, Real: "/home/u/dotfiles/ssh"},
-		{Touch: Touch{Path: "~/.profile"}, Real: "/srv/shared/profile"},
+	rs := []Touch{
+		{Path: "~/.bashrc", Real: "/home/u/dotfiles/bashrc"},
+		{Path: "~/.ssh", Real: "/home/u/dotfiles/ssh"},
+		{Path: "~/.profile", Real: "/srv/shared/profile"},
 	}
 	for _, tc := range []struct {
 		cmd  string

@@ -10,16 +10,16 @@ import (
 func TestMkdirTouches(t *testing.T) {
 	p := DefaultPolicy()
 	for cmd, want := range map[string][]Touch{
-		"mkdir /srv/x":           {{Path: "/srv/x", Write: true, Dir: true}},
-		"mkdir -p /srv/x/y":      {{Path: "/srv/x/y", Write: true, Dir: true, Parents: true}},
-		"mkdir --parents /srv/x": {{Path: "/srv/x", Write: true, Dir: true, Parents: true}},
-		"mkdir -vp /srv/x":       {{Path: "/srv/x", Write: true, Dir: true, Parents: true}},
-		"mkdir -m 700 /srv/x":    {{Path: "/srv/x", Write: true, Dir: true}},
-		"mkdir -m700 -p /srv/x":  {{Path: "/srv/x", Write: true, Dir: true, Parents: true}},
+		"mkdir /srv/x":           {{Path: "/srv/x", Op: FileWrite, Dir: true}},
+		"mkdir -p /srv/x/y":      {{Path: "/srv/x/y", Op: FileWrite, Dir: true, Parents: true}},
+		"mkdir --parents /srv/x": {{Path: "/srv/x", Op: FileWrite, Dir: true, Parents: true}},
+		"mkdir -vp /srv/x":       {{Path: "/srv/x", Op: FileWrite, Dir: true, Parents: true}},
+		"mkdir -m 700 /srv/x":    {{Path: "/srv/x", Op: FileWrite, Dir: true}},
+		"mkdir -m700 -p /srv/x":  {{Path: "/srv/x", Op: FileWrite, Dir: true, Parents: true}},
 		"mkdir -mp /srv/x":       nil, // -m's value is "p": a bad mode; whatever it is, no -p
-		"touch /srv/x":           {{Path: "/srv/x", Write: true}},
+		"touch /srv/x":           {{Path: "/srv/x", Op: FileWrite}},
 		"mkdir -p d && echo x > d/f":// relative: from where the step starts
-		{{Path: "d", Write: true, Dir: true, Parents: true}, {Path: "d/f", Write: true}},
+		{{Path: "d", Op: FileWrite, Dir: true, Parents: true}, {Path: "d/f", Op: FileWrite}},
 	} {
 		_, got := p.AnalyzeCommand(cmd)
 		if want == nil {

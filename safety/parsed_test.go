@@ -14,18 +14,18 @@ func TestParsedOnce(t *testing.T) {
 	const home = "/home/u"
 	for _, c := range []struct {
 		cmd    string
-		rs     []Resolved
+		rs     []Touch
 		parses int
 	}{
-		{"cat ~/y", []Resolved{{Touch: Touch{Path: "~/y"}, Real: home + "/.ssh/id_rsa"}}, 1},
-		{"echo x >> ~/y", []Resolved{{Touch: Touch{Path: "~/y", Write: true}, Real: home + "/notes/y"}}, 1},
+		{"cat ~/y", []Touch{{Path: "~/y", Real: home + "/.ssh/id_rsa"}}, 1},
+		{"echo x >> ~/y", []Touch{{Path: "~/y", Op: FileWrite, Real: home + "/notes/y"}}, 1},
 		// High only because it could not be taken back: the undo view is
 		// a pass of its own, over the same tree.
-		{"rm -r ~/d", []Resolved{{Touch: Touch{Path: "~/d", Write: true, Tree: true}, Real: home + "/e"}}, 1},
+		{"rm -r ~/d", []Touch{{Path: "~/d", Op: FileWrite, Tree: true, Real: home + "/e"}}, 1},
 		// bash-only syntax: the POSIX reading is a tree of its own.
-		{"[[ -f ~/y ]] && cat ~/y", []Resolved{{Touch: Touch{Path: "~/y"}, Real: home + "/z"}}, 2},
+		{"[[ -f ~/y ]] && cat ~/y", []Touch{{Path: "~/y", Real: home + "/z"}}, 2},
 		// A code string is a tree of its own, each occurrence once.
-		{"sh -c 'cat ~/y'; sh -c 'cat ~/y'", []Resolved{{Touch: Touch{Path: "~/y"}, Real: home + "/.aws/credentials"}}, 3},
+		{"sh -c 'cat ~/y'; sh -c 'cat ~/y'", []Touch{{Path: "~/y", Real: home + "/.aws/credentials"}}, 3},
 	} {
 		cmd := ParseCommand(c.cmd)
 		an := p.AnalyzeParsed(cmd, home)
@@ -66,7 +66,7 @@ func FuzzParsedOnce(f *testing.F) {
 		if len(text) > 512 || len(touch) > 256 || len(real) > 256 {
 			return
 		}
-		rs := []Resolved{{Touch: Touch{Path: touch, Write: write}, Real: real}}
+		rs := []Touch{{Path: touch, Op: writeOp(write), Real: real}}
 		cmd := ParseCommand(text)
 		if an, want := p.AnalyzeParsed(cmd, "/home/u"), p.Analyze(text, "/home/u"); !reflect.DeepEqual(an, want) {
 			t.Fatalf("%q: parsed once %+v, afresh %+v", text, an, want)

@@ -119,18 +119,13 @@ func ParseProgramGlob(s string) (string, error) {
 	return s, nil
 }
 
-// Need is one file a step reads or writes: absolute, "~/…" when the
-// home directory is not known yet, or a glob pattern (Pattern) for the
-// files it matches. Tree: the step acts on everything under Path.
-type Need struct {
-	Path    string
-	Tree    bool
-	Pattern bool
-}
-
 // Needs is what one resolved step needs of the permissions.
 type Needs struct {
-	Reads, Writes []Need
+	// Reads and Writes are the files it reads and writes: absolute,
+	// "~/…" when the home directory is not known yet, or a glob pattern
+	// (Touch.Pattern) for the files it matches. Tree: the step acts on
+	// everything under Path.
+	Reads, Writes []Touch
 	// Programs are command names and absolute program paths ("~/…" when
 	// the home is not known yet).
 	Programs []string
@@ -153,13 +148,13 @@ func (p *Permissions) Check(n Needs, home string) []string {
 	var out []string
 	if len(n.Unknown) > 0 {
 		var short []string
-		if p.Read.Limited && !p.covers(p.Read.List, Need{Path: "/", Tree: true}, home) {
+		if p.Read.Limited && !p.covers(p.Read.List, Touch{Path: "/", Tree: true}, home) {
 			short = append(short, "`read:`")
 		}
-		if p.Write.Limited && !p.covers(p.Write.List, Need{Path: "/", Tree: true}, home) {
+		if p.Write.Limited && !p.covers(p.Write.List, Touch{Path: "/", Tree: true}, home) {
 			short = append(short, "`write:`")
 		}
-		if p.Run.Limited && !(slices.Contains(p.Run.List, "*") && p.covers(p.Run.List, Need{Path: "/", Tree: true}, home)) {
+		if p.Run.Limited && !(slices.Contains(p.Run.List, "*") && p.covers(p.Run.List, Touch{Path: "/", Tree: true}, home)) {
 			short = append(short, "`run:`")
 		}
 		if p.Network.Limited && !p.Network.Allowed {
@@ -197,7 +192,7 @@ func (p *Permissions) Check(n Needs, home string) []string {
 	return out
 }
 
-func (n Need) describe() string {
+func (n Touch) describe() string {
 	switch {
 	case n.Pattern:
 		return "the files matching " + n.Path
@@ -209,12 +204,12 @@ func (n Need) describe() string {
 
 // covers reports whether one of the patterns allows n. A pattern need is
 // allowed by the same pattern, or as the tree under its directory part.
-func (p *Permissions) covers(list []string, n Need, home string) bool {
+func (p *Permissions) covers(list []string, n Touch, home string) bool {
 	if n.Pattern {
 		if slices.Contains(list, n.Path) {
 			return true
 		}
-		n = Need{Path: patternDir(n.Path), Tree: true}
+		n = Touch{Path: patternDir(n.Path), Tree: true}
 	}
 	for _, g := range list {
 		if g == "" || !(g[0] == '/' || g[0] == '~') {
@@ -254,7 +249,7 @@ func (p *Permissions) runs(prog, home string) bool {
 	if !strings.HasPrefix(prog, "/") && !strings.HasPrefix(prog, "~") {
 		return home == "" // relative to where the step runs: decided then
 	}
-	return p.covers(p.Run.List, Need{Path: prog}, home)
+	return p.covers(p.Run.List, Touch{Path: prog}, home)
 }
 
 // expandBoth writes pattern g and path np alike: "~" expanded by home, or
@@ -349,8 +344,8 @@ func NeedsOf(an Analysis, abs func(string) string) Needs {
 		if notAFile(t.Path) {
 			continue
 		}
-		need := Need{Path: abs(t.Path), Tree: t.Tree, Pattern: strings.ContainsAny(t.Path, "*?[")}
-		if t.Write {
+		need := Touch{Path: abs(t.Path), Op: t.Op, Tree: t.Tree, Pattern: strings.ContainsAny(t.Path, "*?[")}
+		if t.Writes() {
 			n.Writes = append(n.Writes, need)
 		} else {
 			n.Reads = append(n.Reads, need)
@@ -446,7 +441,7 @@ func Needed(n Needs) (p *Permissions, why string) {
 	}
 	p = &Permissions{Read: Globs{Limited: true}, Write: Globs{Limited: true}, Run: Globs{Limited: true},
 		Network: NetworkRule{Limited: true, Allowed: len(n.Network) > 0}}
-	add := func(g *Globs, need Need) string {
+	add := func(g *Globs, need Touch) string {
 		pat := need.Path
 		if !need.Pattern {
 			pat = escapeGlob(pat)

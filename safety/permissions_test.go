@@ -43,12 +43,12 @@ func TestPermissionsCheck(t *testing.T) {
 		Run:     Globs{Limited: true, List: []string{"cat", "~/app/bin/*"}},
 		Network: NetworkRule{Limited: true}}
 	home := "/home/u"
-	ok := Needs{Reads: []Need{{Path: "/home/u/app/a"}, {Path: "/etc/hostname"}}, Writes: []Need{{Path: "/home/u/app", Tree: true}},
+	ok := Needs{Reads: []Touch{{Path: "/home/u/app/a"}, {Path: "/etc/hostname"}}, Writes: []Touch{{Path: "/home/u/app", Tree: true}},
 		Programs: []string{"cat", "/home/u/app/bin/run"}}
 	if why := p.Check(ok, home); why != nil {
 		t.Fatalf("refused: %v", why)
 	}
-	bad := Needs{Reads: []Need{{Path: "/etc/shadow"}}, Writes: []Need{{Path: "/home/u/*.txt", Pattern: true}, {Path: "/home", Tree: true}},
+	bad := Needs{Reads: []Touch{{Path: "/etc/shadow"}}, Writes: []Touch{{Path: "/home/u/*.txt", Pattern: true}, {Path: "/home", Tree: true}},
 		Programs: []string{"rm", "/home/u/bin/run", "app/bin/run"}, Network: []string{"curl"}}
 	got := strings.Join(p.Check(bad, home), "\n")
 	for _, want := range []string{"reads /etc/shadow, which `read:` does not allow", "writes the files matching /home/u/*.txt",
@@ -59,7 +59,7 @@ func TestPermissionsCheck(t *testing.T) {
 	}
 	// A pattern need is allowed by the same pattern.
 	p.Write.List = append(p.Write.List, "/var/log/app/*.log")
-	if why := p.Check(Needs{Writes: []Need{{Path: "/var/log/app/*.log", Pattern: true}}}, home); why != nil {
+	if why := p.Check(Needs{Writes: []Touch{{Path: "/var/log/app/*.log", Pattern: true}}}, home); why != nil {
 		t.Fatalf("refused: %v", why)
 	}
 	// Unknown effects: refused unless everything is allowed.
@@ -100,7 +100,7 @@ func FuzzPermissions(f *testing.F) {
 			}
 			perms := &Permissions{Read: Globs{Limited: true, List: []string{g}}, Write: Globs{Limited: true, List: []string{g}},
 				Run: Globs{Limited: true, List: []string{g}}, Network: NetworkRule{Limited: true}}
-			n := Needs{Reads: []Need{{Path: p}}, Writes: []Need{{Path: p, Tree: true}, {Path: p, Pattern: true}}, Programs: []string{prog, p}}
+			n := Needs{Reads: []Touch{{Path: p}}, Writes: []Touch{{Path: p, Tree: true}, {Path: p, Pattern: true}}, Programs: []string{prog, p}}
 			_ = perms.Check(n, "/home/u")
 			_ = perms.Check(n, "")
 		}

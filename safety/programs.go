@@ -212,7 +212,7 @@ func (c *classifier) tree(a arg, write bool) {
 			continue
 		}
 		if len(c.touched) < maxTouched {
-			c.touched = append(c.touched, Touch{Path: pl.p, Raw: rawTouch(pl), Write: write, Tree: true})
+			c.touched = append(c.touched, Touch{Path: pl.p, Raw: rawTouch(pl), Op: writeOp(write), Tree: true})
 		}
 	}
 }

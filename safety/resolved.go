@@ -7,20 +7,6 @@ import (
 	"strings"
 )
 
-// Resolved is a file a command touches as the host resolves it right
-// before the step runs: Real is where the kernel will find it, every
-// symbolic link on the way followed (links that were there before the
-// command, which its text cannot show). Unresolved says why that could
-// not be found out (a loop of links, too many, a directory that cannot be
-// searched, an answer from the host that is not a clean absolute path);
-// Real is then "". A pattern may have several: where its directory leads,
-// and each symbolic link among the names it matches.
-type Resolved struct {
-	Touch
-	Real       string
-	Unresolved string
-}
-
 // maxHostLinks bounds the host's links AnalyzeResolved follows.
 const maxHostLinks = maxTouched
 
@@ -32,14 +18,14 @@ const maxHostLinks = maxTouched
 // place is not known is rated as if it were protected: High to write, at
 // least Medium to read. It never rates a command lower than Analyze does.
 // The Touches it returns hold the real places too.
-func (p Policy) AnalyzeResolved(cmd, home string, rs []Resolved) Analysis {
+func (p Policy) AnalyzeResolved(cmd, home string, rs []Touch) Analysis {
 	return p.AnalyzeResolvedParsed(ParseCommand(cmd), home, rs)
 }
 
 // AnalyzeResolvedParsed is AnalyzeResolved for a command parsed once for
 // the step (ParseCommand): it parses nothing an analysis of cmd before
 // it parsed.
-func (p Policy) AnalyzeResolvedParsed(cmd *Command, home string, rs []Resolved) Analysis {
+func (p Policy) AnalyzeResolvedParsed(cmd *Command, home string, rs []Touch) Analysis {
 	base := p.analyze(cmd, home, nil)
 	if len(rs) == 0 || base.IfJournaled.Level == High { // high whatever is journaled
 		return base
@@ -142,7 +128,7 @@ func (p *Policy) linkProbes() []string {
 // paths among rs that are links on the host (~/.bashrc →
 // /home/u/dotfiles/bashrc) protected too, for a command that changes
 // metadata; p itself when there are none.
-func (p Policy) protectLinkTargets(rs []Resolved, home string, probes []string) Policy {
+func (p Policy) protectLinkTargets(rs []Touch, home string, probes []string) Policy {
 	var extra []string
 	for _, r := range rs {
 		if !slices.Contains(probes, r.Path) || r.Unresolved != "" || !cleanAbsolute(r.Real) {

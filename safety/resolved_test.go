@@ -13,37 +13,37 @@ func TestAnalyzeResolved(t *testing.T) {
 	const home = "/home/u"
 	for _, c := range []struct {
 		cmd  string
-		rs   []Resolved
+		rs   []Touch
 		want Level
 	}{
-		{"echo evil >> ~/x", []Resolved{{Touch: Touch{Path: "~/x", Write: true}, Real: home + "/.bashrc"}}, High},
-		{"echo evil >> ~/x", []Resolved{{Touch: Touch{Path: "~/x", Write: true}, Real: home + "/notes"}}, Medium},
-		{"echo evil >> ~/x", []Resolved{{Touch: Touch{Path: "~/x", Write: true}, Real: "/etc/profile.d/x.sh"}}, High},
-		{"echo evil >> ~/x", []Resolved{{Touch: Touch{Path: "~/x", Write: true}, Unresolved: "loop"}}, High},
-		{"echo evil >> " + home + "/x", []Resolved{{Touch: Touch{Path: home + "/x", Write: true}, Real: home + "/.profile"}}, High},
-		{"cat ~/y", []Resolved{{Touch: Touch{Path: "~/y"}, Real: home + "/.aws/credentials"}}, High},
-		{"cat ~/y", []Resolved{{Touch: Touch{Path: "~/y"}, Real: home + "/.ssh/id_ed25519.pub"}}, Safe},
-		{"cat ~/y", []Resolved{{Touch: Touch{Path: "~/y"}, Unresolved: "permission denied"}}, Medium},
-		{"cat y", []Resolved{{Touch: Touch{Path: "y"}, Real: "/etc/shadow"}}, High},
-		{"cd /srv && cat y", []Resolved{{Touch: Touch{Path: "/srv/y"}, Real: "/root/.netrc"}}, High},
-		{"cd ~/d && cat k", []Resolved{{Touch: Touch{Path: "~/d/k"}, Real: home + "/.gnupg/k"}}, High},
-		{"grep -r x ~/d", []Resolved{{Touch: Touch{Path: "~/d", Tree: true}, Real: home + "/.ssh"}}, High},
-		{"find ~/d -name x", []Resolved{{Touch: Touch{Path: "~/d", Tree: true}, Real: home + "/.ssh"}}, Safe},
-		{"rm -f ~/d/*.tmp", []Resolved{{Touch: Touch{Path: "~/d/*.tmp", Write: true}, Real: home + "/.ssh/*.tmp"}}, High},
-		{"cp -r ~/src ~/d", []Resolved{{Touch: Touch{Path: "~/d", Write: true, Tree: true}, Real: home + "/.config/agent"}}, High},
-		{"cp -r ~/src ~/d", []Resolved{{Touch: Touch{Path: "~/d", Write: true, Tree: true}, Real: home + "/src2"}}, Medium},
+		{"echo evil >> ~/x", []Touch{{Path: "~/x", Op: FileWrite, Real: home + "/.bashrc"}}, High},
+		{"echo evil >> ~/x", []Touch{{Path: "~/x", Op: FileWrite, Real: home + "/notes"}}, Medium},
+		{"echo evil >> ~/x", []Touch{{Path: "~/x", Op: FileWrite, Real: "/etc/profile.d/x.sh"}}, High},
+		{"echo evil >> ~/x", []Touch{{Path: "~/x", Op: FileWrite, Unresolved: "loop"}}, High},
+		{"echo evil >> " + home + "/x", []Touch{{Path: home + "/x", Op: FileWrite, Real: home + "/.profile"}}, High},
+		{"cat ~/y", []Touch{{Path: "~/y", Real: home + "/.aws/credentials"}}, High},
+		{"cat ~/y", []Touch{{Path: "~/y", Real: home + "/.ssh/id_ed25519.pub"}}, Safe},
+		{"cat ~/y", []Touch{{Path: "~/y", Unresolved: "permission denied"}}, Medium},
+		{"cat y", []Touch{{Path: "y", Real: "/etc/shadow"}}, High},
+		{"cd /srv && cat y", []Touch{{Path: "/srv/y", Real: "/root/.netrc"}}, High},
+		{"cd ~/d && cat k", []Touch{{Path: "~/d/k", Real: home + "/.gnupg/k"}}, High},
+		{"grep -r x ~/d", []Touch{{Path: "~/d", Tree: true, Real: home + "/.ssh"}}, High},
+		{"find ~/d -name x", []Touch{{Path: "~/d", Tree: true, Real: home + "/.ssh"}}, Safe},
+		{"rm -f ~/d/*.tmp", []Touch{{Path: "~/d/*.tmp", Op: FileWrite, Real: home + "/.ssh/*.tmp"}}, High},
+		{"cp -r ~/src ~/d", []Touch{{Path: "~/d", Op: FileWrite, Tree: true, Real: home + "/.config/agent"}}, High},
+		{"cp -r ~/src ~/d", []Touch{{Path: "~/d", Op: FileWrite, Tree: true, Real: home + "/src2"}}, Medium},
 		// What the host says is outside input.
-		{"cat ~/y", []Resolved{{Touch: Touch{Path: "~/y"}, Real: "relative/.ssh"}}, Medium},
-		{"cat ~/y", []Resolved{{Touch: Touch{Path: "~/y"}, Real: "/a/../b"}}, Medium},
-		{"echo >> ~/y", []Resolved{{Touch: Touch{Path: "~/y", Write: true}, Real: "/a\x00b"}}, High},
-		{"cat ~/y", []Resolved{{Touch: Touch{Path: "~/y"}, Real: "/home/u/.ssh\n/x"}}, Safe}, // ".ssh\n" is not .ssh
-		{"cat ~/y", []Resolved{{Touch: Touch{Path: "~/y"}, Real: "/srv/\xff\xfe"}}, Safe},
-		{"echo x | tee ~/lk/*.txt", []Resolved{ // a pattern: the links it matches
-			{Touch: Touch{Path: "~/lk/*.txt", Write: true}, Real: home + "/notes.txt"},
-			{Touch: Touch{Path: "~/lk/*.txt", Write: true}, Real: home + "/.bashrc"}}, High},
-		{"echo x | tee ~/lk/*.txt", []Resolved{
-			{Touch: Touch{Path: "~/lk/*.txt", Write: true}, Real: home + "/notes.txt"},
-			{Touch: Touch{Path: "~/lk/*.txt", Write: true}, Real: home + "/todo.txt"}}, Medium},
+		{"cat ~/y", []Touch{{Path: "~/y", Real: "relative/.ssh"}}, Medium},
+		{"cat ~/y", []Touch{{Path: "~/y", Real: "/a/../b"}}, Medium},
+		{"echo >> ~/y", []Touch{{Path: "~/y", Op: FileWrite, Real: "/a\x00b"}}, High},
+		{"cat ~/y", []Touch{{Path: "~/y", Real: "/home/u/.ssh\n/x"}}, Safe}, // ".ssh\n" is not .ssh
+		{"cat ~/y", []Touch{{Path: "~/y", Real: "/srv/\xff\xfe"}}, Safe},
+		{"echo x | tee ~/lk/*.txt", []Touch{ // a pattern: the links it matches
+			{Path: "~/lk/*.txt", Op: FileWrite, Real: home + "/notes.txt"},
+			{Path: "~/lk/*.txt", Op: FileWrite, Real: home + "/.bashrc"}}, High},
+		{"echo x | tee ~/lk/*.txt", []Touch{
+			{Path: "~/lk/*.txt", Op: FileWrite, Real: home + "/notes.txt"},
+			{Path: "~/lk/*.txt", Op: FileWrite, Real: home + "/todo.txt"}}, Medium},
 		{"echo hi", nil, Safe},
 	} {
 		an := p.AnalyzeResolved(c.cmd, home, c.rs)
@@ -54,12 +54,12 @@ func TestAnalyzeResolved(t *testing.T) {
 			t.Errorf("%q: %s, lower than %s without the host's links", c.cmd, an.Level, base.Level)
 		}
 	}
-	an := p.AnalyzeResolved("cat ~/y", home, []Resolved{{Touch: Touch{Path: "~/y"}, Real: home + "/.ssh/id_rsa"}})
+	an := p.AnalyzeResolved("cat ~/y", home, []Touch{{Path: "~/y", Real: home + "/.ssh/id_rsa"}})
 	if !strings.Contains(strings.Join(an.Reasons, "\n"), "~/y leads to /home/u/.ssh/id_rsa") {
 		t.Errorf("reasons %q do not say where ~/y leads", an.Reasons)
 	}
-	an = p.AnalyzeResolved("echo x >> ~/y", home, []Resolved{{Touch: Touch{Path: "~/y", Write: true}, Real: home + "/notes/y"}})
-	if !slices.Contains(an.Touches, Touch{Path: "/home/u/notes/y", Write: true}) {
+	an = p.AnalyzeResolved("echo x >> ~/y", home, []Touch{{Path: "~/y", Op: FileWrite, Real: home + "/notes/y"}})
+	if !slices.Contains(an.Touches, Touch{Path: "/home/u/notes/y", Op: FileWrite}) {
 		t.Errorf("touches %+v leave out where ~/y leads (declared permissions check it)", an.Touches)
 	}
 }
@@ -101,22 +101,23 @@ func FuzzAnalyzeResolved(f *testing.F) {
 		if len(cmd) > 512 || len(touch) > 256 || len(real) > 256 {
 			return
 		}
-		r := Resolved{Touch: Touch{Path: touch, Write: write}, Real: real}
+		r := Touch{Path: touch, Op: writeOp(write), Real: real}
 		if unresolved {
 			r.Real, r.Unresolved = "", "loop"
 		}
 		base := p.Analyze(cmd, "/home/u")
-		an := p.AnalyzeResolved(cmd, "/home/u", []Resolved{r})
+		an := p.AnalyzeResolved(cmd, "/home/u", []Touch{r})
 		if an.Level < base.Level {
 			t.Fatalf("%q: %s with the host's links, %s without", cmd, an.Level, base.Level)
 		}
 		// Every write the command makes, rated through a place not known.
 		for _, tc := range base.Touches {
-			if !tc.Write || base.Level == High {
+			if !tc.Writes() || base.Level == High {
 				continue
 			}
-			u := Resolved{Touch: tc, Unresolved: "loop"}
-			if got := p.AnalyzeResolved(cmd, "/home/u", []Resolved{u}); got.Level != High && tc.Path != "/dev/null" {
+			u := tc
+			u.Unresolved = "loop"
+			if got := p.AnalyzeResolved(cmd, "/home/u", []Touch{u}); got.Level != High && tc.Path != "/dev/null" {
 				t.Fatalf("%q: writes %s, whose place is not known, rated %s", cmd, tc.Path, got.Level)
 			}
 		}

@@ -205,7 +205,7 @@ func (c *classifier) write(who string, a arg, how int) {
 			c.written[p] = true
 		}
 		if len(c.touched) < maxTouched && !found && how&wRateOnly == 0 {
-			c.touched = append(c.touched, Touch{Path: touch, Raw: rawTouch(pl), Write: true, Tree: how&wTree != 0})
+			c.touched = append(c.touched, Touch{Path: touch, Raw: rawTouch(pl), Op: FileWrite, Tree: how&wTree != 0})
 		}
 		l, why := c.p.writeRisk(p, c.home, a.glob)
 		if l == High || l == Medium && how&wQuiet == 0 {
