@@ -11,12 +11,27 @@
 // by the sandbox, skipped, or a run-stopping error), and one finish
 // records every step however it ended:
 //
-//	condition ─ prepare ─ classify ─ permissions ─ preview ─ decide ─ confine ─ journal ─ run ─ record
-//	(+ dry-run   templates  risk,     declared,      diff for  Guard,    level,    undo:     tool   journal's new
-//	  needs)     call,      files     --read-only,   a person  approver  sandbox   saved            states, files
-//	             transport, looked    dry run                                     first            of the session
-//	             home, view at once
-//	                                                                                  └─ finish: vars, audit, event
+//	dryNeeds ─ condition ─ prepare ─ classify ─ announce ─ permissions ─ readOnly ─ dryRun ─ preview ─ decide ─┐
+//	┌───────────────────────────────────────────────────────────────────────────────────────────────────────────┘
+//	└ confine ─ sandbox ─ levelRules ─ journal ─ homeNames ─ harvest ─ run ─ harvestRead ─ record ─ finish
+//
+// In order:
+//
+//   - dryNeeds, condition: a dry run's step that needs what a skipped step
+//     set, and a false condition, are skipped (templates resolved);
+//   - prepare: the call, its transport and user, the one home, the view;
+//   - classify: the risk, the command parsed once, its files looked at
+//     once (announce: the step_start event);
+//   - permissions, readOnly, dryRun: declared permissions, --read-only,
+//     a dry run's stop before a medium or high step;
+//   - preview, decide: the diff a person sees, then Guard and the approver;
+//   - confine, sandbox, levelRules: the kernel's level, the operator's
+//     sandbox for file tools, the level's rules for file tools;
+//   - journal, homeNames: undo saved first; a new name in ~ created first;
+//   - harvest, run, harvestRead: secrets a step reads, learnt around the
+//     tool's run;
+//   - record: the journal's new states and the session's files; finish
+//     records every step however it ended (vars, audit, event).
 //
 // The same stages, not copies, serve the other callers: the needs of a
 // step whose condition is false (skippedNeeds, for --save-plan) are the
