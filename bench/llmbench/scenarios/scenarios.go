@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,7 @@ import (
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/stepgen"
 	"github.com/autoshell/agent/testenv"
+	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 )
 
@@ -50,10 +52,15 @@ type Scenario struct {
 	Script func(mode stepgen.Mode, dir string) []testenv.Reply
 	// Check verifies the end state under dir.
 	Check func(dir string) error
+	// Errors and AdaptiveErrors are how many steps fail as scripted in
+	// ReAct and adaptive mode: a failure the task starts from, or a
+	// model's mistake it corrects.
+	Errors, AdaptiveErrors int
 }
 
-// All returns the three scenarios in the spec's order.
-func All() []Scenario { return []Scenario{FixScript(), LogErrors(), FlipFlag()} }
+// All returns the spec's three scenarios in its order, then issue 31's:
+// a five-phase diagnosis and a condition the model gets wrong once.
+func All() []Scenario { return []Scenario{FixScript(), LogErrors(), FlipFlag(), Diagnose(), Replan()} }
 
 // call builds a scripted tool call: args is JSON text with DIR standing
 // for dir.
@@ -100,9 +107,8 @@ func FixScript() Scenario {
 			read := `{"file_path":"DIR/test/a.sh"}`
 			edit := `{"file_path":"DIR/test/a.sh","search_pattern":"echo 1","replacement":"echo 2"}`
 			if mode == stepgen.ModeReAct {
-				return []testenv.Reply{
-					calls(dir, [2]string{"execute_command", run}),
-					calls(dir, [2]string{"read_file", read}),
+				return []testenv.Reply{ // run and read at once: neither needs the other
+					calls(dir, [2]string{"execute_command", run}, [2]string{"read_file", read}),
 					calls(dir, [2]string{"edit_file", edit}),
 					calls(dir, [2]string{"execute_command", run}),
 					testenv.Text("a.sh printed 1, so I changed `echo 1` to `echo 2`; it now prints 2."),
@@ -157,8 +163,7 @@ func LogErrors() Scenario {
 			if mode == stepgen.ModeReAct {
 				lines, _ := json.Marshal(errorLines)
 				return []testenv.Reply{
-					calls(dir, [2]string{"read_file", read}),
-					calls(dir, [2]string{"execute_command", grep}),
+					calls(dir, [2]string{"read_file", read}, [2]string{"execute_command", grep}),
 					calls(dir, [2]string{"write_file", `{"file_path":"DIR/errors.txt","content":` + string(lines) + `}`}),
 					testenv.Text("The log had 2 ERROR lines; they are in errors.txt now."),
 				}
@@ -215,8 +220,7 @@ func FlipFlag() Scenario {
 				return []testenv.Reply{
 					calls(dir, [2]string{"read_file", read}),
 					calls(dir, [2]string{"edit_file", edit}),
-					calls(dir, [2]string{"execute_command", restart}),
-					calls(dir, [2]string{"read_file", read}),
+					calls(dir, [2]string{"execute_command", restart}, [2]string{"read_file", read}), // restart, then check
 					testenv.Text("debug was false; it is true now and the app was restarted."),
 				}
 			}
@@ -251,9 +255,15 @@ func FlipFlag() Scenario {
 
 // Measure is one scenario run in one mode.
 type Measure struct {
-	Scenario  string
-	Mode      stepgen.Mode
+	Scenario string
+	Mode     stepgen.Mode
+	// Variant names the run: adaptive; react (offered the tools adaptive
+	// offered in the same scenario); react-all (offered every tool).
+	Variant   string
 	Transport string
+	// Offered are the step tools the requests offered (the planning and
+	// phase_done tools left out).
+	Offered []string
 	// Calls and PromptTokens are what the client counted from the server's
 	// usage (the scripted server estimates prompt tokens as request body
 	// bytes / 4).
@@ -332,8 +342,15 @@ func (c *timed) Chat(ctx context.Context, req llm.Request) (llm.Response, error)
 // Run runs sc in mode on h against a fresh scripted model and checks the
 // end state. Every request must be accepted by the server and the script
 // used up exactly.
-func Run(ctx context.Context, h Host, sc Scenario, mode stepgen.Mode) (Measure, error) {
-	m := Measure{Scenario: sc.Name, Mode: mode, Transport: h.Name}
+//
+// offer, when not nil, is the only tools the executor has, and so the
+// only ones a ReAct run offers (adaptive offers a subset of the
+// executor's tools per phase).
+func Run(ctx context.Context, h Host, sc Scenario, mode stepgen.Mode, offer []string) (Measure, error) {
+	m := Measure{Scenario: sc.Name, Mode: mode, Variant: string(mode), Transport: h.Name}
+	if mode == stepgen.ModeReAct && offer == nil {
+		m.Variant = "react-all"
+	}
 	if err := sc.Setup(h.Dir); err != nil {
 		return m, fmt.Errorf("%s setup: %w", sc.Name, err)
 	}
@@ -349,9 +366,22 @@ func Run(ctx context.Context, h Host, sc Scenario, mode stepgen.Mode) (Measure, 
 			m.Work = append(m.Work, st.Tool+" "+string(params))
 		}
 	}
-	ex := executor.New(executor.Config{
+	cfg := executor.Config{
 		Transport: tr, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil), Emit: emit,
-	})
+	}
+	ex := executor.New(cfg)
+	if offer != nil {
+		// the same tools, wired to the first executor's context (conditions
+		// and session files), in a registry of their own
+		var ts []tools.Tool
+		for _, name := range offer {
+			if t, ok := ex.Registry().Lookup(name); ok {
+				ts = append(ts, t)
+			}
+		}
+		cfg.Vars, cfg.Registry = ex.Vars(), tools.NewRegistry(ts...)
+		ex = executor.New(cfg)
+	}
 	chat := &timed{next: llm.New(llm.Config{BaseURL: srv.URL, Model: "gpt-4o-mini", APIKey: "bench", MaxRetries: 0})}
 	task := strings.ReplaceAll(sc.Task, "DIR", h.Dir)
 	start := time.Now()
@@ -371,7 +401,11 @@ func Run(ctx context.Context, h Host, sc Scenario, mode stepgen.Mode) (Measure, 
 	if err != nil {
 		return m, fmt.Errorf("%s %s: %w", sc.Name, mode, err)
 	}
-	if !res.Success || res.Errors > 0 {
+	wantErrors := sc.AdaptiveErrors
+	if mode == stepgen.ModeReAct {
+		wantErrors = sc.Errors
+	}
+	if !res.Success || res.Errors != wantErrors {
 		return m, fmt.Errorf("%s %s: run not clean: %s", sc.Name, mode, res.Summary.Text())
 	}
 	if n := srv.Remaining(); n != 0 {
@@ -405,6 +439,17 @@ func (m *Measure) addBody(body []byte) error {
 	}
 	m.BodyBytes += len(body)
 	m.ToolBytes += len(req.Tools)
+	var ts []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	json.Unmarshal(req.Tools, &ts)
+	for _, t := range ts {
+		if n := t.Function.Name; n != planner.SubmitPlanName && n != stepgen.PhaseDoneName && !slices.Contains(m.Offered, n) {
+			m.Offered = append(m.Offered, n)
+		}
+	}
 	for _, raw := range req.Messages {
 		var msg struct {
 			Role string `json:"role"`
@@ -419,9 +464,11 @@ func (m *Measure) addBody(body []byte) error {
 	return nil
 }
 
-// Pair is one scenario measured in both modes on one host.
+// Pair is one scenario measured on one host: adaptive, ReAct offered
+// the same tools as adaptive (the fair comparison), and ReAct offered
+// every tool.
 type Pair struct {
-	Adaptive, ReAct Measure
+	Adaptive, ReAct, ReActAll Measure
 }
 
 // Ratio is adaptive's prompt tokens over ReAct's (bytes / 4).
@@ -448,16 +495,20 @@ func (p Pair) CallRatio() float64 {
 	return float64(p.Adaptive.Calls) / float64(p.ReAct.Calls)
 }
 
-// RunAll runs every scenario in both modes on h, ReAct first.
+// RunAll runs every scenario on h: adaptive, then ReAct with the tools
+// adaptive offered, then ReAct with every tool.
 func RunAll(ctx context.Context, h Host) ([]Pair, error) {
 	var out []Pair
 	for _, sc := range All() {
 		var p Pair
 		var err error
-		if p.ReAct, err = Run(ctx, h, sc, stepgen.ModeReAct); err != nil {
+		if p.Adaptive, err = Run(ctx, h, sc, stepgen.ModeAdaptive, nil); err != nil {
 			return out, err
 		}
-		if p.Adaptive, err = Run(ctx, h, sc, stepgen.ModeAdaptive); err != nil {
+		if p.ReAct, err = Run(ctx, h, sc, stepgen.ModeReAct, p.Adaptive.Offered); err != nil {
+			return out, err
+		}
+		if p.ReActAll, err = Run(ctx, h, sc, stepgen.ModeReAct, nil); err != nil {
 			return out, err
 		}
 		out = append(out, p)
@@ -469,8 +520,9 @@ func RunAll(ctx context.Context, h Host) ([]Pair, error) {
 func Totals(ps []Pair) Pair {
 	var t Pair
 	for _, p := range ps {
-		for _, x := range []struct{ dst, src *Measure }{{&t.Adaptive, &p.Adaptive}, {&t.ReAct, &p.ReAct}} {
-			x.dst.Scenario, x.dst.Mode, x.dst.Transport = "total", x.src.Mode, x.src.Transport
+		for _, x := range []struct{ dst, src *Measure }{{&t.Adaptive, &p.Adaptive}, {&t.ReAct, &p.ReAct}, {&t.ReActAll, &p.ReActAll}} {
+			x.dst.Scenario, x.dst.Mode, x.dst.Variant, x.dst.Transport = "total", x.src.Mode, x.src.Variant, x.src.Transport
+			x.dst.Bodies = append(x.dst.Bodies, x.src.Bodies...)
 			x.dst.Calls += x.src.Calls
 			x.dst.PromptTokens += x.src.PromptTokens
 			x.dst.O200k += x.src.O200k
@@ -489,21 +541,54 @@ func Totals(ps []Pair) Pair {
 	return t
 }
 
-// Table renders pairs as a text table.
+// Table renders pairs as a text table: per scenario ReAct with every
+// tool, ReAct with adaptive's tools, and adaptive with its ratios to the
+// latter (prompt tokens by bytes / 4 and by o200k, calls).
 func Table(ps []Pair) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%-10s %-9s %5s %6s %8s %7s %8s %8s %8s %8s %8s %7s %7s %6s\n",
-		"scenario", "mode", "calls", "steps", "prompt", "o200k", "tools_B", "system_B", "msgs_B", "ms/step", "agent_ms", "bytes/4", "o200k", "calls")
+	fmt.Fprintf(&b, "%-10s %-9s %5s %6s %8s %7s %6s %8s %8s %8s %8s %8s %7s %7s %6s\n",
+		"scenario", "variant", "calls", "steps", "prompt", "o200k", "compl", "tools_B", "system_B", "msgs_B", "ms/step", "agent_ms", "bytes/4", "o200k", "calls")
 	row := func(m Measure, ratios string) {
-		fmt.Fprintf(&b, "%-10s %-9s %5d %6d %8d %7d %8d %8d %8d %8.3f %8.3f %s\n", m.Scenario, m.Mode, m.Calls, m.Steps,
-			m.PromptTokens, m.O200k, m.ToolBytes, m.SystemBytes, m.MessageBytes, ms(m.Overhead()), ms(m.Machinery()), ratios)
+		fmt.Fprintf(&b, "%-10s %-9s %5d %6d %8d %7d %6d %8d %8d %8d %8.3f %8.3f %s\n", m.Scenario, m.Variant, m.Calls, m.Steps,
+			m.PromptTokens, m.O200k, m.CompletionTokens, m.ToolBytes, m.SystemBytes, m.MessageBytes, ms(m.Overhead()), ms(m.Machinery()), ratios)
 	}
 	for _, p := range append(ps, Totals(ps)) {
+		row(p.ReActAll, "")
 		row(p.ReAct, "")
 		row(p.Adaptive, fmt.Sprintf("%7s %7s %6s", fmt.Sprintf("%.0f%%", 100*p.Ratio()), fmt.Sprintf("%.0f%%", 100*p.O200kRatio()),
 			fmt.Sprintf("%.2f×", p.CallRatio())))
 	}
 	return b.String()
+}
+
+// CostTable prices every scenario's runs at each of prices, with prompt
+// caching: adaptive's share of ReAct's (same tools) cache-aware prompt
+// cost, and of the whole cost with completions.
+func CostTable(ps []Pair, prices []Price) (string, error) {
+	var b bytes.Buffer
+	for _, pr := range prices {
+		fmt.Fprintf(&b, "-- %s: $/Mtok input %.3f, cached read %.3f, cache write %.3f, output %.3f; cached from %d tokens (%s)\n",
+			pr.Name, pr.In, pr.Read, pr.Write, pr.Out, pr.Cache.MinTokens, pr.Source)
+		fmt.Fprintf(&b, "%-10s %-9s %8s %8s %11s %11s %11s %9s %9s\n",
+			"scenario", "variant", "prompt", "cached", "prompt_$", "no-cache_$", "compl_$", "prompt×", "total×")
+		for _, p := range append(ps, Totals(ps)) {
+			var costs [3]Cost
+			for i, m := range []Measure{p.ReActAll, p.ReAct, p.Adaptive} {
+				c, err := CostOf(pr, m.Bodies, m.CompletionTokens)
+				if err != nil {
+					return "", err
+				}
+				costs[i] = c
+				ratios := ""
+				if i == 2 && costs[1].Prompt > 0 {
+					ratios = fmt.Sprintf("%8.2f× %8.2f×", c.Prompt/costs[1].Prompt, (c.Prompt+c.Completion)/(costs[1].Prompt+costs[1].Completion))
+				}
+				fmt.Fprintf(&b, "%-10s %-9s %8d %8d %11.6f %11.6f %11.6f %s\n",
+					m.Scenario, m.Variant, c.Prompted, c.Cached, c.Prompt, c.PromptUncached, c.Completion, ratios)
+			}
+		}
+	}
+	return b.String(), nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
