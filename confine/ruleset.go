@@ -92,6 +92,15 @@ func (rs Ruleset) Allows(p string, write bool) bool {
 	if write {
 		want = accessWriteFile
 	}
+	return rs.grants(p, want)
+}
+
+// AllowsList reports whether the rules let a command list the directory
+// at p (links resolved), as `ls` does: a directory that holds a hidden
+// secret may be listed, though not read whole.
+func (rs Ruleset) AllowsList(p string) bool { return rs.grants(p, accessReadDir) }
+
+func (rs Ruleset) grants(p string, want uint64) bool {
 	p = path.Clean(p)
 	for _, r := range rs.Rules {
 		if r.Rights&want == 0 {

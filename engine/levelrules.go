@@ -9,13 +9,15 @@ import (
 
 	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/confine/explain"
+	"github.com/autoshell/agent/transport"
 )
 
 // maxRulesFile bounds a level's rules read back from the host.
 const maxRulesFile = 16 << 20
 
 // LevelBlocked is the observation for a file tool of a step confined at
-// level that would read (or, with write, write or create) real — its path
+// level that would read (or, with write, write or create; with dir, list)
+// real — its path
 // with the links resolved on the host — where the rules a shell step of
 // that level runs under do not allow it: the very rules files the
 // launcher or the confined worker applies, read back from the host, so
@@ -23,7 +25,7 @@ const maxRulesFile = 16 << 20
 // machine, the rulesets the confined thread holds. "" when they
 // allow it, at confine.None, and on a host that does not enforce (the
 // classifier alone holds both alike). The error refuses the step.
-func (h *confiner) LevelBlocked(ctx context.Context, level confine.Level, write bool, real string) (string, error) {
+func (h *confiner) LevelBlocked(ctx context.Context, level confine.Level, write, dir bool, real string) (string, error) {
 	if level == confine.None || h.o.LevelsOff {
 		return "", nil
 	}
@@ -42,31 +44,60 @@ func (h *confiner) LevelBlocked(ctx context.Context, level confine.Level, write 
 		}
 		_, rss := c.Thread.Rules()
 		for _, rs := range rss {
-			if !rs.Allows(real, write) {
+			if !allows(rs, write, dir, real) {
 				return fileBlocked(level, write, real, home), nil
 			}
 		}
 		return "", nil
 	}
-	for i := 0; i+1 < len(c.Wrap); i++ {
-		if c.Wrap[i] != confine.RulesFlag {
-			continue
-		}
-		rs, err := h.readRules(ctx, c.Wrap[i+1])
-		if err != nil {
+	for renewed := false; ; renewed = true {
+		ok, err := h.filesAllow(ctx, c.Wrap, write, dir, real)
+		switch {
+		case err != nil:
 			return "", fmt.Errorf("confine: the %s step's rules: %w", level, err)
-		}
-		if !rs.Allows(real, write) {
+		case ok:
+			return "", nil
+		case renewed:
 			return fileBlocked(level, write, real, home), nil
 		}
+		// The files may be stale (kept from an earlier session, or a
+		// directory made since): a command under them renews them, as
+		// the launcher and the served worker write fresh rules back.
+		if _, err := h.tr.Run(ctx, transport.Command{Wrap: c.Wrap, Command: "true"}); err != nil {
+			return "", fmt.Errorf("confine: renew the %s step's rules: %w", level, err)
+		}
 	}
-	return "", nil
 }
 
-// readRules reads a rules file where the launcher reads it. On a remote
-// host it is the file as the launcher last wrote it (renewed there when
-// a command finds it stale): a directory made since is not in it yet,
-// so a file tool is refused there until a command renews the rules.
+// filesAllow reports whether every rules file of wrap allows the access.
+func (h *confiner) filesAllow(ctx context.Context, wrap []string, write, dir bool, real string) (bool, error) {
+	for i := 0; i+1 < len(wrap); i++ {
+		if wrap[i] != confine.RulesFlag {
+			continue
+		}
+		rs, err := h.readRules(ctx, wrap[i+1])
+		if err != nil {
+			return false, err
+		}
+		if !allows(rs, write, dir, real) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// allows is the access of a file tool as the kernel decides it: a
+// directory read is a listing (the tool reads the files in it one by
+// one, each refused where a command's read would be).
+func allows(rs confine.Ruleset, write, dir bool, real string) bool {
+	if dir && !write {
+		return rs.AllowsList(real)
+	}
+	return rs.Allows(real, write)
+}
+
+// readRules reads a rules file where the launcher reads it: on a remote
+// host, as the launcher or the served worker last wrote it.
 func (h *confiner) readRules(ctx context.Context, file string) (confine.Ruleset, error) {
 	if h.tr.Host().Kind == "local" {
 		rs, err := confine.ReadRuleset(file)

@@ -19,8 +19,8 @@ import (
 
 // The file tools' in-process check (LevelBlocked) decides as the kernel
 // does: over the same paths of a scratch home, a shell command confined
-// at the level and the check agree on every write (medium) and read
-// (safe), locally and over real sshd.
+// at the level and the check agree on every write (medium), read and
+// directory listing (safe), locally and over real sshd.
 func conformHome(t *testing.T) string {
 	t.Helper()
 	home := filepath.Join(t.TempDir(), "home")
@@ -29,6 +29,7 @@ func conformHome(t *testing.T) string {
 		".ssh/authorized_keys": "k\n", ".ssh/id_ed25519": "key\n", ".npmrc": "//r/:_authToken=x\n",
 		".local/lib/python3.11/site-packages/requests/__init__.py": "r\n", "src/app/.git/HEAD": "ref\n",
 		"src/app/main.go": "package main\n", ".aws/credentials": "secret\n", ".config/tmux/README": "t\n",
+		"proj/.env": "TOKEN=x\n", "proj/main.py": "print(1)\n",
 	} {
 		mkfile(t, filepath.Join(home, f), c)
 	}
@@ -51,7 +52,8 @@ var (
 		".ssh/authorized_keys", ".ssh/new", ".local/lib/python3.11/site-packages/x.pth", "src/app/.git/hooks/post-checkout",
 		"src/app/main.go", "src/app/new.go", ".config/agent/policy.yaml", "/etc/agent-conform-x"}
 	conformReads = []string{"work/exist.txt", "notes.txt", ".bashrc", ".config/app/app.conf", ".ssh/authorized_keys",
-		".ssh/id_ed25519", ".npmrc", ".aws/credentials", "src/app/main.go", "/etc/hostname"}
+		".ssh/id_ed25519", ".npmrc", ".aws/credentials", "src/app/main.go", "/etc/hostname", "proj/.env", "proj/main.py"}
+	conformLists = []string{"work", "proj", ".ssh", ".aws", ".config", "src/app", "src/app/.git", "/etc"}
 )
 
 func conform(t *testing.T, tr transport.Transport, home string, launcher confine.LauncherFunc) {
@@ -81,7 +83,7 @@ func conform(t *testing.T, tr transport.Transport, home string, launcher confine
 	}
 	blocked := 0
 	for _, p := range conformWrites {
-		why, err := h.LevelBlocked(ctx, confine.NoProtected, true, abs(p))
+		why, err := h.LevelBlocked(ctx, confine.NoProtected, true, false, abs(p))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,13 +96,26 @@ func conform(t *testing.T, tr transport.Transport, home string, launcher confine
 		}
 	}
 	for _, p := range conformReads {
-		why, err := h.LevelBlocked(ctx, confine.ReadOnly, false, abs(p))
+		why, err := h.LevelBlocked(ctx, confine.ReadOnly, false, false, abs(p))
 		if err != nil {
 			t.Fatal(err)
 		}
 		ok := shell(confine.ReadOnly, "cat "+shellQuote(abs(p)))
 		if ok != (why == "") {
 			t.Errorf("safe read of %s: the shell %s, the check says %q", p, map[bool]string{true: "read it", false: "was refused"}[ok], why)
+		}
+		if why != "" {
+			blocked++
+		}
+	}
+	for _, p := range conformLists {
+		why, err := h.LevelBlocked(ctx, confine.ReadOnly, false, true, abs(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := shell(confine.ReadOnly, "ls -a "+shellQuote(abs(p))+" >/dev/null")
+		if ok != (why == "") {
+			t.Errorf("safe listing of %s: the shell %s, the check says %q", p, map[bool]string{true: "listed it", false: "was refused"}[ok], why)
 		}
 		if why != "" {
 			blocked++
@@ -193,7 +208,7 @@ func BenchmarkLevelBlocked(b *testing.B) {
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				if why, err := h.LevelBlocked(ctx, confine.NoProtected, true, home+"/work/x"); why != "" || err != nil {
+				if why, err := h.LevelBlocked(ctx, confine.NoProtected, true, false, home+"/work/x"); why != "" || err != nil {
 					b.Fatal(why, err)
 				}
 			}

@@ -121,11 +121,12 @@ type Confiner interface {
 	// applies). Called after Confine.
 	FileBlocked(write bool, real string) string
 	// LevelBlocked returns the observation for a file tool of a step at
-	// level that would read (or, with write, write or create) real
-	// where the rules a command of that level runs under do not allow
-	// it; "" when they do, at confine.None, or when the host does not
-	// enforce. An error refuses the step.
-	LevelBlocked(ctx context.Context, level confine.Level, write bool, real string) (string, error)
+	// level that would read (or, with write, write or create; a read
+	// of a directory, dir, lists it) real where the rules a command of
+	// that level runs under do not allow it; "" when they do, at
+	// confine.None, or when the host does not enforce. An error refuses
+	// the step.
+	LevelBlocked(ctx context.Context, level confine.Level, write, dir bool, real string) (string, error)
 	// Sandboxed reports whether the operator's sandbox applies (the file
 	// tools' paths are then resolved and checked).
 	Sandboxed() bool

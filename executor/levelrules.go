@@ -46,11 +46,16 @@ func (e *Executor) levelRules(ctx context.Context, s *stepRun) *denial {
 			}
 			continue
 		}
+		fi, looked := s.p.view.statOf(real)
+		if !looked {
+			fi, _ = s.p.tr.Stat(ctx, real)
+		}
+		dir := fi != nil && fi.IsDir()
 		for _, w := range []bool{false, true} {
 			if w && !write || !w && f.Op == safety.FileWrite {
 				continue
 			}
-			why, err := e.cfg.Confiner.LevelBlocked(ctx, s.level, w, real)
+			why, err := e.cfg.Confiner.LevelBlocked(ctx, s.level, w, dir, real)
 			if err != nil {
 				return &denial{kind: notConfined, reason: err.Error(), err: fmt.Errorf("step %d (%s): %w", s.r.Step, s.st.Tool, err)}
 			}
