@@ -47,6 +47,10 @@ type Set struct {
 	// short are Known values of minShort to MinLen bytes: hidden as they
 	// are only, as agent always hid its inventory's secrets.
 	short []string
+	// gen counts the set's changes; memo is what Named returned for a
+	// text while the set was as gen says (memo.go).
+	gen  uint64
+	memo memo
 }
 
 // minShort is the shortest Known value hidden (as is only).
@@ -77,6 +81,7 @@ func (s *Set) Add(name, value string, kind Kind) bool {
 			return false
 		}
 		s.short = append(s.short, value)
+		s.gen++
 		slices.SortFunc(s.short, func(a, b string) int { return len(b) - len(a) }) // longest first
 		return true
 	}
@@ -136,6 +141,7 @@ func (s *Set) addOne(name, value string, kind Kind) bool {
 		if kind == Known && s.entries[i].kind != Known {
 			s.entries[i].kind = Known
 			s.m.Store(nil)
+			s.gen++
 			return true
 		}
 		return false
@@ -143,6 +149,7 @@ func (s *Set) addOne(name, value string, kind Kind) bool {
 	s.index[value] = len(s.entries)
 	s.entries = append(s.entries, entry{value: value, name: name, kind: kind})
 	s.m.Store(nil)
+	s.gen++
 	return true
 }
 
@@ -225,6 +232,13 @@ func (s *Set) String(text string) string {
 // (--send-secrets), the patterns are not applied and only Known values
 // are hidden.
 func (s *Set) Named(text string, sendSecrets bool) (out string, names []string) {
+	if s == nil || text == "" || len(text) > maxMemoText {
+		return s.named(text, sendSecrets)
+	}
+	return s.memoNamed(text, sendSecrets)
+}
+
+func (s *Set) named(text string, sendSecrets bool) (out string, names []string) {
 	if text == "" {
 		return text, nil
 	}

@@ -1,0 +1,57 @@
+package redact
+
+import "slices"
+
+// A step's texts reach the redactor several times (its command in the
+// step_start event, the step event, the audit entry and the parameters;
+// a plan's goal in each step's events): a Set remembers what Named
+// returned for a text while the set did not change, and answers the same
+// text again without scanning it. Any change to the set (a value added,
+// found or made Known) forgets every answer: an answer is only reused
+// for the set it was computed with.
+const (
+	maxMemoText  = 16 << 10 // longer texts are not remembered
+	maxMemoBytes = 4 << 20  // texts remembered in all, before forgetting them all
+)
+
+type memo struct {
+	gen   uint64 // the set's gen the answers are for
+	bytes int
+	m     map[memoKey]memoAnswer
+}
+
+type memoKey struct {
+	text        string
+	sendSecrets bool
+}
+
+type memoAnswer struct {
+	out   string
+	names []string
+}
+
+// memoNamed is named, remembered for the set as it is.
+func (s *Set) memoNamed(text string, sendSecrets bool) (string, []string) {
+	k := memoKey{text, sendSecrets}
+	s.mu.Lock()
+	gen := s.gen
+	if s.memo.gen == gen {
+		if a, ok := s.memo.m[k]; ok {
+			s.mu.Unlock()
+			return a.out, slices.Clone(a.names)
+		}
+	}
+	s.mu.Unlock()
+	out, names := s.named(text, sendSecrets)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gen != gen { // the set changed meanwhile (this text's patterns taught it a value): not remembered
+		return out, names
+	}
+	if s.memo.gen != gen || s.memo.m == nil || s.memo.bytes+len(text) > maxMemoBytes {
+		s.memo = memo{gen: gen, m: map[memoKey]memoAnswer{}}
+	}
+	s.memo.m[k] = memoAnswer{out, slices.Clone(names)}
+	s.memo.bytes += len(text)
+	return out, names
+}
