@@ -43,13 +43,30 @@ func fileToolsHeld(t *testing.T, home string, open func(engine.HostOptions) (*en
 			t.Errorf("write_file created ~/%s", f)
 		}
 	}
+	up := filepath.Join(t.TempDir(), "tmux.conf")
+	mkfileT(t, up, "run-shell id\n")
+	got, _ := run(t, open, o, planner.Step{Tool: "upload_file", Parameters: map[string]any{"local_path": up, "remote_path": "~/.config/tmux.conf"}})
+	if len(got) != 1 || got[0].Status == "ok" {
+		t.Errorf("upload_file to ~/.config/tmux.conf was not refused: %s", show(got))
+	}
+	if _, err := os.Stat(filepath.Join(home, ".config/tmux.conf")); err == nil {
+		t.Error("upload_file created ~/.config/tmux.conf")
+	}
+	// At safe, read_file reads no more than cat: the kernel hides ~/.npmrc.
+	mkfileT(t, filepath.Join(home, ".npmrc"), "//registry/:_authToken=npm-marker-4411\n")
+	safe := o
+	safe.Approver = safety.NewApprover(safety.ModeNever, nil)
+	got, _ = run(t, open, safe, planner.Step{Tool: "read_file", Parameters: map[string]any{"file_path": "~/.npmrc"}})
+	if len(got) != 1 || got[0].Status == "ok" || strings.Contains(got[0].Output, "npm-marker-4411") {
+		t.Errorf("read_file ~/.npmrc at safe was not refused: %s", show(got))
+	}
 	for _, f := range []string{".hgrc", ".config/tmux.conf"} {
 		got, _ := run(t, open, o, b.step(t, "echo x > ~/"+f))
 		if len(got) != 1 || got[0].Status == "ok" {
 			t.Errorf("the shell's echo > ~/%s was not refused: %s", f, show(got))
 		}
 	}
-	got, _ := run(t, open, o, writeStep("~/work/new.txt"), writeStep("~/.config/app/new.conf"), writeStep("~/report.txt"))
+	got, _ = run(t, open, o, writeStep("~/work/new.txt"), writeStep("~/.config/app/new.conf"), writeStep("~/report.txt"))
 	for _, s := range got {
 		if s.Status != "ok" {
 			t.Errorf("ordinary medium work with write_file failed: %s", show(got))
