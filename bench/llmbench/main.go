@@ -71,7 +71,7 @@ func run() error {
 		own.Name, own.Source, own.Cache.StepTokens = "given", "the -price-* flags", 1
 		prices = append(prices, own)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
 	type hostFn func() (scenarios.Host, func() error, error)

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/planner"
@@ -56,11 +57,22 @@ type Scenario struct {
 	// ReAct and adaptive mode: a failure the task starts from, or a
 	// model's mistake it corrects.
 	Errors, AdaptiveErrors int
+	// Vars, when set, are variables set before the run (a host's own, as
+	// an inventory's are).
+	Vars func(dir string) map[string]any
+	// PlanOnce names host directories under the scenario directory: the
+	// task is done on each, by ReAct in one conversation per host and by
+	// adaptive on the first with the model and replayed on the others
+	// without it (agent run --plan-once; see planOnce).
+	PlanOnce []string
 }
 
 // All returns the spec's three scenarios in its order, then issue 31's:
-// a five-phase diagnosis and a condition the model gets wrong once.
-func All() []Scenario { return []Scenario{FixScript(), LogErrors(), FlipFlag(), Diagnose(), Replan()} }
+// a five-phase diagnosis, a condition the model gets wrong once, and a
+// task on three hosts with plan-once.
+func All() []Scenario {
+	return []Scenario{FixScript(), LogErrors(), FlipFlag(), Diagnose(), Replan(), ThreeHosts()}
+}
 
 // call builds a scripted tool call: args is JSON text with DIR standing
 // for dir.
@@ -286,6 +298,8 @@ type Measure struct {
 	// Work is every step that ran (status ok), in order, as the tool and
 	// its resolved parameters: the same in both modes.
 	Work []string
+	// ran is what stepgen ran, for a replay (PlanOnce).
+	ran []stepgen.RanStep
 }
 
 // Overhead is the agent's time per step without the model calls: what
@@ -313,6 +327,12 @@ func (m Measure) Machinery() time.Duration {
 		return 0
 	}
 	return (m.Total - m.InModel - m.OnHost) / time.Duration(m.Steps)
+}
+
+// workOf is a step that ran as Work records it.
+func workOf(tool string, params any) string {
+	b, _ := json.Marshal(params)
+	return tool + " " + string(b)
 }
 
 // Host is a target the scenarios run on: a transport and a directory on it
@@ -362,12 +382,19 @@ func Run(ctx context.Context, h Host, sc Scenario, mode stepgen.Mode, offer []st
 	tr, onHost := timeTransport(h.Transport)
 	emit := func(ev event.Event) {
 		if st := ev.Step; ev.Kind == event.KindStep && st.Status == "ok" {
-			params, _ := json.Marshal(st.Parameters)
-			m.Work = append(m.Work, st.Tool+" "+string(params))
+			m.Work = append(m.Work, workOf(st.Tool, st.Parameters))
 		}
 	}
 	cfg := executor.Config{
 		Transport: tr, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil), Emit: emit,
+	}
+	if sc.Vars != nil {
+		cfg.Vars = execctx.New()
+		for k, v := range sc.Vars(h.Dir) {
+			if err := cfg.Vars.Set(k, v); err != nil {
+				return m, err
+			}
+		}
 	}
 	ex := executor.New(cfg)
 	if offer != nil {
@@ -391,6 +418,7 @@ func Run(ctx context.Context, h Host, sc Scenario, mode stepgen.Mode, offer []st
 	m.OnHost, m.Probe = onHost.spent()
 	m.Calls, m.PromptTokens, m.CompletionTokens = res.Usage.Calls, res.Usage.Prompt, res.Usage.Completion
 	m.Steps = res.Steps
+	m.ran = res.Ran
 	if rej := srv.Rejections(); len(rej) > 0 {
 		msg := ""
 		if rej[0].Error != nil {
@@ -502,6 +530,13 @@ func RunAll(ctx context.Context, h Host) ([]Pair, error) {
 	for _, sc := range All() {
 		var p Pair
 		var err error
+		if len(sc.PlanOnce) > 0 {
+			if p, err = planOnce(ctx, h, sc); err != nil {
+				return out, err
+			}
+			out = append(out, p)
+			continue
+		}
 		if p.Adaptive, err = Run(ctx, h, sc, stepgen.ModeAdaptive, nil); err != nil {
 			return out, err
 		}

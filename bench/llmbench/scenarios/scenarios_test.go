@@ -16,7 +16,7 @@ import (
 // somewhere (fewer calls than steps + 1). Issue 31's economy targets are
 // reported by llmbench, not asserted: the figures are what they are.
 func TestScenarios(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	for _, open := range []func() (Host, func() error, error){
 		LocalHost,
