@@ -38,7 +38,7 @@ func BenchmarkAgentOverhead(b *testing.B) {
 				steps, tokens := 0, 0
 				for b.Loop() {
 					for _, sc := range scenarios.All() {
-						m, err := scenarios.Run(ctx, h, sc, mode)
+						m, err := scenarios.Run(ctx, h, sc, mode, nil)
 						if err != nil {
 							b.Fatal(err)
 						}
