@@ -37,6 +37,8 @@ var (
 	// Well-known key shapes: AWS access key ids, OpenAI/Anthropic-style
 	// sk- keys, GitHub and Slack tokens.
 	keyShapeRE = regexp.MustCompile(`\b(?:(?:AKIA|ASIA)[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abprs]-[A-Za-z0-9-]{10,})`)
+	// keyShapeWords are the literal starts of keyShapeRE's matches.
+	keyShapeWords = []string{"AKIA", "ASIA", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"}
 	// user:password@ in URLs.
 	userinfoRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@'"]+:)[^\s@/'"]+@`)
 	// URL query parameters holding credentials: ?key=, &api-key=,
@@ -122,6 +124,9 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 		s = pemRE.ReplaceAllStringFunc(s, func(m string) string { return mark("PRIVATE_KEY", m) })
 	}
 	lc := &lowerCache{}
+	if s == g.s { // no key replaced: the gate's lower case is the text's
+		lc.src, lc.lower = s, g.lower
+	}
 	byLines := func(s string, g redactGate, gate lineGate, f func(string) string) string {
 		return byLinesCached(s, g, lc, gate, f)
 	}
@@ -143,8 +148,8 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 	if g.hasFold("bearer") {
 		s = byLines(s, g, foldWords("bearer"), values(bearerRE, "", fixedName("BEARER_TOKEN")))
 	}
-	if g.has("AKIA", "ASIA", "sk-", "gh", "xox") {
-		s = byLines(s, g, words("AKIA", "ASIA", "sk-", "gh", "xox"), func(s string) string {
+	if g.has(keyShapeWords...) {
+		s = byLines(s, g, words(keyShapeWords...), func(s string) string {
 			return keyShapeRE.ReplaceAllStringFunc(s, func(m string) string { return mark(shapeName(m), m) })
 		})
 	}
@@ -152,9 +157,8 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 		s = byLines(s, g, words("://"), values(userinfoRE, "@", fixedName("URL_PASSWORD")))
 	}
 	if g.has("=") && g.has("?", "&") {
-		s = byLines(s, g, func(line, _ string) bool {
-			return strings.Contains(line, "=") && containsAny(line, []string{"?", "&"})
-		}, values(queryRE, "", keyName))
+		s = byLines(s, g, lineGate{words: []string{"?", "&"}, also: func(line string) bool { return strings.Contains(line, "=") }},
+			values(queryRE, "", keyName))
 	}
 	if g.hasFold("machine", "default") && netrcGateRE.MatchString(s) {
 		s = replaceValues(s, netrcRE, "", mark, fixedName("NETRC_PASSWORD"))
@@ -170,65 +174,107 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 	return s
 }
 
-// A lineGate says whether a line (and its lower-case form) holds what a
-// pattern cannot match without.
-type lineGate func(line, lower string) bool
-
-func words(ws ...string) lineGate {
-	return func(line, _ string) bool { return containsAny(line, ws) }
+// A lineGate names what a pattern cannot match without on the line its
+// match starts: one of words (in any case when fold), and, when also is
+// set, the line passing also.
+type lineGate struct {
+	words []string
+	fold  bool
+	also  func(line string) bool
 }
 
-func foldWords(ws ...string) lineGate {
-	return func(_, lower string) bool { return containsAny(lower, ws) }
-}
+func words(ws ...string) lineGate     { return lineGate{words: ws} }
+func foldWords(ws ...string) lineGate { return lineGate{words: ws, fold: true} }
 
 // gateTail is how many lines after a gated line a pattern's match may
 // reach (a value on the next line, a quoted value over a few).
 const gateTail = 4
 
-// byLinesCached applies f to the parts of s a pattern can match in: each line
-// gate passes, with the gateTail lines after it. Every match holds a gate
-// word on the line it starts (names, option dashes and schemes hold no
-// newline), so only a match reaching further than gateTail lines (a
+// byLinesCached applies f to the parts of s a pattern can match in: each
+// line gate passes, with the gateTail lines after it. Every match holds a
+// gate word on the line it starts (names, option dashes and schemes hold
+// no newline), so only a match reaching further than gateTail lines (a
 // quoted value longer than that) is cut at its part's end. The regular
 // expressions cost most of redacting a large output; most of its lines
-// hold none of their words. A line that is not ASCII always passes ((?i)
-// folds the Kelvin sign to k, ſ to s); text mostly gated goes to f whole.
+// hold none of their words, and the words are looked for in the whole
+// text at once (strings.Index), not line by line. A line that is not
+// ASCII always passes ((?i) folds the Kelvin sign to k, ſ to s); text
+// mostly gated goes to f whole.
 func byLinesCached(s string, g redactGate, lc *lowerCache, gate lineGate, f func(string) string) string {
 	if g.whole || len(s) < 4<<10 {
 		return f(s)
 	}
-	lower := lc.of(s)
+	in := s
+	if gate.fold {
+		in = lc.of(s)
+	}
+	// the starts of the lines that pass, in any order
+	var starts []int
+	lineOf := func(i int) (int, int) {
+		from := strings.LastIndexByte(s[:i], '\n') + 1
+		to := strings.IndexByte(s[i:], '\n')
+		if to < 0 {
+			return from, len(s)
+		}
+		return from, i + to + 1
+	}
+	for _, w := range gate.words {
+		for at := 0; ; {
+			i := strings.Index(in[at:], w)
+			if i < 0 {
+				break
+			}
+			from, to := lineOf(at + i)
+			if gate.also == nil || gate.also(s[from:to]) {
+				starts = append(starts, from)
+			}
+			at = to // the rest of this line passes already
+			if at >= len(s) {
+				break
+			}
+		}
+	}
+	if g.all { // lines that are not ASCII
+		for at := 0; at < len(s); {
+			i := indexNonASCII(s[at:])
+			if i < 0 {
+				break
+			}
+			from, to := lineOf(at + i)
+			starts = append(starts, from)
+			at = to
+		}
+	}
+	if len(starts) == 0 {
+		return s
+	}
+	slices.Sort(starts)
 	type part struct{ from, to int }
 	var parts []part
 	total := 0
-	tailEnd := -1 // the line index up to which the current part runs
-	line := 0
-	for at := 0; at < len(s); line++ {
-		end := strings.IndexByte(s[at:], '\n')
-		if end < 0 {
-			end = len(s)
-		} else {
-			end += at + 1
-		}
-		if gate(s[at:end], lower[at:end]) || !isASCII(s[at:end]) {
-			if line > tailEnd || len(parts) == 0 {
-				parts = append(parts, part{from: at, to: end})
+	for _, from := range slices.Compact(starts) {
+		// the line and gateTail lines after it
+		to := from
+		for k := 0; k <= gateTail && to < len(s); k++ {
+			if j := strings.IndexByte(s[to:], '\n'); j >= 0 {
+				to += j + 1
+			} else {
+				to = len(s)
 			}
-			tailEnd = line + gateTail
 		}
-		if line <= tailEnd && len(parts) > 0 {
-			parts[len(parts)-1].to = end
+		if n := len(parts); n > 0 && from <= parts[n-1].to {
+			total += to - parts[n-1].to
+			parts[n-1].to = max(parts[n-1].to, to)
+			continue
 		}
-		at = end
-	}
-	for _, p := range parts {
-		total += p.to - p.from
+		parts = append(parts, part{from, to})
+		total += to - from
 	}
 	if total > len(s)*3/4 {
 		return f(s)
 	}
 	var b strings.Builder
+	b.Grow(len(s))
 	last := 0
 	for _, p := range parts {
 		b.WriteString(s[last:p.from])
@@ -237,6 +283,16 @@ func byLinesCached(s string, g redactGate, lc *lowerCache, gate lineGate, f func
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// indexNonASCII is the index of s's first byte ≥ 0x80, or -1.
+func indexNonASCII(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return i
+		}
+	}
+	return -1
 }
 
 // replaceValues replaces each match of re in s but its group 1 (what
@@ -313,7 +369,7 @@ func newRedactGate(s string) redactGate {
 			return redactGate{all: true}
 		}
 	}
-	return redactGate{s: s, lower: strings.ToLower(s)}
+	return redactGate{s: s, lower: asciiLower(s)}
 }
 
 // has reports whether the text holds one of words, as written.

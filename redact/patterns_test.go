@@ -183,6 +183,12 @@ func FuzzRedactGate(f *testing.F) {
 		if got, want := String(s), redactGated(s, redactGate{all: true, whole: true}, plainMark); got != want {
 			t.Fatalf("String(%q) = %q, ungated %q", s, got, want)
 		}
+		// inside a text long enough to be gated line by line
+		pad := strings.Repeat("an ordinary line of output\n", 200)
+		long := pad + s + "\n" + pad
+		if got, want := String(long), redactGated(long, redactGate{all: true, whole: true}, plainMark); got != want {
+			t.Fatalf("String(pad+%q+pad) differs from ungated", s)
+		}
 	})
 }
 
