@@ -96,8 +96,8 @@ func (s *Set) HarvestText(name, text string) int {
 		return 0
 	}
 	n := 0
-	add := func(key, value string) {
-		if s.Add(key, value, Found) {
+	add := func(key, value string) { // at most maxLearnPerText (guard.go)
+		if n < maxLearnPerText && s.Add(key, value, Found) {
 			n++
 		}
 	}

@@ -44,6 +44,7 @@ type Set struct {
 	entries []entry
 	index   map[string]int
 	m       atomic.Pointer[matcher] // nil: compile at the next use
+	found   int                     // how many entries are Found
 	// short are Known values of minShort to MinLen bytes: hidden as they
 	// are only, as agent always hid its inventory's secrets.
 	short []string
@@ -88,11 +89,14 @@ func (s *Set) Add(name, value string, kind Kind) bool {
 	if len(value) < MinLen {
 		return false
 	}
-	if kind == Found && !plausible(value) {
+	if kind == Found && (!plausible(value) || !learnable(value)) {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if kind == Found && s.found >= MaxFound {
+		return false
+	}
 	return s.addLocked(MarkName(name), value, kind)
 }
 
@@ -101,7 +105,7 @@ func (s *Set) addLocked(name, value string, kind Kind) bool {
 		changed := false
 		for _, line := range strings.Split(value, "\n") {
 			line = strings.TrimSpace(line)
-			if !strings.Contains(line, "-----") && !strings.Contains(line, ":") {
+			if !strings.Contains(line, "-----") && !strings.Contains(line, ":") && (kind == Known || learnablePEMLine(line)) {
 				changed = s.addPlain(name, line, kind) || changed
 			}
 		}
@@ -140,6 +144,7 @@ func (s *Set) addOne(name, value string, kind Kind) bool {
 	if i, ok := s.index[value]; ok {
 		if kind == Known && s.entries[i].kind != Known {
 			s.entries[i].kind = Known
+			s.found--
 			s.m.Store(nil)
 			s.gen++
 			return true
@@ -148,6 +153,9 @@ func (s *Set) addOne(name, value string, kind Kind) bool {
 	}
 	s.index[value] = len(s.entries)
 	s.entries = append(s.entries, entry{value: value, name: name, kind: kind})
+	if kind == Found {
+		s.found++
+	}
 	s.m.Store(nil)
 	s.gen++
 	return true
@@ -253,9 +261,11 @@ func (s *Set) named(text string, sendSecrets bool) (out string, names []string) 
 	if sendSecrets {
 		return text, names
 	}
-	before := s.Len()
+	before, learned := s.Len(), 0
 	text = redactGated(text, newRedactGate(text), func(name, value string) string {
-		s.learn(name, value)
+		if learned < maxLearnPerText && s.learn(name, value) {
+			learned++
+		}
 		return mark(name)
 	})
 	if s.Len() != before {
@@ -267,11 +277,10 @@ func (s *Set) named(text string, sendSecrets bool) (out string, names []string) 
 // namedMarkRE is a mark Named puts in place of a secret.
 var namedMarkRE = regexp.MustCompile(`\[REDACTED:[A-Z0-9_]+\]`)
 
-// learn adds a value the patterns found.
-func (s *Set) learn(name, value string) {
-	if s != nil && !strings.HasPrefix(value, "[REDACTED") {
-		s.Add(name, value, Found)
-	}
+// learn adds a value the patterns found and reports whether the set
+// learned it (guard.go).
+func (s *Set) learn(name, value string) bool {
+	return s != nil && !strings.HasPrefix(value, "[REDACTED") && s.Add(name, value, Found)
 }
 
 // values replaces every value of the set (Known ones only, unless found)
