@@ -77,8 +77,13 @@ func localWriteRefusal(p safety.Policy, abs, real, home, cwd string) error {
 		if rel, ok := strings.CutPrefix(q, home+"/"); ok && home != "/" && strings.HasPrefix(rel, ".") && !strings.Contains(rel, "/") {
 			return fmt.Errorf("%s is a dot-entry of the home on this machine: a download may not write there", q)
 		}
-		if under(q, cwd) || len(p.AllowWrite) > 0 && len(allowed.Check(safety.Needs{Writes: []safety.Touch{{Path: q}}}, home)) == 0 {
+		// A working directory of / would be everything (MCP clients may
+		// start agent there): it grants nothing, --allow-write does.
+		if cwd != "/" && under(q, cwd) || len(p.AllowWrite) > 0 && len(allowed.Check(safety.Needs{Writes: []safety.Touch{{Path: q}}}, home)) == 0 {
 			continue
+		}
+		if cwd == "/" {
+			return fmt.Errorf("%s: the working directory is /, which grants a download nothing; give --allow-write on this machine", q)
 		}
 		return fmt.Errorf("%s is outside the working directory (%s) and --allow-write on this machine: a download writes only there", q, cwd)
 	}

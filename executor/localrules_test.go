@@ -176,3 +176,21 @@ func FuzzUnder(f *testing.F) {
 		}
 	})
 }
+
+// TestDownloadRootWorkingDirectory: a working directory of / grants a
+// download nothing (it would be everything); --allow-write still does.
+func TestDownloadRootWorkingDirectory(t *testing.T) {
+	p := safety.DefaultPolicy()
+	home := t.TempDir()
+	target := filepath.Join(t.TempDir(), "x.bin")
+	if err := localWriteRefusal(p, target, target, home, "/"); err == nil || !strings.Contains(err.Error(), "working directory is /") {
+		t.Errorf("cwd /: %v", err)
+	}
+	if err := localWriteRefusal(p, target, target, home, filepath.Dir(target)); err != nil {
+		t.Errorf("cwd the target's directory: %v", err)
+	}
+	p.AllowWrite = []string{filepath.Dir(target) + "/**"}
+	if err := localWriteRefusal(p, target, target, home, "/"); err != nil {
+		t.Errorf("cwd / with --allow-write: %v", err)
+	}
+}
