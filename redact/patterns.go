@@ -127,50 +127,33 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 	if s == g.s { // no key replaced: the gate's lower case is the text's
 		lc.src, lc.lower = s, g.lower
 	}
-	byLines := func(s string, g redactGate, gate lineGate, f func(string) string) string {
-		return byLinesCached(s, g, lc, gate, f)
-	}
 	values := func(re *regexp.Regexp, suffix string, name func(string) string) func(string) string {
 		return func(s string) string { return replaceValues(s, re, suffix, mark, name) }
 	}
-	if g.hasFold("passw", "secret", "token", "api", "authorization", "private") {
-		s = byLines(s, g, foldWords("passw", "secret", "token", "api", "authorization", "private"), values(assignRE, "", keyName))
+	// a large text's gate words are looked for once, by byLines
+	big := !g.whole && len(s) >= 4<<10
+	gated := func(gate lineGate, f func(string) string) {
+		if big || gate.fold && g.hasFold(gate.words...) || !gate.fold && g.has(gate.words...) && (gate.also == nil || g.all || gate.also(g.s)) {
+			s = byLinesCached(s, g, lc, gate, f)
+		}
 	}
-	if g.hasFold("key", "aws_") {
-		s = byLines(s, g, foldWords("key", "aws_"), values(keyEndRE, "", keyName))
-	}
-	if g.hasFold("pass") {
-		s = byLines(s, g, foldWords("pass"), values(passRE, "", keyName))
-	}
-	if g.hasFold("pwd") {
-		s = byLines(s, g, foldWords("pwd"), values(pwdRE, "", keyName))
-	}
-	if g.hasFold("bearer") {
-		s = byLines(s, g, foldWords("bearer"), values(bearerRE, "", fixedName("BEARER_TOKEN")))
-	}
-	if g.has(keyShapeWords...) {
-		s = byLines(s, g, words(keyShapeWords...), func(s string) string {
-			return keyShapeRE.ReplaceAllStringFunc(s, func(m string) string { return mark(shapeName(m), m) })
-		})
-	}
-	if g.has("://") {
-		s = byLines(s, g, words("://"), values(userinfoRE, "@", fixedName("URL_PASSWORD")))
-	}
-	if g.has("=") && g.has("?", "&") {
-		s = byLines(s, g, lineGate{words: []string{"?", "&"}, also: func(line string) bool { return strings.Contains(line, "=") }},
-			values(queryRE, "", keyName))
-	}
+	gated(foldWords("passw", "secret", "token", "api", "authorization", "private"), values(assignRE, "", keyName))
+	gated(foldWords("key", "aws_"), values(keyEndRE, "", keyName))
+	gated(foldWords("pass"), values(passRE, "", keyName))
+	gated(foldWords("pwd"), values(pwdRE, "", keyName))
+	gated(foldWords("bearer"), values(bearerRE, "", fixedName("BEARER_TOKEN")))
+	gated(words(keyShapeWords...), func(s string) string {
+		return keyShapeRE.ReplaceAllStringFunc(s, func(m string) string { return mark(shapeName(m), m) })
+	})
+	gated(words("://"), values(userinfoRE, "@", fixedName("URL_PASSWORD")))
+	gated(lineGate{words: []string{"?", "&"}, also: func(line string) bool { return strings.Contains(line, "=") }}, values(queryRE, "", keyName))
 	if g.hasFold("machine", "default") && netrcGateRE.MatchString(s) {
 		s = replaceValues(s, netrcRE, "", mark, fixedName("NETRC_PASSWORD"))
 	}
-	if g.has("-p") {
-		s = byLines(s, g, words("-p"), func(s string) string { return redactAttachedP(s, mark) })
-	}
-	if g.has("mysql", "mariadb", "sshpass", "curl", "htpasswd") {
-		s = byLines(s, g, words("mysql", "mariadb", "sshpass", "curl", "htpasswd"), func(s string) string {
-			return redactCommandSecrets(s, func(v string) string { return mark("PASSWORD", v) })
-		})
-	}
+	gated(words("-p"), func(s string) string { return redactAttachedP(s, mark) })
+	gated(words("mysql", "mariadb", "sshpass", "curl", "htpasswd"), func(s string) string {
+		return redactCommandSecrets(s, func(v string) string { return mark("PASSWORD", v) })
+	})
 	return s
 }
 
