@@ -1,6 +1,9 @@
 package redact
 
-import "slices"
+import (
+	"slices"
+	"sync"
+)
 
 // A step's texts reach the redactor several times (its command in the
 // step_start event, the step event, the audit entry and the parameters;
@@ -54,4 +57,38 @@ func (s *Set) memoNamed(text string, sendSecrets bool) (string, []string) {
 	s.memo.m[k] = memoAnswer{out, slices.Clone(names)}
 	s.memo.bytes += len(text)
 	return out, names
+}
+
+// patternMemo remembers String's answers: the patterns alone are fixed,
+// so an answer is the answer for as long as the process runs (the audit
+// log hides each entry's fields again, as the executor did).
+var patternMemo textMemo
+
+// textMemo remembers a pure function's answers, up to maxMemoText a text
+// and maxMemoBytes in all (then it forgets them all).
+type textMemo struct {
+	mu    sync.Mutex
+	bytes int
+	m     map[string]string
+}
+
+func (t *textMemo) answer(s string, f func(string) string) string {
+	if len(s) > maxMemoText {
+		return f(s)
+	}
+	t.mu.Lock()
+	out, ok := t.m[s]
+	t.mu.Unlock()
+	if ok {
+		return out
+	}
+	out = f(s)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil || t.bytes+len(s) > maxMemoBytes {
+		t.m, t.bytes = map[string]string{}, 0
+	}
+	t.m[s] = out
+	t.bytes += len(s)
+	return out
 }

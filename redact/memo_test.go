@@ -93,3 +93,20 @@ func TestMemoConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// String's remembered answers are the patterns' answers.
+func TestPatternMemoSameAnswers(t *testing.T) {
+	for _, text := range []string{
+		"export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		"mysql -u root -pS3cr3tPassw0rd db",
+		"nothing here",
+		strings.Repeat("token=abcdefgh12345678 ", 1000), // longer than maxMemoText: not remembered
+	} {
+		want := redactGated(text, newRedactGate(text), plainMark)
+		for i := range 2 {
+			if got := String(text); got != want {
+				t.Errorf("call %d of %.40q: %.80q, want %.80q", i, text, got, want)
+			}
+		}
+	}
+}

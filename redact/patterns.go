@@ -69,7 +69,7 @@ func String(s string) string {
 	if s == "" {
 		return s
 	}
-	return redactGated(s, newRedactGate(s), plainMark)
+	return patternMemo.answer(s, func(s string) string { return redactGated(s, newRedactGate(s), plainMark) })
 }
 
 // Named is String with each secret replaced by
