@@ -205,6 +205,22 @@ func rename(from, to string) error {
 	return nil
 }
 
+// ownLikeDir gives file the owner and group of the directory it is in
+// when this process is root and the directory is another user's: a
+// launcher run under sudo (become) writes rules back into the login
+// user's launcher directory, where that user reads them next (the file
+// tools' level check; a launcher run without sudo). Best effort.
+func ownLikeDir(file string) {
+	if unix.Geteuid() != 0 {
+		return
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(path.Dir(file), &st); err != nil || st.Uid == 0 {
+		return
+	}
+	unix.Chown(file, int(st.Uid), int(st.Gid))
+}
+
 // eaccessExec checks that the process may execute file, by its effective
 // IDs.
 func eaccessExec(file string) error {

@@ -49,3 +49,6 @@ func rename(from, to string) error { return os.Rename(from, to) }
 func eaccessExec(string) error { return syscall.ENOSYS }
 
 func readOnlyFS(string) bool { return false }
+
+// ownLikeDir: the launcher runs on Linux only (fsys_linux.go).
+func ownLikeDir(file string) {}

@@ -50,12 +50,14 @@ func (rs Ruleset) rules() []rule {
 }
 
 // WriteRuleset writes rs to file (mode 0600) atomically: a launcher
-// reading it concurrently sees the old rules or the new.
+// reading it concurrently sees the old rules or the new. Written as root
+// into another user's directory, it is that user's (ownLikeDir).
 func WriteRuleset(file string, rs Ruleset) error {
 	tmp := file + "." + strconv.Itoa(os.Getpid()) + "." + strconv.FormatInt(time.Now().UnixNano(), 10)
 	if err := os.WriteFile(tmp, rs.Encode(), 0o600); err != nil {
 		return err
 	}
+	ownLikeDir(tmp)
 	if err := rename(tmp, file); err != nil {
 		os.Remove(tmp)
 		return err

@@ -19,10 +19,11 @@ import (
 // with a sudoers entry (/etc/sudoers.d/agent-become-test):
 // PassUser may run anything as anyone with its password; NoPassUser
 // without one (NOPASSWD); TTYUser without one too, but sudoers says
-// requiretty for it. None of them caches a sudo credential
+// requiretty for it; TTYPassUser has requiretty and needs its password
+// (the Password). None of them caches a sudo credential
 // (timestamp_timeout=0), so every test asks sudo afresh.
 type Sudo struct {
-	PassUser, NoPassUser, TTYUser string
+	PassUser, NoPassUser, TTYUser, TTYPassUser string
 	// Password is PassUser's login and sudo password: random, made once
 	// per machine and kept in a file only root can read.
 	Password string
@@ -33,15 +34,17 @@ const (
 	sudoPassUser   = "agent-become-pw"
 	sudoNoPassUser = "agent-become-nopw"
 	sudoTTYUser    = "agent-become-tty"
+	sudoTTYPWUser  = "agent-become-ttypw"
 	sudoersFile    = "/etc/sudoers.d/agent-become-test"
 	sudoPassFile   = "/var/lib/agent-become-test/password"
 	sudoLockFile   = "/var/lock/agent-become-test.lock"
 )
 
 const sudoersText = `# written by agent's testenv.SetupSudo for its become tests
-Defaults:agent-become-pw,agent-become-nopw,agent-become-tty timestamp_timeout=0, !lecture
-Defaults:agent-become-tty requiretty
+Defaults:agent-become-pw,agent-become-nopw,agent-become-tty,agent-become-ttypw timestamp_timeout=0, !lecture
+Defaults:agent-become-tty,agent-become-ttypw requiretty
 agent-become-pw ALL=(ALL:ALL) ALL
+agent-become-ttypw ALL=(ALL:ALL) ALL
 agent-become-nopw ALL=(ALL:ALL) NOPASSWD: ALL
 agent-become-tty ALL=(ALL:ALL) NOPASSWD: ALL
 `
@@ -89,8 +92,8 @@ func setupSudo() (*Sudo, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sudo{PassUser: sudoPassUser, NoPassUser: sudoNoPassUser, TTYUser: sudoTTYUser, Password: pw}
-	for _, name := range []string{s.PassUser, s.NoPassUser, s.TTYUser} {
+	s := &Sudo{PassUser: sudoPassUser, NoPassUser: sudoNoPassUser, TTYUser: sudoTTYUser, TTYPassUser: sudoTTYPWUser, Password: pw}
+	for _, name := range []string{s.PassUser, s.NoPassUser, s.TTYUser, s.TTYPassUser} {
 		if _, err := user.Lookup(name); err != nil {
 			if out, err := exec.Command("useradd", "-m", "-s", "/bin/sh", name).CombinedOutput(); err != nil {
 				return nil, fmt.Errorf("useradd %s: %v: %s", name, err, out)
@@ -165,8 +168,8 @@ func StartSudoSSHD(t testing.TB) (*SSHD, *Sudo) {
 		t.Fatal(err)
 	}
 	keys := filepath.Join(dir, "authorized_keys")
-	d := StartSSHD(t, SSHDOptions{ExtraConfig: fmt.Sprintf("Match User %s,%s,%s\n\tAuthorizedKeysFile %s\n",
-		s.PassUser, s.NoPassUser, s.TTYUser, keys)})
+	d := StartSSHD(t, SSHDOptions{ExtraConfig: fmt.Sprintf("Match User %s,%s,%s,%s\n\tAuthorizedKeysFile %s\n",
+		s.PassUser, s.NoPassUser, s.TTYUser, s.TTYPassUser, keys)})
 	pub, err := os.ReadFile(d.IdentityFile + ".pub")
 	if err != nil {
 		t.Fatal(err)

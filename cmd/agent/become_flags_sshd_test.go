@@ -14,8 +14,8 @@ import (
 // TestBecomeFlagsSSHD: the become flags and the config's become section
 // over real sshd: `agent exec -b` runs as root, --become-user as that
 // user, the config's become section like the flags; sudo wanting a
-// password without -K, or a terminal (requiretty), is a quick, clear
-// host error, not a hang; -K without a terminal, a method other than
+// password without -K (also with requiretty) is a quick, clear host
+// error, requiretty alone is not (sudo gets a pty), not a hang; -K without a terminal, a method other than
 // sudo and become flags on commands that run nothing are usage errors
 // naming them.
 func TestBecomeFlagsSSHD(t *testing.T) {
@@ -42,6 +42,8 @@ func TestBecomeFlagsSSHD(t *testing.T) {
 		{[]string{"--ssh-host", host(su.NoPassUser), "-b", "exec", "--", "id -un"}, "root\n"},
 		{[]string{"--ssh-host", host(su.NoPassUser), "--become", "--become-user", "nobody", "exec", "--", "id -un"}, "nobody\n"},
 		{[]string{"--ssh-host", host(su.NoPassUser), "exec", "--", "id -un"}, su.NoPassUser + "\n"},
+		// sudoers requiretty: sudo runs under a pty agent gives it.
+		{[]string{"--ssh-host", host(su.TTYUser), "-b", "exec", "--", "id -un"}, "root\n"},
 	} {
 		out, errOut, code := agent(c.args...)
 		if code != 0 || out != c.want {
@@ -54,7 +56,7 @@ func TestBecomeFlagsSSHD(t *testing.T) {
 		user, want string
 	}{
 		{su.PassUser, "password"},
-		{su.TTYUser, "tty"},
+		{su.TTYPassUser, "password"},
 	} {
 		start := time.Now()
 		_, errOut, code := agent("--ssh-host", host(c.user), "-b", "exec", "--", "id -un")

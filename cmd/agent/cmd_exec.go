@@ -90,7 +90,19 @@ func (a *app) execAs(ctx context.Context, t transport.Transport) (transport.Tran
 	if err != nil || !hb.All {
 		return t, err
 	}
-	return engine.BecomeTransport(t, hb)
+	bt, err := engine.BecomeTransport(t, hb)
+	if err != nil {
+		return t, err
+	}
+	// sudo tried once, without the command's input, as a host's steps
+	// are: a refusal is said before any input is read, and a sudo that
+	// wants a terminal (requiretty) gets one from then on.
+	if c, ok := bt.(interface{ Check(context.Context) error }); ok {
+		if err := c.Check(ctx); err != nil {
+			return t, hostError{fmt.Errorf("exec on %s: %w", t.Host().Name, err)}
+		}
+	}
+	return bt, nil
 }
 
 // stdinOrNil passes piped input on to the command, but not an interactive

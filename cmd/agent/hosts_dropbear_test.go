@@ -239,14 +239,24 @@ func everyToolOn(t *testing.T, ph planHost) string {
 		t.Fatal(err)
 	}
 	planFile := filepath.Join(local, "plan.yaml")
-	if err := os.WriteFile(planFile, []byte(strings.ReplaceAll(everyToolPlan, "LOCAL", local)), 0o644); err != nil {
+	plan := strings.ReplaceAll(everyToolPlan, "LOCAL", local)
+	if _, ok := ph.(interface{ flags() []string }); ok {
+		// Become root: the plan's files are in the scratch "home", not
+		// in root's.
+		plan = strings.Replace(plan, "dir: ~/work", "dir: "+d.Home+"/work", 1)
+	}
+	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("CI", "true")
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	agent := func(args ...string) (string, int) {
 		var out, errOut bytes.Buffer
-		code := Main(append([]string{"-F", d.SSHConfig, "--ssh-host", d.Alias}, args...), strings.NewReader(""), &out, &errOut)
+		pre := []string{"-F", d.SSHConfig, "--ssh-host", d.Alias}
+		if f, ok := ph.(interface{ flags() []string }); ok {
+			pre = append(pre, f.flags()...)
+		}
+		code := Main(append(pre, args...), strings.NewReader(""), &out, &errOut)
 		return out.String() + errOut.String(), code
 	}
 	before := treeOf(t, ph.treeRoot())
@@ -468,4 +478,37 @@ func TestEveryToolOnSSHDWithoutSFTP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sudoHost is the sudo test sshd, logged in as one user and become
+// root (-b): the plan works in a scratch directory of root's.
+type sudoHost struct {
+	sshdHost
+	login string
+}
+
+func (s sudoHost) flags() []string { return []string{"-b"} }
+func (s sudoHost) host() testenv.Host {
+	h := s.sshdHost.host()
+	h.User = s.login
+	return h
+}
+
+// The same plan through sudo that requires a terminal (sudoers
+// requiretty), as root: agent gives sudo a pty, as Ansible's -b does.
+func TestEveryToolWithRequireTTYSudo(t *testing.T) {
+	d, su := testenv.StartSudoSSHD(t)
+	home, err := os.MkdirTemp("", "agent-tty-root-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	os.Chmod(home, 0o755)
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("Host tty\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n",
+		d.Port, su.TTYUser, d.IdentityFile, d.KnownHosts)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.Host.SSHConfig, d.Host.Alias = cfg, "tty"
+	everyToolOn(t, sudoHost{sshdHost{d, home}, su.TTYUser})
 }

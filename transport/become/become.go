@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -63,6 +64,9 @@ type Transport struct {
 	cfg   Config
 
 	homeMu sync.Mutex // held while the home directory is looked up
+	// tty: sudo said it must have a terminal (requiretty); every sudo
+	// runs under a pseudo-terminal from then on (ptyLine).
+	tty atomic.Bool
 	home   string
 	mu     sync.Mutex
 	closed bool
@@ -181,6 +185,35 @@ func (t *Transport) sudoLine(command, dir, nonce string, wrap ...string) string 
 	return b.String()
 }
 
+// line is sudoLine, under a pseudo-terminal once sudo asked for one.
+func (t *Transport) line(command, dir, nonce string, wrap ...string) string {
+	l := t.sudoLine(command, dir, nonce, wrap...)
+	if t.tty.Load() {
+		return ptyLine(l)
+	}
+	return l
+}
+
+// ptyLine runs line under script(1) (util-linux, in Debian's essential
+// bsdutils), which gives it a pseudo-terminal as its controlling
+// terminal: what sudo's requiretty checks, as Ansible's ssh -tt gives.
+// The line's standard input, output and error stay the session's (fds 3,
+// 4, 5 around script): the password still reaches sudo -S on standard
+// input only — never the pty's echo, argv or a log — and the command's
+// output and error stay apart and exact. script itself reads nothing
+// (</dev/null), its copy of the terminal is dropped, and -e makes its
+// exit status the line's.
+func ptyLine(line string) string {
+	return "SHELL=/bin/sh script -qec " + quote(line+" <&3 >&4 2>&5 3<&- 4>&- 5>&-") +
+		" /dev/null 3<&0 4>&1 5>&2 </dev/null >/dev/null"
+}
+
+// needsTTY says sudo refused for want of a terminal (sudoers requiretty:
+// "sorry, you must have a tty to run sudo").
+func needsTTY(preamble string) bool {
+	return strings.Contains(strings.ToLower(preamble), "must have a tty")
+}
+
 // Run runs cmd as the become user, as transport.Transport documents. The
 // password goes to sudo on standard input, never on a command line; the
 // command itself gets no standard input then (cmd.Stdin must be nil). A
@@ -196,7 +229,7 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	stderr := transport.NewCapture(cmd.CaptureLimit)
 	f := &markerFilter{prefix: []byte(nonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
 	in := transport.Command{
-		Command: t.sudoLine(cmd.Command, cmd.Dir, nonce, cmd.Wrap...), Stdin: cmd.Stdin,
+		Command: t.line(cmd.Command, cmd.Dir, nonce, cmd.Wrap...), Stdin: cmd.Stdin,
 		Timeout: cmd.Timeout, CaptureLimit: cmd.CaptureLimit, Stdout: cmd.Stdout, Stderr: f,
 	}
 	in.Stdin = t.stdin(nonce, cmd.Stdin)
@@ -214,6 +247,13 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 		return res, err
 	}
 	if !seen {
+		// sudo wants a terminal (requiretty): run it again under one. Only
+		// when the command has no input of its own, which the refused try
+		// may have consumed; Check, with none, finds out first.
+		if pre := f.preamble(); needsTTY(pre) && !t.tty.Load() && cmd.Stdin == nil {
+			t.tty.Store(true)
+			return t.Run(ctx, cmd)
+		}
 		return transport.Result{}, t.refused(res, f.preamble())
 	}
 	if status != "ok" {
@@ -255,7 +295,7 @@ func (t *Transport) kill(nonce string, pid int) {
 	defer cancel()
 	n := randomHex(8)
 	cmd := "set -- " + quote("["+nonce[:1]+"]"+nonce[1:]) + " " + fmt.Sprint(pid) + "; " + killScript
-	t.inner.Run(ctx, transport.Command{Command: t.sudoLine(cmd, "", n), Stdin: t.stdin(n, nil)})
+	t.inner.Run(ctx, transport.Command{Command: t.line(cmd, "", n), Stdin: t.stdin(n, nil)})
 }
 
 // refused explains a sudo that did not run the command: its own message
@@ -269,14 +309,16 @@ func (t *Transport) refused(res transport.Result, text string) error {
 	who := fmt.Sprintf("sudo to %s on %s", t.cfg.User, t.inner.Host().Name)
 	var hint string
 	switch low := strings.ToLower(msg); {
+	case t.tty.Load() && res.ExitCode == 127 && strings.Contains(low, "script"):
+		hint = "sudo wants a terminal (requiretty) and the host has no script(1) (util-linux) to give it one"
 	case res.ExitCode == 127 || strings.Contains(low, "not found"):
 		hint = fmt.Sprintf("%s is not installed or not on the login user's PATH", t.cfg.Exe)
 	case strings.Contains(low, "incorrect password") || strings.Contains(low, "sorry, try again"):
 		hint = "the become password is wrong"
 	case strings.Contains(low, "a password is required") || strings.Contains(low, "no password was provided"):
 		hint = "sudo wants a password: give it with --ask-become-pass (-K) or ansible_become_password"
-	case strings.Contains(low, "tty") || strings.Contains(low, "terminal"):
-		hint = "sudo wants a terminal (requiretty or use of a tty in sudoers); agent runs sudo without one"
+	case needsTTY(low) || strings.Contains(low, "terminal is required"):
+		hint = "sudo wants a terminal (requiretty or use of a tty in sudoers) and did not run under the one agent gave it"
 	case strings.Contains(low, "not in the sudoers") || strings.Contains(low, "not allowed") || strings.Contains(low, "may not run"):
 		hint = fmt.Sprintf("%s may not run commands as %s (sudoers)", t.inner.Host().User, t.cfg.User)
 	}

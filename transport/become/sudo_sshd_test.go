@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -155,7 +156,7 @@ func TestSudoOverSSHD(t *testing.T) {
 	}{
 		{"WrongPassword", s.PassUser, "wrong-" + s.Password, "the become password is wrong"},
 		{"PasswordNeeded", s.PassUser, "", "sudo wants a password"},
-		{"RequireTTY", s.TTYUser, "", "sudo wants a terminal"},
+		{"RequireTTYWrongPassword", s.TTYPassUser, "wrong-" + s.Password, "the become password is wrong"},
 	}
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,6 +183,67 @@ func TestSudoOverSSHD(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("RequireTTY", func(t *testing.T) {
+		// sudoers says requiretty: sudo refuses without a terminal ("sorry,
+		// you must have a tty"); agent runs it again under a pty, with and
+		// without a password, and the password is still on sudo's standard
+		// input only, the command's streams and status exact.
+		marker := fmt.Sprintf("agent-tty-timeout-%d", time.Now().UnixNano())
+		for _, c := range []struct{ user, password string }{{s.TTYUser, ""}, {s.TTYPassUser, s.Password}} {
+			rec := &recorder{Transport: dialAs(t, d, c.user)}
+			b := mustNew(t, rec, become.Config{Password: c.password})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := b.Check(ctx); err != nil {
+				t.Fatalf("%s: Check = %v", c.user, err)
+			}
+			res, err := b.Run(ctx, transport.Command{Command: "id -un; echo oops >&2; exit 3"})
+			if err != nil || res.Stdout != "root\n" || res.Stderr != "oops\n" || res.ExitCode != 3 {
+				t.Errorf("%s: Run = %+v, %v; want root, oops on stderr, exit 3", c.user, res, err)
+			}
+			res, err = b.Run(ctx, transport.Command{Command: "cat", Stdin: strings.NewReader("own input\n")})
+			if err != nil || res.Stdout != "own input\n" {
+				t.Errorf("%s: cat with stdin = %q, %v", c.user, res.Stdout, err)
+			}
+			if res := runOK(t, b, "cat; echo done"); res.Stdout != "done\n" {
+				t.Errorf("%s: the command read %q from its standard input", c.user, res.Stdout)
+			}
+			p := filepath.Join(dir, "tty-"+c.user+".conf")
+			if _, err := b.WriteFile(ctx, p, strings.NewReader("tty\n"), 0o600); err != nil {
+				t.Fatalf("%s: WriteFile = %v", c.user, err)
+			}
+			if fi, err := os.Stat(p); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 0 {
+				t.Errorf("%s: written file: %v %v", c.user, fi, err)
+			}
+			var buf bytes.Buffer
+			if _, err := b.ReadFile(ctx, p, &buf); err != nil || buf.String() != "tty\n" {
+				t.Errorf("%s: ReadFile = %q, %v", c.user, buf.String(), err)
+			}
+			// A timeout kills the command under the pty too.
+			start := time.Now()
+			if _, err := b.Run(ctx, transport.Command{Command: "sleep 300; : " + marker, Timeout: 2 * time.Second}); !errors.Is(err, transport.ErrTimeout) {
+				t.Errorf("%s: sleep with timeout = %v", c.user, err)
+			}
+			if el := time.Since(start); el > 20*time.Second {
+				t.Errorf("%s: the timeout took %v", c.user, el)
+			}
+			pty := false
+			for _, l := range rec.lines {
+				pty = pty || strings.Contains(l, "script -qec")
+				if c.password != "" && strings.Contains(l, c.password) {
+					t.Errorf("%s: password on a command line: %q", c.user, l)
+				}
+			}
+			if !pty {
+				t.Errorf("%s: no command ran under a pty", c.user)
+			}
+		}
+		// The sleeps are gone.
+		if out, _ := exec.Command("pgrep", "-f", marker).Output(); len(out) != 0 {
+			t.Errorf("a timed-out command is still running: pids %s", out)
+		}
+	})
 
 	t.Run("OtherBecomeUser", func(t *testing.T) {
 		// Become a user who is not root: the command and the files are
