@@ -182,7 +182,7 @@ func (a *app) main(ctx context.Context, args []string) error {
 	a.sandbox.add(fs)
 	if err := a.parseFlags(fs, args, func(w io.Writer) { a.usage(w, fs) }); err != nil {
 		if strings.Contains(err.Error(), "unknown flag: --var") {
-			return usagef("%v (--var belongs to run: agent run PLAN.yaml --var k=v)", err)
+			return usagef("unknown flag: --var (--var belongs to run: agent run PLAN.yaml --var k=v)")
 		}
 		return err
 	}
@@ -259,7 +259,8 @@ func batchWithoutInventory(b batchOptions, given []string) error {
 
 // parseFlags parses a command's flags. Help that was asked for (-h,
 // --help) goes to stdout and returns pflag.ErrHelp (exit 0); a mistake
-// prints the usage on stderr and is a usage error (exit 2).
+// is a usage error (exit 2) saying it and naming --help, without the
+// usage.
 func (a *app) parseFlags(fs *pflag.FlagSet, args []string, usage func(w io.Writer)) error {
 	fs.SetOutput(io.Discard) // Main prints the error once
 	fs.Usage = func() {}
@@ -269,8 +270,13 @@ func (a *app) parseFlags(fs *pflag.FlagSet, args []string, usage func(w io.Write
 		usage(a.stdout)
 		return err
 	case err != nil:
-		usage(a.stderr)
-		return usageError{err}
+		// The mistake and where the flags are, not the whole usage
+		// before it (issue 29: 60 lines hid the one that mattered).
+		cmd := "agent"
+		if fs.Name() != "agent" {
+			cmd += " " + fs.Name()
+		}
+		return usageError{fmt.Errorf("%w\n(`%s --help` lists the flags)", err, cmd)}
 	}
 	return nil
 }

@@ -31,7 +31,9 @@ func runExec(ctx context.Context, a *app, args []string) error {
 			"       agent exec -i INVENTORY [--limit PAT] [--forks N] [run's flags] -- COMMAND…\n\n"+
 			"Run COMMAND on every selected host as a one-step plan: the safety check,\n"+
 			"approvals (--approve), audit, undo journal, --json, --out and the summary\n"+
-			"of agent run; {{inventory_hostname}} and the hosts' variables are templated.\n")
+			"of agent run; {{inventory_hostname}} and the hosts' variables are templated;\n"+
+			"after exec, -i, --limit, --forks and the flags `agent run --help` lists.\n\n"+
+			"Host flags (before exec):\n"+execHostFlags())
 		return pflag.ErrHelp
 	case len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-':
 		// Flags, up to "--", are a fan-out's over an inventory (runExecBatch).
@@ -103,6 +105,14 @@ func (a *app) execAs(ctx context.Context, t transport.Transport) (transport.Tran
 		}
 	}
 	return bt, nil
+}
+
+// execHostFlags is the usage of the host flags exec takes before it.
+func execHostFlags() string {
+	fs := pflag.NewFlagSet("exec", pflag.ContinueOnError)
+	var h hostOptions
+	h.addFlags(fs)
+	return fs.FlagUsages()
 }
 
 // stdinOrNil passes piped input on to the command, but not an interactive

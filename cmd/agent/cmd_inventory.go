@@ -28,11 +28,10 @@ type inventoryOptions struct {
 
 // runInventory is `agent inventory list -i FILE [--limit PAT] [--json]`.
 func runInventory(ctx context.Context, a *app, args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		args = []string{"list", "--help"} // its one sub-command's flags
+	}
 	if len(args) == 0 || args[0] != "list" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(a.stdout, "Usage: agent inventory list -i FILE [--limit PATTERN] [--json]")
-			return pflag.ErrHelp
-		}
 		return usagef("inventory: want the sub-command list (agent inventory list -i FILE [--limit PATTERN] [--json])")
 	}
 	fs := pflag.NewFlagSet("inventory list", pflag.ContinueOnError)
