@@ -61,7 +61,7 @@ func TestNetworkIsMedium(t *testing.T) {
 		{`git -C /repo status`, Safe, ""},
 		{`git remote -v`, Safe, ""},
 		{`git remote show -n origin`, Safe, ""},
-		{`openssl x509 -in c.pem -noout -text`, Safe, ""},
+		{`openssl x509 -in c.crt -noout -text`, Safe, ""},
 		{`getent passwd root`, Safe, ""},
 		{`docker ps`, Safe, ""},
 		{`resolvectl status`, Safe, ""},

@@ -1,7 +1,9 @@
 package safety
 
 import (
+	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -173,7 +175,57 @@ func (p *Policy) readRisk(abs, home string, glob bool) (Level, string) {
 	if p.matchAny(ownDirs(), abs, home, glob) {
 		return High, "reads agent's own configuration or state"
 	}
+	if why := p.foundSecret(abs, home, glob); why != "" {
+		return High, why
+	}
 	return Safe, ""
+}
+
+// foundSecret says why reading abs reaches a secret the kernel hides
+// from unapproved steps when it can (confine/secrets.go), or "": in the
+// home or a relative path (the working directory), an entry named like
+// SecretNames; in the home, a dot-entry not in ReadableDotfiles. The
+// classifier holds the same line so a host without Landlock is covered
+// too (issue 26). Outside the home and the working directory the names
+// mean nothing (/etc/ssl/certs/*.pem are public).
+func (p *Policy) foundSecret(abs, home string, glob bool) string {
+	for _, form := range pathForms(abs, home) {
+		kind := pathKind(form)
+		if kind == '/' {
+			continue
+		}
+		comps := components(strings.TrimPrefix(form, "~"))
+		for _, c := range comps {
+			for _, pat := range p.SecretNames {
+				if secretOverlap(pat, c, glob) {
+					return fmt.Sprintf("reads a file named like a secret (secret_names %q)", pat)
+				}
+			}
+		}
+		if kind == '~' && len(comps) > 0 && strings.HasPrefix(comps[0], ".") && !slices.Contains(p.ReadableDotfiles, comps[0]) {
+			return "reads a dot-entry of ~ not in readable_dotfiles (credentials and histories live there)"
+		}
+	}
+	return ""
+}
+
+// secretOverlap reports whether a path component names, or as a shell
+// pattern (glob) can match, an entry named like pat. A pattern counts only
+// when its own literal prefix or suffix meets pat's: "*.pem" and ".*" do,
+// a bare "*" or "*.txt" does not (what they match is the kernel's walk to
+// find; rating every "grep x *.go" high would ask for nothing), and one
+// not starting with "." does not match a dot-name (the shell's rule).
+func secretOverlap(pat, name string, glob bool) bool {
+	if !glob || !hasMeta(name) {
+		ok, _ := path.Match(pat, name)
+		return ok
+	}
+	if strings.HasPrefix(pat, ".") && !strings.HasPrefix(name, ".") || !overlap(pat, name, true) {
+		return false
+	}
+	np, ns := literalPrefix(name), literalSuffix(name)
+	pp, ps := literalPrefix(pat), literalSuffix(pat)
+	return np != "" && pp != "" || ns != "" && ps != ""
 }
 
 // holdsSensitive reports whether a directory (or pattern) contains a place

@@ -36,7 +36,7 @@ func TestAnalyzeResolved(t *testing.T) {
 		{"cat ~/y", []Touch{{Path: "~/y", Real: "relative/.ssh"}}, Medium},
 		{"cat ~/y", []Touch{{Path: "~/y", Real: "/a/../b"}}, Medium},
 		{"echo >> ~/y", []Touch{{Path: "~/y", Op: FileWrite, Real: "/a\x00b"}}, High},
-		{"cat ~/y", []Touch{{Path: "~/y", Real: "/home/u/.ssh\n/x"}}, Safe}, // ".ssh\n" is not .ssh
+		{"cat ~/y", []Touch{{Path: "~/y", Real: "/srv/.ssh\n/x"}}, Safe}, // ".ssh\n" is not .ssh
 		{"cat ~/y", []Touch{{Path: "~/y", Real: "/srv/\xff\xfe"}}, Safe},
 		{"echo x | tee ~/lk/*.txt", []Touch{ // a pattern: the links it matches
 			{Path: "~/lk/*.txt", Op: FileWrite, Real: home + "/notes.txt"},
