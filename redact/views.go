@@ -120,11 +120,12 @@ func dumpLine(s string, at, end int) (isDump bool, hexFrom, hexTo, charFrom, cha
 
 // lines calls f for each line of s (without its newline).
 func lines(s string, f func(at, end int)) {
-	at := 0
-	for at < len(s) {
-		end := at
-		for end < len(s) && s[end] != '\n' {
-			end++
+	for at := 0; at < len(s); {
+		end := strings.IndexByte(s[at:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += at
 		}
 		f(at, end)
 		at = end + 1
