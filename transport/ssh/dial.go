@@ -38,8 +38,8 @@ type conn struct {
 	err     error // why it ended
 	ended   bool
 	sftp    *sftp.Client
-	home    string // remote home (SFTP realpath "."), once known
-	noFsync bool   // the server lacks fsync@openssh.com (warned once)
+	home    func() string // remote home (SFTP realpath "."), waited for
+	noFsync bool          // the server lacks fsync@openssh.com (warned once)
 }
 
 func newConn(client *gossh.Client, hops []*gossh.Client) *conn {

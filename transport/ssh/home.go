@@ -65,9 +65,9 @@ func (t *Transport) workerHome(ctx context.Context) string {
 // (the same unless sshd sets HOME apart). A file method starts no worker:
 // a worker on a connection that is then cut fails its next command instead
 // of dialling again.
-func (t *Transport) expandHome(p, sftpHome string) string {
+func (t *Transport) expandHome(p string, sftpHome func() string) string {
 	if strings.HasPrefix(p, "/") {
-		return transport.ExpandHome(p, sftpHome)
+		return transport.ExpandHome(p, "")
 	}
 	t.hmu.Lock()
 	home := t.home
@@ -79,8 +79,11 @@ func (t *Transport) expandHome(p, sftpHome string) string {
 		}
 		t.wmu.Unlock()
 	}
+	if home == "" && sftpHome != nil {
+		home = sftpHome()
+	}
 	if home == "" {
-		home = sftpHome
+		home = "." // not known: relative, where the SFTP server starts
 	}
 	return transport.ExpandHome(p, home)
 }

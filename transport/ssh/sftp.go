@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -36,24 +37,27 @@ var sftpOptions = []sftp.ClientOption{
 const bigPacket = 128 << 10
 
 // sftpClient returns c's SFTP client and the remote home directory,
-// starting the SFTP subsystem on first use (or after it died).
-func (c *conn) sftpClient(ctx context.Context) (*sftp.Client, string, error) {
+// starting the SFTP subsystem on first use (or after it died). The home
+// is asked for beside the caller's first request, not before it (a round
+// trip less): home waits for the answer, "" when there is none (a
+// relative path is then left to the server, which starts there).
+func (c *conn) sftpClient(ctx context.Context) (*sftp.Client, func() string, error) {
 	if err := acquire(ctx, c.sftpOpen); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	defer func() { <-c.sftpOpen }()
 	c.mu.Lock()
 	sc, home, ended := c.sftp, c.home, c.ended
 	c.mu.Unlock()
 	if ended {
-		return nil, "", errConnLost
+		return nil, nil, errConnLost
 	}
 	if sc != nil {
 		return sc, home, nil
 	}
 	type res struct {
 		sc   *sftp.Client
-		home string
+		home func() string
 		err  error
 	}
 	ch := make(chan res, 1)
@@ -67,13 +71,13 @@ func (c *conn) sftpClient(ctx context.Context) (*sftp.Client, string, error) {
 			ch <- res{err: fmt.Errorf("start sftp: %w", err)}
 			return
 		}
-		home, err := sc.Getwd() // realpath ".": where sftp-server starts, the home directory
-		if err != nil {
-			sc.Close()
-			ch <- res{err: fmt.Errorf("sftp home directory: %w", err)}
-			return
-		}
-		ch <- res{sc, home, nil}
+		var home string
+		asked := make(chan struct{})
+		go func() {
+			defer close(asked)
+			home, _ = sc.Getwd() // realpath ".": where sftp-server starts, the home directory
+		}()
+		ch <- res{sc, func() string { <-asked; return home }, nil}
 	}()
 	var r res
 	select {
@@ -84,16 +88,16 @@ func (c *conn) sftpClient(ctx context.Context) (*sftp.Client, string, error) {
 				r.sc.Close()
 			}
 		}()
-		return nil, "", ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 	if r.err != nil {
-		return nil, "", r.err
+		return nil, nil, r.err
 	}
 	c.mu.Lock()
 	if c.ended {
 		c.mu.Unlock()
 		r.sc.Close()
-		return nil, "", errConnLost
+		return nil, nil, errConnLost
 	}
 	c.sftp, c.home = r.sc, r.home
 	c.mu.Unlock()
@@ -110,12 +114,12 @@ func (c *conn) sftpClient(ctx context.Context) (*sftp.Client, string, error) {
 
 // files returns an SFTP client, dialling once more when the connection
 // turns out to be gone (nothing has been done yet, so that is safe).
-func (t *Transport) files(ctx context.Context) (*conn, *sftp.Client, string, error) {
+func (t *Transport) files(ctx context.Context) (*conn, *sftp.Client, func() string, error) {
 	var sc *sftp.Client
-	var home string
+	var home func() string
 	ungate, err := t.gate(ctx) // the subsystem's start is a session's
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, nil, err
 	}
 	defer ungate()
 	c, err := t.retry(ctx, func(c *conn) error {
@@ -175,17 +179,44 @@ func readFile(sc *sftp.Client, p string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() {
+	// Closed without waiting for the answer: the server handles its
+	// requests in order, so nothing later sees the handle open, and a
+	// small file costs the open and one read (two round trips, with the
+	// read that finds its end) instead of five.
+	defer func() { go f.Close() }()
+	// Its fstat and the first read go out at once.
+	var fi fs.FileInfo
+	var statErr error
+	stated := make(chan struct{})
+	go func() {
+		defer close(stated)
+		fi, statErr = f.Stat()
+	}()
+	buf := make([]byte, firstRead)
+	n, rerr := f.ReadAt(buf, 0)
+	<-stated
+	switch {
+	case statErr != nil:
+		return statErr
+	case fi.IsDir():
 		return syscall.EISDIR
+	case rerr != nil && !errors.Is(rerr, io.EOF):
+		return rerr
+	}
+	if _, err := w.Write(buf[:n]); err != nil || rerr != nil {
+		return err // all of it read (EOF), or w failed
+	}
+	// A larger file: the rest with pkg/sftp's concurrent reads.
+	if _, err := f.Seek(int64(n), io.SeekStart); err != nil {
+		return err
 	}
 	_, err = f.WriteTo(w)
 	return err
 }
+
+// firstRead is what readFile asks for with the file's fstat: one SFTP
+// packet's worth (pkg/sftp's default), so that a small file is one read.
+const firstRead = 32 << 10
 
 // WriteFile replaces the file at path atomically: a temporary file
 // ".NAME.agent-RANDOM" in the same directory (created exclusively, mode
@@ -489,7 +520,9 @@ func (t *Transport) ReadDir(ctx context.Context, p string) ([]fs.FileInfo, error
 	if err != nil {
 		return nil, fmt.Errorf("read directory %s: %w", p, err)
 	}
-	p = transport.ExpandHome(p, home)
+	if !strings.HasPrefix(p, "/") {
+		p = t.expandHome(p, home)
+	}
 	fis, err := call(ctx, func() ([]fs.FileInfo, error) { return sc.ReadDir(p) })
 	if err != nil {
 		return nil, t.fileErr(c, sc, "read directory", p, err)

@@ -144,7 +144,7 @@ func (t *Transport) shellPath(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return t.expandHome(p, home), nil
+	return t.expandHome(p, func() string { return home }), nil
 }
 
 // shellStat is Stat (follow) or Lstat through the shell.
