@@ -54,6 +54,7 @@ type hostPath struct {
 	why      string
 	lost     bool
 	notFound bool // the error was fs.ErrNotExist or ENOTDIR: a name on the way is missing
+	notDir   bool // ENOTDIR: a name on the way is no directory
 	// in is the inspection of real (its Info nil: nothing there); looked
 	// says it was taken (a transport without Inspect only resolves).
 	in     transport.Inspection
@@ -204,7 +205,15 @@ func (v *hostView) fill(ctx context.Context, hp *hostPath, p string, read bool) 
 func (hp *hostPath) setErr(err error) {
 	hp.why = oneLine(err.Error(), 200)
 	hp.lost = errors.Is(err, transport.ErrConnection)
-	hp.notFound = errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+	hp.notDir = errors.Is(err, syscall.ENOTDIR)
+	hp.notFound = errors.Is(err, fs.ErrNotExist) || hp.notDir
+}
+
+// missing reports whether the look found nothing at its path for sure:
+// an Inspect that found no file there, or a missing directory on the way
+// (not one that is a file: a Stat would fail otherwise).
+func (hp *hostPath) missing() bool {
+	return hp.looked && hp.in.Info == nil || hp.notFound && !hp.notDir && !hp.lost
 }
 
 // resolve is where the absolute path p really is, or why that is not
@@ -275,7 +284,10 @@ func (v *hostView) statOf(p string) (fi fs.FileInfo, ok bool) {
 	default:
 		return nil, false
 	}
-	if !hp.looked {
+	switch {
+	case hp.missing():
+		return nil, true
+	case !hp.looked:
 		return nil, false
 	}
 	return hp.in.Info, true

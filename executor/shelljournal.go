@@ -158,7 +158,7 @@ func (e *Executor) savedFileAt(ctx context.Context, v *hostView, abs string) (sa
 		}
 	}
 	fi := hp.in.Info
-	if !hp.looked {
+	if !hp.looked && !hp.missing() { // a missing name needs no Stat to say so
 		if fi, err = v.tr.Stat(ctx, real); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			if cerr := ctx.Err(); cerr != nil {
 				return savedFile{}, nil, cerr
@@ -201,7 +201,14 @@ func (e *Executor) createdDirs(ctx context.Context, v *hostView, abs string, par
 	}
 	var out []savedFile
 	for p := real; ; p = path.Dir(p) {
-		_, err := v.tr.Stat(ctx, p)
+		// As the view saw it (the classifier's and the other targets'
+		// look), else asked.
+		var err error
+		if fi, ok := v.statOf(p); !ok {
+			_, err = v.tr.Stat(ctx, p)
+		} else if fi == nil {
+			err = fs.ErrNotExist
+		}
 		switch {
 		case err == nil:
 			return out, nil, nil
