@@ -151,6 +151,10 @@ type Entry struct {
 	// Undo is the session `agent undo` takes to put the step's changes
 	// back; empty when nothing was journaled.
 	Undo string
+	// BytesChanged is how many bytes the step wrote to files (the new
+	// contents' sizes, as the file tools report them); nil when the step
+	// wrote no file or its tool does not know (a shell command).
+	BytesChanged *int64
 }
 
 // OutputHeadBytes is how much of a tool's output the audit log keeps.
@@ -182,6 +186,7 @@ type Record struct {
 	DurationMS int64          `json:"duration_ms"`
 	Error      string         `json:"error,omitempty"`
 	Undo       string         `json:"undo,omitempty"`
+	Bytes      *int64         `json:"bytes_changed,omitempty"`
 }
 
 // Append appends e as one JSON line, chained to the line before, and
@@ -236,6 +241,7 @@ func (a *Log) write(ctx context.Context, e Entry) (uint64, error) {
 		DurationMS: e.Duration.Milliseconds(),
 		Error:      redact.String(e.Error),
 		Undo:       e.Undo,
+		Bytes:      e.BytesChanged,
 	}
 	if _, err := json.Marshal(rec.Parameters); err != nil {
 		// Parameters of a type JSON cannot encode: keep the line, say so.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -75,5 +76,31 @@ func TestAuditFailsClosed(t *testing.T) {
 	}
 	if _, err := os.Stat(w); err == nil {
 		t.Fatal("write_file wrote without its audit line")
+	}
+}
+
+// TestAuditBytesChanged: a file tool's result line says how many bytes it
+// wrote; a command's line does not guess.
+func TestAuditBytesChanged(t *testing.T) {
+	h := newHarness(t)
+	e := h.executor(safety.ModeAll, false, nil)
+	w := filepath.Join(h.dir, "w.txt")
+	if _, err := e.RunStep(context.Background(), planner.Step{Tool: "write_file", Parameters: map[string]any{"file_path": w, "content": "hello, audit\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.RunStep(context.Background(), planner.Step{Tool: "edit_file", Parameters: map[string]any{"file_path": w, "search_pattern": "audit", "replacement": "auditor"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.RunStep(context.Background(), planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	var got []any
+	for _, l := range h.allAuditLines() {
+		if l["decision"] == audit.Allowed {
+			got = append(got, l["bytes_changed"])
+		}
+	}
+	if want := []any{float64(len("hello, audit\n")), float64(len("hello, auditor\n")), nil}; !reflect.DeepEqual(got, want) {
+		t.Errorf("bytes_changed %v, want %v", got, want)
 	}
 }

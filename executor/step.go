@@ -519,6 +519,13 @@ func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error 
 	if r.ran && (len(r.Journaled) > 0 || r.Diff != "") {
 		ent.Undo = e.cfg.Session
 	}
+	if r.ran && !r.DryRun && len(r.Output.FilesChanged) > 0 {
+		var n int64
+		for _, fc := range r.Output.FilesChanged {
+			n += fc.Size
+		}
+		ent.BytesChanged = &n
+	}
 	if err := e.cfg.Audit.Append(ctx, e.redactEntry(ent)); err != nil {
 		return fmt.Errorf("step %d: %w", r.Step, err)
 	}

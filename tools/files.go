@@ -139,7 +139,7 @@ func sha(b []byte) string {
 
 // change describes replacing cur at p with data.
 func change(p string, cur current, data []byte) FileChange {
-	return FileChange{Path: p, Existed: cur.existed, OldSHA256: contentSHA(cur), OldMode: cur.mode, NewSHA256: sha(data)}
+	return FileChange{Path: p, Existed: cur.existed, OldSHA256: contentSHA(cur), OldMode: cur.mode, NewSHA256: sha(data), Size: int64(len(data))}
 }
 
 // commit writes data over p after the undo hook has seen the old content.

@@ -84,6 +84,9 @@ type FileChange struct {
 	NewSHA256 string `json:"new_sha256"`
 	// OldMode is the previous permission bits (0 when new).
 	OldMode fs.FileMode `json:"old_mode,omitempty"`
+	// Size is the new content's size in bytes (0 in an upload's or a
+	// download's Preview, known only once the file is streamed).
+	Size int64 `json:"size,omitempty"`
 	// Local marks the operator's file a download wrote (Path is on this
 	// machine, not the target).
 	Local bool `json:"local,omitempty"`

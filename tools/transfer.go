@@ -217,7 +217,7 @@ func (t *Transfer) up(ctx context.Context, tr transport.Transport, local, remote
 	if err != nil {
 		return Output{}, fileErr(ctx, "upload to", path, err)
 	}
-	fc.NewSHA256 = hex.EncodeToString(h.Sum(nil))
+	fc.NewSHA256, fc.Size = hex.EncodeToString(h.Sum(nil)), n
 	out := TextOutput(fmt.Sprintf("uploaded %s to %s (%d bytes)\n", local, path, n))
 	out.FilesChanged = []FileChange{fc}
 	return out, nil
@@ -323,7 +323,7 @@ func (t *Transfer) down(ctx context.Context, tr transport.Transport, local strin
 		return Output{}, fail("%v", unwrapPath(err))
 	}
 	out := TextOutput(fmt.Sprintf("downloaded %s to %s (%d bytes)\n", path, local, n))
-	fc.NewSHA256 = hex.EncodeToString(w.sum.Sum(nil))
+	fc.NewSHA256, fc.Size = hex.EncodeToString(w.sum.Sum(nil)), n
 	out.FilesChanged = []FileChange{fc}
 	return out, nil
 }
