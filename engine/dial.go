@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/autoshell/agent/transport"
@@ -114,6 +115,7 @@ func HostTarget(dest string, o SSHOverrides) (Target, error) {
 	if dest == "" {
 		return Target{Connection: ConnLocal}, nil
 	}
+	dest = hostPortURI(dest)
 	cfg, err := sshtr.Resolve(dest, sshtr.ResolveOptions{
 		ConfigFile: o.ConfigFile, User: o.User, Port: o.Port, IdentityFiles: o.Identities,
 	})
@@ -121,6 +123,30 @@ func HostTarget(dest string, o SSHOverrides) (Target, error) {
 		return Target{}, ConfigError{err}
 	}
 	return Target{Connection: ConnSSH, SSH: cfg}, nil
+}
+
+// hostPortURI is dest as ssh://… when it is [user@]host:port (not an
+// IPv6 address), which ssh itself would take as a host named
+// "host:port" (issue 29: "no such host"); any other dest is returned as
+// it is (an alias, user@host, a bare IPv6 address, a URI).
+func hostPortURI(dest string) string {
+	if strings.HasPrefix(dest, "ssh://") {
+		return dest
+	}
+	at := strings.LastIndex(dest, "@")
+	hostPort := dest[at+1:]
+	i := strings.LastIndex(hostPort, ":")
+	if i <= 0 {
+		return dest
+	}
+	host, port := hostPort[:i], hostPort[i+1:]
+	if host == "" || strings.ContainsAny(host, ":[]") {
+		return dest // an IPv6 address
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] == '0' || port[0] == '+' {
+		return dest
+	}
+	return "ssh://" + dest
 }
 
 // Name of the local target when Target.Name is empty: the transport's.
