@@ -34,6 +34,9 @@ type batchOutput struct {
 	// shell counts the medium/high risk shell commands that ran, on every
 	// host: undo cannot put back what they changed.
 	shell atomic.Int64
+	// shellCmds names the first maxNamed of them: "HOST step N: COMMAND".
+	shellMu   sync.Mutex
+	shellCmds []string
 	// prompt and completion count the model's tokens over every host;
 	// cost prices them (", cost 0.0123"; nil: no price).
 	prompt, completion atomic.Int64
@@ -167,6 +170,11 @@ func (o *batchOutput) event(ev event.Event) {
 	case event.KindStep:
 		if shellChange(ev.Step) {
 			o.shell.Add(1)
+			o.shellMu.Lock()
+			if len(o.shellCmds) < maxNamed {
+				o.shellCmds = append(o.shellCmds, fmt.Sprintf("%s step %d: %s", printable(ev.Host), ev.Step.Step, printable(oneLineCmd(ev.Step.Command, 120))))
+			}
+			o.shellMu.Unlock()
 		}
 	case event.KindLLM:
 		o.prompt.Add(int64(ev.LLM.PromptTokens))
@@ -320,7 +328,15 @@ func (o *batchOutput) summary(r engine.BatchResult, undo string) {
 			session, changed, pluralize(changed, "file"), printable(undo))
 	}
 	if n := int(o.shell.Load()); n > 0 {
-		fmt.Fprintf(w, "%s (%d %s)\n", notJournaled, n, pluralize(n, "command"))
+		fmt.Fprintf(w, "%s (%d %s):\n", notJournaled, n, pluralize(n, "command"))
+		o.shellMu.Lock()
+		for _, c := range o.shellCmds {
+			fmt.Fprintf(w, "  %s\n", c)
+		}
+		if more := n - len(o.shellCmds); more > 0 {
+			fmt.Fprintf(w, "  … and %d more (--json or --out names each)\n", more)
+		}
+		o.shellMu.Unlock()
 	}
 	if o.dir != "" {
 		fmt.Fprintf(w, "logs in %s\n", o.dir)
@@ -410,3 +426,6 @@ func safeFileName(name string) string {
 	}
 	return s
 }
+
+// maxNamed bounds the unjournaled commands the batch summary names.
+const maxNamed = 20

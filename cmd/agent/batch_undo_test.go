@@ -34,6 +34,10 @@ func TestBatchUndo(t *testing.T) {
 	if strings.Contains(out, "not journaled") != (f.approve == "all") {
 		t.Errorf("note on unjournaled shell commands (approve %s):\n%s", f.approve, out)
 	}
+	// The note names each command (issue 29: "(2 commands)" alone).
+	if f.approve == "all" && !regexp.MustCompile(`not journaled.*\n  db01 step \d+: echo db >> \S+/db01\.txt`).MatchString(out) {
+		t.Errorf("the note does not name the command:\n%s", out)
+	}
 	m := regexp.MustCompile(`to put them back: agent (undo \S+ .*-i \S+) \(one host: add --limit HOST\)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no undo command in the summary:\n%s", out)

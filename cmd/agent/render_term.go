@@ -39,7 +39,7 @@ type termRenderer struct {
 	dryRun  bool
 	changed int             // files changed (steps with a diff that ran), each counted once
 	paths   map[string]bool // the files counted in changed
-	shell   int             // medium/high risk shell commands that ran (not journaled)
+	shell   []string        // medium/high risk shell commands that ran (not journaled): "step N: COMMAND"
 	multi   bool
 	started int        // the step whose header step_start printed
 	llm     *event.LLM // the model's usage, for the summary
@@ -242,7 +242,7 @@ func (r *termRenderer) step(ev *event.Step) {
 	}
 	r.printf("      %s (%s)\n", status, detail)
 	if shellChange(ev) {
-		r.shell++
+		r.shell = append(r.shell, fmt.Sprintf("step %d: %s", ev.Step, printable(oneLineCmd(ev.Command, 120))))
 	}
 	if ev.Status == "ok" || ev.Status == "error" {
 		for _, p := range ev.Journaled { // a shell command's files undo restores
@@ -320,8 +320,11 @@ func (r *termRenderer) finishText(host, session string, success bool, text strin
 			r.printf(" — %d %s changed; to put %s back: agent undo %s", r.changed, pluralize(r.changed, "file"),
 				pluralize(r.changed, "it", "them"), sum.Session)
 		}
-		if r.shell > 0 {
-			r.printf("\n%s (%d %s)", notJournaled, r.shell, pluralize(r.shell, "command"))
+		if n := len(r.shell); n > 0 {
+			r.printf("\n%s (%d %s):", notJournaled, n, pluralize(n, "command"))
+			for _, c := range r.shell {
+				r.printf("\n  %s", c)
+			}
 		}
 		r.printf("\n")
 	}
@@ -581,4 +584,13 @@ func afterOutput(obs string) string {
 		}
 	}
 	return strings.Join(notes, "\n")
+}
+
+// oneLineCmd is a command line on one line, shortened to n runes.
+func oneLineCmd(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "…"
+	}
+	return s
 }
