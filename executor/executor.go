@@ -537,6 +537,7 @@ func (e *Executor) RunPlan(ctx context.Context, p *planner.Plan) (Summary, error
 		pe.Phases = append(pe.Phases, PhaseInfo(ph, len(ph.Steps)))
 	}
 	e.emit(event.Event{Kind: event.KindPlan, Plan: pe})
+	e.filesAhead(p)
 	for i, ph := range p.Phases {
 		e.phase = ph.Phase
 		info := PhaseInfo(ph, len(ph.Steps))

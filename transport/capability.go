@@ -91,3 +91,11 @@ type Inspection struct {
 	Content []byte
 	Read    bool
 }
+
+// FilesAheader starts, in the background, what the file methods need (an
+// SSH host's SFTP subsystem: three round trips), so that the first file
+// call does not wait for it. It never fails: the call that needs it
+// reports. The executor calls it when a plan's steps will look at files.
+type FilesAheader interface {
+	FilesAhead()
+}

@@ -587,3 +587,29 @@ func newSFTPClient(client *gossh.Client) (*sftp.Client, error) {
 	}()
 	return sc, nil
 }
+
+// FilesAhead starts the SFTP subsystem in the background on the current
+// connection, when it is up and the file methods may use SFTP
+// (transport.FilesAheader): a plan's first file call then finds it open.
+// It dials nothing; a failure is left to the call that needs it.
+func (t *Transport) FilesAhead() {
+	if t.opts.ShellFiles || t.fileVia.Load() == filesShell {
+		return
+	}
+	t.mu.Lock()
+	c := t.conn
+	t.mu.Unlock()
+	if c == nil || !c.alive() {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		ungate, err := t.gate(ctx)
+		if err != nil {
+			return
+		}
+		defer ungate()
+		c.sftpClient(ctx)
+	}()
+}

@@ -221,11 +221,12 @@ func isDone(ch <-chan struct{}) bool {
 
 // The transport and its optional capabilities (transport.As).
 var (
-	_ transport.Transport  = (*Transport)(nil)
-	_ transport.RealPather = (*Transport)(nil)
-	_ transport.HomeDirer  = (*Transport)(nil)
-	_ transport.DirReader  = (*Transport)(nil)
-	_ transport.Inspector  = (*Transport)(nil)
+	_ transport.Transport    = (*Transport)(nil)
+	_ transport.RealPather   = (*Transport)(nil)
+	_ transport.HomeDirer    = (*Transport)(nil)
+	_ transport.DirReader    = (*Transport)(nil)
+	_ transport.Inspector    = (*Transport)(nil)
+	_ transport.FilesAheader = (*Transport)(nil)
 )
 
 // Dial connects to the host cfg describes (through its ProxyJump hosts, each
