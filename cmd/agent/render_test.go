@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/autoshell/agent/event"
+	"github.com/autoshell/agent/executor"
 )
 
 // TestInterruptedStepOutput: a step stopped by Ctrl-C reads "interrupted"
@@ -36,5 +37,23 @@ func TestInterruptedStepOutput(t *testing.T) {
 	newTermRenderer(&term2).event(ev2)
 	if !strings.Contains(term2.String(), "context canceled") {
 		t.Errorf("a step that was not interrupted lost its output:\n%s", term2.String())
+	}
+}
+
+// The one-host summary names each shell command undo cannot put back
+// (issue 29: it said "(2 commands)" alone), escaped and on one line.
+func TestSummaryNamesUnjournaledCommands(t *testing.T) {
+	var term bytes.Buffer
+	r := newTermRenderer(&term)
+	for i, c := range []string{"systemctl restart nginx", "rm -rf /var/cache/app\n  && echo \x1b[2Jdone"} {
+		r.event(event.Event{Kind: event.KindStep, Host: "web", Step: &event.Step{Step: i + 2, Tool: "execute_command",
+			Status: "ok", Risk: "high", Command: c}})
+	}
+	r.finish(executor.Summary{Host: "web", Session: "S1", Success: true, Steps: 2, OK: 2})
+	out := term.String()
+	for _, want := range []string{"cannot be undone (2 commands):\n", "\n  step 2: systemctl restart nginx", "\n  step 3: rm -rf /var/cache/app && echo \\x1b[2Jdone"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
 	}
 }
