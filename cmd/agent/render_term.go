@@ -302,6 +302,10 @@ func (r *termRenderer) finishText(host, session string, success bool, text strin
 	sum := struct{ Session string }{session}
 	r.spin.set("")
 	status := r.paint(sgrGreen, "success")
+	if r.dryRun {
+		// Only safe steps ran: say so rather than "success" (issue 29).
+		status = r.paint(sgrGreen, "dry run: nothing changed")
+	}
 	if !success {
 		status = r.paint(sgrRed, "FAILED")
 	}

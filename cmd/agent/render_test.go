@@ -57,3 +57,16 @@ func TestSummaryNamesUnjournaledCommands(t *testing.T) {
 		}
 	}
 }
+
+// A dry run ends "dry run: nothing changed", not "success" (issue 29).
+func TestDryRunSummary(t *testing.T) {
+	for _, dry := range []bool{true, false} {
+		var term bytes.Buffer
+		r := newTermRenderer(&term)
+		r.event(event.Event{Kind: event.KindPlan, Host: "web", Plan: &event.Plan{Name: "p", DryRun: dry}})
+		r.finish(executor.Summary{Host: "web", Success: true, Steps: 1, Skipped: 1})
+		if got := strings.Contains(term.String(), "dry run: nothing changed on web"); got != dry || strings.Contains(term.String(), "success") == dry {
+			t.Errorf("dry run %v:\n%s", dry, term.String())
+		}
+	}
+}
