@@ -47,6 +47,11 @@ func (r restorer) WriteFile(ctx context.Context, path string, rd io.Reader, perm
 	return r.tr.WriteFile(ctx, path, rd, perm)
 }
 
+// Stat lets undo's checks see a fifo, socket or device without opening it.
+func (r restorer) Stat(ctx context.Context, path string) (fs.FileInfo, error) {
+	return r.tr.Stat(ctx, path)
+}
+
 func (r restorer) ReadFile(ctx context.Context, path string, w io.Writer) (int64, error) {
 	return r.tr.ReadFile(ctx, path, w)
 }

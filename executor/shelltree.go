@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 
 	"github.com/autoshell/agent/journal"
@@ -166,6 +167,11 @@ type hostTree struct{ tr transport.Transport }
 
 func (h hostTree) ReadFile(ctx context.Context, p string, w io.Writer) (int64, error) {
 	return h.tr.ReadFile(ctx, p, w)
+}
+
+// Stat lets the journal see a fifo, socket or device without opening it.
+func (h hostTree) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	return h.tr.Stat(ctx, p)
 }
 
 func (h hostTree) ListTree(ctx context.Context, root string) (journal.TreeListing, error) {

@@ -59,6 +59,9 @@ func (b StateBounds) String() string {
 // bounded by b: never the whole of a large file or tree.
 func State(ctx context.Context, r TreeReader, p string, b StateBounds) (string, error) {
 	b = b.orDefault()
+	if err := notSpecial(ctx, r, p); err != nil {
+		return "", err
+	}
 	sum, over, err := hashFile(ctx, r.ReadFile, p, b.FileBytes)
 	switch {
 	case over:
@@ -147,6 +150,9 @@ func stateOf(ctx context.Context, w FileRestorer, p string, b StateBounds) (stri
 		return State(ctx, tr, p, b)
 	}
 	b = b.orDefault()
+	if err := notSpecial(ctx, w, p); err != nil {
+		return "", err
+	}
 	sum, over, err := hashFile(ctx, w.ReadFile, p, b.FileBytes)
 	switch {
 	case over:
@@ -157,4 +163,46 @@ func stateOf(ctx context.Context, w FileRestorer, p string, b StateBounds) (stri
 		return Absent, nil
 	}
 	return "", err
+}
+
+// Stater is a reader that can say what a path is without opening it (a
+// transport's Stat: links followed, as ReadFile follows them). State and
+// undo's checks ask it first where the reader has it.
+type Stater interface {
+	Stat(ctx context.Context, path string) (fs.FileInfo, error)
+}
+
+// ErrSpecial is the state error of a path that is neither a regular file
+// nor a directory: a fifo, socket or device is never opened (a fifo's
+// open waits for a writer for ever, a device's may do anything).
+var ErrSpecial = errors.New("not a regular file or directory: undo does not open it")
+
+// notSpecial fails with ErrSpecial when r can stat p and p is a fifo,
+// socket or device. Anything else (no Stat, a missing path, an error) is
+// left to the read.
+func notSpecial(ctx context.Context, r any, p string) error {
+	s, ok := r.(Stater)
+	if !ok {
+		return nil
+	}
+	fi, err := s.Stat(ctx, p)
+	if err != nil {
+		return nil
+	}
+	if m := fi.Mode(); !m.IsRegular() && !m.IsDir() {
+		return fmt.Errorf("%s is a %s: %w", p, kindOf(m), ErrSpecial)
+	}
+	return nil
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "fifo"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
