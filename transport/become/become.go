@@ -66,7 +66,7 @@ type Transport struct {
 	homeMu sync.Mutex // held while the home directory is looked up
 	// tty: sudo said it must have a terminal (requiretty); every sudo
 	// runs under a pseudo-terminal from then on (ptyLine).
-	tty atomic.Bool
+	tty    atomic.Bool
 	home   string
 	mu     sync.Mutex
 	closed bool
