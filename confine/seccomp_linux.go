@@ -19,7 +19,7 @@ import (
 // of every architecture's system calls, built at each start (the launcher
 // 1,683,618 → 2,003,106 bytes, 0.21 ms and 165 KB per start; its
 // deny-list lets another ABI's calls through), docs/decisions.md,
-// "Seccomp beside Landlock".
+// "The classifier decides who approves; the kernel holds what an unapproved step can do".
 //
 // The filter binds the calling thread and what it forks or execs, like
 // Landlock's domain, and can never be removed: it is installed where the

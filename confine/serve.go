@@ -16,9 +16,9 @@ import (
 const ServeFlag = "-serve"
 
 // Serve is the launcher as the worker of an SSH connection
-// (transport/ssh's served worker; docs/decisions.md, "One confined worker
-// per connection"): one process for the session that runs the commands
-// one at a time, and confines those whose wrapper is its own rules in a
+// (transport/ssh's served worker; docs/decisions.md, "Locally on a
+// thread, over SSH a launcher"): one process for the session that runs
+// the commands one at a time, and confines those whose wrapper is its own rules in a
 // thread of its own (Restrictor) instead of starting a launcher process
 // per command. Each level's rules are read once and checked for
 // staleness before every command by the same stamps the launcher checks

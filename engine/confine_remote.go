@@ -183,7 +183,7 @@ fi
 // refused). $n is how many of agent/launch and its parents up to $st's
 // parent it made. It prints "nowhere …" and ends the set-up when there is
 // none: the host then runs with the classifier alone, said once
-// (docs/decisions.md, "An unwritable home").
+// (docs/decisions.md, "The launcher on the host").
 const stateDir = `pick() {
 	n=0
 	for x in "$1/agent/launch" "$1/agent" "$1" "${1%/*}"; do [ -d "$x" ] && break; n=$((n + 1)); done
@@ -238,9 +238,9 @@ while [ "$o" -gt 1 ] 2>/dev/null; do
 done)`
 
 // reapDead removes the session directories in the launch directory that
-// belong to no live session (docs/decisions.md, "Leftovers of runs that
-// died"): whose owner (ownerRecord) is gone or is another process now, or,
-// without a record, unchanged for 7 days. Never the session's own (keep);
+// belong to no live session (docs/decisions.md, "The launcher on the
+// host"): whose owner (ownerRecord) is gone or is another process now,
+// or, without a record, unchanged for 7 days. Never the session's own (keep);
 // it never fails.
 func reapDead(launch, keep string) string {
 	return `for x in ` + shellQuote(launch) + `/s.*; do
@@ -441,7 +441,7 @@ func (h *confiner) setupRemote(ctx context.Context) {
 // the launcher goes compressed on the set-up command's standard input and
 // is decompressed there, in the same command: no SFTP subsystem, 43% of
 // the bytes, no fsync of a file removed at the end (docs/decisions.md,
-// "The launcher sent compressed"); the hash checked is the decompressed
+// "The launcher on the host"); the hash checked is the decompressed
 // file's, as before. Otherwise, or when that fails, it is sent as it is
 // over SFTP.
 func (h *confiner) send(ctx context.Context, zipped bool, l *launcher, dir, exe, sd, rules, key string) (transport.Result, error) {
@@ -560,7 +560,7 @@ func (h *confiner) finishRemote(out map[string]string, res transport.Result, rel
 // (transport/ssh; confine.Serve): the launcher then runs the commands
 // whose Wrap is its own confinement in its own process, confined in a
 // thread, the rules checked for staleness in-process before each
-// (docs/decisions.md, "One confined worker per connection").
+// (docs/decisions.md, "Locally on a thread, over SSH a launcher").
 type workerServer interface{ ServeWorker(argv []string) }
 
 // parseSetup reads the set-up's lines "KEY REST" (the first of each key).

@@ -166,7 +166,7 @@ func (t *Transport) takeWorker(ctx context.Context) *worker {
 // launcher's -serve (confine.Serve), which speaks the worker's protocol
 // and runs a command whose Wrap is its own confinement in its own
 // process, confined in a thread, instead of starting Wrap per command
-// (docs/decisions.md, "One confined worker per connection"). nil goes
+// (docs/decisions.md, "Locally on a thread, over SSH a launcher"). nil goes
 // back to the shell. An idle worker of the other kind is closed at the
 // next command; one that fails to start is reported through Warn, once,
 // and the shell serves instead.
