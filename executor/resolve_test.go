@@ -105,7 +105,7 @@ func TestExecutorCommandFollowsHostLinks(t *testing.T) {
 				{"touch ~/lk/.*", viaPattern, true}, // lk/.hidden -> ~/.profile
 				{"touch ~/lk/*", viaPattern, true},
 				{"chmod 600 ~/lk/r?.txt", viaPattern, true},
-				{"cat ~/pub/up/.bash_history", safety.High, true},
+				{"cat ~/pub/up/.bash_history", safety.High, false}, // a history file is a secret by name
 				{"echo x >> ~/cfg/agent/config.yaml", safety.High, true},
 				{"mkdir -p ~/d/new", safety.High, true},
 				{"cp ~/plain.txt ~/dangling", safety.High, true},

@@ -104,7 +104,7 @@ func sudos(ops []string) []string {
 func short(ops []string) string {
 	var b strings.Builder
 	for _, op := range ops {
-		b.WriteString("\n\t" + oneLine(op, 120))
+		b.WriteString("\n\t" + oneLine(op, 2000))
 	}
 	return b.String()
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -170,9 +171,17 @@ func (h hostTree) ReadFile(ctx context.Context, p string, w io.Writer) (int64, e
 }
 
 // Stat lets the journal see a fifo, socket or device without opening it.
+// A become transport's Stat would be one more sudo per target; its read
+// refuses such files itself (transport/become's readScript), so it is
+// not asked.
 func (h hostTree) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
+	if _, ok := transport.As[transport.Becomer](h.tr); ok {
+		return nil, errNoStat
+	}
 	return h.tr.Stat(ctx, p)
 }
+
+var errNoStat = errors.New("not asked")
 
 func (h hostTree) ListTree(ctx context.Context, root string) (journal.TreeListing, error) {
 	return ListTree(ctx, h.tr, root)

@@ -22,9 +22,13 @@ const (
 	exitIsDir   = 5
 	exitOwner   = 6
 	exitSELinux = 7
+	exitSpecial = 8
 )
 
+// readScript never opens a fifo, socket or device (exit 8): a fifo's open
+// waits for a writer for ever, a device's may never end.
 const readScript = `f=$1; if [ ! -e "$f" ]; then exit 3; fi; if [ -d "$f" ]; then exit 5; fi; ` +
+	`if [ -p "$f" ] || [ -S "$f" ] || [ -b "$f" ] || [ -c "$f" ]; then exit 8; fi; ` +
 	`if [ ! -r "$f" ]; then exit 4; fi; exec cat -- "$f"`
 
 const statScript = `f=$1; if [ ! -e "$f" ]; then exit 3; fi; exec stat -L -c '%s %f %Y' -- "$f"`
@@ -109,6 +113,8 @@ func fileError(op, p string, res transport.Result) error {
 		err = errors.New("cannot give the new content the file's owner and group")
 	case exitSELinux:
 		err = errors.New("cannot give the new content the file's SELinux context")
+	case exitSpecial:
+		err = errors.New("not a regular file (a fifo, socket or device): not read")
 	default:
 		msg := oneLine(res.Stderr, 300)
 		if msg == "" {
