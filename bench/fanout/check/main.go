@@ -202,17 +202,19 @@ func checkAgent(hosts []string, kernel, file string) (map[string]string, error) 
 	return bad, nil
 }
 
-// agentEvents checks the JSON event lines read from r.
-func agentEvents(hosts []string, kernel string, r io.Reader) (map[string]string, error) {
-	type event struct {
-		Event  string `json:"event"`
-		Host   string `json:"host"`
-		Step   int    `json:"step"`
-		Status string `json:"status"`
-		Output string `json:"output"`
-	}
-	steps := map[string][]event{}
-	done := map[string]string{}
+// agentEvent is one line of `agent run --json`, as far as the checks read it.
+type agentEvent struct {
+	Event  string `json:"event"`
+	Host   string `json:"host"`
+	Step   int    `json:"step"`
+	Status string `json:"status"`
+	Output string `json:"output"`
+}
+
+// readEvents reads r's JSON event lines: each host's step events, in the
+// order they came, and its done status.
+func readEvents(r io.Reader) (steps map[string][]agentEvent, done map[string]string, err error) {
+	steps, done = map[string][]agentEvent{}, map[string]string{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -220,9 +222,9 @@ func agentEvents(hosts []string, kernel string, r io.Reader) (map[string]string,
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}
-		var e event
+		var e agentEvent
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("bad JSON line %.80q: %w", line, err)
+			return nil, nil, fmt.Errorf("bad JSON line %.80q: %w", line, err)
 		}
 		switch e.Event {
 		case "step":
@@ -231,7 +233,13 @@ func agentEvents(hosts []string, kernel string, r io.Reader) (map[string]string,
 			done[e.Host] = e.Status
 		}
 	}
-	if err := sc.Err(); err != nil {
+	return steps, done, sc.Err()
+}
+
+// agentEvents checks the JSON event lines read from r.
+func agentEvents(hosts []string, kernel string, r io.Reader) (map[string]string, error) {
+	steps, done, err := readEvents(r)
+	if err != nil {
 		return nil, err
 	}
 	bad := map[string]string{}

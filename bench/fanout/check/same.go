@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -101,43 +98,22 @@ func splitJoined(s string) ([3]string, bool) {
 // agentOutputs reads `agent run --json` events: the three step outputs
 // of each host whose three steps are ok and whose done status is success.
 func agentOutputs(r io.Reader) (map[string][3]string, error) {
-	type event struct {
-		Event  string `json:"event"`
-		Host   string `json:"host"`
-		Step   int    `json:"step"`
-		Status string `json:"status"`
-		Output string `json:"output"`
-	}
-	outs := map[string][3]string{}
-	oks := map[string]int{}
-	done := map[string]string{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 || line[0] != '{' {
-			continue
-		}
-		var e event
-		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("bad JSON line %.80q: %w", line, err)
-		}
-		switch {
-		case e.Event == "done":
-			done[e.Host] = e.Status
-		case e.Event == "step" && e.Status == "ok" && e.Step >= 1 && e.Step <= 3:
-			o := outs[e.Host]
-			o[e.Step-1] = e.Output
-			outs[e.Host] = o
-			oks[e.Host]++
-		}
-	}
-	if err := sc.Err(); err != nil {
+	steps, done, err := readEvents(r)
+	if err != nil {
 		return nil, err
 	}
-	for h := range outs {
-		if oks[h] != 3 || done[h] != "success" {
-			delete(outs, h)
+	outs := map[string][3]string{}
+	for h, s := range steps {
+		var o [3]string
+		oks := 0
+		for _, e := range s {
+			if e.Status == "ok" && e.Step >= 1 && e.Step <= 3 {
+				o[e.Step-1] = e.Output
+				oks++
+			}
+		}
+		if oks == 3 && done[h] == "success" {
+			outs[h] = o
 		}
 	}
 	return outs, nil
