@@ -9,17 +9,14 @@ package engine_test
 // home's directories still runs.
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/autoshell/agent/confine/confinetest"
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/testenv"
 )
 
 func autorunHome(t *testing.T, home string) {
@@ -64,10 +61,7 @@ func TestAutorunProtectedLocal(t *testing.T) {
 	localState(t)
 	home := tempHome(t)
 	autorunHome(t, home)
-	t.Setenv("HOME", home)
-	open := func(o engine.HostOptions) (*engine.Host, error) {
-		return engine.Open(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, o)
-	}
+	open := localHomeOpener(t, home)
 	autorunHeld(t, home, open, engine.Enforcement{})
 }
 
@@ -75,15 +69,6 @@ func TestAutorunProtectedSSHD(t *testing.T) {
 	needLandlock(t)
 	home := tempHome(t)
 	autorunHome(t, home)
-	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + " TMPDIR=" + t.TempDir() + "\n"})
-	t.Setenv("SSH_AUTH_SOCK", "")
-	localState(t)
-	target, err := engine.HostTarget(d.Alias, engine.SSHOverrides{ConfigFile: d.SSHConfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := func(o engine.HostOptions) (*engine.Host, error) {
-		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
-	}
-	autorunHeld(t, home, open, engine.Enforcement{Launcher: confinetest.Launcher(t)})
+	open, e := sshdHomeOpener(t, home)
+	autorunHeld(t, home, open, e)
 }

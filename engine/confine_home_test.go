@@ -86,16 +86,35 @@ func TestMediumInTempHomeLocal(t *testing.T) {
 	needLandlock(t)
 	localState(t)
 	home := tempHome(t)
-	t.Setenv("HOME", home)
-	open := func(o engine.HostOptions) (*engine.Host, error) {
-		return engine.Open(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, o)
-	}
+	open := localHomeOpener(t, home)
 	mediumInHome(t, home, open, engine.Enforcement{})
 }
 
 func TestMediumInTempHomeSSHD(t *testing.T) {
 	needLandlock(t)
 	home := tempHome(t)
+	open, e := sshdHomeOpener(t, home)
+	mediumInHome(t, home, open, e)
+}
+
+// hostOpener opens the host a kernel test runs its steps on.
+type hostOpener = func(engine.HostOptions) (*engine.Host, error)
+
+// localHomeOpener opens this machine with HOME set to home; the caller
+// has called localState.
+func localHomeOpener(t *testing.T, home string) hostOpener {
+	t.Helper()
+	t.Setenv("HOME", home)
+	return func(o engine.HostOptions) (*engine.Host, error) {
+		return engine.Open(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, o)
+	}
+}
+
+// sshdHomeOpener starts a real sshd whose sessions have HOME set to home
+// and returns an opener for it and the enforcement that sends the real
+// launcher. It calls localState.
+func sshdHomeOpener(t *testing.T, home string) (hostOpener, engine.Enforcement) {
+	t.Helper()
 	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + " TMPDIR=" + t.TempDir() + "\n"})
 	t.Setenv("SSH_AUTH_SOCK", "")
 	localState(t)
@@ -106,5 +125,5 @@ func TestMediumInTempHomeSSHD(t *testing.T) {
 	open := func(o engine.HostOptions) (*engine.Host, error) {
 		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
 	}
-	mediumInHome(t, home, open, engine.Enforcement{Launcher: confinetest.Launcher(t)})
+	return open, engine.Enforcement{Launcher: confinetest.Launcher(t)}
 }

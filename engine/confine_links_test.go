@@ -7,17 +7,14 @@ package engine_test
 // sshd; it still writes the dotfiles beside them.
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/autoshell/agent/confine/confinetest"
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/testenv"
 )
 
 func stowHome(t *testing.T, home string) {
@@ -75,10 +72,7 @@ func TestLinkTargetsProtectedLocal(t *testing.T) {
 	localState(t)
 	home := tempHome(t)
 	stowHome(t, home)
-	t.Setenv("HOME", home)
-	open := func(o engine.HostOptions) (*engine.Host, error) {
-		return engine.Open(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, o)
-	}
+	open := localHomeOpener(t, home)
 	linksHeld(t, home, open, engine.Enforcement{})
 }
 
@@ -86,15 +80,6 @@ func TestLinkTargetsProtectedSSHD(t *testing.T) {
 	needLandlock(t)
 	home := tempHome(t)
 	stowHome(t, home)
-	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + " TMPDIR=" + t.TempDir() + "\n"})
-	t.Setenv("SSH_AUTH_SOCK", "")
-	localState(t)
-	target, err := engine.HostTarget(d.Alias, engine.SSHOverrides{ConfigFile: d.SSHConfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := func(o engine.HostOptions) (*engine.Host, error) {
-		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
-	}
-	linksHeld(t, home, open, engine.Enforcement{Launcher: confinetest.Launcher(t)})
+	open, e := sshdHomeOpener(t, home)
+	linksHeld(t, home, open, e)
 }

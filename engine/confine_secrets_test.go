@@ -9,18 +9,15 @@ package engine_test
 // (cat ~/.bashrc, ls ~, grep -r in /etc) still work.
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/autoshell/agent/confine/confinetest"
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/testenv"
 )
 
 // forcedBed is a bin directory the policy trusts holding agent-run, which
@@ -134,11 +131,8 @@ func TestSecretsFoundLocal(t *testing.T) {
 	localState(t)
 	home, work := tempHome(t), t.TempDir()
 	secretsHome(t, home, work)
-	t.Setenv("HOME", home)
+	open := localHomeOpener(t, home)
 	t.Chdir(work) // the working directory is walked too
-	open := func(o engine.HostOptions) (*engine.Host, error) {
-		return engine.Open(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, o)
-	}
 	secretsHeld(t, open, engine.Enforcement{}, work)
 }
 
@@ -146,15 +140,6 @@ func TestSecretsFoundSSHD(t *testing.T) {
 	needLandlock(t)
 	home := tempHome(t)
 	secretsHome(t, home, "")
-	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + " TMPDIR=" + t.TempDir() + "\n"})
-	t.Setenv("SSH_AUTH_SOCK", "")
-	localState(t)
-	target, err := engine.HostTarget(d.Alias, engine.SSHOverrides{ConfigFile: d.SSHConfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := func(o engine.HostOptions) (*engine.Host, error) {
-		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
-	}
-	secretsHeld(t, open, engine.Enforcement{Launcher: confinetest.Launcher(t)}, home+"/proj")
+	open, e := sshdHomeOpener(t, home)
+	secretsHeld(t, open, e, home+"/proj")
 }

@@ -15,12 +15,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autoshell/agent/confine/confinetest"
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/statedir"
-	"github.com/autoshell/agent/testenv"
 )
 
 func writeStep(file string) planner.Step {
@@ -119,25 +117,13 @@ func TestFileToolsLevelLocal(t *testing.T) {
 	needLandlock(t)
 	localState(t)
 	home := tempHome(t)
-	t.Setenv("HOME", home)
-	open := func(o engine.HostOptions) (*engine.Host, error) {
-		return engine.Open(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, o)
-	}
+	open := localHomeOpener(t, home)
 	fileToolsHeld(t, home, open, engine.Enforcement{})
 }
 
 func TestFileToolsLevelSSHD(t *testing.T) {
 	needLandlock(t)
 	home := tempHome(t)
-	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + " TMPDIR=" + t.TempDir() + "\n"})
-	t.Setenv("SSH_AUTH_SOCK", "")
-	localState(t)
-	target, err := engine.HostTarget(d.Alias, engine.SSHOverrides{ConfigFile: d.SSHConfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := func(o engine.HostOptions) (*engine.Host, error) {
-		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
-	}
-	fileToolsHeld(t, home, open, engine.Enforcement{Launcher: confinetest.Launcher(t)})
+	open, e := sshdHomeOpener(t, home)
+	fileToolsHeld(t, home, open, e)
 }
