@@ -108,6 +108,7 @@ func commands() []command {
 		{name: "report", args: "FILE… [--json]", summary: "merge the --json outputs of a batch run's parts (--shard K/N) into one summary and exit status", run: runReport},
 		{name: "inventory", args: "list -i FILE [--limit PATTERN] [--json]", summary: "print an inventory's selected hosts with their groups and connection settings", run: runInventory},
 		{name: "config", args: "set-llm | show", summary: "set up the model endpoint, or print the effective configuration (key masked)", run: runConfig},
+		{name: "completion", args: "bash|zsh|fish", summary: "print a completion script for the shell (sub-commands, flags, hosts from ~/.ssh/config and -i)", run: runCompletion},
 		{name: "ssh-config", args: "HOST", summary: "print the SSH settings agent uses for HOST, in the format of `ssh -G`", run: runSSHConfig},
 		{name: "version", summary: "print the version", run: func(_ context.Context, a *app, _ []string) error {
 			fmt.Fprintln(a.stdout, "agent", version)
