@@ -45,6 +45,9 @@
 # the hosts were other machines: the tool no longer waits for the hosts'
 # CPU, nor they for its (other jobs on the machine still share both).
 # bench/fanout/scale.sh runs the scale curve (100, 500, 2,000 hosts) with it.
+# HOSTS_NETNS=NAME HOSTS_ADDR=ADDR run the sshd instances in the network
+# namespace NAME, listening on ADDR (bench/fanout/wan.sh: a namespace
+# behind a delay line, as if the hosts were far away).
 #
 # Every timed run is checked (bench/fanout/check): each host's file exists
 # with the right content and each tool collected the three outputs of every
@@ -67,6 +70,10 @@ FORKS=${FORKS:-50}
 HOSTS=${HOSTS:-100}
 SSHD=${SSHD:-/usr/sbin/sshd}
 SPLIT=${SPLIT:-0}
+HOSTS_NETNS=${HOSTS_NETNS:-}
+HOSTS_ADDR=${HOSTS_ADDR:-127.0.0.1}
+in_netns=()
+[ -z "$HOSTS_NETNS" ] || in_netns=(ip netns exec "$HOSTS_NETNS")
 pin_hosts=() pin_tool=()
 if [ "$SPLIT" = 1 ]; then
   if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
@@ -127,7 +134,7 @@ ssh-keygen -q -t ed25519 -N '' -C fanout-host -f "$work/sshd/host_ed25519"
 ssh-keygen -q -t ed25519 -N '' -C fanout-operator -f "$home/.ssh/id_ed25519"
 cp "$home/.ssh/id_ed25519.pub" "$work/sshd/authorized_keys"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() { "${in_netns[@]}" python3 -c 'import socket, sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$HOSTS_ADDR"; }
 ports=()
 for i in $(seq 1 "$NSSHD"); do
   port=$(free_port)
@@ -135,7 +142,7 @@ for i in $(seq 1 "$NSSHD"); do
   # (MaxStartups) or of Ansible's multiplexed sessions (MaxSessions);
   # AcceptEnv lets parallel-ssh's PSSH_HOST through for the file step.
   cat > "$work/sshd/sshd_config.$i" <<EOF
-ListenAddress 127.0.0.1
+ListenAddress $HOSTS_ADDR
 Port $port
 HostKey $work/sshd/host_ed25519
 PidFile $work/sshd/sshd.$i.pid
@@ -154,7 +161,7 @@ MaxSessions 500
 EOF
   # Under a subreaper (subreaper.py): sessions sshd does not wait for are
   # reaped there, so that their CPU is counted (sshd_cpu below).
-  setsid "${pin_hosts[@]}" python3 "$here/subreaper.py" "$SSHD" -D -e -f "$work/sshd/sshd_config.$i" 2>>"$work/sshd/sshd.$i.log" &
+  setsid "${in_netns[@]}" "${pin_hosts[@]}" python3 "$here/subreaper.py" "$SSHD" -D -e -f "$work/sshd/sshd_config.$i" 2>>"$work/sshd/sshd.$i.log" &
   sshd_pids+=($!)
   ports+=("$port")
 done
@@ -165,7 +172,7 @@ write_config() { # write_config N FILE
   local n=$1 f=$2 i
   : > "$f"
   for i in $(seq 1 "$n"); do
-    printf 'Host h%03d\n  HostName 127.0.0.1\n  Port %s\n' "$i" "${ports[$(((i - 1) % NSSHD))]}" >> "$f"
+    printf 'Host h%03d\n  HostName %s\n  Port %s\n' "$i" "$HOSTS_ADDR" "${ports[$(((i - 1) % NSSHD))]}" >> "$f"
   done
   cat >> "$f" <<EOF
 Host *
@@ -182,7 +189,7 @@ EOF
 write_config $((HOSTS > 500 ? HOSTS : 500)) "$cfg"
 : > "$home/.ssh/known_hosts"
 for p in "${ports[@]}"; do
-  echo "[127.0.0.1]:$p $(cut -d' ' -f1,2 "$work/sshd/host_ed25519.pub")" >> "$home/.ssh/known_hosts"
+  echo "[$HOSTS_ADDR]:$p $(cut -d' ' -f1,2 "$work/sshd/host_ed25519.pub")" >> "$home/.ssh/known_hosts"
 done
 chmod 600 "$cfg" "$home/.ssh/known_hosts"
 export HOME=$home SSH_AUTH_SOCK= XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$home/.config
@@ -446,7 +453,7 @@ stat() { # stat TOOL COLUMN: "min median" of that column
     awk '{ v[NR] = $1 } END { if (NR == 0) exit; m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f %.3f", v[1], m }'
 }
 echo
-echo "== fan-out: 3 steps × $HOSTS hosts, forks $FORKS, $NSSHD loopback sshd, $RUNS runs each$([ "$SPLIT" = 1 ] && echo ", hosts on CPU 1, tool on CPU 0")"
+echo "== fan-out: 3 steps × $HOSTS hosts, forks $FORKS, $NSSHD $([ -n "$HOSTS_NETNS" ] && echo "sshd at $HOSTS_ADDR (namespace $HOSTS_NETNS)" || echo "loopback sshd"), $RUNS runs each$([ "$SPLIT" = 1 ] && echo ", hosts on CPU 1, tool on CPU 0")"
 echo "   (min / median wall; median CPU of the tool and its children, and of sshd and what it ran)"
 declare -A med medcpu medsrv
 for t in "${tools[@]}"; do
