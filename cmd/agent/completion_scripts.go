@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -13,28 +14,34 @@ import (
 // nothing); after "--" (agent exec's command) nothing; else flags when
 // the word starts with "-", sub-commands, or files.
 
-func (s completionSpec) words(kind string) string { return strings.Join(s.byKind(kind), " ") }
-
 // casePattern joins flags for a shell case pattern: "--a|-b".
 func (s completionSpec) casePattern(kind string) string {
 	return strings.Join(s.byKind(kind), "|")
 }
 
-func (s completionSpec) bash(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# agent completion for bash. Load it with: source <(agent completion bash)\n")
-	fmt.Fprintf(&b, "_agent_cmds=%q\n_agent_flags_=%q\n", strings.Join(s.commands, " "), strings.Join(s.global, " "))
+// writeVars writes the shell variables the bash and zsh functions read,
+// each list as list formats it: the commands, the flags before a command
+// and each command's, each command's sub-commands, the flags taking a value.
+func (s completionSpec) writeVars(b *strings.Builder, list func([]string) string) {
+	fmt.Fprintf(b, "_agent_cmds=%s\n_agent_flags_=%s\n", list(s.commands), list(s.global))
 	cmds := append([]string(nil), s.commands...)
 	sort.Strings(cmds)
 	for _, c := range cmds {
 		if fl, ok := s.flags[c]; ok {
-			fmt.Fprintf(&b, "_agent_flags_%s=%q\n", shellVar(c), strings.Join(fl, " "))
+			fmt.Fprintf(b, "_agent_flags_%s=%s\n", shellVar(c), list(fl))
 		}
 		if subs, ok := s.subs[c]; ok {
-			fmt.Fprintf(&b, "_agent_subs_%s=%q\n", shellVar(c), strings.Join(subs, " "))
+			fmt.Fprintf(b, "_agent_subs_%s=%s\n", shellVar(c), list(subs))
 		}
 	}
-	fmt.Fprintf(&b, "_agent_valued=%q\n", " "+strings.Join(append(append(s.byKind(valueFile), s.byKind(valueHost)...), s.byKind(valueOther)...), " ")+" ")
+	valued := append(append(s.byKind(valueFile), s.byKind(valueHost)...), s.byKind(valueOther)...)
+	fmt.Fprintf(b, "_agent_valued=%s\n", list(valued))
+}
+
+func (s completionSpec) bash(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# agent completion for bash. Load it with: source <(agent completion bash)\n")
+	s.writeVars(&b, func(w []string) string { return strconv.Quote(" " + strings.Join(w, " ") + " ") })
 	fmt.Fprintf(&b, `_agent() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
   local i w cmd= sub= list
@@ -82,18 +89,7 @@ complete -o default -F _agent agent
 func (s completionSpec) zsh(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#compdef agent\n# agent completion for zsh. Load it with: source <(agent completion zsh) (after compinit)\n")
-	fmt.Fprintf(&b, "_agent_cmds=(%s)\n_agent_flags_=(%s)\n", strings.Join(s.commands, " "), strings.Join(s.global, " "))
-	cmds := append([]string(nil), s.commands...)
-	sort.Strings(cmds)
-	for _, c := range cmds {
-		if fl, ok := s.flags[c]; ok {
-			fmt.Fprintf(&b, "_agent_flags_%s=(%s)\n", shellVar(c), strings.Join(fl, " "))
-		}
-		if subs, ok := s.subs[c]; ok {
-			fmt.Fprintf(&b, "_agent_subs_%s=(%s)\n", shellVar(c), strings.Join(subs, " "))
-		}
-	}
-	fmt.Fprintf(&b, "_agent_valued=(%s)\n", strings.Join(append(append(s.byKind(valueFile), s.byKind(valueHost)...), s.byKind(valueOther)...), " "))
+	s.writeVars(&b, func(w []string) string { return "(" + strings.Join(w, " ") + ")" })
 	fmt.Fprintf(&b, `_agent() {
   local cur=${words[CURRENT]} prev=${words[CURRENT-1]}
   local i w cmd= sub= v

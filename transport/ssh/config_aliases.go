@@ -66,16 +66,9 @@ func (l *aliasLister) file(path string, flags readFlags, depth int) error {
 				continue // Resolve reports the loop; a list just stops
 			}
 			for _, a := range line.args {
-				if a == "" || a[0] == '~' && flags&userConf == 0 {
-					continue
-				}
-				pattern := a
-				if !filepath.IsAbs(a) && a[0] != '~' {
-					if flags&userConf != 0 {
-						pattern = filepath.Join(l.env.home, ".ssh", a)
-					} else {
-						pattern = filepath.Join(filepath.Dir(l.env.sysFile), a)
-					}
+				pattern, err := l.env.includePattern(a, flags)
+				if err != nil {
+					continue // Resolve reports it; a list skips it
 				}
 				matches, err := globConfig(pattern, l.env.home)
 				if err != nil {

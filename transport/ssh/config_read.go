@@ -299,19 +299,9 @@ var Keywords = map[string]bool{
 // ~/.ssh (user config) or the system config's directory.
 func (r *reader) include(args []string, flags readFlags, active *bool, depth int) error {
 	for _, a := range args {
-		if a == "" {
-			return errors.New("keyword include: empty argument")
-		}
-		if a[0] == '~' && flags&userConf == 0 {
-			return fmt.Errorf("bad include path %q: \"~\" only in user configurations", a)
-		}
-		pattern := a
-		if !filepath.IsAbs(a) && a[0] != '~' {
-			if flags&userConf != 0 {
-				pattern = filepath.Join(r.env.home, ".ssh", a)
-			} else {
-				pattern = filepath.Join(filepath.Dir(r.env.sysFile), a)
-			}
+		pattern, err := r.env.includePattern(a, flags)
+		if err != nil {
+			return err
 		}
 		matches, err := r.glob(pattern)
 		if err != nil {
@@ -340,6 +330,24 @@ func (r *reader) include(args []string, flags readFlags, active *bool, depth int
 		}
 	}
 	return nil
+}
+
+// includePattern is the glob an Include argument names: relative to
+// ~/.ssh in a user config, to the system config's directory otherwise.
+func (e *env) includePattern(a string, flags readFlags) (string, error) {
+	if a == "" {
+		return "", errors.New("keyword include: empty argument")
+	}
+	if a[0] == '~' && flags&userConf == 0 {
+		return "", fmt.Errorf("bad include path %q: \"~\" only in user configurations", a)
+	}
+	if filepath.IsAbs(a) || a[0] == '~' {
+		return a, nil
+	}
+	if flags&userConf != 0 {
+		return filepath.Join(e.home, ".ssh", a), nil
+	}
+	return filepath.Join(filepath.Dir(e.sysFile), a), nil
 }
 
 // globConfig expands an Include pattern like glob(3) with GLOB_TILDE:
