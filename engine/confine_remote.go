@@ -89,6 +89,19 @@ func launcherFor(f confine.LauncherFunc, arch string) *launcher {
 	return l
 }
 
+// noLauncher says why agent has no launcher for linux/arch: what
+// Launcher answered (a `go install` build has none, and how to get one).
+func noLauncher(f confine.LauncherFunc, arch string) string {
+	msg := "agent has no launcher for linux/" + arch
+	if f == nil {
+		return msg
+	}
+	if _, err := f(arch); err != nil {
+		return msg + ": " + err.Error()
+	}
+	return msg
+}
+
 // gzipped is l's bytes gzip-compressed, or nil when they cannot be.
 func (l *launcher) gzipped() []byte {
 	l.gzOnce.Do(func() {
@@ -376,7 +389,7 @@ func (h *confiner) setupRemote(ctx context.Context) {
 		h.reason = "the host runs " + sys + "; Landlock is Linux's"
 		return
 	case out["none"] != "":
-		h.reason = "agent has no launcher for linux/" + out["none"]
+		h.reason = noLauncher(h.o.Launcher, out["none"])
 		return
 	case out["nowhere"] != "":
 		h.reason = "no directory on the host can hold the launcher (" + out["nowhere"] + ")"

@@ -441,3 +441,42 @@ func show(steps []*event.Step) string {
 	}
 	return b.String()
 }
+
+// TestKernelNoLauncherSays: an agent built without the launcher (`go
+// install`) says on the first host why it cannot confine there and how
+// to get the launcher, and --require-enforcement refuses the step.
+func TestKernelNoLauncherSays(t *testing.T) {
+	needLandlock(t)
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 TMPDIR=" + t.TempDir() + " XDG_STATE_HOME=" + t.TempDir() + "\n"})
+	t.Setenv("SSH_AUTH_SOCK", "")
+	localState(t)
+	b := newAttackBed(t, t.TempDir())
+	target, err := engine.HostTarget(d.Alias, engine.SSHOverrides{ConfigFile: d.SSHConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(o engine.HostOptions) (*engine.Host, error) {
+		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
+	}
+	none := func(arch string) ([]byte, error) {
+		return nil, fmt.Errorf("this agent was built without the launcher for linux/%s (`go install` builds none)", arch)
+	}
+	o := engine.HostOptions{Policy: b.policy(safety.Safe), Approver: safety.NewApprover(safety.ModeNever, nil),
+		Enforcement: engine.Enforcement{Launcher: none}}
+	steps, warns := run(t, open, o, b.step("write", b.out+"/a"))
+	if len(warns) != 1 || !strings.Contains(warns[0], "not enforced: agent has no launcher for linux/") ||
+		!strings.Contains(warns[0], "`go install` builds none") {
+		t.Errorf("warnings: %q", warns)
+	}
+	if len(steps) != 1 {
+		t.Errorf("steps: %+v", steps)
+	}
+	o.Policy.RequireEnforcement = true
+	steps, _ = run(t, open, o, b.step("write", b.out+"/b"))
+	if len(steps) != 1 || steps[0].Status != "denied" || !strings.Contains(steps[0].Output, "go install") {
+		t.Errorf("required: %+v", steps)
+	}
+	if _, err := os.Stat(b.out + "/b"); err == nil {
+		t.Error("the refused step ran")
+	}
+}

@@ -61,5 +61,5 @@ func find(arch string) ([]byte, error) {
 			return nil, fmt.Errorf("launcher for linux/%s: %w", arch, err)
 		}
 	}
-	return nil, fmt.Errorf("this agent was built without the launcher for linux/%s (make build embeds it)", arch)
+	return nil, fmt.Errorf("this agent was built without the launcher for linux/%s (`go install` and `go build` build none: `make build` embeds it, or put %s beside the agent executable)", arch, Name(arch))
 }
