@@ -57,6 +57,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	bash bench/run.sh
 	bash bench/fanout/run.sh
+	bash bench/fanout/exec.sh
 	bash bench/confine.sh
 	bash bench/mcp.sh
 	$(GO) run ./bench/runbench -agent bin/agent

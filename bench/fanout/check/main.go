@@ -10,6 +10,7 @@
 //	check ansible -hosts FILE -ok N STDOUT                (default callback's PLAY RECAP)
 //	check ansible-json -hosts FILE -kernel K STDOUT       (ANSIBLE_STDOUT_CALLBACK=json)
 //	check same    -hosts FILE OUTPUT.jsonl OUTDIR         (agent's results = parallel-ssh's)
+//	check exec    -hosts FILE OUTPUT.jsonl OUTDIR         (agent exec -i's = parallel-ssh's, one command)
 //
 // files: DIR/HOST/f holds "HOST\n" for every host and DIR holds nothing else.
 // The others check that each host's three outputs were collected: the
@@ -41,7 +42,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: check files|agent|agent-log|pssh|pssh3|ansible|ansible-json|same [flags] [ARG…]")
+		return errors.New("usage: check files|agent|agent-log|pssh|pssh3|ansible|ansible-json|same|exec [flags] [ARG…]")
 	}
 	mode := args[0]
 	fs := flag.NewFlagSet(mode, flag.ContinueOnError)
@@ -80,6 +81,11 @@ func run(args []string) error {
 			return errors.New("same: want agent's JSON output and parallel-ssh's -o directory")
 		}
 		bad, err = checkSame(hosts, fs.Arg(0), fs.Arg(1))
+	case "exec":
+		if fs.NArg() != 2 {
+			return errors.New("exec: want agent's JSON output and parallel-ssh's -o directory")
+		}
+		bad, err = checkExec(hosts, fs.Arg(0), fs.Arg(1))
 	default:
 		return fmt.Errorf("unknown mode %q", mode)
 	}
