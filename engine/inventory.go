@@ -62,13 +62,18 @@ func InventoryHosts(spec InventorySpec, limit string, o SSHOverrides) ([]Target,
 		return nil, configf("no inventory: give -i FILE")
 	}
 	file := spec.Name()
-	inv, err := inventory.LoadSources(spec.Sources, inventory.LoadOptions{Vault: spec.Vault, ScriptTimeout: spec.ScriptTimeout})
+	inv, err := inventory.LoadSources(spec.Sources, inventory.LoadOptions{Vault: spec.Vault, ScriptTimeout: spec.ScriptTimeout, DeferVault: true})
 	if err != nil {
 		return nil, ConfigError{err}
 	}
 	sel, err := inv.Limit(limit)
 	if err != nil {
 		return nil, configf("--limit %q: %w", limit, err)
+	}
+	// Only the selected hosts' vaulted vars files are decrypted, as
+	// Ansible reads vars only for the hosts a run selects.
+	if err := inv.Decrypt(sel); err != nil {
+		return nil, ConfigError{err}
 	}
 	out := make([]Target, 0, len(sel))
 	// The ssh_config files are read once for the whole selection.

@@ -29,9 +29,11 @@ type Inventory struct {
 	// variable they set is a secret.
 	vaultedSrc map[int]bool
 	// vault decrypts vaulted data (nil: none can be); scriptTimeout
-	// bounds an inventory script run (LoadOptions).
+	// bounds an inventory script run; deferVault defers vaulted vars
+	// files to Decrypt (LoadOptions).
 	vault         *vault.Keyring
 	scriptTimeout time.Duration
+	deferVault    bool
 
 	hosts    []*Host // in the order first seen (Ansible's inventory.hosts)
 	hostIdx  map[string]*Host
@@ -85,10 +87,18 @@ func (inv *Inventory) file() string {
 }
 
 // varsFile is the merged variables of one host's or group's vars files.
+// With LoadOptions.DeferVault, the files of an entity that holds vaulted
+// data are read only when Decrypt is given a host that needs them:
+// deferred names them until then.
 type varsFile struct {
-	vars   map[string]any
-	origin map[string]Origin
+	vars     map[string]any
+	origin   map[string]Origin
+	deferred *deferredVars
 }
+
+// deferredVars are an entity's vars files not read yet: base/name as
+// readVarsFiles takes them.
+type deferredVars struct{ base, name string }
 
 // Bounds, so that a few short lines cannot exhaust the machine: the host
 // entries (after range expansion) one inventory may hold, and the

@@ -23,6 +23,13 @@ type LoadOptions struct {
 	// Vault holds the passwords that decrypt vaulted files and !vault
 	// values; nil makes vaulted data an error saying how to give one.
 	Vault *vault.Keyring
+	// DeferVault leaves the group_vars/ and host_vars/ files of a host or
+	// group that hold vaulted data (an encrypted file, a !vault value)
+	// unread until Decrypt is given a host that needs them, as Ansible
+	// reads vars only for the hosts a run selects: a --limit to hosts
+	// without vaulted vars needs no vault password, and no other host's
+	// file is decrypted. Until then HostVars lacks their variables.
+	DeferVault bool
 }
 
 // DefaultScriptTimeout is how long one inventory script run may take.
@@ -61,6 +68,7 @@ func LoadSources(sources []string, opts LoadOptions) (*Inventory, error) {
 	}
 	inv := newInventory(strings.Join(sources, ","))
 	inv.vault = opts.Vault
+	inv.deferVault = opts.DeferVault
 	inv.scriptTimeout = opts.ScriptTimeout
 	for _, src := range sources {
 		if err := inv.loadSource(src); err != nil {

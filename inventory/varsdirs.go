@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/autoshell/agent/inventory/vault"
 	"gopkg.in/yaml.v3"
 )
 
@@ -41,7 +43,7 @@ func (inv *Inventory) loadVarsDirs(dir string) error {
 				if err != nil {
 					return err
 				}
-				if vars.vars != nil {
+				if vars.vars != nil || vars.deferred != nil {
 					if d.groups == nil {
 						d.groups = map[*Group]varsFile{}
 					}
@@ -55,7 +57,7 @@ func (inv *Inventory) loadVarsDirs(dir string) error {
 			if err != nil {
 				return err
 			}
-			if vars.vars != nil {
+			if vars.vars != nil || vars.deferred != nil {
 				if d.hosts == nil {
 					d.hosts = map[*Host]varsFile{}
 				}
@@ -70,10 +72,23 @@ func (inv *Inventory) loadVarsDirs(dir string) error {
 }
 
 // readVarsFiles merges the vars files for the entity name under base
-// (vars is nil when there are none).
+// (vars is nil when there are none), or defers them (DeferVault).
 func (inv *Inventory) readVarsFiles(base, name string) (varsFile, error) {
+	files, err := findVarsFiles(base, name)
+	if err != nil {
+		return varsFile{}, err
+	}
+	if inv.deferVault && anyVaulted(files) {
+		return varsFile{deferred: &deferredVars{base: base, name: name}}, nil
+	}
+	return inv.mergeVarsFiles(files)
+}
+
+// findVarsFiles lists the vars files for the entity name under base, in
+// the order they merge.
+func findVarsFiles(base, name string) ([]string, error) {
 	if strings.HasPrefix(name, string(filepath.Separator)) || name == "" {
-		return varsFile{}, nil // Ansible skips "chroot"-style names
+		return nil, nil // Ansible skips "chroot"-style names
 	}
 	var files []string
 	for _, ext := range varsExtensions {
@@ -85,7 +100,7 @@ func (inv *Inventory) readVarsFiles(base, name string) (varsFile, error) {
 		if fi.IsDir() {
 			found, err := dirVarsFiles(p)
 			if err != nil {
-				return varsFile{}, &Error{File: p, Msg: fmt.Sprintf("cannot read vars directory: %v", err)}
+				return nil, &Error{File: p, Msg: fmt.Sprintf("cannot read vars directory: %v", err)}
 			}
 			files = found
 		} else {
@@ -93,6 +108,25 @@ func (inv *Inventory) readVarsFiles(base, name string) (varsFile, error) {
 		}
 		break
 	}
+	return files, nil
+}
+
+// anyVaulted reports whether one of files holds vaulted data: it is
+// encrypted whole, or it has a !vault value (a file that cannot be read
+// counts: reading it later reports the error).
+func anyVaulted(files []string) bool {
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil || vault.IsEncrypted(data) || bytes.Contains(data, []byte("!vault")) {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeVarsFiles reads files in order, a later file's variable over an
+// earlier one's.
+func (inv *Inventory) mergeVarsFiles(files []string) (varsFile, error) {
 	var out varsFile
 	for _, f := range files {
 		vars, err := inv.readVarsFile(f)
@@ -193,4 +227,42 @@ func (inv *Inventory) readVarsFile(file string) (varsFile, error) {
 		out.vars[k], out.origin[k] = v, Origin{File: file, Line: kv.keyNode.Line, Vault: vaulted || hasVault(v)}
 	}
 	return out, nil
+}
+
+// Decrypt reads the vars files DeferVault left unread that hosts need:
+// each host's own and those of every group it is in. The first that
+// cannot be read or decrypted is the error, naming its file. A host not
+// given stays without them.
+func (inv *Inventory) Decrypt(hosts []*Host) error {
+	for _, d := range inv.dirs {
+		for _, h := range hosts {
+			if err := undefer(inv, d.hosts, h); err != nil {
+				return err
+			}
+			for _, g := range inv.hostGroups(h) {
+				if err := undefer(inv, d.groups, g); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// undefer reads m[k]'s files if they were deferred.
+func undefer[K comparable](inv *Inventory, m map[K]varsFile, k K) error {
+	v, ok := m[k]
+	if !ok || v.deferred == nil {
+		return nil
+	}
+	files, err := findVarsFiles(v.deferred.base, v.deferred.name)
+	if err != nil {
+		return err
+	}
+	r, err := inv.mergeVarsFiles(files)
+	if err != nil {
+		return err
+	}
+	m[k] = r
+	return nil
 }
