@@ -98,7 +98,7 @@ func (p *Policy) defaultCommands() {
 		"rev", "fold", "column", "paste", "join", "expand", "unexpand", "od", "hexdump", "strings", "base64",
 		"less", "more", "ss", "netstat", "lsof", "ip", "systemctl", "journalctl", "docker", "podman", "git",
 		"hostname", "date", "env", "sysctl", "dmesg", "iostat", "mpstat", "findmnt", "blkid", "getent",
-		"mount", "dpkg", "rpm", "apt-cache", "apt", "apt-get", "yum", "dnf", "snap", "pip", "pip3", "npm",
+		"mount", "swapon", "dpkg", "rpm", "apt-cache", "apt", "apt-get", "yum", "dnf", "snap", "pip", "pip3", "npm",
 		"service", "iptables", "ip6tables", "nft", "ufw", "fdisk", "parted", "top",
 		"htop", "tmux", "alias", "trap", "mapfile", "readarray", "read", "command", "builtin", "let", "local", "unalias",
 		"export", "declare", "typeset", "readonly")
@@ -123,7 +123,7 @@ func (p *Policy) defaultCommands() {
 	p.set(High, "destroys data irrecoverably", "shred", "srm")
 	p.set(High, "power state change", "shutdown", "reboot", "poweroff", "halt", "init", "telinit")
 	p.set(High, "kills processes by name", "killall", "pkill", "killall5", "xkill")
-	p.set(High, "mount change", "umount", "swapon", "swapoff")
+	p.set(High, "mount change", "umount", "swapoff")
 	p.set(High, "user account change", "useradd", "userdel", "usermod", "groupadd", "groupdel", "groupmod",
 		"adduser", "deluser", "addgroup", "delgroup", "passwd", "chpasswd", "chage", "gpasswd", "visudo", "vipw",
 		"vigr")
@@ -234,6 +234,9 @@ func (p *Policy) defaultSubcommands() {
 	}
 	s["getent"] = rules(map[string]Rule{"*": {}}, High, "reads password hashes", "shadow", "gshadow")
 	s["mount"] = map[string]Rule{"": {}, "*": {Level: High, Reason: "mount change"}}
+	// swapon lists swap areas only without an operand and with read-only
+	// options (--show, -s); a device or file operand, or -a, enables swap.
+	s["swapon"] = s["mount"]
 	s["nft"] = map[string]Rule{"list": {}, "*": {Level: High, Reason: "firewall change"}, "": {Level: High, Reason: "firewall change"}}
 	s["ufw"] = map[string]Rule{"status": {}, "*": {Level: High, Reason: "firewall change"}, "": {Level: High, Reason: "firewall change"}}
 	s["iptables"] = map[string]Rule{"*": {Level: High, Reason: "firewall change"}, "": {Level: High, Reason: "firewall change"}}

@@ -176,6 +176,7 @@ func (p *Policy) defaultReadOnly() {
 		"--garbage-collect --info --list-filesystems --list-one --label= --match-types= --output= --probe " +
 		"--match-tag= --match-token= --uuid= --usages="
 	r["mount"] = "-l -t= --show-labels --types="
+	r["swapon"] = "--show=? -s --summary --noheadings --raw --bytes -h --help -V --version"
 	r["ip"] = "-br -brief -s -stats -statistics -d -details -4 -6 -0 -f= -family= -o -oneline -r -resolve " +
 		"-j -json -p -pretty -c=? -color=? -h -human -human-readable -iec -n= -netns= -t -timestamp -ts " +
 		"-tshort -N -Numeric -a -all"
