@@ -32,36 +32,83 @@ func (c *Context) Summary(budget int) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 
-	vars := c.varsBlock(budget / 4)
+	vars := c.varsBlock(budget/4, nil)
 	files := c.sessionFilesBlock(budget / 8)
 	if files == "" {
 		files = c.filesBlock(budget / 8)
 	}
-	steps := c.stepsBlock(budget - len(vars) - len(files))
-	out := c.scrub(steps + vars + files)
+	header := fmt.Sprintf("Steps run: %d\n", len(c.history))
+	steps, _ := c.stepEntries(budget-len(vars)-len(files), len(header))
+	out := c.scrub(header + steps + vars + files)
 	if len(out) > budget {
 		out = clipHead(out, budget)
 	}
 	return out
 }
 
-func (c *Context) stepsBlock(budget int) string {
+// SummaryParts is the Summary in parts, for a prompt that a provider
+// caches by prefix: the steps only grow at their end from one request to
+// the next (until older ones are shortened to a line), the variables and
+// files change anywhere, so the step generator sends the steps first.
+type SummaryParts struct {
+	// Steps are the step entries, oldest first, without Summary's
+	// "Steps run" header; "" before the first step.
+	Steps string
+	// Vars is the variables block. A variable holding exactly the output
+	// that a step entry of Steps shows in full (the step saved it) says
+	// so instead of repeating it.
+	Vars string
+	// Files is the files block; "" when no file was accessed.
+	Files string
+}
+
+// Parts is Summary(budget) split into SummaryParts, with the variables
+// that repeat a step's output shown once; together at most budget bytes.
+func (c *Context) Parts(budget int) SummaryParts {
+	if budget <= 0 {
+		budget = DefaultSummaryBudget
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	vars := c.varsBlock(budget/4, nil) // the room they may take, before de-duplication
+	files := c.sessionFilesBlock(budget / 8)
+	if files == "" {
+		files = c.filesBlock(budget / 8)
+	}
+	steps, shown := c.stepEntries(budget-len(vars)-len(files), 0)
+	p := SummaryParts{Steps: c.scrub(steps), Vars: c.scrub(c.varsBlock(budget/4, shown)), Files: c.scrub(files)}
+	if over := len(p.Steps) + len(p.Vars) + len(p.Files) - budget; over > 0 {
+		p.Steps = clipHead(p.Steps, max(len(p.Steps)-over, 0))
+	}
+	return p
+}
+
+// stepEntries renders the history in at most budget-header bytes (header:
+// the size of what the caller puts before them): the newest
+// RecentSteps in full, older ones a line each, newest kept. shown maps a
+// variable to the step (1-based) whose entry shows its whole value as
+// the output: the latest step that saved it, shown in full and unclipped,
+// when the variable still holds exactly that output.
+func (c *Context) stepEntries(budget, header int) (text string, shown map[string]int) {
 	n := len(c.history)
-	header := fmt.Sprintf("Steps run: %d\n", n)
 	if n == 0 {
-		return header
+		return "", nil
 	}
 	outMax := min(max(budget/(2*RecentSteps), 100), 2000)
 	const reserve = 48 // for the "earlier steps not shown" line
-	remaining := budget - len(header) - reserve
+	remaining := budget - header - reserve
 	var entries []string // newest first
 	full := true         // once a full entry does not fit, older ones get one line
+	saved := map[string]bool{}
 	i := n - 1
 	for ; i >= 0; i-- {
-		e := oneLine(i+1, c.history[i], c.redactor())
+		r := c.history[i]
+		e := oneLine(i+1, r, c.redactor())
+		isFull := false
 		if full && i >= n-RecentSteps {
-			if f := fullEntry(i+1, c.history[i], outMax, c.redactor()); len(f) <= remaining {
-				e = f
+			if f := fullEntry(i+1, r, outMax, c.redactor()); len(f) <= remaining {
+				e, isFull = f, true
 			} else {
 				full = false
 			}
@@ -73,11 +120,19 @@ func (c *Context) stepsBlock(budget int) string {
 			}
 			break
 		}
+		if r.SaveAs != "" && !saved[r.SaveAs] {
+			saved[r.SaveAs] = true
+			if v, ok := c.vars[r.SaveAs].(string); ok && isFull && v == r.Output && len(strings.TrimRight(c.redactor()(r.Output), "\n")) <= outMax {
+				if shown == nil {
+					shown = map[string]int{}
+				}
+				shown[r.SaveAs] = i + 1
+			}
+		}
 		remaining -= len(e)
 		entries = append(entries, e)
 	}
 	var b strings.Builder
-	b.WriteString(header)
 	if i >= 0 {
 		if omitted := fmt.Sprintf("  … %d earlier steps not shown\n", i+1); len(omitted) <= remaining+reserve {
 			b.WriteString(omitted)
@@ -86,7 +141,7 @@ func (c *Context) stepsBlock(budget int) string {
 	for j := len(entries) - 1; j >= 0; j-- {
 		b.WriteString(entries[j])
 	}
-	return b.String()
+	return b.String(), shown
 }
 
 func statusText(r StepRecord, withDuration bool) string {
@@ -228,7 +283,9 @@ func (c *Context) scrubMarked(s string, mark func(string) string) (string, []str
 	return s, names
 }
 
-func (c *Context) varsBlock(budget int) string {
+// varsBlock lists the variables in at most budget bytes; one in shown
+// names the step whose output it is instead of repeating it.
+func (c *Context) varsBlock(budget int, shown map[string]int) string {
 	names := make([]string, 0, len(c.vars))
 	for _, k := range sortedKeys(c.vars) {
 		if k != LastVar && c.exposed[k] != ExposeNone {
@@ -247,6 +304,9 @@ func (c *Context) varsBlock(budget int) string {
 			val = Redacted
 		}
 		line := clipHead("  "+k+" = "+c.redactor()(val), varLineMax) + "\n"
+		if step, ok := shown[k]; ok && c.exposed[k] == ExposeValue {
+			line = fmt.Sprintf("  %s = the output of step %d\n", k, step)
+		}
 		if b.Len()+len(line)+reserve > budget {
 			fmt.Fprintf(&b, "  … %d more\n", len(names)-i)
 			break

@@ -163,26 +163,35 @@ func (r *runner) closePhase(plan *planner.Plan, ph planner.Phase, text string) {
 	r.emit(event.Event{Kind: event.KindAnswer, Answer: &event.Answer{Phase: ph.Phase, Text: text, Final: ph.Phase == len(plan.Phases)}})
 }
 
+// phasePrompt is a phase request's system prompt, laid out for the
+// providers' prompt caches, which bill the part of a request that repeats
+// an earlier request's beginning at a fraction of the price: what holds
+// for the whole task first (the rules, the environment, the task: the
+// same bytes as the planning prompt's beginning, promptHead), then the
+// plan, then the steps run (they only grow at the end, until older ones
+// are shortened), then what changes from request to request (the phases
+// done, the variables, the files, the current phase). Nothing in it
+// changes with time alone.
 func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, closed []string, offered []llm.Tool) string {
 	var b strings.Builder
-	b.WriteString(stepRules)
-	b.WriteString(r.moreTools(offered))
-	fmt.Fprintf(&b, "\n## Environment\n%s\n", r.cfg.Environment)
-	fmt.Fprintf(&b, "\n## Task\n%s\n", task)
+	b.WriteString(r.promptHead(task, offered))
 	b.WriteString("\n## Plan\n")
 	for _, p := range plan.Phases {
-		mark := "  "
-		if p.Phase == ph.Phase {
-			mark = "→ "
-		}
-		fmt.Fprintf(&b, "%s%d. %s\n", mark, p.Phase, p.Goal)
+		fmt.Fprintf(&b, "%d. %s\n", p.Phase, p.Goal)
 	}
+	hist := r.historyParts()
+	b.WriteString("\n## Steps run\n")
+	if hist.Steps == "" {
+		b.WriteString("(none yet)\n")
+	}
+	b.WriteString(hist.Steps)
 	if len(closed) > 0 {
 		b.WriteString("\n## Phases done\n")
 		for _, c := range closed {
 			b.WriteString(oneLine(c, 600) + "\n")
 		}
 	}
+	b.WriteString("\n" + hist.Vars + hist.Files)
 	fmt.Fprintf(&b, "\n## Current phase %d: %s\n", ph.Phase, ph.Goal)
 	if ph.Description != "" {
 		fmt.Fprintf(&b, "Description: %s\n", ph.Description)
@@ -190,8 +199,15 @@ func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, 
 	if ph.SuccessCriteria != "" {
 		fmt.Fprintf(&b, "Success criteria: %s\n", ph.SuccessCriteria)
 	}
-	fmt.Fprintf(&b, "\n## History and variables\n%s", r.history())
 	return b.String()
+}
+
+// promptHead begins every adaptive request's system prompt, the planning
+// request's too: the rules, the tools not offered, the environment and
+// the task — the same bytes for the whole task while the offered tools
+// stay the same, so that a provider's prompt cache serves them.
+func (r *runner) promptHead(task string, offered []llm.Tool) string {
+	return stepRules + r.moreTools(offered) + "\n## Environment\n" + r.cfg.Environment + "\n\n## Task\n" + task + "\n"
 }
 
 // moreTools is the system prompt's line naming the tools not offered.

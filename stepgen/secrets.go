@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/autoshell/agent/execctx"
 	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/redact"
 )
@@ -38,6 +39,20 @@ func (r *runner) history() string {
 	})
 	s, _ := r.scrub(r.exec.Vars().Summary(r.cfg.SummaryBudget))
 	return s
+}
+
+// historyParts is history in parts (execctx.SummaryParts), each scrubbed
+// the same way.
+func (r *runner) historyParts() execctx.SummaryParts {
+	r.exec.Vars().SetRedactor(func(s string) string {
+		out, _ := r.cfg.Secrets.Named(s, r.cfg.SendSecrets)
+		return out
+	})
+	p := r.exec.Vars().Parts(r.cfg.SummaryBudget)
+	p.Steps, _ = r.scrub(p.Steps)
+	p.Vars, _ = r.scrub(p.Vars)
+	p.Files, _ = r.scrub(p.Files)
+	return p
 }
 
 // scrub replaces the secrets of s and names them.
