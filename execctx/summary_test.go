@@ -135,3 +135,37 @@ func TestScrub(t *testing.T) {
 		t.Fatalf("Scrub = %q, want %q", got, want)
 	}
 }
+
+// Parts is Summary for a cached prompt: the steps without the header, a
+// variable that holds a step's output shown in full names the step, one
+// whose output is clipped or differs keeps its value; the parts stay
+// within the budget.
+func TestSummaryParts(t *testing.T) {
+	c := New()
+	if p := c.Parts(0); p.Steps != "" || p.Vars != "Variables:\n  (none)\n" || p.Files != "" {
+		t.Errorf("empty Parts = %+v", p)
+	}
+	_ = c.Record(StepRecord{Tool: "read_file", Params: map[string]any{"file_path": "a"}, Status: StatusOK, Stdout: "x\ny\n", Output: "x\ny\n", SaveAs: "a"})
+	_ = c.Record(StepRecord{Tool: "execute_command", Params: map[string]any{"command": "f"}, Status: StatusError, ExitCode: 1,
+		Stdout: "", Output: "[ERROR]: no\n[exit code 1]", SaveAs: "f"})
+	big := strings.Repeat("z", 3000)
+	_ = c.Record(StepRecord{Tool: "read_file", Params: map[string]any{"file_path": "b"}, Status: StatusOK, Stdout: big, Output: big, SaveAs: "b"})
+	p := c.Parts(0)
+	if strings.Contains(p.Steps, "Steps run") || !strings.HasPrefix(p.Steps, "1. read_file [ok") {
+		t.Errorf("steps:\n%s", p.Steps)
+	}
+	for _, want := range []string{"  a = the output of step 1\n", "  f = \"\"\n", "  b = \"zzz"} {
+		if !strings.Contains(p.Vars, want) {
+			t.Errorf("vars lack %q:\n%s", want, p.Vars)
+		}
+	}
+	// Summary keeps every value
+	if s := c.Summary(0); !strings.Contains(s, "  a = \"x\\ny\\n\"\n") || !strings.HasPrefix(s, "Steps run: 3\n1. read_file") {
+		t.Errorf("Summary:\n%s", s)
+	}
+	for _, budget := range []int{300, 1000, 4000} {
+		if p := c.Parts(budget); len(p.Steps)+len(p.Vars)+len(p.Files) > budget {
+			t.Errorf("Parts(%d) is %d bytes", budget, len(p.Steps)+len(p.Vars)+len(p.Files))
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/autoshell/agent/llm"
@@ -30,8 +31,9 @@ type Chatter interface {
 // SubmitPlanTool is the submit_plan function offered to the model.
 func SubmitPlanTool() llm.Tool {
 	return llm.Tool{
-		Name:        SubmitPlanName,
-		Description: "Submit the plan for the task: the phases, in order, each with a goal and how to know it succeeded.",
+		Name: SubmitPlanName,
+		Description: "Submit the plan: the phases in order, each with a goal and how to know it succeeded. " +
+			"In a phase, only beside phase_done with a REPLAN: summary: the phases replacing the rest of the plan.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"task_type":{"type":"string","description":"kind of task, e.g. file_edit, diagnosis, deployment"},` +
 			`"complexity":{"type":"string","enum":["simple","medium","complex"]},` +
@@ -81,6 +83,12 @@ type FirstPhase struct {
 	Control []string
 	// Rules tell the model how to call Tools.
 	Rules string
+	// Head, when set, begins the system prompt instead of the planner's
+	// own opening, and holds Rules, the environment and the task: the
+	// caller's step requests begin with the same bytes, and with the same
+	// tools (Tools, then submit_plan), so that a provider's prompt cache
+	// serves that beginning from the second request on.
+	Head string
 }
 
 // Plan asks the model for the task's phases. env describes the target
@@ -95,13 +103,16 @@ type FirstPhase struct {
 // accepted submit_plan come back in LLMPlan.First, with their problems.
 // Calls beside a refused plan are answered "not run" in the retry.
 func (p *LLMPlanner) Plan(ctx context.Context, task, env string) (LLMPlan, error) {
-	sys := planSystemPrompt(env)
-	if p.First != nil {
+	sys, user := planSystemPrompt(env), "Task: "+task
+	switch {
+	case p.First != nil && p.First.Head != "":
+		sys, user = p.First.Head+headPlanning, "Plan the task, and start phase 1 in the same reply."
+	case p.First != nil:
 		sys = firstPhasePrompt(env, p.First.Rules)
 	}
 	msgs := []llm.Message{
 		{Role: llm.RoleSystem, Content: sys},
-		{Role: llm.RoleUser, Content: "Task: " + task},
+		{Role: llm.RoleUser, Content: user},
 	}
 	return p.ask(ctx, task, msgs, p.First)
 }
@@ -127,8 +138,9 @@ func (p *LLMPlanner) Replan(ctx context.Context, task, env string, plan *Plan, f
 func (p *LLMPlanner) ask(ctx context.Context, task string, msgs []llm.Message, first *FirstPhase) (LLMPlan, error) {
 	req := llm.Request{Tools: []llm.Tool{SubmitPlanTool()}, ToolChoice: SubmitPlanName}
 	if first != nil {
-		// a named tool_choice would forbid the other calls
-		req.Tools = append(req.Tools, first.Tools...)
+		// a named tool_choice would forbid the other calls; submit_plan
+		// last, as the step requests offer it (FirstPhase.Head)
+		req.Tools = append(slices.Clip(first.Tools), SubmitPlanTool())
 		req.ToolChoice = "required"
 		req.Control = append([]string{SubmitPlanName}, first.Control...)
 	}
@@ -268,6 +280,14 @@ another call chooses them, phase by phase, seeing the results. Call submit_plan 
 Execution environment:
 ` + env
 }
+
+// headPlanning follows FirstPhase.Head in the planning prompt.
+const headPlanning = `
+## Planning
+First call submit_plan once with the task's phases (usually 1-4; simple tasks need one or two), each with a
+concrete goal, a short description and success criteria its steps' results can show. In the same reply, start
+phase 1 with 1-3 calls; later steps and phases are chosen later, seeing the results.
+`
 
 // firstPhasePrompt is the planning prompt when the reply may start the
 // first phase; rules say how to call its tools.

@@ -50,7 +50,7 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 		if i == 0 && len(lp.First.ToolCalls) > 0 {
 			first = &lp.First
 		}
-		text, err := r.phase(ctx, task, plan, ph, closed, first)
+		text, inPhase, err := r.phase(ctx, task, plan, ph, closed, first)
 		if err != nil {
 			return err
 		}
@@ -61,8 +61,10 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 			}
 			replanned = true
 			r.emit(event.Event{Kind: event.KindReplan, Replan: &event.Replan{Phase: ph.Phase, Reason: reason}})
-			np, err := pl.Replan(ctx, task, r.cfg.Environment, plan, ph, reason, r.history())
-			if err != nil {
+			var np planner.LLMPlan
+			if inPhase != nil { // the plan the model sent beside its REPLAN:
+				np = *inPhase
+			} else if np, err = pl.Replan(ctx, task, r.cfg.Environment, plan, ph, reason, r.history()); err != nil {
 				return err
 			}
 			rest := np.Plan.Phases
@@ -96,17 +98,18 @@ func phaseInfo(ph planner.Phase) event.PhaseInfo {
 }
 
 // phase asks for steps until the model closes the phase, and returns its
-// summary. first, when not nil, is the first round's reply (the planning
-// reply's steps). Each request is bounded: the system prompt holds the
+// summary, and the new plan the closing reply carried beside a REPLAN:
+// summary (nil if none). first, when not nil, is the first round's reply
+// (the planning reply's steps). Each request is bounded: the system prompt holds the
 // summary of what ran before the last round, and the last round's tool
 // calls and their replies follow it verbatim (so no output is sent twice).
-func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph planner.Phase, closed []string, first *llm.Response) (string, error) {
+func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph planner.Phase, closed []string, first *llm.Response) (string, *planner.LLMPlan, error) {
 	var exchange []llm.Message // the last round: assistant message and its tool replies
 	offered := r.phaseTools(task, ph)
 	sys := r.phasePrompt(task, plan, ph, closed, offered)
 	for round := 1; ; round++ {
 		if round > r.cfg.MaxRounds {
-			return "", fmt.Errorf("%w: phase %d (%s) still not done after %d requests", ErrMaxRounds, ph.Phase, ph.Goal, r.cfg.MaxRounds)
+			return "", nil, fmt.Errorf("%w: phase %d (%s) still not done after %d requests", ErrMaxRounds, ph.Phase, ph.Goal, r.cfg.MaxRounds)
 		}
 		var resp llm.Response
 		if round == 1 && first != nil {
@@ -117,10 +120,10 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 				{Role: llm.RoleUser, Content: phaseInstruction(ph, round)},
 			}
 			msgs = append(msgs, exchange...)
-			req := llm.Request{Messages: msgs, Tools: append(slices.Clip(offered), phaseDoneTool()), Control: []string{PhaseDoneName}}
+			req := llm.Request{Messages: msgs, Tools: stepRequestTools(offered), Control: controlTools}
 			var err error
 			if resp, err = r.chat.Chat(ctx, req); err != nil {
-				return "", err
+				return "", nil, err
 			}
 			if len(offered) < len(r.tools) && len(resp.ToolCalls) == 0 {
 				// a call to a tool not offered, written as plain JSON text, is
@@ -138,22 +141,23 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 				text = "(phase closed without a summary)"
 			}
 			r.closePhase(plan, ph, text)
-			return text, nil
+			return text, nil, nil
 		}
 		sys = r.phasePrompt(task, plan, ph, closed, offered) // the history before this round, for the next request
-		steps, done := splitDone(resp)
+		steps, done, plans := splitDone(resp)
 		replies, reasons, err := r.runCalls(ctx, steps)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if len(done) > 0 {
 			text, doneReplies, ok := closing(resp, done, reasons)
 			if ok {
 				r.closePhase(plan, ph, text)
-				return text, nil
+				return text, replanned(resp, text, plans), nil
 			}
 			replies = append(replies, doneReplies...)
 		}
+		replies = append(replies, unusedPlans(plans)...)
 		exchange = append([]llm.Message{r.assistant(resp)}, replies...)
 	}
 }
@@ -226,20 +230,26 @@ func (r *runner) moreTools(offered []llm.Tool) string {
 
 func phaseInstruction(ph planner.Phase, round int) string {
 	if round == 1 {
-		return fmt.Sprintf("Do phase %d. Add phase_done after the steps that meet its success criteria, in the same reply. "+
-			"If it cannot succeed, close it with %s and why; if the whole task cannot, %s and why.", ph.Phase, replanMarker, FailedMarker)
+		return fmt.Sprintf("Do phase %d.", ph.Phase)
 	}
 	return fmt.Sprintf("Continue phase %d; add phase_done after its last steps, or call it alone if it is done.", ph.Phase)
 }
 
 // stepRules is the fixed part of the step requests' system prompt (the
-// adaptive-execution spec's step generation prompt, for function calling).
-// It is sent with every step request: keep it short.
+// adaptive-execution spec's step generation prompt, for function calling)
+// and the beginning of the planning prompt's. It is sent with every
+// request: keep it short. What a phase request's user message would say
+// again each time (how to close a phase) is here, in the part a
+// provider's prompt cache serves.
 const stepRules = `You are a command-line agent: you do a task on a host by calling tools, 1-3 per reply, run in order.
-Each tool also takes "description", "save_output_as" (a variable for its output) and "condition" (an
-expression over variables, e.g. "out.strip() == '1'"; false skips the step). "{{x}}" in a parameter is
-replaced by variable x; "last" is the latest result (last.stdout, last.exit_code, last.success).
-After a failed step, correct course. Never repeat a denied step unchanged, nor one that succeeded.
+Each tool also takes "description", "save_output_as" (a variable for its output), "condition" (an
+expression over variables, e.g. "out.strip() == '1'"; false skips the step) and "ignore_errors" (true: its
+failure is what you expect to see). "{{x}}" in a parameter is replaced by variable x; "last" is the latest
+result (last.stdout, last.exit_code, last.success). After a failed step, correct course. Never repeat a
+denied step unchanged, nor one that succeeded.
+The task runs in phases. Add phase_done after the steps that meet the phase's success criteria, in the same
+reply. If the phase cannot succeed, its summary is "REPLAN: why", with submit_plan and the phases that
+replace the rest of the plan beside it; if the task cannot, "FAILED: why".
 `
 
 // CoreTools are offered in every adaptive step request: the

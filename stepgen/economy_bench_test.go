@@ -136,15 +136,16 @@ func TestAdaptiveOutputSentOnce(t *testing.T) {
 }
 
 // stepTools returns the step tools a step request offers: its tools but
-// phase_done, which every step request must offer last.
+// the control tools, which every step request must offer last.
 func stepTools(t *testing.T, r testenv.RecordedRequest) []string {
 	t.Helper()
 	names := r.Request.ToolNames()
-	if len(names) == 0 || names[len(names)-1] != PhaseDoneName {
-		t.Errorf("step request tools %v do not end with %s", names, PhaseDoneName)
+	n := len(names) - len(controlTools)
+	if n < 0 || !slices.Equal(names[n:], controlTools) {
+		t.Errorf("step request tools %v do not end with %v", names, controlTools)
 		return names
 	}
-	return names[:len(names)-1]
+	return names[:n]
 }
 
 // containsWord takes any text (the task is the operator's, the phase the

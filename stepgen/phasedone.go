@@ -3,6 +3,7 @@ package stepgen
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/autoshell/agent/llm"
@@ -20,9 +21,8 @@ const PhaseDoneName = "phase_done"
 func phaseDoneTool() llm.Tool {
 	return llm.Tool{
 		Name: PhaseDoneName,
-		Description: "Close the current phase. Call it after the phase's last steps, in the same reply: it is honoured only if " +
-			"they all succeed (a step skipped by its condition counts), else the phase goes on and you see why. " +
-			"A summary beginning " + replanMarker + " or " + FailedMarker + " says the phase or the whole task cannot succeed.",
+		Description: "Close the current phase, after its last steps in the same reply. Honoured only if they all succeeded " +
+			"(or were skipped by their condition, or failed with ignore_errors); else the phase goes on and you see why.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"summary":{"type":"string",` +
 			`"description":"what the phase found or changed"}},"required":["summary"]}`),
 	}
@@ -41,23 +41,65 @@ func (r *runner) firstPhase(task string) *planner.FirstPhase {
 		Tools:   append(offered, phaseDoneTool()),
 		Control: []string{PhaseDoneName},
 		Rules:   stepRules + r.moreTools(offered) + firstPhaseRules,
+		Head:    r.promptHead(task, offered),
 	}
 }
 
-// splitDone takes the phase_done calls out of resp: the steps to run, and
-// the phase_done calls in order.
-func splitDone(resp llm.Response) (llm.Response, []llm.ToolCall) {
-	var done []llm.ToolCall
-	steps := resp
+// stepRequestTools are the tools of a step request: the offered ones,
+// then the control tools, phase_done and submit_plan (a new plan beside a
+// REPLAN: phase_done) — the planning request's tools in the same order.
+func stepRequestTools(offered []llm.Tool) []llm.Tool {
+	return append(slices.Clip(offered), phaseDoneTool(), planner.SubmitPlanTool())
+}
+
+// controlTools are the tools of a step request that run no step.
+var controlTools = []string{PhaseDoneName, planner.SubmitPlanName}
+
+// replanned is the plan a reply's submit_plan calls carry when the phase
+// closed with summary text beginning REPLAN: (nil otherwise, or when the
+// first call's plan is unusable: the planner is then asked, as after a
+// REPLAN: alone).
+func replanned(resp llm.Response, text string, plans []llm.ToolCall) *planner.LLMPlan {
+	if len(plans) == 0 || !strings.HasPrefix(strings.TrimSpace(text), replanMarker) {
+		return nil
+	}
+	if _, bad := resp.ProblemFor(plans[0].ID); bad {
+		return nil
+	}
+	lp, err := planner.ParseLLMPlan(plans[0].Arguments)
+	if err != nil {
+		return nil
+	}
+	return &lp
+}
+
+// unusedPlans answers submit_plan calls of a reply that did not close its
+// phase with REPLAN:.
+func unusedPlans(plans []llm.ToolCall) []llm.Message {
+	var out []llm.Message
+	for _, tc := range plans {
+		out = append(out, llm.ToolMessage(tc.ID, "error: not used: in a phase, submit_plan replaces the rest of the plan only beside "+
+			"phase_done whose summary begins "+replanMarker+" (and honoured)."))
+	}
+	return out
+}
+
+// splitDone takes the control calls out of resp: the steps to run, the
+// phase_done calls and the submit_plan calls, each in order.
+func splitDone(resp llm.Response) (steps llm.Response, done, plans []llm.ToolCall) {
+	steps = resp
 	steps.ToolCalls = nil
 	for _, tc := range resp.ToolCalls {
-		if tc.Name == PhaseDoneName {
+		switch tc.Name {
+		case PhaseDoneName:
 			done = append(done, tc)
-			continue
+		case planner.SubmitPlanName:
+			plans = append(plans, tc)
+		default:
+			steps.ToolCalls = append(steps.ToolCalls, tc)
 		}
-		steps.ToolCalls = append(steps.ToolCalls, tc)
 	}
-	return steps, done
+	return steps, done, plans
 }
 
 // closing decides on a reply's phase_done calls, given why its steps did
@@ -97,11 +139,11 @@ func closing(resp llm.Response, done []llm.ToolCall, reasons []string) (summary 
 	return "", replies, false
 }
 
-// controlCallsBefore counts the phase_done calls among the first i calls.
+// controlCallsBefore counts the control calls among the first i calls.
 func controlCallsBefore(calls []llm.ToolCall, i int) int {
 	n := 0
 	for _, tc := range calls[:i] {
-		if tc.Name == PhaseDoneName {
+		if slices.Contains(controlTools, tc.Name) {
 			n++
 		}
 	}

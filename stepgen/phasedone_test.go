@@ -66,7 +66,8 @@ func TestAdaptiveOneRequestPerPhase(t *testing.T) {
 // phase_done is honoured only when every step before it succeeded: a
 // failed step, a refused call or a step beyond the third keep the phase
 // going, and the model is told why in phase_done's tool reply; a skipped
-// step counts as success, and phase_done does not count toward the three.
+// step counts as success, and so does a failure the model said it
+// expected (ignore_errors); phase_done does not count toward the three.
 func TestPhaseDoneOnlyAfterSuccess(t *testing.T) {
 	plan := `{"phases":[{"phase":1,"goal":"g"}]}`
 	for _, tc := range []struct {
@@ -79,6 +80,9 @@ func TestPhaseDoneOnlyAfterSuccess(t *testing.T) {
 		{"fourth", []testenv.ToolCall{testenv.Call("execute_command", `{"command":"true"}`), testenv.Call("execute_command", `{"command":"true 2"}`),
 			testenv.Call("execute_command", `{"command":"true 3"}`), testenv.Call("execute_command", `{"command":"true 4"}`)}, "call 4 (execute_command) was not run: too many calls"},
 		{"badargs", []testenv.ToolCall{testenv.Call("execute_command", `[1]`)}, "call 1 (execute_command) was not run: bad arguments"},
+		{"expected failure", []testenv.ToolCall{testenv.Call("execute_command", `{"command":"exit 3","ignore_errors":true}`)}, ""},
+		{"ignore_errors not a bool", []testenv.ToolCall{testenv.Call("execute_command", `{"command":"exit 3","ignore_errors":"yes"}`)},
+			"call 1 (execute_command) was not run: bad arguments"},
 		{"skipped", []testenv.ToolCall{testenv.Call("execute_command", `{"command":"true","condition":"1 == 2"}`),
 			testenv.Call("execute_command", `{"command":"true 2"}`), testenv.Call("execute_command", `{"command":"true 3"}`)}, ""},
 	} {

@@ -299,7 +299,9 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 		switch res.Status {
 		case execctx.StatusOK, execctx.StatusSkipped:
 		case execctx.StatusError:
-			reasons = append(reasons, which+" failed")
+			if !st.IgnoreErrors { // an expected failure is an observation: phase_done holds
+				reasons = append(reasons, which+" failed")
+			}
 		default:
 			reasons = append(reasons, which+" was "+string(res.Status))
 		}
@@ -310,8 +312,8 @@ func (r *runner) runCalls(ctx context.Context, resp llm.Response) ([]llm.Message
 }
 
 // toStep turns a tool call into a step: the step keys description,
-// save_output_as and condition come out of the arguments (check_condition
-// keeps its own condition parameter).
+// save_output_as, condition, become and ignore_errors come out of the
+// arguments (check_condition keeps its own condition parameter).
 func toStep(tc llm.ToolCall) (planner.Step, error) {
 	params := map[string]any{}
 	if len(tc.Arguments) > 0 {
@@ -354,14 +356,18 @@ func toStep(tc llm.ToolCall) (planner.Step, error) {
 			return st, err
 		}
 	}
-	if v, ok := params["become"]; ok {
-		delete(params, "become")
+	for key, to := range map[string]*bool{"become": &st.Become, "ignore_errors": &st.IgnoreErrors} {
+		v, ok := params[key]
+		if !ok {
+			continue
+		}
+		delete(params, key)
 		switch v := v.(type) {
 		case nil:
 		case bool:
-			st.Become = v
+			*to = v
 		default:
-			return st, fmt.Errorf("become of %s must be true or false, not %v", tc.Name, v)
+			return st, fmt.Errorf("%s of %s must be true or false, not %v", key, tc.Name, v)
 		}
 	}
 	st.Parameters = params

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,9 +141,10 @@ func TestAdaptiveScriptFix(t *testing.T) {
 				t.Fatalf("%d requests, want 5", len(reqs))
 			}
 			// the planning request offers submit_plan, and the first
-			// phase's tools (issue 17)
-			if names := reqs[0].Request.ToolNames(); len(names) == 0 || names[0] != "submit_plan" || !slicesContains(names, PhaseDoneName) {
-				t.Errorf("planning request tools = %v", names)
+			// phase's tools (issue 17), in the step requests' order
+			if names := reqs[0].Request.ToolNames(); len(names) == 0 || names[len(names)-1] != "submit_plan" || !slicesContains(names, PhaseDoneName) ||
+				!slices.Equal(names, reqs[1].Request.ToolNames()) {
+				t.Errorf("planning request tools = %v, step request tools %v", names, reqs[1].Request.ToolNames())
 			}
 			sys := reqs[1].Request.Messages[0].Text()
 			for _, want := range []string{"os: ", "containers: ", "cwd: ", "Success criteria: its output is known", "run a.sh;"} {

@@ -33,7 +33,9 @@ echo "started on port $port"
 // phases for adaptive (reproduce, read the log, read the config, fix,
 // restart and check); ReAct reads the log and the config at once after
 // seeing the failure, as a model would. The first start fails in both
-// modes: the failure is the observation the diagnosis starts from.
+// modes: the failure is the observation the diagnosis starts from (the
+// adaptive model marks it ignore_errors, so phase 1 closes in the
+// planning reply).
 func Diagnose() Scenario {
 	return Scenario{
 		Name: "diagnose",
@@ -72,11 +74,10 @@ func Diagnose() Scenario {
 					`{"phase":3,"goal":"Read the configuration the error points to","success_criteria":"the bad setting is known"},`+
 					`{"phase":4,"goal":"Fix the setting","success_criteria":"the configuration is fixed"},`+
 					`{"phase":5,"goal":"Start the service and check it runs","success_criteria":"the start succeeds"}]}`,
-					[2]string{"execute_command", `{"command":"sh DIR/svc/start.sh","save_output_as":"first_start"}`},
-					done("The start fails; its output is in first_start.")),
-				// a phase_done after a failed step is not honoured: the
-				// model closes the phase once it has seen the failure
-				calls(dir, done("The start fails: 'start failed, see app.log'.")),
+					// the failure is what phase 1 expects to see: ignore_errors
+					// lets its phase_done hold
+					[2]string{"execute_command", `{"command":"sh DIR/svc/start.sh","save_output_as":"first_start","ignore_errors":true}`},
+					done("The start was run; its output is in first_start.")),
 				calls(dir, [2]string{"read_file", `{"file_path":"DIR/svc/app.log","save_output_as":"svc_log"}`},
 					done("The log says the port cannot be bound without root.")),
 				calls(dir, [2]string{"read_file", `{"file_path":"DIR/svc/app.conf","save_output_as":"svc_conf"}`},
@@ -106,8 +107,8 @@ const flagText = "name: app\nfeature:off\n"
 
 // Replan: turn a feature on if it is off; the file writes "feature:off"
 // without a space. Adaptive's condition looks for "feature: off", so its
-// edit is skipped; the next phase sees that, closes with REPLAN:, and the
-// new plan's phase makes the edit. ReAct's first edit fails (its pattern
+// edit is skipped; the next phase sees that, closes with REPLAN: and the
+// new plan in the same reply, and the new plan's phase makes the edit. ReAct's first edit fails (its pattern
 // is not in the file) and it edits again.
 func Replan() Scenario {
 	return Scenario{
@@ -136,9 +137,10 @@ func Replan() Scenario {
 					[2]string{"read_file", `{"file_path":"DIR/feature.conf","save_output_as":"conf"}`},
 					[2]string{"edit_file", strings.Replace(wrong, `}`, `,"condition":"'feature: off' in conf"}`, 1)},
 					done("The feature is on if it was off.")),
-				calls(dir, [2]string{stepgen.PhaseDoneName, string(reason)}),
-				testenv.Calls(testenv.Call("submit_plan", `{"task_type":"config_change","complexity":"simple","phases":[`+
-					`{"phase":1,"goal":"Turn the feature on: it is written feature:off","success_criteria":"the file says feature:on"}]}`)),
+				// the phase closes with REPLAN: and the new plan in one reply
+				calls(dir, [2]string{stepgen.PhaseDoneName, string(reason)},
+					[2]string{"submit_plan", `{"task_type":"config_change","complexity":"simple","phases":[` +
+						`{"phase":1,"goal":"Turn the feature on: it is written feature:off","success_criteria":"the file says feature:on"}]}`}),
 				calls(dir,
 					[2]string{"edit_file", strings.Replace(right, `}`, `,"condition":"'feature:off' in conf"}`, 1)},
 					[2]string{"read_file", read},

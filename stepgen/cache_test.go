@@ -1,0 +1,149 @@
+package stepgen
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/autoshell/agent/testenv"
+)
+
+// promptOf is a request body's prompt in the order providers cache it:
+// the tools, then the messages.
+func promptOf(t *testing.T, body []byte) []byte {
+	t.Helper()
+	var req struct {
+		Tools    json.RawMessage   `json:"tools"`
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	out := bytes.Clone(req.Tools)
+	for _, m := range req.Messages {
+		out = append(out, m...)
+	}
+	return out
+}
+
+func commonLen(a, b []byte) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// Issue 31 §3: every request of an adaptive run begins with what an
+// earlier one sent, so that a provider's prompt cache serves it: the
+// planning request and the step requests share their tools, rules,
+// environment and task; a phase's request repeats the previous phase's
+// request up to the end of its steps.
+func TestAdaptivePromptPrefixStable(t *testing.T) {
+	f := newFixture(t)
+	f.srv.Push(
+		testenv.Calls(
+			testenv.Call("submit_plan", `{"phases":[{"phase":1,"goal":"one"},{"phase":2,"goal":"two"},{"phase":3,"goal":"three"}]}`),
+			testenv.Call("execute_command", `{"command":"echo first-output","save_output_as":"a"}`),
+			testenv.Call("phase_done", `{"summary":"one done"}`)),
+		testenv.Calls(
+			testenv.Call("execute_command", `{"command":"echo second-output","save_output_as":"b"}`),
+			testenv.Call("phase_done", `{"summary":"two done"}`)),
+		testenv.Calls(
+			testenv.Call("execute_command", `{"command":"echo third-output"}`),
+			testenv.Call("phase_done", `{"summary":"three done"}`)))
+	if _, err := f.run(ModeAdaptive, 0, "echo three things", 0); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	p := make([][]byte, len(reqs))
+	for i, r := range reqs {
+		p[i] = promptOf(t, r.Body)
+	}
+	// the planning request and phase 2's: the tools and the system
+	// prompt up to the task
+	sys0 := reqs[0].Request.Messages[0].Text()
+	task := strings.Index(sys0, "## Task\necho three things\n")
+	if task < 0 {
+		t.Fatalf("planning prompt lacks the task:\n%s", sys0)
+	}
+	head := len(p[0]) - len(p[0][bytes.Index(p[0], []byte(`{"role":"system"`)):]) + len(`{"role":"system","content":"`) + task
+	if n := commonLen(p[0], p[1]); n < head {
+		t.Errorf("planning and phase 2 requests share %d bytes, want ≥ %d (tools, rules, environment, task): they part at %q",
+			n, head, p[1][n:min(n+80, len(p[1]))])
+	}
+	// phase 2's request and phase 3's: up to the end of phase 2's steps
+	sys1 := reqs[1].Request.Messages[0].Text()
+	end := strings.Index(sys1, "first-output\n")
+	if end < 0 {
+		t.Fatalf("phase 2 prompt lacks phase 1's step:\n%s", sys1)
+	}
+	at := bytes.Index(p[1], []byte("first-output\\n"))
+	if n := commonLen(p[1], p[2]); n < at {
+		t.Errorf("phase 2 and 3 requests share %d bytes, want ≥ %d (through phase 1's step): they part at %q",
+			n, at, p[2][n:min(n+80, len(p[2]))])
+	}
+	// the output a variable holds is sent once: in the step's entry
+	if sys := reqs[2].Request.Messages[0].Text(); strings.Count(sys, "second-output\n") != 1 || !strings.Contains(sys, "b = the output of step 2\n") {
+		t.Errorf("phase 3's prompt does not hold phase 2's output once:\n%s", sys)
+	}
+}
+
+// A phase that cannot succeed can be closed with REPLAN: and the new plan
+// in the same reply: no request to the planner follows (issue 31 §3). A
+// submit_plan beside anything else is refused and the phase goes on.
+func TestAdaptiveReplanInPhase(t *testing.T) {
+	f := newFixture(t,
+		testenv.Calls(testenv.Call("submit_plan", `{"phases":[{"phase":1,"goal":"g"},{"phase":2,"goal":"never"}]}`)),
+		testenv.Calls(
+			testenv.Call("execute_command", `{"command":"true"}`),
+			testenv.Call("submit_plan", `{"phases":[{"phase":1,"goal":"too early"}]}`)),
+		testenv.Calls(
+			testenv.Call("phase_done", `{"summary":"REPLAN: wrong approach"}`),
+			testenv.Call("submit_plan", `{"phases":[{"phase":1,"goal":"h"}]}`)),
+		testenv.Calls(testenv.Call("phase_done", `{"summary":"h done"}`)))
+	res, err := f.run(ModeAdaptive, 0, "t", 0)
+	if err != nil || res.Answer != "h done" {
+		t.Fatalf("Run: %v %q", err, res.Answer)
+	}
+	if got := f.toolReplies(2); len(got) != 2 || !strings.Contains(got[1], "not used") {
+		t.Errorf("submit_plan without REPLAN: answered %q", got)
+	}
+	if n := len(f.srv.Requests()); n != 4 {
+		t.Errorf("%d requests, want 4 (plan, two rounds of phase 1, phase h)", n)
+	}
+	var goals []string
+	for _, ph := range res.Plan.Phases {
+		goals = append(goals, ph.Goal)
+	}
+	if strings.Join(goals, ",") != "g,h" || res.Plan.Phases[1].Phase != 2 {
+		t.Errorf("plan after the replan: %+v", res.Plan.Phases)
+	}
+	sys := f.srv.Requests()[3].Request.Messages[0].Text()
+	if !strings.Contains(sys, "Phase 1 could not succeed: wrong approach") || !strings.Contains(sys, "## Current phase 2: h") {
+		t.Errorf("the new phase's prompt:\n%s", sys)
+	}
+}
+
+// A REPLAN: with an unusable plan beside it falls back to asking the
+// planner.
+func TestAdaptiveReplanInPhaseBadPlan(t *testing.T) {
+	f := newFixture(t,
+		testenv.Calls(testenv.Call("submit_plan", `{"phases":[{"phase":1,"goal":"g"}]}`)),
+		testenv.Calls(
+			testenv.Call("phase_done", `{"summary":"REPLAN: wrong approach"}`),
+			testenv.Call("submit_plan", `{"phases":[]}`)),
+		testenv.Calls(testenv.Call("submit_plan", `{"phases":[{"phase":1,"goal":"h"}]}`)),
+		testenv.Calls(testenv.Call("phase_done", `{"summary":"h done"}`)))
+	res, err := f.run(ModeAdaptive, 0, "t", 0)
+	if err != nil || res.Answer != "h done" || len(f.srv.Requests()) != 4 {
+		t.Fatalf("Run: %v %q, %d requests", err, res.Answer, len(f.srv.Requests()))
+	}
+	if names := f.srv.Requests()[2].Request.ToolNames(); len(names) != 1 || names[0] != "submit_plan" {
+		t.Errorf("request 3 offers %v, want the planner's submit_plan", names)
+	}
+}
