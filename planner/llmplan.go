@@ -35,13 +35,13 @@ func SubmitPlanTool() llm.Tool {
 		Description: "Submit the plan: the phases in order, each with a goal and how to know it succeeded. " +
 			"In a phase, only beside phase_done with a REPLAN: summary: the phases replacing the rest of the plan.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"task_type":{"type":"string","description":"kind of task, e.g. file_edit, diagnosis, deployment"},` +
+			`"task_type":{"type":"string","description":"e.g. file_edit, diagnosis"},` +
 			`"complexity":{"type":"string","enum":["simple","medium","complex"]},` +
 			`"phases":{"type":"array","minItems":1,"maxItems":10,"items":{"type":"object","properties":{` +
-			`"phase":{"type":"integer","description":"1-based position"},` +
+			`"phase":{"type":"integer"},` +
 			`"goal":{"type":"string"},` +
 			`"description":{"type":"string"},` +
-			`"success_criteria":{"type":"string","description":"how to know this phase succeeded"}},` +
+			`"success_criteria":{"type":"string"}},` +
 			`"required":["phase","goal"]}}},` +
 			`"required":["phases"]}`),
 	}
@@ -77,6 +77,8 @@ type LLMPlanner struct {
 // FirstPhase is what the planning request offers for the first phase's
 // steps.
 type FirstPhase struct {
+	// Tools are offered beside submit_plan; they may hold it, where the
+	// caller's step requests have it.
 	Tools []llm.Tool
 	// Control names tools of Tools that steer the loop (phase_done): they
 	// do not count toward llm.MaxToolCalls, nor does submit_plan.
@@ -139,8 +141,11 @@ func (p *LLMPlanner) ask(ctx context.Context, task string, msgs []llm.Message, f
 	req := llm.Request{Tools: []llm.Tool{SubmitPlanTool()}, ToolChoice: SubmitPlanName}
 	if first != nil {
 		// a named tool_choice would forbid the other calls; submit_plan
-		// last, as the step requests offer it (FirstPhase.Head)
-		req.Tools = append(slices.Clip(first.Tools), SubmitPlanTool())
+		// where first.Tools has it (the step requests' order), else last
+		req.Tools = first.Tools
+		if !slices.ContainsFunc(first.Tools, func(t llm.Tool) bool { return t.Name == SubmitPlanName }) {
+			req.Tools = append(slices.Clip(first.Tools), SubmitPlanTool())
+		}
 		req.ToolChoice = "required"
 		req.Control = append([]string{SubmitPlanName}, first.Control...)
 	}

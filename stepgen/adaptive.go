@@ -106,7 +106,7 @@ func phaseInfo(ph planner.Phase) event.PhaseInfo {
 func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph planner.Phase, closed []string, first *llm.Response) (string, *planner.LLMPlan, error) {
 	var exchange []llm.Message // the last round: assistant message and its tool replies
 	offered := r.phaseTools(task, ph)
-	sys := r.phasePrompt(task, plan, ph, closed, offered)
+	sys := r.phasePrompt(task, plan, ph, closed)
 	for round := 1; ; round++ {
 		if round > r.cfg.MaxRounds {
 			return "", nil, fmt.Errorf("%w: phase %d (%s) still not done after %d requests", ErrMaxRounds, ph.Phase, ph.Goal, r.cfg.MaxRounds)
@@ -143,7 +143,7 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 			r.closePhase(plan, ph, text)
 			return text, nil, nil
 		}
-		sys = r.phasePrompt(task, plan, ph, closed, offered) // the history before this round, for the next request
+		sys = r.phasePrompt(task, plan, ph, closed) // the history before this round, for the next request
 		steps, done, plans := splitDone(resp)
 		replies, reasons, err := r.runCalls(ctx, steps)
 		if err != nil {
@@ -172,23 +172,23 @@ func (r *runner) closePhase(plan *planner.Plan, ph planner.Phase, text string) {
 // an earlier request's beginning at a fraction of the price: what holds
 // for the whole task first (the rules, the environment, the task: the
 // same bytes as the planning prompt's beginning, promptHead), then the
-// plan, then the steps run (they only grow at the end, until older ones
-// are shortened), then what changes from request to request (the phases
-// done, the variables, the files, the current phase). Nothing in it
-// changes with time alone.
-func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, closed []string, offered []llm.Tool) string {
+// steps run (they only grow at the end, until older ones are shortened),
+// then what changes from request to request (the plan, which a replan
+// changes, the phases done, the variables, the files, the current
+// phase). Nothing in it changes with time alone.
+func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, closed []string) string {
 	var b strings.Builder
-	b.WriteString(r.promptHead(task, offered))
-	b.WriteString("\n## Plan\n")
-	for _, p := range plan.Phases {
-		fmt.Fprintf(&b, "%d. %s\n", p.Phase, p.Goal)
-	}
+	b.WriteString(r.promptHead(task))
 	hist := r.historyParts()
 	b.WriteString("\n## Steps run\n")
 	if hist.Steps == "" {
 		b.WriteString("(none yet)\n")
 	}
 	b.WriteString(hist.Steps)
+	b.WriteString("\n## Plan\n")
+	for _, p := range plan.Phases {
+		fmt.Fprintf(&b, "%d. %s\n", p.Phase, p.Goal)
+	}
 	if len(closed) > 0 {
 		b.WriteString("\n## Phases done\n")
 		for _, c := range closed {
@@ -207,25 +207,28 @@ func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, 
 }
 
 // promptHead begins every adaptive request's system prompt, the planning
-// request's too: the rules, the tools not offered, the environment and
-// the task — the same bytes for the whole task while the offered tools
-// stay the same, so that a provider's prompt cache serves them.
-func (r *runner) promptHead(task string, offered []llm.Tool) string {
-	return stepRules + r.moreTools(offered) + "\n## Environment\n" + r.cfg.Environment + "\n\n## Task\n" + task + "\n"
+// request's too: the rules, the other tools, the environment and the
+// task — the same bytes for the whole task, so that a provider's prompt
+// cache serves them.
+func (r *runner) promptHead(task string) string {
+	return stepRules + r.moreTools() + "\n## Environment\n" + r.cfg.Environment + "\n\n## Task\n" + task + "\n"
 }
 
-// moreTools is the system prompt's line naming the tools not offered.
-func (r *runner) moreTools(offered []llm.Tool) string {
+// moreTools is the system prompt's line naming the tools beside the core
+// ones: the same whatever a request offers (a phase offers some of them
+// when its text calls for them; any can be called), so that the prompt's
+// beginning stays the same.
+func (r *runner) moreTools() string {
 	var more []string
 	for _, t := range r.tools {
-		if !slices.ContainsFunc(offered, func(o llm.Tool) bool { return o.Name == t.Name }) {
+		if !slices.Contains(CoreTools, t.Name) {
 			more = append(more, t.Name)
 		}
 	}
 	if len(more) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("More tools, not described here, can be called too: %s.\n", strings.Join(more, ", "))
+	return fmt.Sprintf("Other tools, described when offered, can be called too: %s.\n", strings.Join(more, ", "))
 }
 
 func phaseInstruction(ph planner.Phase, round int) string {
@@ -241,15 +244,13 @@ func phaseInstruction(ph planner.Phase, round int) string {
 // request: keep it short. What a phase request's user message would say
 // again each time (how to close a phase) is here, in the part a
 // provider's prompt cache serves.
-const stepRules = `You are a command-line agent: you do a task on a host by calling tools, 1-3 per reply, run in order.
-Each tool also takes "description", "save_output_as" (a variable for its output), "condition" (an
-expression over variables, e.g. "out.strip() == '1'"; false skips the step) and "ignore_errors" (true: its
-failure is what you expect to see). "{{x}}" in a parameter is replaced by variable x; "last" is the latest
-result (last.stdout, last.exit_code, last.success). After a failed step, correct course. Never repeat a
-denied step unchanged, nor one that succeeded.
-The task runs in phases. Add phase_done after the steps that meet the phase's success criteria, in the same
-reply. If the phase cannot succeed, its summary is "REPLAN: why", with submit_plan and the phases that
-replace the rest of the plan beside it; if the task cannot, "FAILED: why".
+const stepRules = `You are a command-line agent doing a task on a host in phases, by calling tools (1-3 per reply, run in order).
+Each tool also takes "description", "save_output_as" (a variable for its output), "condition" (an expression
+over variables, e.g. "out.strip() == '1'"; false skips the step) and "ignore_errors" (true: a failure is
+expected). "{{x}}" in a parameter is variable x; "last" is the latest result (last.stdout, last.exit_code,
+last.success). After a failed step, correct course; never repeat a denied step unchanged, nor one that succeeded.
+Add phase_done after the steps that meet the phase's success criteria, in the same reply. A phase that cannot
+succeed closes with "REPLAN: why" beside submit_plan with the phases replacing the rest; a task that cannot, "FAILED: why".
 `
 
 // CoreTools are offered in every adaptive step request: the

@@ -28,7 +28,7 @@ func TestAdaptiveOffersCoreTools(t *testing.T) {
 			t.Errorf("step request %d offers %v, want %v", i+1, got, core)
 		}
 		sys := r.Request.Messages[0].Text()
-		if !strings.Contains(sys, "More tools, not described here, can be called too: ") || !strings.Contains(sys, "sys_monitor") {
+		if !strings.Contains(sys, "Other tools, described when offered, can be called too: ") || !strings.Contains(sys, "sys_monitor") {
 			t.Errorf("step request %d does not list the other tools:\n%s", i+1, sys)
 		}
 	}
@@ -136,16 +136,20 @@ func TestAdaptiveOutputSentOnce(t *testing.T) {
 }
 
 // stepTools returns the step tools a step request offers: its tools but
-// the control tools, which every step request must offer last.
+// the control tools, which every step request must offer right after the
+// core tools.
 func stepTools(t *testing.T, r testenv.RecordedRequest) []string {
 	t.Helper()
 	names := r.Request.ToolNames()
-	n := len(names) - len(controlTools)
-	if n < 0 || !slices.Equal(names[n:], controlTools) {
-		t.Errorf("step request tools %v do not end with %v", names, controlTools)
+	core := 0
+	for core < len(names) && slices.Contains(CoreTools, names[core]) {
+		core++
+	}
+	if len(names) < core+len(controlTools) || !slices.Equal(names[core:core+len(controlTools)], controlTools) {
+		t.Errorf("step request tools %v do not have %v after the core tools", names, controlTools)
 		return names
 	}
-	return names[:n]
+	return append(names[:core:core], names[core+len(controlTools):]...)
 }
 
 // containsWord takes any text (the task is the operator's, the phase the

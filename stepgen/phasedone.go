@@ -38,18 +38,30 @@ const firstPhaseRules = `Add phase_done after those steps if they complete phase
 func (r *runner) firstPhase(task string) *planner.FirstPhase {
 	offered := r.phaseTools(task, planner.Phase{})
 	return &planner.FirstPhase{
-		Tools:   append(offered, phaseDoneTool()),
+		Tools:   stepRequestTools(offered),
 		Control: []string{PhaseDoneName},
-		Rules:   stepRules + r.moreTools(offered) + firstPhaseRules,
-		Head:    r.promptHead(task, offered),
+		Rules:   stepRules + r.moreTools() + firstPhaseRules,
+		Head:    r.promptHead(task),
 	}
 }
 
-// stepRequestTools are the tools of a step request: the offered ones,
-// then the control tools, phase_done and submit_plan (a new plan beside a
-// REPLAN: phase_done) — the planning request's tools in the same order.
+// stepRequestTools are the tools of a step request, and of the planning
+// request: the offered core tools, the control tools (phase_done, and
+// submit_plan: a new plan beside a REPLAN: phase_done), then the other
+// offered tools. The order keeps the beginning the same when a phase
+// offers more tools than the one before: a provider's prompt cache
+// serves it.
 func stepRequestTools(offered []llm.Tool) []llm.Tool {
-	return append(slices.Clip(offered), phaseDoneTool(), planner.SubmitPlanTool())
+	var core, more []llm.Tool
+	for _, t := range offered {
+		if slices.Contains(CoreTools, t.Name) {
+			core = append(core, t)
+		} else {
+			more = append(more, t)
+		}
+	}
+	out := append(core, phaseDoneTool(), planner.SubmitPlanTool())
+	return append(out, more...)
 }
 
 // controlTools are the tools of a step request that run no step.
