@@ -236,17 +236,27 @@ func (e *Executor) journalMax() int64 {
 // before the command runs, read as the user tr acts as (as: the become
 // user, recorded so that undo restores them as that user); an error
 // refuses the command.
-func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as string, targets []savedFile) error {
+//
+// before, when not nil, gets each target's state as saved (beforeRun),
+// for telling what a command that failed part way changed.
+func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as string, targets []savedFile, before map[string]beforeRun) error {
 	for _, t := range targets {
 		if t.Dir {
 			if err := e.cfg.Journal.RecordDir(ctx, t.Path, as); err != nil {
 				return &journalError{err}
 			}
+			if before != nil {
+				before[t.Path] = beforeRun{sum: journal.Absent}
+			}
 			continue
 		}
 		if t.tree != nil {
-			if err := e.journalTree(ctx, tr, as, t); err != nil {
+			l, err := e.journalTree(ctx, tr, as, t)
+			if err != nil {
 				return &journalError{err}
+			}
+			if before != nil {
+				before[t.Path] = beforeRun{tree: treeNames(l)}
 			}
 			continue
 		}
@@ -261,6 +271,9 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 		if err := e.cfg.Journal.RecordOwned(ctx, t.Path, content, t.existed, t.mode, t.owner, as); err != nil {
 			return &journalError{err}
 		}
+		if before != nil {
+			before[t.Path] = beforeRun{sum: contentState(content, t.existed)}
+		}
 	}
 	return nil
 }
@@ -269,7 +282,8 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 // SHA-256, or journal.Absent), so that undo refuses to overwrite a later
 // change. It runs whether the command succeeded or not: a failed command
 // may have changed files too.
-func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []savedFile) error {
+func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []savedFile) (map[string]string, error) {
+	after := map[string]string{}
 	var errs []error
 	var notes []string // over the bounds: undo cannot tell later changes from the session's
 	for _, t := range targets {
@@ -282,6 +296,7 @@ func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, tar
 			errs = append(errs, fmt.Errorf("undo journal: %s: %w", t.Path, err))
 			continue
 		}
+		after[t.Path] = sum
 		if err := e.cfg.Journal.Changed(ctx, t.Path, sum); err != nil {
 			errs = append(errs, err)
 		}
@@ -293,7 +308,7 @@ func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, tar
 		errs = append(errs, fmt.Errorf("undo journal: %s now holds more than undo compares (%s): agent undo refuses it without --force",
 			strings.Join(notes, ", "), e.cfg.Journal.Bounds()))
 	}
-	return errors.Join(errs...)
+	return after, errors.Join(errs...)
 }
 
 // limitedWriter fails once more than n bytes are written: a file that grew

@@ -146,13 +146,13 @@ func kindName(t byte) string {
 // journalTree saves the tree at t.Path, listed again (what is there when
 // the command is about to run, not when it was approved) and checked
 // again; an error refuses the command.
-func (e *Executor) journalTree(ctx context.Context, tr transport.Transport, as string, t savedFile) error {
+func (e *Executor) journalTree(ctx context.Context, tr transport.Transport, as string, t savedFile) (journal.TreeListing, error) {
 	l, err := ListTree(ctx, tr, t.Path)
 	if err != nil {
-		return fmt.Errorf("undo journal: save %s: %w", t.Path, err)
+		return l, fmt.Errorf("undo journal: save %s: %w", t.Path, err)
 	}
 	if why := treeWhy(t.Path, l, e.journalMax()); why != "" {
-		return fmt.Errorf("undo journal: save %s: %s", t.Path, why)
+		return l, fmt.Errorf("undo journal: save %s: %s", t.Path, why)
 	}
 	var total int64
 	read := func(ctx context.Context, p string, w io.Writer) error {
@@ -160,7 +160,7 @@ func (e *Executor) journalTree(ctx context.Context, tr transport.Transport, as s
 		total += n
 		return err
 	}
-	return e.cfg.Journal.RecordTree(ctx, t.Path, l.Entries, read, as)
+	return l, e.cfg.Journal.RecordTree(ctx, t.Path, l.Entries, read, as)
 }
 
 // hostTree reads and lists files through a transport: a journal.TreeReader.

@@ -145,6 +145,8 @@ type stepRun struct {
 	level confine.Level
 	// note is added to the observation of a step that ran (levelRules).
 	note string
+	// before is the journaled targets' state before the command ran.
+	before map[string]beforeRun
 }
 
 // dryNeeds skips, in a dry run, a step that needs a variable a step the
@@ -333,7 +335,8 @@ func (e *Executor) journal(ctx context.Context, s *stepRun) *denial {
 	if len(undo) == 0 {
 		return nil
 	}
-	if err := e.journalShell(ctx, s.p.tr, s.r.As, undo); err != nil {
+	s.before = map[string]beforeRun{}
+	if err := e.journalShell(ctx, s.p.tr, s.r.As, undo, s.before); err != nil {
 		return failed("%s: %v; the command was refused because its changes could not be undone", s.st.Tool, err)
 	}
 	s.r.Journaled = targetPaths(undo)
@@ -350,8 +353,14 @@ func (e *Executor) run(ctx context.Context, s *stepRun) *denial {
 	}
 	out, err := p.call.Run(expectPreviewed(ctx, s.previewed), runOn)
 	if len(p.cls.undo) > 0 {
-		if jerr := e.shellChanged(context.WithoutCancel(ctx), p.tr, p.cls.undo); jerr != nil {
+		after, jerr := e.shellChanged(context.WithoutCancel(ctx), p.tr, p.cls.undo)
+		if jerr != nil {
 			out.Observation = strings.TrimSpace(out.Observation + "\n[warning: " + jerr.Error() + "; undo will not notice later changes to it]")
+		}
+		if err == nil && out.ExitCode != 0 {
+			if note := e.partialNote(context.WithoutCancel(ctx), p.tr, s.before, after); note != "" {
+				out.Observation = strings.TrimSpace(out.Observation + "\n" + note)
+			}
 		}
 	}
 	if s.runOn != p.tr && p.cls.command != "" && err == nil && out.ExitCode != 0 && e.cfg.Confiner != nil {
