@@ -32,10 +32,10 @@ type Chatter interface {
 func SubmitPlanTool() llm.Tool {
 	return llm.Tool{
 		Name: SubmitPlanName,
-		Description: "Submit the plan: the phases in order, each with a goal and how to know it succeeded. " +
-			"In a phase, only beside phase_done with a REPLAN: summary: the phases replacing the rest of the plan.",
+		Description: "The plan: its phases in order, each with a goal and how to know it succeeded. " +
+			"In a phase: only beside a REPLAN: phase_done, the phases replacing the rest.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"task_type":{"type":"string","description":"e.g. file_edit, diagnosis"},` +
+			`"task_type":{"type":"string"},` +
 			`"complexity":{"type":"string","enum":["simple","medium","complex"]},` +
 			`"phases":{"type":"array","minItems":1,"maxItems":10,"items":{"type":"object","properties":{` +
 			`"phase":{"type":"integer"},` +

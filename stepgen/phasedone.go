@@ -21,8 +21,8 @@ const PhaseDoneName = "phase_done"
 func phaseDoneTool() llm.Tool {
 	return llm.Tool{
 		Name: PhaseDoneName,
-		Description: "Close the current phase, after its last steps in the same reply. Honoured only if they all succeeded " +
-			"(or were skipped by their condition, or failed with ignore_errors); else the phase goes on and you see why.",
+		Description: "Close the phase after its last steps, in the same reply. Honoured if none failed (skipped and " +
+			"ignore_errors steps count as done); else the phase goes on and you see why.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"summary":{"type":"string",` +
 			`"description":"what the phase found or changed"}},"required":["summary"]}`),
 	}
