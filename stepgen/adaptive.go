@@ -19,7 +19,8 @@ const replanMarker = "REPLAN:"
 // adaptive plans the task, then runs each phase: requests offering the
 // step tools until the model closes the phase (phase_done after its last
 // steps, or a reply without a tool call). The planning reply may carry
-// the first phase's steps, and its phase_done. A phase the model says
+// the first phase's steps, and its phase_done; a reply may go on with the
+// next phase's steps after an honoured phase_done. A phase the model says
 // cannot succeed (its summary starts with "REPLAN:") replaces the rest of
 // the plan once; a second time ends the run.
 func (r *runner) adaptive(ctx context.Context, task string) error {
@@ -40,20 +41,22 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 	r.res.Plan = plan
 	r.emitPlan(plan)
 	replanned := false
+	var carry *llm.Response // the steps a reply gave the next phase
 	for i := from; i < len(plan.Phases); i++ {
 		ph := plan.Phases[i]
 		r.exec.SetPhase(ph.Phase)
 		r.phaseNow = phaseInfo(ph)
 		info := phaseInfo(ph)
 		r.emit(event.Event{Kind: event.KindPhase, Phase: &info})
-		var first *llm.Response // the planning reply's steps of phase 1
+		first := carry
 		if i == 0 && len(lp.First.ToolCalls) > 0 {
-			first = &lp.First
+			first = &lp.First // the planning reply's steps of phase 1
 		}
-		text, inPhase, err := r.phase(ctx, task, plan, ph, closed, first)
+		text, inPhase, next, err := r.phase(ctx, task, plan, ph, closed, first)
 		if err != nil {
 			return err
 		}
+		carry = next
 		if reason, ok := strings.CutPrefix(strings.TrimSpace(text), replanMarker); ok {
 			reason = strings.TrimSpace(reason)
 			if replanned {
@@ -66,6 +69,8 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 				np = *inPhase
 			} else if np, err = pl.Replan(ctx, task, r.cfg.Environment, plan, ph, reason, r.history()); err != nil {
 				return err
+			} else {
+				carry = nil // steps written before the new plan was
 			}
 			rest := np.Plan.Phases
 			for j := range rest {
@@ -98,18 +103,21 @@ func phaseInfo(ph planner.Phase) event.PhaseInfo {
 }
 
 // phase asks for steps until the model closes the phase, and returns its
-// summary, and the new plan the closing reply carried beside a REPLAN:
-// summary (nil if none). first, when not nil, is the first round's reply
-// (the planning reply's steps). Each request is bounded: the system prompt holds the
+// summary, the new plan the closing reply carried beside a REPLAN:
+// summary (nil if none), and the calls of the closing reply after its
+// phase_done: the next phase's first steps (nil if none; in the plan's
+// last phase they are this phase's). first, when not nil, is the first
+// round's reply (the planning reply's steps, or the previous phase's
+// carried ones). Each request is bounded: the system prompt holds the
 // summary of what ran before the last round, and the last round's tool
 // calls and their replies follow it verbatim (so no output is sent twice).
-func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph planner.Phase, closed []string, first *llm.Response) (string, *planner.LLMPlan, error) {
+func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph planner.Phase, closed []string, first *llm.Response) (string, *planner.LLMPlan, *llm.Response, error) {
 	var exchange []llm.Message // the last round: assistant message and its tool replies
 	offered := r.phaseTools(task, ph)
 	sys := r.phasePrompt(task, plan, ph, closed)
 	for round := 1; ; round++ {
 		if round > r.cfg.MaxRounds {
-			return "", nil, fmt.Errorf("%w: phase %d (%s) still not done after %d requests", ErrMaxRounds, ph.Phase, ph.Goal, r.cfg.MaxRounds)
+			return "", nil, nil, fmt.Errorf("%w: phase %d (%s) still not done after %d requests", ErrMaxRounds, ph.Phase, ph.Goal, r.cfg.MaxRounds)
 		}
 		var resp llm.Response
 		if round == 1 && first != nil {
@@ -123,7 +131,7 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 			req := llm.Request{Messages: msgs, Tools: stepRequestTools(offered), Control: controlTools}
 			var err error
 			if resp, err = r.chat.Chat(ctx, req); err != nil {
-				return "", nil, err
+				return "", nil, nil, err
 			}
 			if len(offered) < len(r.tools) && len(resp.ToolCalls) == 0 {
 				// a call to a tool not offered, written as plain JSON text, is
@@ -141,23 +149,32 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 				text = "(phase closed without a summary)"
 			}
 			r.closePhase(plan, ph, text)
-			return text, nil, nil
+			return text, nil, nil, nil
 		}
 		sys = r.phasePrompt(task, plan, ph, closed) // the history before this round, for the next request
-		steps, done, plans := splitDone(resp)
+		cur, later := resp, llm.Response{}
+		if ph.Phase != plan.Phases[len(plan.Phases)-1].Phase {
+			cur, later = splitAfterDone(resp)
+		}
+		steps, done, plans := splitDone(cur)
 		replies, reasons, err := r.runCalls(ctx, steps)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		if len(done) > 0 {
-			text, doneReplies, ok := closing(resp, done, reasons)
+			text, doneReplies, ok := closing(cur, done, reasons)
 			if ok {
 				r.closePhase(plan, ph, text)
-				return text, replanned(resp, text, plans), nil
+				var next *llm.Response
+				if len(later.ToolCalls) > 0 {
+					next = &later
+				}
+				return text, replanned(resp, text, plans), next, nil
 			}
 			replies = append(replies, doneReplies...)
 		}
 		replies = append(replies, unusedPlans(plans)...)
+		replies = append(replies, notBegun(later, ph)...)
 		exchange = append([]llm.Message{r.assistant(resp)}, replies...)
 	}
 }
@@ -249,8 +266,9 @@ Each tool also takes "description", "save_output_as" (a variable for its output)
 over variables, e.g. "out.strip() == '1'"; false skips the step) and "ignore_errors" (true: a failure is
 expected). "{{x}}" in a parameter is variable x; "last" is the latest result (last.stdout, last.exit_code,
 last.success). After a failed step, correct course; never repeat a denied step unchanged, nor one that succeeded.
-Add phase_done after the steps that meet the phase's success criteria, in the same reply. A phase that cannot
-succeed closes with "REPLAN: why" beside submit_plan with the phases replacing the rest; a task that cannot, "FAILED: why".
+Add phase_done after the steps that meet the phase's success criteria, in the same reply; the next phase's steps
+may follow it if they need no result you have not seen. A phase that cannot succeed closes with "REPLAN: why"
+beside submit_plan with the phases replacing the rest; a task that cannot, "FAILED: why".
 `
 
 // CoreTools are offered in every adaptive step request: the

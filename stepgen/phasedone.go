@@ -114,6 +114,39 @@ func splitDone(resp llm.Response) (steps llm.Response, done, plans []llm.ToolCal
 	return steps, done, plans
 }
 
+// splitAfterDone splits resp at its first phase_done: the calls up to it
+// (and every submit_plan call) stay in this phase, the others after it
+// are the next phase's first steps, with their problems.
+func splitAfterDone(resp llm.Response) (cur, later llm.Response) {
+	cur, later = resp, resp
+	cur.ToolCalls, later.ToolCalls, cur.Problems, later.Problems = nil, nil, nil, nil
+	later.Content, later.Reasoning = "", "" // said once, with this phase
+	seen := false
+	for _, tc := range resp.ToolCalls {
+		to := &cur
+		if seen && tc.Name != planner.SubmitPlanName {
+			to = &later
+		}
+		to.ToolCalls = append(to.ToolCalls, tc)
+		if p, bad := resp.ProblemFor(tc.ID); bad {
+			to.Problems = append(to.Problems, p)
+		}
+		seen = seen || tc.Name == PhaseDoneName
+	}
+	return cur, later
+}
+
+// notBegun answers the calls a reply gave the next phase when its
+// phase_done was not honoured.
+func notBegun(later llm.Response, ph planner.Phase) []llm.Message {
+	var out []llm.Message
+	for _, tc := range later.ToolCalls {
+		out = append(out, llm.ToolMessage(tc.ID, fmt.Sprintf("error: not run: it came after phase_done, and phase %d goes on, "+
+			"so the next phase has not begun.", ph.Phase)))
+	}
+	return out
+}
+
 // closing decides on a reply's phase_done calls, given why its steps did
 // not all succeed (reasons; none when they did). When the first call is
 // honoured it returns the summary and ok; otherwise one tool reply per

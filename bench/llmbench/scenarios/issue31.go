@@ -35,7 +35,7 @@ echo "started on port $port"
 // seeing the failure, as a model would. The first start fails in both
 // modes: the failure is the observation the diagnosis starts from (the
 // adaptive model marks it ignore_errors, so phase 1 closes in the
-// planning reply).
+// planning reply). The fix and the start go in one reply (phases 4 and 5).
 func Diagnose() Scenario {
 	return Scenario{
 		Name: "diagnose",
@@ -82,9 +82,11 @@ func Diagnose() Scenario {
 					done("The log says the port cannot be bound without root.")),
 				calls(dir, [2]string{"read_file", `{"file_path":"DIR/svc/app.conf","save_output_as":"svc_conf"}`},
 					done("The configuration sets port: 80.")),
+				// the start needs no result the model has not seen: phase 5
+				// follows phase 4's phase_done in the same reply
 				calls(dir, [2]string{"edit_file", strings.Replace(edit, `}`, `,"condition":"'port: 80' in svc_conf.splitlines()"}`, 1)},
-					done("The port is 8080 now.")),
-				calls(dir, [2]string{"execute_command", `{"command":"sh DIR/svc/start.sh","save_output_as":"second_start"}`},
+					done("The port is 8080 now."),
+					[2]string{"execute_command", `{"command":"sh DIR/svc/start.sh","save_output_as":"second_start"}`},
 					done("The service started on port 8080.")),
 			}
 		},
