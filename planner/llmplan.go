@@ -291,7 +291,7 @@ const headPlanning = `
 ## Planning
 First call submit_plan once with the task's phases (usually 1-4; simple tasks need one or two), each with a
 concrete goal, a short description and success criteria its steps' results can show. In the same reply, start
-phase 1 with 1-3 calls; later steps and phases are chosen later, seeing the results.
+phase 1 with 1-3 calls.
 `
 
 // firstPhasePrompt is the planning prompt when the reply may start the
