@@ -127,6 +127,7 @@ func (p *Policy) defaultOptions() {
 		"--host", "--machine", "--state", "--root", "--signal", "-s", "--kill-whom"}
 	v["git"] = []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace"}
 	v["touch"] = []string{"-d", "-t", "-r", "--date", "--reference"}
+	v["truncate"] = []string{"-s", "--size", "-r", "--reference"}
 	v["git commit"] = []string{"-m", "-F", "--message", "--file", "-C", "-c", "--author", "--date"}
 	v["git log"] = []string{"-n", "--author", "--grep", "--since", "--until", "--format", "--pretty"}
 	v["git checkout"] = []string{"-b", "-B"}

@@ -82,6 +82,8 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 			}
 			break
 		}
+	case "truncate":
+		c.truncate(s, args, &r)
 	case "dd":
 		r.noPath = true
 		for _, a := range ops {
