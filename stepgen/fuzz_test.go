@@ -27,6 +27,9 @@ func TestToStepErrors(t *testing.T) {
 		`{"save_output_as":"a b"}`:   "save_output_as of execute_command:",
 		`{"command":"ls","n":1e999}`: "the arguments of execute_command are not a JSON object",
 		`{"save_output_as":"last"}`:  "save_output_as of execute_command:",
+		`{"ignore_errors":"yes"}`:    "ignore_errors of execute_command must be true or false",
+		`{"ignore_errors":1}`:        "ignore_errors of execute_command must be true or false",
+		`{"become":"yes"}`:           "become of execute_command must be true or false",
 	} {
 		_, err := toStep(llm.ToolCall{Name: "execute_command", Arguments: json.RawMessage(args)})
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -58,6 +61,7 @@ func FuzzToStep(f *testing.F) {
 	f.Add("write_file", `{"file_path":"f","content":"a\nb\n","mode":"a","count":1.5,"list":[1,"x",null,{"k":true}]}`)
 	f.Add("x", `{"<<":"merge","":"","\u00e9":"\u0000"}`)
 	f.Add("x", `{"description":5}`)
+	f.Add("execute_command", `{"command":"sh s","ignore_errors":true,"become":false}`)
 	f.Add("x", `[`)
 	f.Add("", `null`)
 	f.Fuzz(func(t *testing.T, name, args string) {
@@ -71,7 +75,7 @@ func FuzzToStep(f *testing.F) {
 		if st.Tool != name || st.Parameters == nil {
 			t.Fatalf("step %+v", st)
 		}
-		for _, k := range []string{"description", "save_output_as", "condition"} {
+		for _, k := range []string{"description", "save_output_as", "condition", "ignore_errors", "become"} {
 			if _, ok := st.Parameters[k]; ok && !(k == "condition" && name == "check_condition") {
 				t.Fatalf("step key %s left in the parameters: %+v", k, st)
 			}
