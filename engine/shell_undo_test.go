@@ -60,6 +60,12 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "chmod -R 700 DIR/sub"},
 	{cmd: "cp -r DIR/sub DIR/copy"},
 	{cmd: "rm -r DIR/sub && mkdir DIR/sub && echo new > DIR/sub/inner.txt"},
+	// Type changes: a file made a directory, a directory made a file, a
+	// file made a link.
+	{cmd: "rm DIR/data.txt; mkdir DIR/data.txt"},
+	{cmd: "rm -r DIR/sub; touch DIR/sub"},
+	{cmd: "rm -r DIR/sub && echo flat > DIR/sub"},
+	{cmd: "rm DIR/data.txt && ln -s other.txt DIR/data.txt"},
 	{cmd: "rm -rf DIR/fifo", high: true},  // a fifo inside
 	{cmd: "rm -rf DIR/hard", high: true},  // a hard link inside
 	{cmd: "chown -R 65534:65534 DIR/sub"}, // owners are journaled (trees: in the manifest)

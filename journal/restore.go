@@ -309,8 +309,18 @@ func (j *Journal) restoreOne(ctx context.Context, w FileRestorer, r indexRecord,
 	// the journal kept is put back after it, or else the one the file has
 	// now (an owner the session did not change stays).
 	owner := r.Owner
-	if tw, ok := w.(TreeRestorer); ok && owner == "" {
-		if l, err := tw.ListTree(ctx, r.Path); err == nil && l.Entries[0].Type == 'f' {
+	if tw, ok := w.(TreeRestorer); ok {
+		l, err := tw.ListTree(ctx, r.Path)
+		switch {
+		case err != nil:
+		case l.Entries[0].Type == 'd':
+			// The session put a directory where the file was (rm f;
+			// mkdir f), checked above to be as the session left it:
+			// it goes, and the file comes back.
+			if err := tw.RemoveAll(ctx, r.Path); err != nil {
+				return Action{}, fmt.Errorf("undo: restore %s: remove the directory the session made there: %w", r.Path, err)
+			}
+		case l.Entries[0].Type == 'f' && owner == "":
 			owner = Owner(l.Entries[0].UID, l.Entries[0].GID)
 		}
 	}
