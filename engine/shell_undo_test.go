@@ -60,6 +60,18 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "chmod -R 700 DIR/sub"},
 	{cmd: "cp -r DIR/sub DIR/copy"},
 	{cmd: "rm -r DIR/sub && mkdir DIR/sub && echo new > DIR/sub/inner.txt"},
+	// Backups the command makes: removed by undo.
+	{cmd: "cp -b DIR/other.txt DIR/data.txt"},
+	{cmd: "cp --backup=simple -S .orig DIR/other.txt DIR/data.txt"},
+	{cmd: "cp --backup=existing DIR/other.txt DIR/data.txt"},
+	{cmd: "mv -b DIR/other.txt DIR/data.txt"},
+	{cmd: "install -b -m 644 DIR/other.txt DIR/data.txt"},
+	{cmd: "ln -sfb other.txt DIR/data.txt"},
+	{cmd: "sed -i.bak s/precious/gone/ DIR/data.txt"},
+	{cmd: "sed --in-place=.orig s/precious/gone/ DIR/data.txt"},
+	{cmd: "sed -i'old_*' s/precious/gone/ DIR/data.txt", high: true}, // named from the path
+	{cmd: "cp --backup=numbered DIR/other.txt DIR/data.txt", high: true},
+	{cmd: "cp -b -t DIR/sub DIR/other.txt", high: true},
 	// Type changes: a file made a directory, a directory made a file, a
 	// file made a link.
 	{cmd: "rm DIR/data.txt; mkdir DIR/data.txt"},

@@ -490,6 +490,11 @@ type role struct {
 	write  string // "all", "last", "second" or "" (see Policy.WriteOperands)
 	noPath bool   // operands are not file names
 	quiet  bool   // the command's rule already gives a Medium reason
+	// backup is the suffix of the backups the command makes of the
+	// operands it writes ("" for none); backupAll: of each one (sed -i),
+	// else of the last (cp, mv, install, ln).
+	backup    string
+	backupAll bool
 }
 
 func (c *classifier) operands(name string, s scanned, args []arg, e env, r role) {
@@ -535,6 +540,10 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 			}
 			n := len(c.touched)
 			c.write(s.shown, a, how)
+			if r.backup != "" && (r.backupAll || k == len(ops)-1) {
+				b := arg{val: backupName(a.val, r.backup), text: a.text + " (its backup)", static: true, tilde: a.tilde}
+				c.write(s.shown, b, how&^wTree|wContent)
+			}
 			if name == "mkdir" {
 				for j := n; j < len(c.touched); j++ {
 					c.touched[j].Dir, c.touched[j].Parents = true, mkdirParents(s, args)

@@ -53,6 +53,9 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		c.awk(name, s, args, &r, e)
 	case "sed":
 		c.sed(s, args, &r, e)
+		if r.write == "all" {
+			r.backup, r.backupAll = c.sedBackupSuffix(s, args), true
+		}
 	case "date", "hostname", "sysctl":
 		r.noPath = true
 		for _, a := range ops {
@@ -82,6 +85,8 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 			}
 			break
 		}
+	case "mv", "install":
+		r.backup = c.backupSuffix(name, s, args)
 	case "truncate":
 		c.truncate(s, args, &r)
 	case "dd":
@@ -208,6 +213,7 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		c.cd(args)
 	case "ln", "cp":
 		c.linkOperands(name, s, args)
+		r.backup = c.backupSuffix(name, s, args)
 	case "popd":
 		c.cwdLost = true
 	case "git":
