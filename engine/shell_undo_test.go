@@ -58,6 +58,8 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "mv DIR/sub DIR/moved"},
 	{cmd: "mv DIR/data.txt DIR/sub"},
 	{cmd: "chmod -R 700 DIR/sub"},
+	{cmd: "chmod -R 000 DIR/sub"}, // modes that block traversal: restored innermost last
+	{cmd: "chmod -R a-rwx DIR/sub && chmod 0 DIR/data.txt"},
 	{cmd: "cp -r DIR/sub DIR/copy"},
 	{cmd: "rm -r DIR/sub && mkdir DIR/sub && echo new > DIR/sub/inner.txt"},
 	// Backups the command makes: removed by undo.

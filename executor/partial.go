@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 
@@ -45,6 +47,7 @@ const maxPartialNames = 8
 // listing a tree again: "" when nothing changed. Undo restores each.
 func (e *Executor) partialNote(ctx context.Context, tr transport.Transport, before map[string]beforeRun, after map[string]string) string {
 	var parts []string
+	unsure := false
 	paths := make([]string, 0, len(before))
 	for p := range before {
 		paths = append(paths, p)
@@ -53,9 +56,11 @@ func (e *Executor) partialNote(ctx context.Context, tr transport.Transport, befo
 	for _, p := range paths {
 		b := before[p]
 		if b.tree != nil {
-			if d := treeChange(ctx, tr, p, b.tree); d != "" {
+			d, known := treeChange(ctx, tr, p, b.tree)
+			if d != "" {
 				parts = append(parts, d)
 			}
+			unsure = unsure || !known
 			continue
 		}
 		a, ok := after[p]
@@ -74,14 +79,23 @@ func (e *Executor) partialNote(ctx context.Context, tr transport.Transport, befo
 	if len(parts) == 0 {
 		return ""
 	}
-	return "[before it failed, the command " + strings.Join(parts, "; ") + " — agent undo puts back what it changed]"
+	end := " — agent undo puts back what it changed]"
+	if unsure {
+		end = " — agent undo may not be able to tell what it changed]"
+	}
+	return "[before it failed, the command " + strings.Join(parts, "; ") + end
 }
 
-// treeChange says how the tree at root differs from the entries it held.
-func treeChange(ctx context.Context, tr transport.Transport, root string, was map[string]byte) string {
+// treeChange says how the tree at root differs from the entries it held;
+// known is false when the tree cannot be listed now.
+func treeChange(ctx context.Context, tr transport.Transport, root string, was map[string]byte) (desc string, known bool) {
 	now := map[string]byte{}
-	if l, err := ListTree(ctx, tr, root); err == nil {
+	l, err := ListTree(ctx, tr, root)
+	switch {
+	case err == nil:
 		now = treeNames(l)
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("may have changed %s, which cannot be listed now (%v)", root, err), false
 	}
 	var gone, added []string
 	for p := range was {
@@ -103,7 +117,7 @@ func treeChange(ctx context.Context, tr transport.Transport, root string, was ma
 	if len(added) > 0 {
 		out = append(out, fmt.Sprintf("added %d entries in %s (%s)", len(added), root, names(added)))
 	}
-	return strings.Join(out, "; ")
+	return strings.Join(out, "; "), true
 }
 
 // names lists up to maxPartialNames paths, sorted, and how many more.
