@@ -106,7 +106,7 @@ func commands() []command {
 		{name: "mcp", args: "[-i INVENTORY [--limit PAT]] [--approve MODE] [--http ADDR]", summary: "serve agent's safe remote tools to an MCP client (Claude Code, Codex, …) on stdio or HTTP", run: runMCP},
 		{name: "audit", args: "[FILE] [--host H] [--principal P] [--level L] [--since T] [--json] | verify [FILE…]", summary: "list the audit log's steps (who, where, what, approved how), or check its hash chain", run: runAudit},
 		{name: "report", args: "FILE… [--json]", summary: "merge the --json outputs of a batch run's parts (--shard K/N) into one summary and exit status", run: runReport},
-		{name: "inventory", args: "list -i FILE [--limit PATTERN] [--json]", summary: "print an inventory's selected hosts with their groups and connection settings", run: runInventory},
+		{name: "inventory", args: "list -i FILE [--limit PATTERN] [--shard K/N] [--json]", summary: "print an inventory's selected hosts with their groups and connection settings", run: runInventory},
 		{name: "config", args: "set-llm | show", summary: "set up the model endpoint, or print the effective configuration (key masked)", run: runConfig},
 		{name: "completion", args: "bash|zsh|fish", summary: "print a completion script for the shell (sub-commands, flags, hosts from ~/.ssh/config and -i)", run: runCompletion},
 		{name: "ssh-config", args: "HOST", summary: "print the SSH settings agent uses for HOST, in the format of `ssh -G`", run: runSSHConfig},

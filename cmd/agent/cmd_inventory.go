@@ -23,10 +23,11 @@ type inventoryOptions struct {
 	host  hostOptions
 	inv   inventoryFlags
 	limit string
+	shard string
 	json  bool
 }
 
-// runInventory is `agent inventory list -i FILE [--limit PAT] [--json]`.
+// runInventory is `agent inventory list -i FILE [--limit PAT] [--shard K/N] [--json]`.
 func runInventory(ctx context.Context, a *app, args []string) error {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 		args = []string{"list", "--help"} // its one sub-command's flags
@@ -40,9 +41,10 @@ func runInventory(ctx context.Context, a *app, args []string) error {
 	_ = fs.MarkHidden("ssh-host") // the inventory names the hosts
 	o.inv.addFlags(fs, "the Ansible inventory `SOURCE`")
 	fs.StringVar(&o.limit, "limit", "", "list only the hosts matching `PATTERN` (Ansible's: web:&prod, web:!db, ~regex…)")
+	fs.StringVar(&o.shard, "shard", "", "list only part `K/N` of the selected hosts: the hosts `--shard K/N` runs on")
 	fs.BoolVar(&o.json, "json", false, "print a JSON array (sorted by name) instead of a table")
 	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "Usage: agent inventory list -i FILE [--limit PATTERN] [--json]\n\n"+
+		fmt.Fprintf(w, "Usage: agent inventory list -i FILE [--limit PATTERN] [--shard K/N] [--json]\n\n"+
 			"Print the selected hosts with their groups and effective SSH settings\n"+
 			"(inventory variables first, then ~/.ssh/config).\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -62,6 +64,9 @@ func runInventory(ctx context.Context, a *app, args []string) error {
 	if !fs.Changed("limit") {
 		o.limit = a.task.batch.limit
 	}
+	if !fs.Changed("shard") {
+		o.shard = a.task.batch.shard
+	}
 	o.json = o.json || a.task.json
 	if !o.inv.given() {
 		return usagef("inventory list: give the inventory with -i FILE")
@@ -73,6 +78,13 @@ func runInventory(ctx context.Context, a *app, args []string) error {
 	hosts, err := engine.InventoryHosts(spec, o.limit, a.host.overrides())
 	if err != nil {
 		return err
+	}
+	if o.shard != "" {
+		sh, err := engine.ParseShard(o.shard)
+		if err != nil {
+			return err
+		}
+		hosts = sh.Select(hosts)
 	}
 	a.warnInventory(hosts)
 	sort.SliceStable(hosts, func(i, j int) bool { return hosts[i].Name < hosts[j].Name })
