@@ -56,6 +56,14 @@ func EditLimit(content, pattern, replacement string, regex bool, count int, maxB
 		locs = re.FindAllStringSubmatchIndex(content, -1)
 	} else {
 		locs = literalMatches(content, pattern)
+		// A file whose lines end in CRLF, a pattern of several lines
+		// written with LF: the lines are matched, and the replacement's
+		// lines end as the file's do.
+		if len(locs) == 0 && crlfOnly(content) && strings.Contains(pattern, "\n") && !strings.Contains(pattern, "\r") {
+			if l := literalMatches(content, toCRLF(pattern)); len(l) > 0 {
+				locs, pattern, replacement = l, toCRLF(pattern), toCRLF(replacement)
+			}
+		}
 	}
 	switch {
 	case len(locs) == 0:
@@ -63,7 +71,15 @@ func EditLimit(content, pattern, replacement string, regex bool, count int, maxB
 		if regex {
 			kind = "regular expression"
 		}
-		return "", 0, &EditError{fmt.Sprintf("search_pattern not found: the %s %q does not occur in the file", kind, pattern)}
+		hint := ""
+		if strings.Contains(content, "\r\n") {
+			hint = " (the file's lines end in CRLF, \\r\\n"
+			if regex {
+				hint += ": match \\r?\\n"
+			}
+			hint += ")"
+		}
+		return "", 0, &EditError{fmt.Sprintf("search_pattern not found: the %s %q does not occur in the file%s", kind, pattern, hint)}
 	case count == 0 && len(locs) > 1:
 		return "", 0, &EditError{fmt.Sprintf("ambiguous: %d matches; set count or make the pattern unique", len(locs))}
 	}
@@ -93,6 +109,17 @@ func EditLimit(content, pattern, replacement string, regex bool, count int, maxB
 	}
 	b.WriteString(content[last:])
 	return b.String(), len(locs), nil
+}
+
+// crlfOnly reports whether s has line ends and each is CRLF.
+func crlfOnly(s string) bool {
+	n := strings.Count(s, "\n")
+	return n > 0 && strings.Count(s, "\r\n") == n
+}
+
+// toCRLF ends each of s's lines with CRLF.
+func toCRLF(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
 }
 
 // satAdd adds two sizes (>= 0), stopping at math.MaxInt64.
