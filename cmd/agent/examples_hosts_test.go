@@ -14,7 +14,9 @@ import (
 // BusyBox host (POSIX ash, no bash, BusyBox's applets) at --approve
 // medium, confined by the launcher sent there, after examples/setup.sh
 // made their files: each succeeds and does what its README row says;
-// then agent undo puts back every file the plan changed.
+// then agent undo puts back every file the plan changed. On this machine
+// (Debian's /bin/sh is dash, which runs local steps) TestExamplesOnDash
+// does the same.
 func TestExamplesOnBusyBox(t *testing.T) {
 	plans, err := filepath.Glob("../../examples/*.yaml")
 	if err != nil || len(plans) < 4 {
@@ -31,17 +33,50 @@ func TestExamplesOnBusyBox(t *testing.T) {
 		code := Main(append([]string{"-F", d.SSHConfig, "--ssh-host", d.Alias}, args...), strings.NewReader(""), &out, &errOut)
 		return out.String() + errOut.String(), code
 	}
-	home := func(p string) string { return d.Path(d.Home + "/" + p) }
+	runExamples(t, plans, string(setup), agent, d.Alias, d.Path(d.Home))
+}
+
+// TestExamplesOnDash runs every example on this machine, whose /bin/sh
+// (Debian's dash) runs local steps, in a scratch home.
+func TestExamplesOnDash(t *testing.T) {
+	if sh, _ := filepath.EvalSymlinks("/bin/sh"); filepath.Base(sh) != "dash" {
+		t.Skipf("/bin/sh is %s, not dash", sh)
+	}
+	dir, _ := filepath.Abs("../../examples")
+	plans, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	setup, err := os.ReadFile(filepath.Join(dir, "setup.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	os.MkdirAll(home, 0o755)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("CI", "true")
+	t.Chdir(home)
+	agent := func(args ...string) (string, int) {
+		var out, errOut bytes.Buffer
+		code := Main(args, strings.NewReader(""), &out, &errOut)
+		return out.String() + errOut.String(), code
+	}
+	runExamples(t, plans, string(setup), agent, "local", home)
+}
+
+// runExamples runs each plan through agent on a host whose home is home
+// on this machine (alias: the host's name in agent's output).
+func runExamples(t *testing.T, plans []string, setup string, agent func(args ...string) (string, int), alias, homeDir string) {
+	t.Helper()
+	home := func(p string) string { return filepath.Join(homeDir, p) }
 	for _, plan := range plans {
 		name := strings.TrimSuffix(filepath.Base(plan), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("XDG_STATE_HOME", t.TempDir())
-			if out, code := agent("exec", "--", string(setup)); code != 0 {
+			if out, code := agent("exec", "--", setup); code != 0 {
 				t.Fatalf("setup.sh on the host: exit %d\n%s", code, out)
 			}
-			before := treeOf(t, d.Path(d.Home))
+			before := treeOf(t, homeDir)
 			out, code := agent("run", plan, "--approve", "medium", "--require-enforcement")
-			if code != 0 || !strings.Contains(out, "success on "+d.Alias) {
+			if code != 0 || !strings.Contains(out, "success on "+alias) {
 				t.Fatalf("run: exit %d\n%s", code, out)
 			}
 			read := func(p string) string { b, _ := os.ReadFile(home(p)); return string(b) }
@@ -70,7 +105,7 @@ func TestExamplesOnBusyBox(t *testing.T) {
 			if out, code := agent("undo"); code != 0 {
 				t.Fatalf("undo: exit %d\n%s", code, out)
 			}
-			if after := treeOf(t, d.Path(d.Home)); after != before {
+			if after := treeOf(t, homeDir); after != before {
 				t.Errorf("after undo:\n%s\nbefore the run:\n%s", after, before)
 			}
 		})
