@@ -160,6 +160,11 @@ func (e *Executor) dryNeeds(_ context.Context, s *stepRun) *denial {
 		return nil
 	}
 	e.dryRunSkips(s)
+	// Its parameters as far as they resolve now: a plan var shows its
+	// value, not {{name}} (what is unset stays, and the note says why).
+	if params, err := e.vars.ResolveParams(s.st.Parameters, tools.ShellParameters[s.st.Tool]...); err == nil {
+		s.r.Params = params
+	}
 	return skip(fmt.Sprintf("[skipped: dry run — needs %s, which a step not run in this dry run sets]", name))
 }
 
