@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"unicode/utf8"
 
 	"github.com/autoshell/agent/journal"
 	"github.com/autoshell/agent/safety"
@@ -111,6 +112,8 @@ func treeWhy(root string, l journal.TreeListing, limit int64) string {
 	for _, en := range l.Entries {
 		p := path.Join(root, en.Path)
 		switch {
+		case !utf8.ValidString(en.Path):
+			return fmt.Sprintf("%s holds a name that is not UTF-8 (%s): the journal's manifest cannot keep it", root, escapeInvalidUTF8(p))
 		case en.Type != 'd' && en.Type != 'f' && en.Type != 'l':
 			return fmt.Sprintf("%s is a %s: undo restores only directories, regular files and symbolic links", p, kindName(en.Type))
 		case en.Dev != rootDev:

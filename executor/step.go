@@ -462,6 +462,7 @@ func (r *StepResult) fail(msg string) {
 func (e *Executor) finish(ctx context.Context, s *stepRun, runErr error) (StepResult, error) {
 	st, r := s.st, s.r
 	r.Duration = time.Since(s.start)
+	r.Observation = escapeInvalidUTF8(r.Observation)
 	if r.Status == "" {
 		r.Status = execctx.StatusError
 	}

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/autoshell/agent/statedir"
 )
@@ -111,6 +113,10 @@ type indexRecord struct {
 	// Tree marks a directory tree saved whole (RecordTree): N is its
 	// manifest's blob, SHA256 its state's digest, Size its files' bytes.
 	Tree bool `json:"tree,omitempty"`
+	// PathB64 is Path base64-encoded when it is not UTF-8 (a file
+	// named with other bytes): JSON would turn them into U+FFFD. Path then
+	// holds nothing (appendIndex, parseIndex).
+	PathB64 string `json:"path_b64,omitempty"`
 	// Owner is an existing file's owner and group before the change,
 	// "UID:GID", when the change may have changed them (chown, chgrp):
 	// Restore puts them back. A tree's owners are in its manifest.
@@ -281,6 +287,9 @@ func (j *Journal) writeBlob(content []byte) (int, error) {
 
 // appendIndex appends one line to the index and syncs it.
 func (j *Journal) appendIndex(rec indexRecord) error {
+	if !utf8.ValidString(rec.Path) {
+		rec.Path, rec.PathB64 = "", base64.StdEncoding.EncodeToString([]byte(rec.Path))
+	}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -426,6 +435,13 @@ func parseIndex(r io.Reader) ([]indexRecord, error) {
 		}
 		if dec.More() {
 			return nil, fmt.Errorf("line %d: trailing data after the record", line)
+		}
+		if rec.PathB64 != "" {
+			p, err := base64.StdEncoding.DecodeString(rec.PathB64)
+			if err != nil || rec.Path != "" || utf8.Valid(p) {
+				return nil, fmt.Errorf("line %d: bad path_b64 (a path that is not UTF-8, base64, and no path beside it)", line)
+			}
+			rec.Path, rec.PathB64 = string(p), ""
 		}
 		if err := rec.check(); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)

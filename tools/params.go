@@ -39,6 +39,7 @@ func decode(s *Schema, raw json.RawMessage, p any) error {
 	if err := json.Unmarshal(b, p); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
+	decodePaths(p)
 	if c, ok := p.(checker); ok {
 		if err := c.check(); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidParams, err)
