@@ -152,8 +152,11 @@ type Entry struct {
 	// back; empty when nothing was journaled.
 	Undo string
 	// BytesChanged is how many bytes the step wrote to files (the new
-	// contents' sizes, as the file tools report them); nil when the step
-	// wrote no file or its tool does not know (a shell command).
+	// contents' sizes, as the file tools report them, or for a shell
+	// command the new sizes of the files it was journaled for that it
+	// changed, from the journal's states before and after; a directory
+	// tree's changes are not counted); nil when no file was written or
+	// journaled.
 	BytesChanged *int64
 }
 

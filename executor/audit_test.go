@@ -91,8 +91,17 @@ func TestAuditBytesChanged(t *testing.T) {
 	if _, err := e.RunStep(context.Background(), planner.Step{Tool: "edit_file", Parameters: map[string]any{"file_path": w, "search_pattern": "audit", "replacement": "auditor"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.RunStep(context.Background(), planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "true"}}); err != nil {
-		t.Fatal(err)
+	for _, cmd := range []string{
+		"true",                                    // no file: no figure
+		"echo 0123456789 > " + w,                  // a journaled file rewritten: its new size
+		"echo abc >> " + w,                        // appended: the new size
+		"echo new > " + filepath.Join(h.dir, "n"), // created
+		"cat " + w + " > " + w + ".copy; rm " + w, // one created, one removed (0)
+		"cat " + w + ".copy > " + w + ".copy",     // truncated to nothing by the shell: 0
+	} {
+		if _, err := e.RunStep(context.Background(), planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": cmd}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var got []any
 	for _, l := range h.allAuditLines() {
@@ -100,7 +109,7 @@ func TestAuditBytesChanged(t *testing.T) {
 			got = append(got, l["bytes_changed"])
 		}
 	}
-	if want := []any{float64(len("hello, audit\n")), float64(len("hello, auditor\n")), nil}; !reflect.DeepEqual(got, want) {
+	if want := []any{float64(len("hello, audit\n")), float64(len("hello, auditor\n")), nil, float64(11), float64(15), float64(4), float64(15), float64(0)}; !reflect.DeepEqual(got, want) {
 		t.Errorf("bytes_changed %v, want %v", got, want)
 	}
 }

@@ -128,3 +128,29 @@ func names(ps []string) string {
 	}
 	return strings.Join(ps[:maxPartialNames], ", ") + fmt.Sprintf(", … %d more", len(ps)-maxPartialNames)
 }
+
+// bytesChanged is what a command wrote to its journaled files: the new
+// size of each file whose state differs from the one saved before it
+// ran (a removed one counts 0). nil when nothing was journaled as a
+// file. A directory tree's changes are not counted.
+func bytesChanged(before map[string]beforeRun, after map[string]string, sizes map[string]int64) *int64 {
+	var n int64
+	files := 0
+	for p, b := range before {
+		if b.tree != nil {
+			continue
+		}
+		a, ok := after[p]
+		if !ok {
+			continue
+		}
+		files++
+		if a != b.sum && a != journal.Absent && a != journal.TooLarge && !strings.HasPrefix(a, journal.TreeStatePrefix) {
+			n += sizes[p]
+		}
+	}
+	if files == 0 {
+		return nil
+	}
+	return &n
+}

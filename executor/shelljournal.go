@@ -282,8 +282,8 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 // SHA-256, or journal.Absent), so that undo refuses to overwrite a later
 // change. It runs whether the command succeeded or not: a failed command
 // may have changed files too.
-func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []savedFile) (map[string]string, error) {
-	after := map[string]string{}
+func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []savedFile) (after map[string]string, sizes map[string]int64, err error) {
+	after, sizes = map[string]string{}, map[string]int64{}
 	var errs []error
 	var notes []string // over the bounds: undo cannot tell later changes from the session's
 	for _, t := range targets {
@@ -291,12 +291,13 @@ func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, tar
 			continue // undo's rmdir refuses a directory something was put in
 		}
 		// A directory now: its tree's state; bounded like the journal.
-		sum, err := journal.State(ctx, hostTree{tr}, t.Path, e.cfg.Journal.Bounds())
+		c := &countingTree{hostTree: hostTree{tr}, path: t.Path}
+		sum, err := journal.State(ctx, c, t.Path, e.cfg.Journal.Bounds())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("undo journal: %s: %w", t.Path, err))
 			continue
 		}
-		after[t.Path] = sum
+		after[t.Path], sizes[t.Path] = sum, c.n
 		if err := e.cfg.Journal.Changed(ctx, t.Path, sum); err != nil {
 			errs = append(errs, err)
 		}
@@ -308,7 +309,23 @@ func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, tar
 		errs = append(errs, fmt.Errorf("undo journal: %s now holds more than undo compares (%s): agent undo refuses it without --force",
 			strings.Join(notes, ", "), e.cfg.Journal.Bounds()))
 	}
-	return after, errors.Join(errs...)
+	return after, sizes, errors.Join(errs...)
+}
+
+// countingTree is hostTree counting the bytes read of path itself (a
+// file's new size, as State reads it to hash it).
+type countingTree struct {
+	hostTree
+	path string
+	n    int64
+}
+
+func (c *countingTree) ReadFile(ctx context.Context, p string, w io.Writer) (int64, error) {
+	n, err := c.hostTree.ReadFile(ctx, p, w)
+	if p == c.path {
+		c.n = n
+	}
+	return n, err
 }
 
 // limitedWriter fails once more than n bytes are written: a file that grew

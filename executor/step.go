@@ -56,6 +56,10 @@ type StepResult struct {
 	NeedsKnown bool
 
 	ran   bool           // the tool ran: its output may be saved
+	// shellBytes is what a shell command wrote to the files it was
+	// journaled for: the new sizes of those it changed (nil: none
+	// journaled, or a tool that reports its own).
+	shellBytes *int64
 	files []safety.Touch // what a file tool does on the host (tools.Toucher)
 }
 
@@ -358,7 +362,8 @@ func (e *Executor) run(ctx context.Context, s *stepRun) *denial {
 	}
 	out, err := p.call.Run(expectPreviewed(ctx, s.previewed), runOn)
 	if len(p.cls.undo) > 0 {
-		after, jerr := e.shellChanged(context.WithoutCancel(ctx), p.tr, p.cls.undo)
+		after, sizes, jerr := e.shellChanged(context.WithoutCancel(ctx), p.tr, p.cls.undo)
+		r.shellBytes = bytesChanged(s.before, after, sizes)
 		if jerr != nil {
 			out.Observation = strings.TrimSpace(out.Observation + "\n[warning: " + jerr.Error() + "; undo will not notice later changes to it]")
 		}
@@ -540,6 +545,8 @@ func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error 
 			n += fc.Size
 		}
 		ent.BytesChanged = &n
+	} else if r.ran && !r.DryRun && r.shellBytes != nil {
+		ent.BytesChanged = r.shellBytes
 	}
 	if err := e.cfg.Audit.Append(ctx, e.redactEntry(ent)); err != nil {
 		return fmt.Errorf("step %d: %w", r.Step, err)
