@@ -92,9 +92,9 @@ func TestAuditBytesChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cmd := range []string{
-		"true",                                    // no file: no figure
-		"echo 0123456789 > " + w,                  // a journaled file rewritten: its new size
-		"echo abc >> " + w,                        // appended: the new size
+		"true",                   // no file: no figure
+		"echo 0123456789 > " + w, // a journaled file rewritten: its new size
+		"echo abc >> " + w,       // appended: the new size
 		"echo new > " + filepath.Join(h.dir, "n"), // created
 		"cat " + w + " > " + w + ".copy; rm " + w, // one created, one removed (0)
 		"cat " + w + ".copy > " + w + ".copy",     // truncated to nothing by the shell: 0

@@ -55,12 +55,12 @@ type StepResult struct {
 	Needs      safety.Needs
 	NeedsKnown bool
 
-	ran   bool           // the tool ran: its output may be saved
+	ran bool // the tool ran: its output may be saved
 	// shellBytes is what a shell command wrote to the files it was
 	// journaled for: the new sizes of those it changed (nil: none
 	// journaled, or a tool that reports its own).
 	shellBytes *int64
-	files []safety.Touch // what a file tool does on the host (tools.Toucher)
+	files      []safety.Touch // what a file tool does on the host (tools.Toucher)
 }
 
 // saves reports whether the step's save_output_as receives its output: it

@@ -52,7 +52,9 @@ func TestBackupTargets(t *testing.T) {
 			}
 			continue
 		}
-		hasBackup := slices.ContainsFunc(writes, func(p string) bool { return strings.HasSuffix(p, "~") || strings.Contains(p, ".bak") || strings.HasSuffix(p, ".orig") || strings.HasSuffix(p, ".old") })
+		hasBackup := slices.ContainsFunc(writes, func(p string) bool {
+			return strings.HasSuffix(p, "~") || strings.Contains(p, ".bak") || strings.HasSuffix(p, ".orig") || strings.HasSuffix(p, ".old")
+		})
 		switch {
 		case tc.backup == "" && hasBackup:
 			t.Errorf("%s: writes %q, want no backup", tc.cmd, writes)
