@@ -110,6 +110,20 @@ func (r restorer) ListTree(ctx context.Context, root string) (journal.TreeListin
 	return executor.ListTree(ctx, r.tr, root)
 }
 
+var _ journal.TreeOpener = restorer{}
+
+// OpenTree gives u+rwx to each directory at or under root that lacks it,
+// top down: one that blocks the user hides those below it, so find looks
+// again after each (at most journal.MaxTreeEntries times). find -P never
+// follows a link, and -type d is a directory itself.
+func (r restorer) OpenTree(ctx context.Context, root string) error {
+	q := tools.Quote(root)
+	return r.run(ctx, "make "+root+" traversable", fmt.Sprintf(
+		`n=0; while d=$(find -P %s -type d ! -perm -700 -print -quit 2>/dev/null); [ -n "$d" ]; do `+
+			`n=$((n+1)); [ $n -le %d ] || exit 1; chmod u+rwx -- "$d" || exit 1; done`,
+		q, journal.MaxTreeEntries))
+}
+
 // Mkdir creates the directory path with mode (its parent exists).
 func (r restorer) Mkdir(ctx context.Context, path string, mode fs.FileMode) error {
 	return r.run(ctx, "create directory "+path, fmt.Sprintf("mkdir -m %04o -- %s", journal.UnixMode(mode), tools.Quote(path)))

@@ -185,7 +185,7 @@ func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOp
 		// A tree with no record of what the session left is compared with
 		// what it saved only: its restore removes what it did not have.
 		if want, ok := lastNew[r.Path]; (ok || r.Tree) && !opt.Force {
-			if err := j.unchanged(ctx, rw, r, want); err != nil {
+			if err := j.unchanged(ctx, rw, r, want); err != nil && !(r.Tree && !ok && blocked(err, rw)) {
 				errs = append(errs, err)
 				continue
 			}
@@ -248,6 +248,15 @@ func (j *Journal) unchanged(ctx context.Context, w FileRestorer, r indexRecord, 
 		ce.Why = "the session left it holding more than undo compares (" + b.String() + ")"
 	}
 	return ce
+}
+
+// blocked reports that a tree's state could not be read because its mode
+// blocks the user (chmod -R 000 DIR, not as root) and w can open it: the
+// session's run could not record what it left either (and warned that undo
+// would not notice later changes), so it is restored as saved.
+func blocked(err error, w FileRestorer) bool {
+	_, ok := w.(TreeOpener)
+	return ok && errors.Is(err, fs.ErrPermission)
 }
 
 // ChangedError is a file Restore skipped: it changed after the session

@@ -37,6 +37,15 @@ type TreeRestorer interface {
 	RemoveAll(ctx context.Context, path string) error
 }
 
+// TreeOpener is a TreeRestorer that can make a tree traversable again:
+// OpenTree gives every directory at or under root that lacks u+rwx those
+// bits, top down, without following links (`chmod -R 000 DIR` as a user
+// other than root leaves DIR unreadable to that user: its tree cannot be
+// listed to put it back). Restore sets each directory's saved mode after.
+type TreeOpener interface {
+	OpenTree(ctx context.Context, root string) error
+}
+
 // restoreTree puts the tree r saved back at r.Path, touching only what
 // differs: what the tree did not have is removed (deepest first), missing
 // or different entries are written back from their blobs, and modes are
@@ -68,6 +77,13 @@ func (j *Journal) restoreTree(ctx context.Context, w FileRestorer, r indexRecord
 	}
 	cur := map[string]TreeEntry{}
 	l, err := tw.ListTree(ctx, r.Path)
+	if o, ok := w.(TreeOpener); ok && err != nil && !errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil {
+		// A directory whose mode blocks this user: opened, listed again.
+		if oerr := o.OpenTree(ctx, r.Path); oerr != nil {
+			return fail(fmt.Errorf("%w; making it traversable: %w", err, oerr))
+		}
+		l, err = tw.ListTree(ctx, r.Path)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
