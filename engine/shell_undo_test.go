@@ -80,6 +80,11 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "rm -r DIR/sub; touch DIR/sub"},
 	{cmd: "rm -r DIR/sub && echo flat > DIR/sub"},
 	{cmd: "rm DIR/data.txt && ln -s other.txt DIR/data.txt"},
+	{cmd: "rm DIR/data.txt && ln -s sub DIR/data.txt"}, // a link to a directory
+	{cmd: "rm -r DIR/sub && ln -s other.txt DIR/sub"},
+	{cmd: "rm -r DIR/sub && ln -s /tmp DIR/sub", high: true},   // a link to a directory holding protected paths
+	{cmd: "rm DIR/link.txt && touch DIR/link.txt", high: true}, // undo does not put a link itself back
+	{cmd: "rm DIR/link.txt && mkdir DIR/link.txt", high: true},
 	{cmd: "rm -rf DIR/fifo", high: true},  // a fifo inside
 	{cmd: "rm -rf DIR/hard", high: true},  // a hard link inside
 	{cmd: "chown -R 65534:65534 DIR/sub"}, // owners are journaled (trees: in the manifest)
