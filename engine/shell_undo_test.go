@@ -61,6 +61,11 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "chmod -R 000 DIR/sub"}, // modes that block traversal: restored innermost last
 	{cmd: "chmod -R a-rwx DIR/sub && chmod 0 DIR/data.txt"},
 	{cmd: "cp -r DIR/sub DIR/copy"},
+	// Into a directory: the files it writes there are targets too.
+	{cmd: "mkdir DIR/into && cp DIR/other.txt DIR/data.txt DIR/into", high: true}, // into a directory it creates
+	{cmd: "cp DIR/other.txt DIR/sub/"},
+	{cmd: "cp -t DIR/sub DIR/data.txt DIR/other.txt"},
+	{cmd: "mv DIR/data.txt DIR/sub/"},
 	{cmd: "rm -r DIR/sub && mkdir DIR/sub && echo new > DIR/sub/inner.txt"},
 	// Backups the command makes: removed by undo.
 	{cmd: "cp -b DIR/other.txt DIR/data.txt"},

@@ -1,6 +1,9 @@
 package safety
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // Backups: cp, mv, install and ln with -b, --backup[=CONTROL] or -S
 // SUFFIX keep the destination they replace as DEST~ (or DEST+SUFFIX);
@@ -52,11 +55,64 @@ func (c *classifier) backupSuffix(name string, s scanned, args []arg) string {
 		c.add(High, "%s: backup suffix %q names no file beside the destination, so undo could not remove it", name, suffix)
 		return ""
 	}
-	if c.hasTargetDir(s, args) {
+	if _, _, into := copyInto(s, args); into {
 		c.add(High, "%s: backups in a target directory are named when it runs, so undo could not remove them", name)
 		return ""
 	}
 	return suffix
+}
+
+// copyInto reads cp/mv/install's operands: the files copied and where
+// to; into is set when they go into the directory dest under their own
+// names (-t DIR; more than one source; a destination written as a
+// directory: "DIR/", "~", ".", "..").
+func copyInto(s scanned, args []arg) (dest arg, srcs []arg, into bool) {
+	for _, i := range s.opts {
+		for _, opt := range []string{"-t", "--target-directory"} {
+			if v, _, ok := s.value(args, i, opt); ok {
+				dest, into = v, true
+			}
+		}
+	}
+	var ops []arg
+	for _, i := range s.operands {
+		ops = append(ops, args[i])
+	}
+	if into {
+		return dest, ops, true
+	}
+	if len(ops) < 2 {
+		return arg{}, nil, false
+	}
+	dest, srcs = ops[len(ops)-1], ops[:len(ops)-1]
+	v := dest.val
+	into = len(srcs) > 1 || dest.static && (strings.HasSuffix(v, "/") || v == "~" || v == "." || v == "..")
+	return dest, srcs, into
+}
+
+// copyTargets adds, for cp/mv/install into a directory, each file the
+// command writes there: DIR/NAME for each source's base name. A copy of
+// ~/x.txt into ~/ is then a write of ~/.bashrc when x.txt is .bashrc.
+func (c *classifier) copyTargets(name string, s scanned, args []arg) {
+	dest, srcs, into := copyInto(s, args)
+	if !into || !dest.static {
+		return
+	}
+	how := wContent
+	if c.recursiveWrite(name, s, args) {
+		how |= wTree
+	}
+	for _, src := range srcs {
+		if !src.static {
+			continue // reported as not statically resolvable with the operands
+		}
+		base := path.Base(strings.TrimRight(src.val, "/"))
+		if base == "/" || base == "." || base == ".." {
+			continue
+		}
+		t := arg{val: strings.TrimRight(dest.val, "/") + "/" + base, text: dest.text + " (" + base + ")", static: true, tilde: dest.tilde}
+		c.write(name, t, how)
+	}
 }
 
 // inCluster reports whether the short-option word f ("-sfb") holds the
@@ -71,18 +127,6 @@ func inCluster(f string, ch byte, takesValue string) bool {
 			return true
 		case strings.IndexByte(takesValue, f[i]) >= 0:
 			return false
-		}
-	}
-	return false
-}
-
-// hasTargetDir reports -t/--target-directory.
-func (c *classifier) hasTargetDir(s scanned, args []arg) bool {
-	for _, i := range s.opts {
-		for _, opt := range []string{"-t", "--target-directory"} {
-			if _, _, ok := s.value(args, i, opt); ok {
-				return true
-			}
 		}
 	}
 	return false

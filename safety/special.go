@@ -87,6 +87,7 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		}
 	case "mv", "install":
 		r.backup = c.backupSuffix(name, s, args)
+		c.copyTargets(name, s, args)
 	case "truncate":
 		c.truncate(s, args, &r)
 	case "dd":
@@ -214,6 +215,9 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 	case "ln", "cp":
 		c.linkOperands(name, s, args)
 		r.backup = c.backupSuffix(name, s, args)
+		if name == "cp" {
+			c.copyTargets(name, s, args)
+		}
 	case "popd":
 		c.cwdLost = true
 	case "git":
