@@ -14,4 +14,8 @@ var (
 	// sudo refused or is missing. Like a lost connection it is the host's
 	// problem, not the step's.
 	ErrBecome = errors.New("become failed")
+	// ErrSpecialFile is ReadFile's refusal of a fifo, socket or device:
+	// a fifo's open waits for a writer for ever, a device's may do
+	// anything, so it is not opened for reading.
+	ErrSpecialFile = errors.New("a fifo, socket or device: not opened for reading")
 )

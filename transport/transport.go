@@ -36,7 +36,10 @@ type Transport interface {
 	Run(ctx context.Context, cmd Command) (Result, error)
 
 	// ReadFile streams the content of the file at path into w and returns
-	// the number of bytes written. It fails on directories. Large files are
+	// the number of bytes written. It fails on directories, and on a
+	// fifo, socket or device with an error wrapping ErrSpecialFile without
+	// opening it where it can tell for free (this machine, a shell read;
+	// SFTP cannot: callers that may meet one Stat first). Large files are
 	// transferred with concurrent requests where the transport supports it.
 	ReadFile(ctx context.Context, path string, w io.Writer) (int64, error)
 

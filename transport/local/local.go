@@ -146,7 +146,14 @@ func (t *Transport) ReadFile(ctx context.Context, path string, w io.Writer) (int
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
 	}
-	f, err := os.Open(p)
+	// A fifo, socket or device is refused before it is opened; one put
+	// there since is opened without waiting (O_NONBLOCK) and refused.
+	if fi, err := os.Stat(p); err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, unwrapPathError(err))
+	} else if err := special(fi); err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, unwrapPathError(err))
 	}
@@ -155,12 +162,31 @@ func (t *Transport) ReadFile(ctx context.Context, path string, w io.Writer) (int
 		return 0, fmt.Errorf("read %s: %w", path, err)
 	} else if fi.IsDir() {
 		return 0, fmt.Errorf("read %s: %w", path, syscall.EISDIR)
+	} else if err := special(fi); err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
 	}
 	n, err := io.Copy(w, ctxReader{ctx, f})
 	if err != nil {
 		return n, fmt.Errorf("read %s: %w", path, err)
 	}
 	return n, nil
+}
+
+// special is transport.ErrSpecialFile, with what it is, for anything but
+// a regular file or a directory.
+func special(fi fs.FileInfo) error {
+	m := fi.Mode()
+	switch {
+	case m.IsRegular(), m.IsDir():
+		return nil
+	case m&fs.ModeNamedPipe != 0:
+		return fmt.Errorf("fifo: %w", transport.ErrSpecialFile)
+	case m&fs.ModeSocket != 0:
+		return fmt.Errorf("socket: %w", transport.ErrSpecialFile)
+	case m&fs.ModeDevice != 0:
+		return fmt.Errorf("device: %w", transport.ErrSpecialFile)
+	}
+	return transport.ErrSpecialFile
 }
 
 // WriteFile atomically replaces the file at path with the content of r.

@@ -108,6 +108,10 @@ func (t *Transport) shellRun(ctx context.Context, op, p string, cmd transport.Co
 	return res, nil
 }
 
+// specialText is what the read script says of a fifo, socket or device
+// it does not open.
+const specialText = "agent: a fifo, socket or device, not opened"
+
 // shellErr turns a shell command's complaint into the transport's error:
 // fs.ErrNotExist, fs.ErrPermission, ENOTDIR, EISDIR kept.
 func shellErr(op, p, stderr string) error {
@@ -123,6 +127,7 @@ func shellErr(op, p, stderr string) error {
 		{"Read-only file system", syscall.EROFS},
 		{"Not a directory", syscall.ENOTDIR},
 		{"Is a directory", syscall.EISDIR},
+		{specialText, transport.ErrSpecialFile},
 		{"No space left", syscall.ENOSPC},
 	} {
 		if strings.Contains(msg, e.text) {
@@ -359,6 +364,7 @@ func (t *Transport) shellReadFile(ctx context.Context, p string, w io.Writer) (i
 		body := &afterMarker{marker: []byte(nonce + "\n"), w: io.MultiWriter(sp, h)}
 		res, err := t.shellRun(ctx, "read", ap, transport.Command{CaptureLimit: 4 << 10, Stdout: body, Command: "f=" + shellQuote(ap) + `
 if [ -d "$f" ]; then echo "$f: Is a directory" >&2; exit 1; fi
+if [ -p "$f" ] || [ -S "$f" ] || [ -b "$f" ] || [ -c "$f" ]; then echo "$f: ` + specialText + `" >&2; exit 1; fi
 exec 3< "$f" || exit 1
 echo ` + nonce + `
 cat <&3 || exit 1

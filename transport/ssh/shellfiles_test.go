@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/autoshell/agent/testenv"
+	"github.com/autoshell/agent/transport"
 )
 
 // corruptingCat puts, first on the test server's PATH, a cat that changes
@@ -108,6 +111,15 @@ func TestShellFilesWhereSFTPIsNot(t *testing.T) {
 				if _, err := tr.ReadFile(ctx20(t), "~/f.txt", &got); err != nil || !bytes.Equal(got.Bytes(), data) {
 					t.Fatalf("read back %d bytes, %v", got.Len(), err)
 				}
+			}
+			// A fifo is not opened: the read would wait for a writer.
+			if err := syscall.Mkfifo(filepath.Join(home, "fifo"), 0o600); err != nil && !errors.Is(err, os.ErrExist) {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if _, err := tr.ReadFile(ctx, "~/fifo", io.Discard); !errors.Is(err, transport.ErrSpecialFile) {
+				t.Errorf("read of a fifo: %v, want transport.ErrSpecialFile", err)
 			}
 			if n := strings.Count(w.String(), "files go through the shell"); n != 1 || !strings.Contains(w.String(), tc.want) {
 				t.Errorf("warned %d times, want once saying %q: %s", n, tc.want, w.String())
