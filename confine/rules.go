@@ -106,24 +106,29 @@ func (s Spec) rules() []rule {
 // paths, the NoRead directories searched for Public names) and those
 // where a denied path's links are looked up or its glob matched.
 func (s Spec) compile() ([]rule, []Stamp) {
-	var rs ruleSet
 	var w watcher
-	listed := expandWatched(&w, s.NoRead)
+	return s.compileWatched(&w), w.list()
+}
+
+// compileWatched is compile's rules, w recording what they depend on.
+func (s Spec) compileWatched(w *watcher) []rule {
+	var rs ruleSet
+	listed := expandWatched(w, s.NoRead)
 	// The secrets found (secrets.go) are denied as the listed ones are;
 	// Public base names are matched in the listed directories alone.
-	secrets, gitRuns := s.found(&w)
-	noRead := slices.Concat(listed, s.linked(&w, listed, false), s.hidden(&w), secrets)
+	secrets, gitRuns := s.found(w)
+	noRead := slices.Concat(listed, s.linked(w, listed, false), s.hidden(w), secrets)
 	slices.Sort(noRead)
 	noRead = slices.Compact(noRead)
 	if len(s.Readable) == 0 {
-		coverTop(&rs, &w, "/", noRead, readRights, accessReadDir)
+		coverTop(&rs, w, "/", noRead, readRights, accessReadDir)
 	}
 	for _, p := range s.Readable {
 		for _, m := range glob(p) {
-			coverTop(&rs, &w, resolve(m), noRead, readRights, accessReadDir)
+			coverTop(&rs, w, resolve(m), noRead, readRights, accessReadDir)
 		}
 	}
-	for _, p := range public(&w, s.Public, listed) {
+	for _, p := range public(w, s.Public, listed) {
 		if t, err := statType(p); err == nil {
 			rs.add(p, readRights, t.IsDir())
 		}
@@ -131,18 +136,18 @@ func (s Spec) compile() ([]rule, []Stamp) {
 	if s.Write {
 		// The git hooks and configuration found in the home
 		// (secrets.go) are protected too.
-		noWrite := slices.Concat(expandWatched(&w, s.NoWrite), gitRuns)
+		noWrite := slices.Concat(expandWatched(w, s.NoWrite), gitRuns)
 		// The targets of the links in protected hierarchies (links.go).
-		noWrite = slices.Concat(noWrite, s.linked(&w, noWrite, true))
+		noWrite = slices.Concat(noWrite, s.linked(w, noWrite, true))
 		slices.Sort(noWrite)
-		coverTop(&rs, &w, "/", slices.Compact(noWrite), writeRights, 0)
+		coverTop(&rs, w, "/", slices.Compact(noWrite), writeRights, 0)
 	}
 	for _, p := range s.Writable {
 		for _, m := range glob(p) {
 			if t, err := statType(m); err == nil {
 				rs.add(resolve(m), writeRights, t.IsDir())
 				if len(s.Readable) > 0 {
-					coverTop(&rs, &w, resolve(m), noRead, readRights, accessReadDir)
+					coverTop(&rs, w, resolve(m), noRead, readRights, accessReadDir)
 				}
 			}
 		}
@@ -154,7 +159,7 @@ func (s Spec) compile() ([]rule, []Stamp) {
 			}
 		}
 	}
-	return rs.list(), w.list()
+	return rs.list()
 }
 
 // coverTop is cover of the hierarchy at p, whatever it is.
@@ -181,7 +186,7 @@ func cover(rs *ruleSet, w *watcher, p string, typ fs.FileMode, deny []string, ri
 		return
 	}
 	rs.add(p, anc, true)
-	for _, e := range w.dir(p) {
+	for _, e := range w.listing(p, deny, rights) {
 		if e.Type()&fs.ModeSymlink != 0 {
 			continue
 		}

@@ -23,10 +23,14 @@ import (
 type Restrictor struct {
 	mu     sync.Mutex
 	rss    []Ruleset
+	lists  []*listings // what each ruleset can be patched by (patch.go); nil until compiled here
 	fds    []int
 	old    []int // the descriptors of earlier compilations, closed by Close
 	gen    int   // counts the compilations since NewRestrictor (Ahead, Current)
 	closed bool
+	// compiles and patches count the rulesets compiled again and patched
+	// since NewRestrictor (tests).
+	compiles, patches int
 }
 
 // NewRestrictor builds each ruleset into a Landlock ruleset; Do confines
@@ -36,7 +40,7 @@ func NewRestrictor(rss ...Ruleset) (*Restrictor, error) {
 	if err := shieldProcess(); err != nil {
 		return nil, err
 	}
-	r := &Restrictor{rss: rss}
+	r := &Restrictor{rss: rss, lists: make([]*listings, len(rss))}
 	for _, rs := range rss {
 		fd, err := rulesetFD(rs)
 		if err != nil {
@@ -179,20 +183,35 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 		return false, errors.New("confine: restrictor closed")
 	}
 	for i, rs := range r.rss {
-		stale, renewed := rs.check()
-		if renewed {
-			r.rss[i] = rs // the same rules; the stamps spare the next check a reading
+		var l *listings
+		if r.lists[i] != nil {
+			prs, pl, patched, ok := patch(rs, r.lists[i])
+			if ok && !patched {
+				r.rss[i], r.lists[i] = prs, pl // the stamps renewed, or nothing
+				continue
+			}
+			if ok {
+				rs, l = prs, pl
+				r.patches++
+			}
 		}
-		if !stale {
-			continue
+		if l == nil {
+			stale, renewed := rs.check()
+			if renewed {
+				r.rss[i] = rs // the same rules; the stamps spare the next check a reading
+			}
+			if !stale {
+				continue
+			}
+			rs, l = compileListed(rs.Spec)
+			r.compiles++
 		}
-		rs = Compile(rs.Spec)
 		fd, err := rulesetFD(rs)
 		if err != nil {
 			return true, err
 		}
 		r.old = append(r.old, r.fds[i])
-		r.rss[i], r.fds[i], changed = rs, fd, true
+		r.rss[i], r.lists[i], r.fds[i], changed = rs, l, fd, true
 	}
 	if changed {
 		r.gen++

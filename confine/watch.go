@@ -56,10 +56,46 @@ type Stamp struct {
 type watcher struct {
 	stamps map[string]Stamp
 	ents   map[string][]dirEntry
+	// other: directories read for anything but cover's listing (links,
+	// globs, secrets, Public names); covers: cover's listings (patch.go).
+	other  map[string]bool
+	covers map[string][]coverRec
+	passed map[string]map[string]bool
+}
+
+// pass is dir for resolveWatched, which looks up d's entry name alone.
+func (w *watcher) pass(d, name string) {
+	if w.passed == nil {
+		w.passed = map[string]map[string]bool{}
+	}
+	if w.passed[d] == nil {
+		w.passed[d] = map[string]bool{}
+	}
+	w.passed[d][name] = true
+	w.read(d)
 }
 
 // dir records d and returns its entries (nil when it cannot be read).
 func (w *watcher) dir(d string) []dirEntry {
+	if w.other == nil {
+		w.other = map[string]bool{}
+	}
+	w.other[d] = true
+	return w.read(d)
+}
+
+// listing is dir for cover, which grants each entry of d but the denied
+// ones (rights): recorded so that a new entry can be granted alone
+// (patch.go).
+func (w *watcher) listing(d string, deny []string, rights uint64) []dirEntry {
+	if w.covers == nil {
+		w.covers = map[string][]coverRec{}
+	}
+	w.covers[d] = append(w.covers[d], coverRec{deny: deny, rights: rights})
+	return w.read(d)
+}
+
+func (w *watcher) read(d string) []dirEntry {
 	if w.stamps == nil {
 		w.stamps, w.ents = map[string]Stamp{}, map[string][]dirEntry{}
 	}
@@ -202,7 +238,7 @@ func resolveWatched(w *watcher, p string) string {
 			cur = path.Dir(cur)
 			continue
 		}
-		w.dir(cur)
+		w.pass(cur, name)
 		next := path.Join(cur, name)
 		t, err := lstatType(next)
 		if err != nil {

@@ -1,0 +1,260 @@
+package confine
+
+import (
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Patching. A directory that holds a denied path is listed: each of its
+// entries but the denied ones is granted (cover). A new entry there has
+// no rule, and the stamps make the rules stale so that it is readable at
+// the next command — on a busy machine /tmp, the parent of every scratch
+// directory, gains and loses entries all the time, and compiling the
+// whole Spec again each time (the secrets walk, every listed directory,
+// every link) was a third of a local step's cost. When the only watched
+// directories whose entries changed are listed for cover alone (nothing
+// else of the rules read them: no glob, link, secret or Public name is
+// looked for there, no path is resolved through an entry that changed),
+// the rules are patched instead: a gone entry loses its rule, a new one is
+// granted what cover grants it. Anything else — a new entry that is
+// denied or holds a denied path, a name another list of the Spec names, a
+// change in any other watched directory — compiles again, as before. The
+// patched rules are those a compilation would give (TestPatchIsCompile).
+
+// coverRec is one cover listing of a directory: each entry granted rights
+// but the members of deny (sorted) and the directories that hold them.
+type coverRec struct {
+	deny   []string
+	rights uint64
+}
+
+// listings is what a compilation listed for cover alone, and what it saw
+// there: enough to patch the rules when only those directories changed.
+type listings struct {
+	dirs map[string]listed
+}
+
+type listed struct {
+	// ents: each entry's name → its type and, for a link, its target.
+	ents   map[string]entKey
+	covers []coverRec
+	// passed: the entries a path was resolved through (resolveWatched):
+	// a change to one of them compiles again.
+	passed map[string]bool
+}
+
+// compileListed is Compile, and the listings it can be patched by.
+func compileListed(s Spec) (Ruleset, *listings) {
+	var w watcher
+	rules := s.compileWatched(&w)
+	rs := Ruleset{Spec: s, Rules: make([]Rule, len(rules)), Stamps: w.list()}
+	for i, r := range rules {
+		rs.Rules[i] = Rule{Path: r.path, Rights: r.rights, Dir: r.dir}
+	}
+	l := &listings{dirs: map[string]listed{}}
+	for d, covers := range w.covers {
+		if w.other[d] || w.stamps[d].Names == "" {
+			continue
+		}
+		l.dirs[d] = listed{ents: entryKeys(d, w.ents[d]), covers: covers, passed: w.passed[d]}
+	}
+	return rs, l
+}
+
+// entKey is what an entry is: its type, and a link's target.
+type entKey struct {
+	typ    fs.FileMode
+	target string
+}
+
+// entryKeys is d's entries by name.
+func entryKeys(d string, ents []dirEntry) map[string]entKey {
+	m := make(map[string]entKey, len(ents))
+	for _, e := range ents {
+		k := entKey{typ: e.Type()}
+		if k.typ&fs.ModeSymlink != 0 {
+			k.target, _ = os.Readlink(path.Join(d, e.Name()))
+		}
+		m[e.Name()] = k
+	}
+	return m
+}
+
+// patch is rs brought up to date by patching (see above); ok false: it
+// must be compiled again. changed: the rules changed (the stamps are
+// renewed either way); l is not modified, nl is the listings of out.
+func patch(rs Ruleset, l *listings) (out Ruleset, nl *listings, changed, ok bool) {
+	out, nl = rs, l
+	var set *ruleSet
+	cloned := false
+	for i, st := range rs.Stamps {
+		m := mtime(st.Path)
+		if m == st.MTime && !st.Hot {
+			continue
+		}
+		if m == -1 || st.MTime == -1 {
+			if m != st.MTime {
+				return rs, l, false, false
+			}
+			continue
+		}
+		cur, ents := readStamp(st.Path)
+		if !cloned {
+			out.Stamps, cloned = slices.Clone(rs.Stamps), true
+		}
+		if cur.Names == st.Names {
+			out.Stamps[i] = cur
+			continue
+		}
+		d, found := nl.dirs[st.Path]
+		if !found || cur.Names == "" {
+			return rs, l, false, false
+		}
+		if set == nil {
+			set = ruleSetOf(rs.Rules)
+		}
+		now := entryKeys(st.Path, ents)
+		if !d.apply(set, rs.Spec, st.Path, now) {
+			return rs, l, false, false
+		}
+		if nl == l {
+			nl = &listings{dirs: maps.Clone(l.dirs)}
+		}
+		d.ents = now
+		nl.dirs[st.Path] = d
+		out.Stamps[i] = cur
+	}
+	if set == nil {
+		return out, nl, false, true
+	}
+	rules := set.list()
+	out.Rules = make([]Rule, len(rules))
+	for i, r := range rules {
+		out.Rules[i] = Rule{Path: r.path, Rights: r.rights, Dir: r.dir}
+	}
+	return out, nl, true, true
+}
+
+// apply changes set from d's entries as they were to now: false when that
+// takes more than granting or dropping single entries.
+func (d listed) apply(set *ruleSet, s Spec, dir string, now map[string]entKey) bool {
+	for name, k := range d.ents {
+		if nk, ok := now[name]; ok && nk == k {
+			continue
+		}
+		if d.passed[name] || !d.drop(set, path.Join(dir, name), k) {
+			return false
+		}
+	}
+	for name, k := range now {
+		if old, ok := d.ents[name]; ok && old == k {
+			continue
+		}
+		if d.passed[name] || !d.grant(set, s, path.Join(dir, name), k) {
+			return false
+		}
+	}
+	return true
+}
+
+// drop removes the rule cover gave p, an entry gone (or changed type).
+func (d listed) drop(set *ruleSet, p string, k entKey) bool {
+	if k.typ&fs.ModeSymlink != 0 {
+		return true // links are never granted
+	}
+	for _, c := range d.covers {
+		if _, denied := slices.BinarySearch(c.deny, p); denied {
+			continue
+		}
+		if holdsAny(p, c.deny) {
+			return false
+		}
+	}
+	set.remove(p)
+	return true
+}
+
+// grant gives a new entry p what cover gives it.
+func (d listed) grant(set *ruleSet, s Spec, p string, k entKey) bool {
+	if k.typ&fs.ModeSymlink != 0 {
+		return true
+	}
+	if mayName(s, p) {
+		return false
+	}
+	isDir := k.typ.IsDir()
+	for _, c := range d.covers {
+		if _, denied := slices.BinarySearch(c.deny, p); denied {
+			continue
+		}
+		if holdsAny(p, c.deny) {
+			return false
+		}
+		set.add(p, c.rights, isDir)
+	}
+	return true
+}
+
+// mayName reports whether a path of the Spec's other lists may name p or
+// a path below it (its patterns matched component by component): their
+// rules are computed by a compilation alone.
+func mayName(s Spec, p string) bool {
+	for _, q := range s.Public {
+		if strings.Contains(q, "/") && patternMayName(q, p) {
+			return true
+		}
+	}
+	for _, l := range [][]string{s.Writable, s.Devices, s.Readable, s.NoRead, s.NoWrite} {
+		for _, q := range l {
+			if patternMayName(q, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// patternMayName reports whether pattern q, matched component by
+// component, may name p or a path below it (true for a relative q).
+func patternMayName(q, p string) bool {
+	if !strings.HasPrefix(q, "/") {
+		return true
+	}
+	pc := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	qc := strings.Split(strings.TrimPrefix(path.Clean(q), "/"), "/")
+	if len(qc) < len(pc) {
+		return false
+	}
+	for i := range pc {
+		if ok, err := path.Match(qc[i], pc[i]); err != nil || !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleSetOf is rules as a ruleSet, to add to and remove from.
+func ruleSetOf(rules []Rule) *ruleSet {
+	set := &ruleSet{rules: make(map[string]*rule, len(rules))}
+	for _, r := range rules {
+		set.add(r.Path, r.Rights, r.Dir)
+	}
+	return set
+}
+
+// remove drops the rules on p and below.
+func (rs *ruleSet) remove(p string) {
+	order := rs.order[:0]
+	for _, q := range rs.order {
+		if q == p || strings.HasPrefix(q, p+"/") {
+			delete(rs.rules, q)
+			continue
+		}
+		order = append(order, q)
+	}
+	rs.order = order
+}
