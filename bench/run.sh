@@ -13,11 +13,13 @@
 #      agent's marginal step is (plan of STEPS − plan of 1) / (STEPS − 1),
 #      its whole run per step is also printed (it carries the connection
 #      and the confinement set-up).
-#   2. transfers: SIZE_MIB of random bytes up and down with `agent run`'s
+#   2. local step: the same plans without --ssh-host, against a shell loop
+#      of STEPS `sh -c true`; agent's marginal local step.
+#   3. transfers: SIZE_MIB of random bytes up and down with `agent run`'s
 #      upload_file and download_file (--approve all --allow-write WORK: a
 #      transfer is not safe, a download writes outside the working directory
 #      by default), against scp; every copy is checked with cmp.
-#   3. memory: transportbench, a command printing 1 GiB (the transport).
+#   4. memory: transportbench, a command printing 1 GiB (the transport).
 #
 #   bash bench/run.sh             # bin/agent; STEPS=200 ROUNDS=5 SIZE_MIB=256
 set -euo pipefail
@@ -78,6 +80,31 @@ s=$(median < "$work/ssh.t") a=$(median < "$work/agent.t") o=$(median < "$work/on
 awk -v s="$s" -v a="$a" -v o="$o" -v n="$STEPS" 'BEGIN {
   m = (a - o) / (n - 1); c = s / n
   printf "medians: ssh ControlMaster %.2f ms/command; agent run %.2f ms/step whole (%.3f× ssh), marginal %.2f ms/step (%.3f× ssh; target ≤ 0.25)\n", 1000 * c, 1000 * a / n, (a / n) / c, 1000 * m, m / c }'
+
+echo "== local step: $STEPS × true on this machine, $ROUNDS interleaved rounds"
+# agent run without --ssh-host (confined, nothing approved) against a shell
+# loop forking and executing the same command (sh -c true: agent runs a
+# step's command through sh too). agent's marginal step is (plan of STEPS
+# − plan of 1) / (STEPS − 1).
+local_run() {
+  "$AGENT" run "$1" --json > "$work/out" 2> "$work/err" ||
+    { echo "bench: agent run $1 (local) failed:" >&2; tail -5 "$work/err" >&2; exit 1; }
+  tail -1 "$work/out" | grep -q '"event":"done".*"status":"success"' ||
+    { echo "bench: local agent run $1 did not succeed: $(tail -1 "$work/out")" >&2; exit 1; }
+}
+local_run "$work/one.yaml" # warm
+: > "$work/lsh.t"; : > "$work/lagent.t"; : > "$work/lone.t"
+for r in $(seq "$ROUNDS"); do
+  l=$(load)
+  t0=$(now); for _ in $(seq "$STEPS"); do sh -c true; done; s=$(since "$t0"); echo "$s" >> "$work/lsh.t"
+  t0=$(now); local_run "$work/steps.yaml"; a=$(since "$t0"); echo "$a" >> "$work/lagent.t"
+  t0=$(now); local_run "$work/one.yaml"; o=$(since "$t0"); echo "$o" >> "$work/lone.t"
+  echo "  round $r: sh loop ${s}s  agent ${a}s  agent (1 step) ${o}s  load $l"
+done
+s=$(median < "$work/lsh.t") a=$(median < "$work/lagent.t") o=$(median < "$work/lone.t")
+awk -v s="$s" -v a="$a" -v o="$o" -v n="$STEPS" 'BEGIN {
+  m = (a - o) / (n - 1); c = s / n
+  printf "medians: shell loop %.2f ms/command; agent run local marginal %.2f ms/step (%.2f× the loop; target ≤ 1.5 ms and ≤ 1.5×)\n", 1000 * c, 1000 * m, m / c }'
 
 echo "== transfer: $SIZE_MIB MiB upload and download, $ROUNDS interleaved rounds (agent run --approve all)"
 head -c $((SIZE_MIB << 20)) /dev/urandom > "$work/blob"
