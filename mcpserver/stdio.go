@@ -34,6 +34,19 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // answers), then the session ends and calls still running are cancelled.
 func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &lockedWriter{w: w}
+	// When ctx ends (SIGTERM), running calls are cancelled, their
+	// commands killed: the SDK's session close waits for its calls to
+	// return, and a call running `sleep 300` on this machine otherwise
+	// held agent mcp up until it ended (TestMCPSignalKillsRunning).
+	served := make(chan struct{})
+	defer close(served)
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.running.stop(stopWait)
+		case <-served:
+		}
+	}()
 	pr, pw := io.Pipe()
 	go func() {
 		err := filterLines(r, &tracker{w: pw, out: out}, out, maxLine(s.o.MaxArgBytes))
