@@ -241,7 +241,15 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 func (h *Host) Worker(vars *execctx.Context, emit event.Sink) *executor.Executor {
 	cfg := h.cfg
 	cfg.Vars = vars
-	if emit != nil {
+	switch {
+	case emit != nil && h.rec != nil:
+		// The worker's steps go to the session record too (agent mcp).
+		cfg.Emit = func(ev event.Event) {
+			ev = h.redact.Event(ev)
+			h.record(ev)
+			emit.Emit(ev)
+		}
+	case emit != nil:
 		cfg.Emit = h.scrub(emit)
 	}
 	return executor.New(cfg)

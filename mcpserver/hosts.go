@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/session"
 	"github.com/autoshell/agent/statedir"
 	sshtr "github.com/autoshell/agent/transport/ssh"
 )
@@ -32,6 +34,10 @@ type pool struct {
 	base     string            // the session of every other host
 	closed   bool
 	stop     chan struct{}
+	// recs are the sessions' records (agent sessions lists them), made
+	// at a session's first connection; labels say who each scope is.
+	recs   map[string]*session.Log
+	labels map[string]string
 }
 
 // hostConn is one host's open Host, shared by the calls to it.
@@ -50,7 +56,7 @@ type hostConn struct {
 
 func newPool(s *Server) *pool {
 	p := &pool{s: s, conns: map[string]*hostConn{}, sessions: map[string]string{}, owners: map[string]string{},
-		base: statedir.NewSessionID(), stop: make(chan struct{})}
+		base: statedir.NewSessionID(), stop: make(chan struct{}), recs: map[string]*session.Log{}, labels: map[string]string{}}
 	go p.reap(s.o.IdleTimeout)
 	return p
 }
@@ -224,6 +230,7 @@ func (p *pool) dial(c *hostConn, session string) {
 		c.h, err = engine.Open(ctx, t, engine.DialOptions{SSH: sshtr.Options{Warn: p.s.o.Warn}}, engine.HostOptions{
 			Policy: p.s.o.Policy, Approver: p.s.approve, Session: session,
 			Secrets: engine.SecretValues(t.Vars), Redact: p.s.secrets, Become: hb,
+			Record: p.record(session, c.name),
 		})
 	}
 	if err != nil {
@@ -281,15 +288,19 @@ func (p *pool) retireScope(scope string) {
 			keys = append(keys, k)
 		}
 	}
-	for k := range p.sessions {
+	ended := map[string]bool{scope: true}
+	for k, id := range p.sessions {
 		if sc, _ := splitKey(k); sc == scope {
 			delete(p.sessions, k)
+			ended[id] = true
 		}
 	}
+	delete(p.labels, scope)
 	p.mu.Unlock()
 	for _, k := range keys {
 		p.retire(k, false)
 	}
+	p.endRecords(ended)
 }
 
 // reap closes connections idle for longer than idle, checking every
@@ -348,6 +359,58 @@ func (p *pool) open() int {
 	return len(p.conns)
 }
 
+// label names who the scope (a client) is, for its sessions' records.
+func (p *pool) label(scope, who string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.labels[scope]; !ok {
+		p.labels[scope] = who
+	}
+}
+
+// record is session id's record, made at its first connection (key: the
+// pool key that dialled): `agent sessions` lists the client's calls, and
+// `agent undo ID` puts back their changes. nil when it cannot be made
+// (said once as a warning); the calls still run and are journaled.
+func (p *pool) record(id, key string) *session.Log {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l, ok := p.recs[id]; ok {
+		return l
+	}
+	scope, host := splitKey(key)
+	dir, err := statedir.Dir()
+	var l *session.Log
+	if err == nil {
+		wd, _ := os.Getwd()
+		l, err = session.Create(dir, id, session.Start{Kind: session.KindMCP, Target: host, Client: p.labels[scope],
+			Args: []string{"mcp"}, Dir: wd})
+	}
+	if err != nil && p.s.o.Warn != nil {
+		p.s.o.Warn(fmt.Sprintf("session %s: no record for agent sessions: %v", id, err))
+	}
+	p.recs[id] = l
+	return l
+}
+
+// endRecords ends the records of the sessions ids (all when nil).
+func (p *pool) endRecords(ids map[string]bool) {
+	p.mu.Lock()
+	var ls []*session.Log
+	for id, l := range p.recs {
+		if ids == nil || ids[id] {
+			ls = append(ls, l)
+			delete(p.recs, id)
+		}
+	}
+	p.mu.Unlock()
+	for _, l := range ls {
+		if l != nil {
+			l.End(session.StateDone)
+		}
+	}
+}
+
 // close closes every connection; calls still running end with errors.
 func (p *pool) close() {
 	p.mu.Lock()
@@ -366,4 +429,5 @@ func (p *pool) close() {
 			c.h.Close()
 		}
 	}
+	p.endRecords(nil)
 }

@@ -44,6 +44,7 @@ func (s *Server) stepHandler(name string) mcp.ToolHandler {
 		ctx, end := s.begin(ctx, req)
 		defer end()
 		c := s.clients.of(req.Session)
+		s.hosts.label(c.scope, principal(req))
 		l, err := s.hosts.acquire(ctx, poolKey(c.scope, host))
 		if err != nil {
 			return toolError("%s: %v", name, err), nil

@@ -69,6 +69,7 @@ const (
 	KindTask      = "task"       // agent -c TASK on one host
 	KindBatchRun  = "batch-run"  // agent run PLAN -i INVENTORY
 	KindBatchTask = "batch-task" // agent -c TASK -i INVENTORY
+	KindMCP       = "mcp"        // one MCP client's calls through agent mcp
 )
 
 // Start describes a session: what was asked, where, and the command line
@@ -77,7 +78,10 @@ type Start struct {
 	Kind string `json:"kind"`
 	// Target is the host (an SSH alias, or "local"); Inventory and Limit
 	// the batch's selection.
-	Target    string   `json:"target,omitempty"`
+	Target string `json:"target,omitempty"`
+	// Client is who called through agent mcp: the OS user, the MCP
+	// client's name and version, over HTTP its address.
+	Client    string   `json:"client,omitempty"`
 	Inventory []string `json:"inventory,omitempty"`
 	Limit     string   `json:"limit,omitempty"`
 	// Plan is the plan file (as given), PlanSHA256 its content's hash.

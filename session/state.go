@@ -13,6 +13,7 @@ type Info struct {
 	Updated   time.Time `json:"updated"`
 	Kind      string    `json:"kind"`
 	Target    string    `json:"target,omitempty"`
+	Client    string    `json:"client,omitempty"`
 	Inventory []string  `json:"inventory,omitempty"`
 	Limit     string    `json:"limit,omitempty"`
 	Task      string    `json:"task,omitempty"`
@@ -155,7 +156,7 @@ func Build(id string, recs []Record) *Session {
 	}
 	st := s.Start
 	s.Info.Kind, s.Info.Target, s.Info.Inventory, s.Info.Limit = st.Kind, st.Target, st.Inventory, st.Limit
-	s.Info.Task, s.Info.Plan = st.Task, st.Plan
+	s.Info.Task, s.Info.Plan, s.Info.Client = st.Task, st.Plan, st.Client
 	if s.Info.Model == "" {
 		s.Info.Model = st.Model
 	}

@@ -99,6 +99,9 @@ func where(s session.Info) string {
 }
 
 func what(s session.Info) string {
+	if s.Kind == session.KindMCP {
+		return "mcp: " + s.Client
+	}
 	if s.Plan != "" {
 		return s.Plan
 	}
