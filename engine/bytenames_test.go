@@ -10,7 +10,6 @@ import (
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/statedir"
 )
 
 // TestNameNotUTF8: a file whose name is not UTF-8 is shown with \xHH,
@@ -41,15 +40,7 @@ func TestNameNotUTF8(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 1 {
 		t.Fatalf("files in the directory: %q (a U+FFFD twin?)", left)
 	}
-	h, err := open(engine.HostOptions{Policy: o.Policy, Session: o.Session})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	state, _ := statedir.Dir()
-	if _, err := engine.Undo(context.Background(), h.Transport(), state, o.Session, h.Name, false, nil); err != nil {
-		t.Fatalf("undo: %v", err)
-	}
+	undoSession(t, open, o)
 	if b, _ := os.ReadFile(name); string(b) != "before\n" {
 		t.Errorf("after undo the file holds %q", b)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/testenv"
 )
 
@@ -126,4 +127,19 @@ func sshdHomeOpener(t *testing.T, home string) (hostOpener, engine.Enforcement) 
 		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
 	}
 	return open, engine.Enforcement{Launcher: confinetest.Launcher(t)}
+}
+
+// undoSession puts back what session o.Session changed on the host open
+// reaches, as agent undo does; an error fails the test.
+func undoSession(t *testing.T, open hostOpener, o engine.HostOptions) {
+	t.Helper()
+	h, err := open(engine.HostOptions{Policy: o.Policy, Session: o.Session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	state, _ := statedir.Dir()
+	if _, err := engine.Undo(context.Background(), h.Transport(), state, o.Session, h.Name, false, nil); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
 }

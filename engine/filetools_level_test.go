@@ -9,7 +9,6 @@ package engine_test
 // scratch home's files.
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,15 +96,7 @@ func fileToolsHeld(t *testing.T, home string, open func(engine.HostOptions) (*en
 	if _, err := os.Stat(filepath.Join(home, ".newdot2")); err == nil {
 		t.Error("a medium shell step created ~/.newdot2")
 	}
-	h, err := open(engine.HostOptions{Policy: o.Policy, Session: o.Session})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	state, _ := statedir.Dir()
-	if _, err := engine.Undo(context.Background(), h.Transport(), state, o.Session, h.Name, false, nil); err != nil {
-		t.Fatalf("undo: %v", err)
-	}
+	undoSession(t, open, o)
 	for _, f := range []string{"shell-report.txt", "once.log"} {
 		if _, err := os.Lstat(filepath.Join(home, f)); err == nil {
 			t.Errorf("undo left ~/%s", f)

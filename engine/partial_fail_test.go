@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/statedir"
 )
 
 // partialFailure runs `rm -rf ~/dir` at --approve medium: the kernel lets
@@ -36,15 +34,7 @@ func partialFailure(t *testing.T, home string, open hostOpener, e engine.Enforce
 	if _, err := os.Stat(filepath.Join(home, "dir", "a")); err == nil {
 		t.Fatal("~/dir/a is still there: the step was meant to delete it before failing")
 	}
-	h, err := open(engine.HostOptions{Policy: o.Policy, Session: o.Session})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	state, _ := statedir.Dir()
-	if _, err := engine.Undo(context.Background(), h.Transport(), state, o.Session, h.Name, false, nil); err != nil {
-		t.Fatalf("undo: %v", err)
-	}
+	undoSession(t, open, o)
 	for _, f := range []string{"dir/a", "dir/sub/b"} {
 		if got, _ := os.ReadFile(filepath.Join(home, f)); string(got) != f+"\n" {
 			t.Errorf("after undo ~/%s = %q", f, got)
