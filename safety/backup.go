@@ -66,6 +66,9 @@ func (c *classifier) backupSuffix(name string, s scanned, args []arg) string {
 // to; into is set when they go into the directory dest under their own
 // names (-t DIR; more than one source; a destination written as a
 // directory: "DIR/", "~", ".", "..").
+//
+// Without into, dest and srcs are still the last operand and the others
+// (two operands: SRC DEST).
 func copyInto(s scanned, args []arg) (dest arg, srcs []arg, into bool) {
 	for _, i := range s.opts {
 		for _, opt := range []string{"-t", "--target-directory"} {
@@ -95,10 +98,16 @@ func copyInto(s scanned, args []arg) (dest arg, srcs []arg, into bool) {
 // ~/x.txt into ~/ is then a write of ~/.bashrc when x.txt is .bashrc.
 func (c *classifier) copyTargets(name string, s scanned, args []arg) {
 	dest, srcs, into := copyInto(s, args)
-	if !into || !dest.static {
+	if !dest.static {
 		return
 	}
 	how := wContent
+	if !into {
+		// "cp SRC DEST": DEST may be a directory on the host (known only
+		// there), and then DEST/NAME is written. Rated, not journaled:
+		// cp /tmp/.bashrc /home/u is high, as it would be written to ~/.
+		how = wRateOnly | wQuiet
+	}
 	if c.recursiveWrite(name, s, args) {
 		how |= wTree
 	}
