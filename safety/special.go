@@ -152,6 +152,7 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 			break
 		}
 	case "curl", "wget":
+		c.downloadNames(name, s, args, r)
 		for _, a := range ops {
 			if !a.static {
 				continue
