@@ -393,6 +393,12 @@ EOF`, Medium, ""},
 	{`install -t ~ /tmp/.bash_profile`, High, "protected"},
 	{`cp /tmp/a /tmp/.bashrc ~`, High, "protected"},
 	{`cp /tmp/report.txt /srv/app/`, Medium, ""},
+	// A recursive write into a directory holding protected paths.
+	{`cp -rT /tmp/d ~`, High, "holding protected"},
+	{`cp -r /tmp/d/. ~/`, High, "holding protected"},
+	{`cp -a /tmp/d/. ~`, High, "holding protected"},
+	{`chmod -R go-w ~`, High, "holding protected"},
+	{`cp -r /tmp/d /srv/app/`, Medium, ""},
 	// Downloads named by the URL: curl -O overwrites NAME in the working directory.
 	{`curl -O http://example.com/.bashrc`, High, "protected"},
 	{`curl -sO https://example.com/a.tgz`, Medium, ""},

@@ -207,6 +207,11 @@ func (c *classifier) write(who string, a arg, how int) {
 		if len(c.touched) < maxTouched && !found && how&wRateOnly == 0 {
 			c.touched = append(c.touched, Touch{Path: touch, Raw: rawTouch(pl), Op: FileWrite, Tree: how&wTree != 0})
 		}
+		if how&wTree != 0 && c.p.holdsProtected(p, c.home, a.glob) {
+			// cp -rT SRC ~, cp -r SRC/. ~/, chmod -R … ~: the whole tree,
+			// protected files in it included.
+			c.add(High, "%s %s: writes into a directory holding protected paths", who, a.text)
+		}
 		l, why := c.p.writeRisk(p, c.home, a.glob)
 		if l == High || l == Medium && how&wQuiet == 0 {
 			c.add(l, "%s %s: %s", who, a.text, why)
