@@ -393,6 +393,10 @@ EOF`, Medium, ""},
 	{`install -t ~ /tmp/.bash_profile`, High, "protected"},
 	{`cp /tmp/a /tmp/.bashrc ~`, High, "protected"},
 	{`cp /tmp/report.txt /srv/app/`, Medium, ""},
+	// A link made in a directory takes the target's name.
+	{`ln -sf /tmp/.bashrc ~/`, High, "protected"},
+	{`ln -s /tmp/.profile ~`, High, "protected"},
+	{`ln -sf /tmp/x /srv/app/`, Medium, ""},
 	// A recursive write into a directory holding protected paths.
 	{`cp -rT /tmp/d ~`, High, "holding protected"},
 	{`cp -r /tmp/d/. ~/`, High, "holding protected"},

@@ -688,7 +688,7 @@ func (c *classifier) linkOperands(name string, s scanned, args []arg) {
 		c.link(name, ops, arg{val: ".", static: true}, true, how)
 	case len(ops) > 1:
 		last := ops[len(ops)-1]
-		into := len(ops) > 2 || last.static && strings.HasSuffix(last.val, "/")
+		into := len(ops) > 2 || last.static && (strings.HasSuffix(last.val, "/") || last.val == "~" || last.val == "." || last.val == "..")
 		c.link(name, ops[:len(ops)-1], last, into, how)
 	}
 }

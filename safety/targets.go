@@ -404,8 +404,15 @@ func (c *classifier) link(who string, targets []arg, link arg, intoDir bool, how
 			if pl.rel {
 				p = path.Join(homeStandIn, p)
 			}
+			// The link made in a directory takes the target's name (ln
+			// -sf /tmp/.bashrc ~/ replaces ~/.bashrc): rated as the write
+			// it is; without a slash the operand may be a directory too.
+			in := path.Join(p, path.Base(to))
+			if !pl.rel && !how.noTargetDir {
+				c.write(who, arg{val: in, text: link.text + " (" + path.Base(to) + ")", static: true}, wQuiet|wRateOnly)
+			}
 			if intoDir {
-				p = path.Join(p, path.Base(to))
+				p = in
 			}
 			if len(c.links) < 64 {
 				c.links[p] = to
