@@ -328,6 +328,7 @@ func (c *classifier) command(name string, args []arg, e env) {
 	c.flags(s, args, e)
 	c.writeOptions(s, args)
 	c.readOptions(s, args)
+	c.codeFileOptions(s, args)
 	if slices.Contains(metadataWriters, name) {
 		c.metadata = true
 	}
@@ -441,7 +442,36 @@ func (c *classifier) writeOptions(s scanned, args []arg) {
 		for _, key := range s.keys {
 			for _, opt := range c.p.WriteOptions[key] {
 				if v, _, ok := s.value(args, i, opt); ok {
-					c.write(key+" "+opt, v, wContent)
+					c.writeOption(key, opt, v)
+				}
+			}
+		}
+	}
+}
+
+// writeOption rates the file an output option (WriteOptions) writes, or
+// the command it names: strace's -o '|CMD' and -o '!CMD' run CMD with
+// the trace on its input (a value not known statically may be one).
+func (c *classifier) writeOption(key, opt string, v arg) {
+	if key == "strace" && (!v.static || strings.HasPrefix(v.val, "|") || strings.HasPrefix(v.val, "!")) {
+		c.add(High, "%s %s %s: pipes its output to a command", key, opt, v.text)
+		return
+	}
+	c.write(key+" "+opt, v, wContent)
+}
+
+// codeFiles are options whose value is a file of code the program runs:
+// an nginx configuration can load a module (load_module), even under -t.
+var codeFiles = map[string][]string{"nginx": {"-c"}}
+
+// codeFileOptions rates the files codeFiles name as programs run: Medium,
+// High when the same command wrote one.
+func (c *classifier) codeFileOptions(s scanned, args []arg) {
+	for _, i := range s.opts {
+		for _, key := range s.keys {
+			for _, opt := range codeFiles[key] {
+				if v, _, ok := s.value(args, i, opt); ok {
+					c.runs(key+" "+opt, v)
 				}
 			}
 		}

@@ -110,7 +110,8 @@ func (p *Policy) defaultCommands() {
 	p.set(High, "changes extended attributes, which the undo journal does not keep", "setfattr")
 	p.set(Medium, "network download", "curl", "wget")
 	p.set(High, "dynamic loader: runs any program file", "ld.so", "ld-linux*.so*", "ld-*.so*")
-	p.set(Medium, "edits files (and can run commands)", "vi", "vim", "nvim", "nano", "emacs", "ed", "ex")
+	p.set(High, "an editor: runs commands and writes any file unjournaled (edit_file is the tool for edits)", "vi", "vim",
+		"nvim", "nano", "emacs", "ed", "ex")
 	p.set(Medium, "signals a process", "kill")
 	p.set(Medium, "traces a process", "strace", "ltrace")
 	p.set(High, "privilege escalation", "sudo", "su", "doas", "pkexec", "runuser", "chroot", "nsenter",

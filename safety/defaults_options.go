@@ -198,8 +198,8 @@ func (p *Policy) defaultOptions() {
 	w["find"] = []string{"-fprint", "-fprint0", "-fprintf", "-fls"}
 	w["tree"] = []string{"-o"}
 	w["time"] = []string{"-o", "--output"}
-	w["strace"] = []string{"-o"}
-	w["ltrace"] = []string{"-o"}
+	w["strace"] = []string{"-o", "--output"}
+	w["ltrace"] = []string{"-o", "--output"}
 	w["patch"] = []string{"-o", "--output"}
 	w["ss"] = []string{"-D", "--diag"}
 
@@ -279,10 +279,10 @@ func (p *Policy) defaultWrappers() {
 	w["chrt"] = Wrapper{Skip: 1, ValueOptions: []string{"-T", "-P", "-D", "--sched-runtime", "--sched-period",
 		"--sched-deadline"}}
 	w["prlimit"] = Wrapper{ValueOptions: []string{"-p", "--pid", "-o", "--output"}}
-	for _, t := range []string{"strace", "ltrace"} {
-		w[t] = Wrapper{ValueOptions: []string{"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-I", "-b", "-O",
-			"-S", "-X"}}
-	}
+	w["strace"] = Wrapper{ValueOptions: []string{"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-I", "-b", "-O",
+		"-S", "-X", "--output", "--env", "--trace-path", "--string-limit", "--user"}}
+	w["ltrace"] = Wrapper{ValueOptions: []string{"-o", "-e", "-p", "-s", "-u", "-a", "-A", "-D", "-F", "-l", "-n",
+		"-w", "-x", "--output", "--config", "--library", "--indent", "--align"}}
 	for _, n := range []string{"nohup", "command", "builtin", "setsid", "busybox", "unbuffer"} {
 		w[n] = Wrapper{}
 	}
@@ -302,6 +302,7 @@ func (p *Policy) defaultWrappers() {
 	in["nodejs"] = in["node"]
 	in["bun"] = []string{"-e", "--eval"}
 	in["php"] = []string{"-r"}
+	p.Flags["php"] = flagRules(High, "serves files on a port (its built-in web server)", "-S")
 	in["lua"] = []string{"-e"}
 	in["luajit"] = []string{"-e"}
 	in["Rscript"] = []string{"-e"}

@@ -33,6 +33,11 @@ func (p *Policy) defaultOperatorTools() {
 	v["nginx"] = []string{"-c", "-g", "-p", "-e", "-s"}
 	f["nginx"] = rules(map[string]Rule{}, Medium, "reloads the web server", "-s reload", "-s reopen")
 	rules(f["nginx"], High, "stops the web server", "-s stop", "-s quit")
+	// -t opens the error log at start; a directive or a configuration of
+	// the caller's can load a module (code) and name logs to write.
+	rules(f["nginx"], High, "directives on the command line can load a module (code) or name a file to write", "-g")
+	rules(f["nginx"], Medium, "sets the prefix its logs and modules are found under", "-p")
+	p.WriteOptions["nginx"] = []string{"-e"}
 	for _, n := range []string{"apachectl", "apache2ctl"} {
 		p.QueryFlags[n] = []string{"-t", "-S", "-M", "-v", "-V", "-l", "-L"}
 		s[n] = rules(map[string]Rule{"": {Level: Medium, Reason: "starts the web server"}, "*": {Level: High, Reason: "controls the web server"}},
@@ -164,7 +169,9 @@ func (p *Policy) defaultOperatorTools() {
 	// Debuggers and tracers attached to a running process read its memory
 	// and can make it run code.
 	f["strace"] = flagRules(High, "attaches to a running process", "-p", "--attach")
+	rules(f["strace"], High, "sets the traced program's environment (LD_PRELOAD loads code)", "-E", "--env")
 	f["ltrace"] = flagRules(High, "attaches to a running process", "-p")
+	rules(f["ltrace"], High, "reads a prototype file the tracer prints back", "-F", "--config")
 	f["gdb"] = flagRules(High, "attaches to a running process", "-p", "--pid", "-pid")
 	v["gdb"] = []string{"-p", "--pid", "-pid", "-d", "--directory", "-cd", "-s", "--symbols", "-c", "--core",
 		"-e", "--exec"}

@@ -8,9 +8,10 @@ import (
 
 // gtfoEntry is one GTFOBins technique (https://gtfobins.github.io, GPL-3.0;
 // testdata/gtfobins.json holds the unprivileged entries of commit 7382261
-// for the binaries installed on the development machine, placeholders
-// pointed at protected paths: input file ~/.ssh/id_rsa, output file
-// ~/.bashrc, command ~/important/x.sh).
+// for every binary, installed here or not, placeholders pointed at
+// protected paths: input file ~/.ssh/id_rsa, output file ~/.bashrc,
+// command ~/important/x.sh; nohup's "command" entry, a program file run by
+// its path, is medium by design and is in attacks.txt's medium entries).
 type gtfoEntry struct {
 	Bin      string `json:"bin"`
 	Function string `json:"function"`

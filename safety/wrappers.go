@@ -88,7 +88,7 @@ func (c *classifier) wrapper(name string, w Wrapper, args []arg, e env) {
 		for _, opt := range c.p.WriteOptions[name] {
 			for _, f := range fs {
 				if v, _, ok := optionValueAs(args, i, f, opt); ok {
-					c.write(name+" "+opt, v, wContent)
+					c.writeOption(name, opt, v)
 					break
 				}
 			}
