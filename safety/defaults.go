@@ -112,7 +112,7 @@ func (p *Policy) defaultCommands() {
 	p.set(High, "dynamic loader: runs any program file", "ld.so", "ld-linux*.so*", "ld-*.so*")
 	p.set(High, "an editor: runs commands and writes any file unjournaled (edit_file is the tool for edits)", "vi", "vim",
 		"nvim", "nano", "emacs", "ed", "ex")
-	p.set(Medium, "signals a process", "kill")
+	p.set(High, "signals another process (no undo takes it back; at medium the kernel denies it anyway)", "kill")
 	p.set(Medium, "traces a process", "strace", "ltrace")
 	p.set(High, "privilege escalation", "sudo", "su", "doas", "pkexec", "runuser", "chroot", "nsenter",
 		"unshare", "setcap", "chsh", "sg", "newgrp")
