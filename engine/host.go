@@ -209,6 +209,13 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		Emit: h.sink, DryRun: o.DryRun, Vars: o.Vars,
 		Permissions: AllowWrite(o.Policy), ReadOnly: o.Policy.OnlySafe, RecordNeeds: o.RecordNeeds,
 	}
+	if h.rec != nil {
+		// Not synced: a SIGKILL loses no write, and a machine that
+		// crashed has no process left to reap.
+		cfg.Started = func(pgid int) {
+			h.rec.Write(session.Record{R: session.RecProc, Host: h.Name, PGID: pgid}, false)
+		}
+	}
 	if o.Progress != nil {
 		cfg.ToolOptions = append(cfg.ToolOptions, tools.WithProgress(o.Progress))
 	}

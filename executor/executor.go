@@ -61,6 +61,11 @@ type Config struct {
 	// Journal records a file's previous content before any change; nil: no
 	// undo journal. A Journal that fails refuses the change.
 	Journal *journal.Journal
+	// Started, when set, is given the process group ID of each command a
+	// step starts on the target (transport.WithStarted): the engine keeps
+	// it in the session record, so that what a killed agent left running
+	// can be reaped (mcpserver/reap.go).
+	Started func(pgid int)
 	// LocalJournal records the operator's files a download writes, when
 	// the Transport is not this machine (the session's journal of host
 	// "local"); with a local Transport, Journal does. nil: not journaled.

@@ -360,6 +360,9 @@ func (e *Executor) run(ctx context.Context, s *stepRun) *denial {
 	if p.call.Name == tools.ExecuteCommandName { // the structured tools' raw output is not what they report
 		runOn = e.streaming(runOn, r.Phase, r.Step)
 	}
+	if e.cfg.Started != nil {
+		ctx = transport.WithStarted(ctx, e.cfg.Started)
+	}
 	out, err := p.call.Run(expectPreviewed(ctx, s.previewed), runOn)
 	if len(p.cls.undo) > 0 {
 		after, sizes, jerr := e.shellChanged(context.WithoutCancel(ctx), p.tr, p.cls.undo)

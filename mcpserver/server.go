@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -72,6 +73,10 @@ type Server struct {
 	calls   posts            // the HTTP POSTs carrying calls
 	running running          // the calls in progress
 	secrets *redact.Set      // the server's secret set, shared by its hosts
+	// stopReap ends the reaping of dead servers' commands (reap.go);
+	// reaped is closed when it is over.
+	stopReap context.CancelFunc
+	reaped   chan struct{}
 }
 
 // New builds the server and its tools. An inventory that does not load is
@@ -128,6 +133,12 @@ func New(o Options) (*Server, error) {
 			s.stepHandler(name))
 	}
 	s.addOwnTools()
+	rctx, cancel := context.WithCancel(context.Background())
+	s.stopReap, s.reaped = cancel, make(chan struct{})
+	go func() {
+		defer close(s.reaped)
+		s.reapDead(rctx)
+	}()
 	return s, nil
 }
 
@@ -167,6 +178,8 @@ const stopWait = 3 * time.Second
 // for the CLI), waits a moment for them to end, and closes every
 // connection.
 func (s *Server) Close() {
+	s.stopReap()
+	<-s.reaped
 	s.running.stop(stopWait)
 	s.hosts.close()
 }

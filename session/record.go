@@ -18,6 +18,11 @@ const (
 	RecDone      = "done"       // the work on a host ended (Status success|failed)
 	RecHost      = "host"       // a batch host ended (Status ok|failed|not run)
 	RecEnd       = "end"        // the session ended (Status done|failed|interrupted)
+	// RecProc: a command started in process group PGID on Host (its
+	// "local" or its alias); RecReaped: what a later agent found of it
+	// after this session's agent died (Status killed|gone|kept, Text why).
+	RecProc   = "proc"
+	RecReaped = "reaped"
 )
 
 // Session states.
@@ -57,6 +62,9 @@ type Record struct {
 
 	Phases []event.PhaseInfo `json:"phases,omitempty"`
 	Text   string            `json:"text,omitempty"`
+
+	// PGID is a RecProc's or RecReaped's process group on its host.
+	PGID int `json:"pgid,omitempty"`
 
 	Model            string `json:"model,omitempty"`
 	PromptTokens     int    `json:"prompt_tokens,omitempty"`

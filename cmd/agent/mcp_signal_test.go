@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -54,10 +55,12 @@ func TestMCPSignalKillsRunning(t *testing.T) {
 			}
 			marker := fmt.Sprintf("sleep 302.%09d", time.Now().UnixNano()%1e9)
 			for _, host := range []string{"me", "vub"} {
-				go cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": host, "command": marker + host[:1] + "; echo done"}})
+				// "s": a valid interval whatever the host (an earlier "v"
+				// made vub's sleep fail at once, and only me's was checked).
+				go cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": host, "command": marker + "s; echo " + host}})
 			}
 			deadline := time.Now().Add(20 * time.Second)
-			for len(processesWith(marker)) < 2 {
+			for countSleeps(processesWith(marker)) < 2 {
 				if time.Now().After(deadline) {
 					t.Fatalf("the commands never started: %q", processesWith(marker))
 				}
@@ -110,4 +113,16 @@ func isZombie(stat string) bool {
 		}
 	}
 	return false
+}
+
+// countSleeps counts the sleep processes among ps (processesWith's lines):
+// one per host whose command runs.
+func countSleeps(ps []string) int {
+	n := 0
+	for _, p := range ps {
+		if _, cl, ok := strings.Cut(p, ": "); ok && strings.HasPrefix(cl, "sleep ") {
+			n++
+		}
+	}
+	return n
 }

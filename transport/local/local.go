@@ -123,6 +123,7 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 	if err := cmd.Start(); err != nil {
 		return transport.Result{}, fmt.Errorf("run %q: %w", c.Command, err)
 	}
+	transport.Started(ctx, cmd.Process.Pid) // Setpgid: its PID is its group
 	waitErr := cmd.Wait()
 	res := transport.Captured(exitCode(cmd.ProcessState), stdout, stderr, time.Since(start))
 	switch {

@@ -113,7 +113,8 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	nonce := randomHex(8)
 	stdout := transport.NewCapture(cmd.CaptureLimit)
 	stderr := transport.NewCapture(cmd.CaptureLimit)
-	filter := &markerFilter{prefix: []byte(nonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
+	filter := &markerFilter{prefix: []byte(nonce + " "), out: transport.Tee(stderr, cmd.Stderr),
+		started: func(pid int) { transport.Started(ctx, pid) }}
 	var c *conn
 	var sess *gossh.Session
 	closedOnce := false
@@ -313,6 +314,9 @@ type markerFilter struct {
 	pidv   int
 	statev string
 	ready  chan struct{} // closed once the marker was seen or can no longer come
+	// started is called with the PID once the marker gave it
+	// (transport.Started).
+	started func(pid int)
 }
 
 // waitPID returns the command's PID (its process group), waiting up to d for
@@ -383,6 +387,9 @@ func (f *markerFilter) parse(rest []byte) {
 	pid, status, _ := strings.Cut(string(rest), " ")
 	if n, err := strconv.Atoi(pid); err == nil {
 		f.pidv = n
+		if f.started != nil && status == "ok" {
+			f.started(n)
+		}
 	}
 	f.statev = status
 }

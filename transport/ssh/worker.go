@@ -344,7 +344,8 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 	nonce, pidNonce := randomHex(16), randomHex(8)
 	stdout := transport.NewCapture(cmd.CaptureLimit)
 	stderr := transport.NewCapture(cmd.CaptureLimit)
-	filter := &markerFilter{prefix: []byte(pidNonce + " "), out: transport.Tee(stderr, cmd.Stderr)}
+	filter := &markerFilter{prefix: []byte(pidNonce + " "), out: transport.Tee(stderr, cmd.Stderr),
+		started: func(pid int) { transport.Started(ctx, pid) }}
 	done := w.expect(nonce, transport.Tee(stdout, cmd.Stdout), filter)
 	next := "1"
 	if transport.IsLastStep(ctx) {

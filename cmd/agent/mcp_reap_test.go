@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/autoshell/agent/session"
+	"github.com/autoshell/agent/testenv"
+)
+
+// TestMCPReapsAfterSIGKILL: a server killed by SIGKILL leaves its calls'
+// commands running, locally, on the in-process SSH server and over real
+// sshd; the next `agent mcp` with the same state kills them (their
+// process groups are in the dead session's record) and ends the record.
+func TestMCPReapsAfterSIGKILL(t *testing.T) {
+	ssh := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	// --approve all runs unconfined; by default the (safe) sleeps run
+	// confined: the local thread, the served worker over SSH.
+	for _, approve := range []string{"all", "never"} {
+		t.Run("approve "+approve, func(t *testing.T) { reapsAfterSIGKILL(t, ssh.Host, d.Host, approve) })
+	}
+}
+
+func reapsAfterSIGKILL(t *testing.T, vub, real testenv.Host, approve string) {
+	home := t.TempDir()
+	sshConfigFor(t, home, map[string]testenv.Host{"vub": vub, "real": real})
+	inv := filepath.Join(home, "hosts.ini")
+	if err := os.WriteFile(inv, []byte("me ansible_connection=local\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := mcpEnv(t, home)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := func() (*exec.Cmd, *mcp.ClientSession) {
+		proc := exec.Command("agent", "mcp", "-i", inv, "--approve", approve)
+		proc.Env = env
+		proc.Stderr = &testWriter{t: t}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: proc, TerminateDuration: 10 * time.Second}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return proc, cs
+	}
+	proc, cs := start()
+	marker := fmt.Sprintf("sleep 304.%09d", time.Now().UnixNano()%1e9)
+	hosts := []string{"me", "vub", "real"}
+	for _, host := range hosts {
+		// A background child too: the whole group goes, not only the shell.
+		go cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": host,
+			"command": marker + "s & " + marker + "s; echo " + host}})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(processesWith(marker)) < 2*len(hosts) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the commands never started: %q", processesWith(marker))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // the groups' records are written as the commands start
+	if err := proc.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	proc.Wait()
+	time.Sleep(time.Second)
+	left := processesWith(marker)
+	if len(left) < 2*len(hosts) {
+		t.Fatalf("SIGKILL alone ended the commands (nothing to reap): %q", left)
+	}
+	// The next server reaps them, before any call.
+	proc2, cs2 := start()
+	defer func() { cs2.Close(); proc2.Wait() }()
+	deadline = time.Now().Add(30 * time.Second)
+	for len(processesWith(marker)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("left running after the next start: %q", processesWith(marker))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The dead sessions' records are ended, each group accounted for.
+	state := ""
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "XDG_STATE_HOME="); ok {
+			state = filepath.Join(v, "agent")
+		}
+	}
+	infos, err := session.List(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reaped := map[string]int{}
+	for _, in := range infos {
+		if in.Kind != session.KindMCP || in.State == session.StateRunning {
+			continue
+		}
+		recs, _ := session.ReadFile(session.Path(state, in.ID))
+		ended := false
+		for _, r := range recs {
+			switch r.R {
+			case session.RecReaped:
+				if r.Status == "killed" {
+					reaped[r.Host]++
+				}
+			case session.RecEnd:
+				ended = true
+			}
+		}
+		if !ended {
+			t.Errorf("session %s (%s) not ended after reaping", in.ID, in.Target)
+		}
+	}
+	for _, h := range hosts {
+		if reaped[h] == 0 {
+			t.Errorf("no group killed on %s: %v", h, reaped)
+		}
+	}
+}
