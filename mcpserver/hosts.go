@@ -385,6 +385,7 @@ func (p *pool) record(id, key string) *session.Log {
 		wd, _ := os.Getwd()
 		l, err = session.Create(dir, id, session.Start{Kind: session.KindMCP, Target: host, Client: p.labels[scope],
 			Args: []string{"mcp"}, Dir: wd})
+		l.NoSync() // nobody resumes an MCP session (session.Log.NoSync)
 	}
 	if err != nil && p.s.o.Warn != nil {
 		p.s.o.Warn(fmt.Sprintf("session %s: no record for agent sessions: %v", id, err))

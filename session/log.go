@@ -39,6 +39,7 @@ type Log struct {
 	// waiting at the same time share one.
 	syncMu sync.Mutex
 	synced uint64
+	noSync bool // NoSync: records are written, never synced
 }
 
 // Path is the session file of id under stateDir.
@@ -159,9 +160,24 @@ func (l *Log) Write(r Record, sync bool) {
 	}
 	l.written++
 	seq := l.written
+	sync = sync && !l.noSync
 	l.mu.Unlock()
 	if sync && err == nil && f != nil {
 		l.sync(f, seq)
+	}
+}
+
+// NoSync makes l write its records without fsync: for a session nobody
+// resumes (agent mcp's, whose records list the calls, name their undo
+// and the commands to reap), a write that is in the kernel's cache
+// survives a SIGKILL, which is all they need; only a crash of the
+// machine could lose the last ones, and with them nothing left to reap.
+// It saves a fsync per step start and end on each call.
+func (l *Log) NoSync() {
+	if l != nil {
+		l.mu.Lock()
+		l.noSync = true
+		l.mu.Unlock()
 	}
 }
 
