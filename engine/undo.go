@@ -1,14 +1,20 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"strings"
+	"time"
 
+	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/executor"
 	"github.com/autoshell/agent/journal"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 )
@@ -21,12 +27,99 @@ import (
 // restored too. Files the session changed as another user through become
 // are restored as that user, with hb's password and sudo settings (nil:
 // sudo without a password).
+//
+// Undo writes two lines to the default audit log, as the operator's own
+// command (agent undo); UndoWith says who asked otherwise.
 func Undo(ctx context.Context, tr transport.Transport, stateDir, id, target string, force bool, hb *HostBecome) ([]journal.Action, error) {
+	return UndoWith(ctx, tr, stateDir, id, target, UndoOptions{Force: force, Become: hb})
+}
+
+// UndoOptions are UndoWith's settings.
+type UndoOptions struct {
+	// Force restores files that changed after the session changed them.
+	Force bool
+	// Become is the host's become settings (nil: sudo without a password).
+	Become *HostBecome
+	// Audit is the log the undo's lines go to; nil opens the default one.
+	Audit *audit.Log
+	// By and Approval say who approved the undo and how, for its audit
+	// lines; empty: the operator, who ran agent undo.
+	By, Approval string
+}
+
+// UndoWith is Undo with o's settings. Like a step, an undo writes an
+// audit line before it changes anything — when that line cannot be
+// written nothing is restored (fail closed) — and one after, with what
+// was put back, the bytes written and the outcome; the principal is the
+// context's (audit.Principal).
+func UndoWith(ctx context.Context, tr transport.Transport, stateDir, id, target string, o UndoOptions) ([]journal.Action, error) {
 	j, err := journal.Open(stateDir, id, target)
 	if err != nil {
 		return nil, err
 	}
-	return j.RestoreWith(ctx, restorer{tr}, journal.RestoreOptions{Force: force, As: becomeRestorer(tr, hb)})
+	log := o.Audit
+	if log == nil {
+		path, err := statedir.AuditPath()
+		if err != nil {
+			return nil, err
+		}
+		if log, err = audit.Open(path); err != nil {
+			return nil, fmt.Errorf("%w; nothing was restored", err)
+		}
+		defer log.Close()
+	}
+	ent := undoEntry(id, target, o)
+	if err := log.AppendUnsynced(ctx, ent); err != nil {
+		return nil, fmt.Errorf("%w; nothing was restored", err)
+	}
+	start := time.Now()
+	acts, err := j.RestoreWith(ctx, restorer{tr}, journal.RestoreOptions{Force: o.Force, As: becomeRestorer(tr, o.Become)})
+	ent.Decision, ent.Duration = audit.Allowed, time.Since(start)
+	code := 0
+	var lines []string
+	var n int64
+	for _, a := range acts {
+		lines = append(lines, a.String())
+		n += a.Bytes
+	}
+	switch {
+	case errors.Is(err, journal.ErrAlreadyRestored):
+		lines = append(lines, "already restored; nothing to do")
+	case err != nil:
+		code, ent.Error = 1, err.Error()
+	}
+	if len(acts) > 0 {
+		ent.BytesChanged = &n
+	}
+	if len(acts) == 1 {
+		ent.Path = acts[0].Path
+	}
+	ent.ExitCode, ent.Output = &code, strings.Join(lines, "\n")
+	if aerr := log.Append(ctx, ent); aerr != nil {
+		// The files are back; the trail misses the outcome: say so.
+		return acts, errors.Join(err, fmt.Errorf("undo session %s: %w", id, aerr))
+	}
+	return acts, err
+}
+
+// UndoTool is the tool name an undo's audit lines carry.
+const UndoTool = "undo"
+
+// undoEntry is the audit line of undoing session id on target, before
+// it runs.
+func undoEntry(id, target string, o UndoOptions) audit.Entry {
+	cmd := "agent undo " + id
+	if o.Force {
+		cmd += " --force"
+	}
+	by, approval := o.By, o.Approval
+	if by == "" {
+		by, approval = safety.ByUser, cmp.Or(approval, "the operator ran agent undo")
+	}
+	return audit.Entry{Session: id, Host: target, Tool: UndoTool, Command: cmd,
+		Params:   map[string]any{"session": id, "force": o.Force},
+		Risk:     safety.Assessment{Level: safety.Medium, Reasons: []string{"puts back the files session " + id + " changed"}},
+		Decision: audit.Started, By: by, Approval: approval}
 }
 
 // restorer adapts a transport to journal.FileRestorer.

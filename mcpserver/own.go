@@ -298,7 +298,8 @@ func (s *Server) undo(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		return toolError("%s: %v", UndoName, err), nil
 	}
 	h := l.Host()
-	acts, err := engine.Undo(ctx, h.Transport(), stateDir, id, h.Name, p.Force, h.Become())
+	acts, err := engine.UndoWith(ctx, h.Transport(), stateDir, id, h.Name, engine.UndoOptions{Force: p.Force, Become: h.Become(),
+		By: safety.ByPolicy, Approval: "the client's own session: its undo asks no question"})
 	res := undoResult{Host: host, Session: id, Restored: []string{}}
 	for _, a := range acts {
 		res.Restored = append(res.Restored, a.String())

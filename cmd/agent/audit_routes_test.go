@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/testenv"
 )
 
@@ -78,6 +79,45 @@ func TestAuditEveryRoute(t *testing.T) {
 			t.Errorf("%s: no line with undo and bytes_changed: %v", route, steps)
 		}
 	}
+	// checkUndo checks the lines after the first n: the undo's line
+	// before it ran, then its outcome, complete, for file (which it put
+	// back to "old\n" or removed).
+	checkUndo := func(route string, n int, file, principal, by string) {
+		t.Helper()
+		var started, done map[string]any
+		for _, m := range lines()[n:] {
+			if m["tool"] != "undo" {
+				continue
+			}
+			switch m["decision"] {
+			case "started":
+				started = m
+			case "allowed":
+				done = m
+			}
+		}
+		if started == nil || done == nil || started["seq"].(float64) >= done["seq"].(float64) {
+			t.Errorf("%s: want a started line, then an allowed one: %v, %v", route, started, done)
+			return
+		}
+		for _, k := range []string{"seq", "prev", "time", "session", "principal", "host", "tool", "command", "risk", "decision", "by", "approval", "duration_ms", "exit_code", "bytes_changed", "output"} {
+			if v, ok := done[k]; !ok || v == "" {
+				t.Errorf("%s: no %s in %v", route, k, done)
+			}
+		}
+		if p, _ := done["principal"].(string); !strings.Contains(p, principal) {
+			t.Errorf("%s: principal %q, want %q in it", route, p, principal)
+		}
+		if done["by"] != by || done["exit_code"] != 0.0 {
+			t.Errorf("%s: by %v exit %v, want %s, 0", route, done["by"], done["exit_code"], by)
+		}
+		if out, _ := done["output"].(string); !strings.Contains(out, file) {
+			t.Errorf("%s: output %q does not name %s", route, out, file)
+		}
+		if b, _ := os.ReadFile(file); string(b) != "old\n" {
+			t.Errorf("%s: %s holds %q after the undo", route, file, b)
+		}
+	}
 	run := func(stdin string, args ...string) {
 		t.Helper()
 		var out, errb bytes.Buffer
@@ -131,20 +171,87 @@ func TestAuditEveryRoute(t *testing.T) {
 	n = len(lines())
 	cs := connectStdio(t, ctx, env, &mcpClient{}, "-i", inv, "--approve", "medium")
 	call(t, ctx, cs, "execute_command", map[string]any{"host": "me", "command": "echo hi"})
-	call(t, ctx, cs, "write_file", map[string]any{"host": "me", "file_path": filepath.Join(dir, "stdio.txt"), "content": "x\n"})
-	cs.Close()
+	stdioFile := filepath.Join(dir, "stdio.txt")
+	if err := os.WriteFile(stdioFile, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	call(t, ctx, cs, "write_file", map[string]any{"host": "me", "file_path": stdioFile, "content": "x\n"})
 	check("agent mcp (stdio)", n, 2, "via mcp agent-test/1")
+	n = len(lines())
+	if text, isErr := call(t, ctx, cs, "undo", map[string]any{"host": "me"}); isErr {
+		t.Fatalf("undo tool: %s", text)
+	}
+	cs.Close()
+	checkUndo("agent mcp undo tool", n, stdioFile, "via mcp agent-test/1", "policy")
 
 	const token = "audit-route-token-5f1c"
 	n = len(lines())
 	endpoint, _, _ := startMCPServer(t, append(env, "AGENT_MCP_TOKEN="+token), "--http", "127.0.0.1:0", "-i", inv, "--approve", "medium")
 	hs := connectHTTP(t, ctx, endpoint, token, &mcpClient{})
 	call(t, ctx, hs, "execute_command", map[string]any{"host": "me", "command": "echo hi"})
-	call(t, ctx, hs, "write_file", map[string]any{"host": "me", "file_path": filepath.Join(dir, "http.txt"), "content": "x\n"})
+	httpFile := filepath.Join(dir, "http.txt")
+	if err := os.WriteFile(httpFile, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	call(t, ctx, hs, "write_file", map[string]any{"host": "me", "file_path": httpFile, "content": "x\n"})
 	hs.Close()
 	check("agent mcp (HTTP)", n, 2, "127.0.0.1")
 
+	// agent undo of the HTTP client's session, by its id.
+	var id string
+	for _, m := range lines()[n:] {
+		if m["path"] == httpFile {
+			id, _ = m["session"].(string)
+		}
+	}
+	n = len(lines())
+	run("", "undo", id, "-i", inv)
+	checkUndo("agent undo", n, httpFile, audit.OSUser(), "user")
+
 	if _, errOut, code := agentOut(t, env, "audit", "verify"); code != 0 {
 		t.Errorf("verify after every route: %d %s", code, errOut)
+	}
+}
+
+// TestUndoAuditFailsClosed: an undo whose audit line cannot be written
+// (the log on a full disk) restores nothing, and says so.
+func TestUndoAuditFailsClosed(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	t.Setenv("HOME", dir)
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("CI", "true")
+	t.Chdir(dir)
+	file := filepath.Join(dir, "f.txt")
+	plan := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(plan, []byte("name: p\nsteps:\n  - tool: write_file\n    parameters: {file_path: \""+file+"\", content: \"new\\n\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"run", plan, "--approve", "medium"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, &out, &errb)
+	}
+	log := filepath.Join(state, "agent", "audit.log")
+	if err := os.Rename(log, log+".kept"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/full", log); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errb.Reset()
+	code := Main([]string{"undo"}, strings.NewReader(""), &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "nothing was restored") {
+		t.Errorf("undo with the audit log on a full disk: exit %d\n%s\n%s", code, &out, &errb)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "new\n" {
+		t.Errorf("%s holds %q: the undo ran unlogged", file, b)
 	}
 }
