@@ -35,7 +35,11 @@ func (h *Host) record(ev event.Event) {
 		if !s.DryRun {
 			r.Vars = h.stepVars(s.SavedAs)
 		}
-		l.Write(r, true)
+		// Not synced: the next step's start record is, and its fsync
+		// covers this line too; the last step is followed by a synced
+		// done record. A crash in between leaves the step started and
+		// not ended, which agent resume asks about (its outcome unknown).
+		l.Write(r, false)
 	case event.KindPlan: // the model's phases (agent resume of a task); a plan file's are in it
 		l.Write(session.Record{R: session.RecPlan, Host: h.Name, Phases: ev.Plan.Phases}, true)
 	case event.KindAnswer:
