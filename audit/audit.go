@@ -37,6 +37,11 @@ type Log struct {
 
 	syncMu sync.Mutex // one fsync at a time, and synced
 	synced uint64     // lines known to be on disk
+
+	behindMu  sync.Mutex
+	behindSeq uint64 // the last line AppendBehind left to a background fsync
+	behindErr error  // that fsync's failure: every later append fails with it
+	behindWG  sync.WaitGroup
 }
 
 // DefaultMaxBytes is the size at which the log is rotated.
@@ -87,13 +92,15 @@ func openFile(path string) (*os.File, error) {
 // Path is the file the log appends to.
 func (a *Log) Path() string { return a.path }
 
-// Close closes the log.
+// Close closes the log, once the lines AppendBehind left are on disk.
 func (a *Log) Close() error {
+	behind := a.caughtUp()
+	a.behindWG.Wait()
 	a.syncMu.Lock()
 	defer a.syncMu.Unlock()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	err := a.head.Close()
+	err := errors.Join(behind, a.head.Close())
 	if a.f != nil {
 		err = errors.Join(err, a.f.Close())
 	}
@@ -196,11 +203,63 @@ type Record struct {
 // syncs it to disk. It writes even when ctx is done: an interrupted call
 // belongs in the trail too. An error means the line is not in the log.
 func (a *Log) Append(ctx context.Context, e Entry) error {
+	if err := a.caughtUp(); err != nil {
+		return err
+	}
 	seq, err := a.write(ctx, e)
 	if err != nil {
 		return err
 	}
 	return a.sync(seq)
+}
+
+// AppendBehind appends e like Append and returns once the line is
+// written, its fsync running behind: the line of a step that ended, so
+// that the fsync overlaps what comes next (the next step's session
+// record, its classification) instead of preceding it. The next append
+// waits for that fsync first (caughtUp), so no step starts before the
+// line of the one before is on disk, as with Append; an fsync that fails
+// fails every later append and Close.
+func (a *Log) AppendBehind(ctx context.Context, e Entry) error {
+	if err := a.caughtUp(); err != nil {
+		return err
+	}
+	seq, err := a.write(ctx, e)
+	if err != nil {
+		return err
+	}
+	a.behindMu.Lock()
+	a.behindSeq = max(a.behindSeq, seq)
+	a.behindMu.Unlock()
+	a.behindWG.Go(func() {
+		if err := a.sync(seq); err != nil {
+			a.behindMu.Lock()
+			a.behindErr = cmp.Or(a.behindErr, err)
+			a.behindMu.Unlock()
+		}
+	})
+	return nil
+}
+
+// caughtUp returns once the lines AppendBehind left to a background fsync
+// are on disk, or with that fsync's error.
+func (a *Log) caughtUp() error {
+	a.behindMu.Lock()
+	seq, err := a.behindSeq, a.behindErr
+	a.behindMu.Unlock()
+	if err != nil {
+		return err
+	}
+	if seq == 0 {
+		return nil
+	}
+	if err := a.sync(seq); err != nil {
+		a.behindMu.Lock()
+		a.behindErr = cmp.Or(a.behindErr, err)
+		a.behindMu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // AppendUnsynced appends e like Append but leaves it to the next
@@ -209,6 +268,9 @@ func (a *Log) Append(ctx context.Context, e Entry) error {
 // full disk, and whose result line follows. It returns once the line is
 // written.
 func (a *Log) AppendUnsynced(ctx context.Context, e Entry) error {
+	if err := a.caughtUp(); err != nil {
+		return err
+	}
 	_, err := a.write(ctx, e)
 	return err
 }

@@ -551,7 +551,9 @@ func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error 
 	} else if r.ran && !r.DryRun && r.shellBytes != nil {
 		ent.BytesChanged = r.shellBytes
 	}
-	if err := e.cfg.Audit.Append(ctx, e.redactEntry(ent)); err != nil {
+	// Its fsync runs behind: the next line (the next step's start) waits
+	// for it, so no step runs before this line is on disk.
+	if err := e.cfg.Audit.AppendBehind(ctx, e.redactEntry(ent)); err != nil {
 		return fmt.Errorf("step %d: %w", r.Step, err)
 	}
 	return nil

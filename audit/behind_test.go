@@ -1,0 +1,80 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestAppendBehind: the line returns before its fsync ends; the next
+// append waits for that fsync (a step never starts before the line of the
+// one before is on disk); Close does too.
+func TestAppendBehind(t *testing.T) {
+	a, err := Open(filepath.Join(t.TempDir(), "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var synced atomic.Int64 // fsyncs finished
+	old := syncFile
+	syncFile = func(f *os.File) error {
+		time.Sleep(100 * time.Millisecond) // a slow disk
+		err := old(f)
+		synced.Add(1)
+		return err
+	}
+	t.Cleanup(func() { syncFile = old })
+	ctx := context.Background()
+	start := time.Now()
+	if err := a.AppendBehind(ctx, Entry{Session: "s", Tool: "t", Decision: Allowed}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 50*time.Millisecond || synced.Load() != 0 {
+		t.Fatalf("AppendBehind waited for its fsync (%v, %d done)", d, synced.Load())
+	}
+	if err := a.AppendUnsynced(ctx, Entry{Session: "s", Tool: "t", Decision: Started}); err != nil {
+		t.Fatal(err)
+	}
+	if synced.Load() < 1 {
+		t.Fatal("the next line was written before the one behind was on disk")
+	}
+	if err := a.AppendBehind(ctx, Entry{Session: "s", Tool: "t", Decision: Allowed}); err != nil {
+		t.Fatal(err)
+	}
+	n := synced.Load()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if synced.Load() <= n {
+		t.Error("Close did not wait for the last line's fsync")
+	}
+}
+
+// TestAppendBehindFails: an fsync that fails behind fails every later
+// append and Close: nothing more runs on a log that lost a line.
+func TestAppendBehindFails(t *testing.T) {
+	a, err := Open(filepath.Join(t.TempDir(), "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := errors.New("EIO")
+	old := syncFile
+	syncFile = func(*os.File) error { return bad }
+	t.Cleanup(func() { syncFile = old })
+	ctx := context.Background()
+	if err := a.AppendBehind(ctx, Entry{Session: "s", Tool: "t", Decision: Allowed}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.AppendUnsynced(ctx, Entry{Session: "s", Tool: "t", Decision: Started}); !errors.Is(err, bad) {
+		t.Errorf("the next line: %v, want the fsync's error", err)
+	}
+	if err := a.Append(ctx, Entry{Session: "s", Tool: "t", Decision: Allowed}); !errors.Is(err, bad) {
+		t.Errorf("a later line: %v, want the fsync's error", err)
+	}
+	if err := a.Close(); !errors.Is(err, bad) {
+		t.Errorf("Close: %v, want the fsync's error", err)
+	}
+}
