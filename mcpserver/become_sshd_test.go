@@ -2,10 +2,12 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +111,33 @@ func TestBecomeSSHD(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(conf); string(b) != "port = 80\n" {
 		t.Errorf("after undo: %q", b)
+	}
+	// The audit lines name the user each step ran as ("as").
+	b, err := os.ReadFile(filepath.Join(state, "agent", "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := map[string][]string{} // host/tool: as, of the steps' outcome lines in turn
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		if m["decision"] == "allowed" {
+			a, _ := m["as"].(string)
+			k := fmt.Sprint(m["host"], "/", m["tool"])
+			as[k] = append(as[k], a)
+		}
+	}
+	for k, want := range map[string][]string{
+		"invroot/execute_command": {"root"},
+		"plain/execute_command":   {"", "root"}, // id -un, then run_plan's become: true step
+		"pw/execute_command":      {"root"},
+		"pw/edit_file":            {"root"},
+	} {
+		if got := as[k]; !slices.Equal(got, want) {
+			t.Errorf("audit: %s ran as %q, want %q", k, got, want)
+		}
 	}
 	err = filepath.WalkDir(state, func(p string, de fs.DirEntry, err error) error {
 		if err != nil || de.IsDir() {
