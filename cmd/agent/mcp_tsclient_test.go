@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/autoshell/agent/testenv"
 )
 
 // TestMCPTypeScriptClient drives agent mcp with the official TypeScript
@@ -56,5 +59,55 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	client("http", endpoint, token, file)
 	if _, err := os.Stat(file); err == nil {
 		t.Error("the client's undo left the file it wrote")
+	}
+}
+
+// TestMCPTypeScriptClients runs testenv/mcpclients/clients.mjs: several
+// official TypeScript SDK clients on one `agent mcp --http --approve ask`
+// over OpenSSH sshd — a foreign Origin refused, A's "always" not B's nor
+// C's, a client leaving with a question open not delaying another's by
+// more than a second, and 20 mid-call disconnects leaving no process and
+// the host serving (the hidden checks of issue 28, with a real client).
+func TestMCPTypeScriptClients(t *testing.T) {
+	dir, _ := filepath.Abs("../../testenv/mcpclients")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the TypeScript SDK is not installed (cd %s && npm ci): %v", dir, err)
+		}
+		t.Skipf("the TypeScript SDK is not installed (cd %s && npm ci)", dir)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "MaxStartups 200\nMaxSessions 50\n"})
+	work, err := os.MkdirTemp(d.Home, ".agent-ts-clients-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(work) })
+	home := t.TempDir()
+	sshConfigFor(t, home, map[string]testenv.Host{"sshd": d.Host})
+	const token = "ts-clients-token-81d0"
+	endpoint := startHTTP(t, append(mcpEnv(t, home), "AGENT_MCP_TOKEN="+token), "--approve", "ask")
+	marker := fmt.Sprintf("sleep 302.%07d", time.Now().UnixNano()%1e7)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "clients.mjs"), endpoint, token, "sshd", work, marker)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "DONE ") || strings.Contains(string(out), "FAIL") {
+		t.Fatalf("node clients.mjs: %v\n%s", err, out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+	if b, _ := os.ReadFile(filepath.Join(work, "always.txt")); string(b) != "x\nx\n" {
+		t.Errorf("always.txt %q: want A's two lines only", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(work, "b.txt")); string(b) != "b\n" {
+		t.Errorf("b.txt %q: B2's approved step", b)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(work, "never.txt")); err == nil {
+		t.Error("the step of the client that left with its question open ran")
 	}
 }
