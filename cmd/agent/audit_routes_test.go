@@ -255,3 +255,64 @@ func TestUndoAuditFailsClosed(t *testing.T) {
 		t.Errorf("%s holds %q: the undo ran unlogged", file, b)
 	}
 }
+
+// TestAuditFullDiskRoutes: with the audit log on a full disk, agent run
+// and agent mcp (stdio) refuse the step rather than run it unlogged, and
+// say why.
+func TestAuditFullDiskRoutes(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full")
+	}
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	t.Setenv("HOME", dir)
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("CI", "true")
+	t.Chdir(dir)
+	if err := os.MkdirAll(filepath.Join(state, "agent"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/full", filepath.Join(state, "agent", "audit.log")); err != nil {
+		t.Fatal(err)
+	}
+	runMarker := filepath.Join(dir, "run-ran")
+	plan := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(plan, []byte("name: p\nsteps:\n  - tool: execute_command\n    parameters: {command: \"touch "+runMarker+"\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Main([]string{"run", plan, "--approve", "all"}, strings.NewReader(""), &out, &errb)
+	if code == 0 || !strings.Contains(out.String()+errb.String(), "no space left on device") {
+		t.Errorf("agent run with the audit log on a full disk: exit %d\n%s\n%s", code, &out, &errb)
+	}
+	if _, err := os.Stat(runMarker); err == nil {
+		t.Error("agent run ran the step unlogged")
+	}
+
+	inv := filepath.Join(dir, "hosts.ini")
+	if err := os.WriteFile(inv, []byte("me ansible_connection=local\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := mcpEnv(t, dir)
+	for i, e := range env {
+		if strings.HasPrefix(e, "XDG_STATE_HOME=") {
+			env[i] = "XDG_STATE_HOME=" + state
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs := connectStdio(t, ctx, env, &mcpClient{}, "-i", inv, "--approve", "all")
+	mcpMarker := filepath.Join(dir, "mcp-ran")
+	text, isErr := call(t, ctx, cs, "execute_command", map[string]any{"host": "me", "command": "touch " + mcpMarker})
+	if !isErr || !strings.Contains(text, "no space left on device") {
+		t.Errorf("agent mcp with the audit log on a full disk: error %v %q", isErr, text)
+	}
+	if _, err := os.Stat(mcpMarker); err == nil {
+		t.Error("agent mcp ran the step unlogged")
+	}
+	// The server still serves: the next call gets the same refusal.
+	if text, isErr := call(t, ctx, cs, "execute_command", map[string]any{"host": "me", "command": "touch " + mcpMarker}); !isErr {
+		t.Errorf("second call: %q", text)
+	}
+}
