@@ -131,3 +131,43 @@ func TestAuditCommand(t *testing.T) {
 	}
 	_ = mcp.Implementation{}
 }
+
+// TestAuditListControlChars: an MCP client whose name holds a newline,
+// a tab and a terminal escape, running a command that holds them too,
+// gets one row per line of the log in agent audit's table, with no
+// escape reaching the terminal; --json keeps the bytes as logged.
+func TestAuditListControlChars(t *testing.T) {
+	home := t.TempDir()
+	env := mcpEnv(t, home)
+	inv := filepath.Join(home, "hosts.ini")
+	if err := os.WriteFile(inv, []byte("me ansible_connection=local\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.Command("agent", "mcp", "-i", inv)
+	cmd.Env = env
+	const name = "evil\x1b]0;owned\x07\n2026-01-01T00:00:00Z\toperator\tlocal\x1b[2J"
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, isErr := call(t, ctx, cs, "execute_command", map[string]any{"host": "me", "command": "echo '\x1b[31mred\nfake row\tx'"}); isErr {
+		t.Fatalf("call: %s", text)
+	}
+	cs.Close()
+	out, errOut, code := agentOut(t, env, "audit")
+	if code != 0 {
+		t.Fatalf("agent audit: %d %s", code, errOut)
+	}
+	if strings.ContainsAny(out, "\x1b\x07\r") {
+		t.Errorf("a control character reached the terminal:\n%q", out)
+	}
+	if rows := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); len(rows) != 3 { // header, started, allowed
+		t.Errorf("%d rows, want 3:\n%s", len(rows), out)
+	}
+	js, _, _ := agentOut(t, env, "audit", "--json")
+	if !strings.Contains(js, `evil\u001b]0;owned\u0007\n2026`) {
+		t.Errorf("--json does not keep the principal as logged:\n%s", js)
+	}
+}

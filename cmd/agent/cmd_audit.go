@@ -103,14 +103,14 @@ func runAudit(_ context.Context, a *app, args []string) error {
 			what = r.Path
 		}
 		if len(what) > 80 {
-			what = what[:77] + "..."
+			what = strings.ToValidUTF8(what[:77], "") + "..."
 		}
-		what = strings.ReplaceAll(what, "\n", "⏎")
 		host := r.Host
 		if r.As != "" {
 			host += " (as " + r.As + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time, r.Principal, host, r.Tool, r.Risk, r.Decision, exit, what)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(r.Time), cell(r.Principal), cell(host), cell(r.Tool),
+			cell(r.Risk), cell(r.Decision), exit, cell(what))
 		return nil
 	})
 	if ferr := tw.Flush(); err == nil {
@@ -184,4 +184,15 @@ func runAuditVerify(a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "%s: chain intact: %d lines, records %d–%d%s; last hash %s\n", s.File, s.Lines, s.FirstSeq, s.LastSeq, note, s.LastHash)
 	}
 	return nil
+}
+
+// cell is s fit for one cell of agent audit's table: a line's fields
+// come from MCP clients and models (a client's name, a command), so a
+// newline, tab or control character in them must not start a row, shift
+// a column or reach the terminal as an escape sequence; they are shown
+// as ⏎, \t and \xHH.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "\n", "⏎")
+	s = strings.ReplaceAll(s, "\t", `\t`)
+	return printable(s)
 }
