@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +241,62 @@ func TestHTTPIdleSessionEnds(t *testing.T) {
 	}
 	if _, err := connect().ListTools(ctx, nil); err != nil {
 		t.Errorf("a new session: %v", err)
+	}
+}
+
+// TestHTTPAbandonedSessionsReleased: 200 sessions that initialize, make a
+// call and are never heard from again (no DELETE, connections dropped)
+// leave neither client state nor goroutines once SessionTimeout passes:
+// the server's goroutines come back to what they were before.
+func TestHTTPAbandonedSessionsReleased(t *testing.T) {
+	s, hs := httpServer(t, HTTPOptions{Token: testToken, SessionTimeout: 500 * time.Millisecond})
+	send := func(session, body string) (string, int) {
+		req, _ := http.NewRequest("POST", hs.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		res, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.Header.Get("Mcp-Session-Id"), res.StatusCode
+	}
+	settle := func() int {
+		time.Sleep(100 * time.Millisecond)
+		return runtime.NumGoroutine()
+	}
+	before := settle()
+	for i := range 200 {
+		id, code := send("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"gone","version":"1"}}}`)
+		if code != 200 || id == "" {
+			t.Fatalf("session %d: initialize: %d %q", i, code, id)
+		}
+		send(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		if _, code := send(id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_command","arguments":{"host":"127.0.0.1:1","command":"true"}}}`); code != 200 {
+			t.Fatalf("session %d: call: %d", i, code)
+		}
+	}
+	if n := s.clients.count(); n < 100 {
+		t.Fatalf("%d clients right after 200 sessions: the timeout is too short to test", n)
+	}
+	peak := runtime.NumGoroutine()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := settle()
+		if s.clients.count() == 0 && n <= before+5 {
+			t.Logf("goroutines: %d before, %d with 200 sessions, %d after", before, peak, n)
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("%d clients and %d goroutines (%d before) 10 s after 200 sessions were abandoned:\n%.8000s", s.clients.count(), n, before, buf)
+		}
 	}
 }
