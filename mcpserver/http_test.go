@@ -249,7 +249,7 @@ func TestHTTPIdleSessionEnds(t *testing.T) {
 // leave neither client state nor goroutines once SessionTimeout passes:
 // the server's goroutines come back to what they were before.
 func TestHTTPAbandonedSessionsReleased(t *testing.T) {
-	s, hs := httpServer(t, HTTPOptions{Token: testToken, SessionTimeout: 500 * time.Millisecond})
+	s, hs := httpServer(t, HTTPOptions{Token: testToken, SessionTimeout: 2 * time.Second})
 	send := func(session, body string) (string, int) {
 		req, _ := http.NewRequest("POST", hs.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -272,6 +272,7 @@ func TestHTTPAbandonedSessionsReleased(t *testing.T) {
 		return runtime.NumGoroutine()
 	}
 	before := settle()
+	most, peak := 0, 0 // clients and goroutines at once, at most
 	for i := range 200 {
 		id, code := send("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"gone","version":"1"}}}`)
 		if code != 200 || id == "" {
@@ -281,22 +282,22 @@ func TestHTTPAbandonedSessionsReleased(t *testing.T) {
 		if _, code := send(id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_command","arguments":{"host":"127.0.0.1:1","command":"true"}}}`); code != 200 {
 			t.Fatalf("session %d: call: %d", i, code)
 		}
+		most, peak = max(most, s.clients.count()), max(peak, runtime.NumGoroutine())
 	}
-	if n := s.clients.count(); n < 100 {
-		t.Fatalf("%d clients right after 200 sessions: the timeout is too short to test", n)
+	if most < 50 {
+		t.Fatalf("at most %d clients at once: the timeout is too short to test", most)
 	}
-	peak := runtime.NumGoroutine()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		n := settle()
 		if s.clients.count() == 0 && n <= before+5 {
-			t.Logf("goroutines: %d before, %d with 200 sessions, %d after", before, peak, n)
+			t.Logf("goroutines: %d before, %d with up to %d sessions, %d after", before, peak, most, n)
 			return
 		}
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
 			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d clients and %d goroutines (%d before) 10 s after 200 sessions were abandoned:\n%.8000s", s.clients.count(), n, before, buf)
+			t.Fatalf("%d clients and %d goroutines (%d before) 15 s after 200 sessions were abandoned:\n%.8000s", s.clients.count(), n, before, buf)
 		}
 	}
 }
