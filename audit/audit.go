@@ -165,6 +165,10 @@ type Entry struct {
 	// tree's changes are not counted); nil when no file was written or
 	// journaled.
 	BytesChanged *int64
+	// Unchecked marks a command no safety check rated (agent exec on one
+	// host: the operator's own, like ssh); its risk is written
+	// "unchecked" instead of Risk's level.
+	Unchecked bool
 }
 
 // OutputHeadBytes is how much of a tool's output the audit log keeps.
@@ -296,7 +300,7 @@ func (a *Log) write(ctx context.Context, e Entry) (uint64, error) {
 		Parameters: redact.Params(e.Params),
 		Command:    redact.String(e.Command),
 		Path:       redact.String(e.Path),
-		Risk:       e.Risk.Level.String(),
+		Risk:       riskText(e),
 		Reasons:    reasons,
 		Decision:   e.Decision,
 		By:         e.By,
@@ -362,4 +366,12 @@ func outputHead(s string) string {
 		cut--
 	}
 	return s[:cut]
+}
+
+// riskText is the risk a line says: e's level, or "unchecked".
+func riskText(e Entry) string {
+	if e.Unchecked {
+		return "unchecked"
+	}
+	return e.Risk.Level.String()
 }

@@ -15,10 +15,13 @@ import (
 )
 
 // TestAuditEveryRoute: every front end — agent run, a batch over an
-// inventory, agent -c, the REPL read from a pipe, agent mcp over stdio
-// and over HTTP — appends, for each step, one chained line with its
-// principal, host, tool, what ran, level, decision, exit code and
-// duration, and for a change its undo id and bytes changed.
+// inventory, agent exec and its fan-out, agent -c, the REPL read from a
+// pipe, agent mcp over stdio and over HTTP (step tools and run_plan) —
+// appends, for each step, one chained line (two with the line written
+// before it runs) with its principal, host,
+// tool, what ran, level, decision, exit code and duration, and for a
+// change its undo id and bytes changed; agent undo and the MCP undo tool
+// write theirs too.
 func TestAuditEveryRoute(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
@@ -45,7 +48,7 @@ func TestAuditEveryRoute(t *testing.T) {
 	}
 	// check checks the step lines after the first n: at least want of
 	// them, each complete, one of them a journaled write.
-	check := func(route string, n, want int, principal string) {
+	checkW := func(route string, n, want int, principal string, wantWrite bool) {
 		t.Helper()
 		all := lines()
 		var steps []map[string]any
@@ -75,9 +78,13 @@ func TestAuditEveryRoute(t *testing.T) {
 				wrote = true
 			}
 		}
-		if !wrote {
+		if wantWrite && !wrote {
 			t.Errorf("%s: no line with undo and bytes_changed: %v", route, steps)
 		}
+	}
+	check := func(route string, n, want int, principal string) {
+		t.Helper()
+		checkW(route, n, want, principal, true)
 	}
 	// checkUndo checks the lines after the first n: the undo's line
 	// before it ran, then its outcome, complete, for file (which it put
@@ -143,6 +150,18 @@ func TestAuditEveryRoute(t *testing.T) {
 	run("", "run", plan, "-i", inv, "--approve", "medium", "--var", "out="+filepath.Join(dir, "batch.txt"))
 	check("batch", n, 2, "")
 
+	n = len(lines())
+	run("", "--approve", "medium", "exec", "--", "echo x > "+filepath.Join(dir, "exec.txt"))
+	// The operator's own command: not rated, not journaled, but in the trail.
+	checkW("agent exec", n, 1, audit.OSUser(), false)
+	if m := lines()[len(lines())-1]; m["risk"] != "unchecked" || m["tool"] != "exec" || m["by"] != "user" {
+		t.Errorf("agent exec: %v", m)
+	}
+
+	n = len(lines())
+	run("", "--approve", "medium", "exec", "-i", inv, "--", "echo x > "+filepath.Join(dir, "exec-i.txt"))
+	check("agent exec -i (fan-out)", n, 1, "")
+
 	task := func(file string) []testenv.Reply {
 		return []testenv.Reply{
 			testenv.Calls(testenv.Call("execute_command", `{"command":"echo hi"}`),
@@ -194,16 +213,23 @@ func TestAuditEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	call(t, ctx, hs, "write_file", map[string]any{"host": "me", "file_path": httpFile, "content": "x\n"})
-	hs.Close()
 	check("agent mcp (HTTP)", n, 2, "127.0.0.1")
-
-	// agent undo of the HTTP client's session, by its id.
-	var id string
+	var id string // the HTTP client's session, which agent undo puts back below
 	for _, m := range lines()[n:] {
 		if m["path"] == httpFile {
 			id, _ = m["session"].(string)
 		}
 	}
+	n = len(lines())
+	planFile := filepath.Join(dir, "run_plan.txt")
+	if text, isErr := call(t, ctx, hs, "run_plan", map[string]any{"hosts": "me", "plan": "steps:\n  - tool: execute_command\n    parameters: {command: echo hi}\n" +
+		"  - tool: write_file\n    parameters: {file_path: " + planFile + ", content: x}\n"}); isErr {
+		t.Fatalf("run_plan: %s", text)
+	}
+	check("agent mcp run_plan (HTTP)", n, 2, "127.0.0.1")
+	hs.Close()
+
+	// agent undo of the HTTP client's session, by its id.
 	n = len(lines())
 	run("", "undo", id, "-i", inv)
 	checkUndo("agent undo", n, httpFile, audit.OSUser(), "user")
@@ -256,8 +282,8 @@ func TestUndoAuditFailsClosed(t *testing.T) {
 	}
 }
 
-// TestAuditFullDiskRoutes: with the audit log on a full disk, agent run
-// and agent mcp (stdio) refuse the step rather than run it unlogged, and
+// TestAuditFullDiskRoutes: with the audit log on a full disk, agent run,
+// agent exec and agent mcp (stdio) refuse the step rather than run it unlogged, and
 // say why.
 func TestAuditFullDiskRoutes(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
@@ -288,6 +314,16 @@ func TestAuditFullDiskRoutes(t *testing.T) {
 	}
 	if _, err := os.Stat(runMarker); err == nil {
 		t.Error("agent run ran the step unlogged")
+	}
+	execMarker := filepath.Join(dir, "exec-ran")
+	out.Reset()
+	errb.Reset()
+	code = Main([]string{"exec", "--", "touch " + execMarker}, strings.NewReader(""), &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "no space left on device") || !strings.Contains(errb.String(), "not run") {
+		t.Errorf("agent exec with the audit log on a full disk: exit %d\n%s\n%s", code, &out, &errb)
+	}
+	if _, err := os.Stat(execMarker); err == nil {
+		t.Error("agent exec ran the command unlogged")
 	}
 
 	inv := filepath.Join(dir, "hosts.ini")

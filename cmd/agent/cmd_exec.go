@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,11 +9,16 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/transport"
+	"github.com/autoshell/agent/transport/become"
 )
 
 // runExec runs the operator's own command line on the host and exits with
@@ -64,14 +70,32 @@ func runExec(ctx context.Context, a *app, args []string) error {
 		return hostError{err}
 	}
 	defer t.Close()
+	host := t.Host().Name
 	if t, err = a.execAs(ctx, t); err != nil {
 		return err
 	}
+	command := strings.Join(args, " ")
+	log, ent, err := a.execAudit(ctx, host, command)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	start := time.Now()
 	res, err := t.Run(ctx, transport.Command{
-		Command: strings.Join(args, " "), Stdin: stdinOrNil(a.stdin),
+		Command: command, Stdin: stdinOrNil(a.stdin),
 		Stdout: a.stdout, Stderr: a.stderr, // streamed in full, as with ssh
 		CaptureLimit: 1, // nothing needs the capture
 	})
+	ent.Decision, ent.Duration = audit.Allowed, time.Since(start)
+	if err != nil {
+		ent.Error = err.Error()
+	} else {
+		code := res.ExitCode
+		ent.ExitCode = &code
+	}
+	if aerr := log.Append(ctx, ent); aerr != nil {
+		return errors.Join(err, fmt.Errorf("exec on %s: the command ran, but its audit line was not written: %w", host, aerr))
+	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return err
@@ -82,6 +106,31 @@ func runExec(ctx context.Context, a *app, args []string) error {
 		return exitError{code: max(res.ExitCode, 1)}
 	}
 	return nil
+}
+
+// execAudit opens the audit log and writes the line of the operator's
+// command about to run on host (no safety check rated it: risk
+// "unchecked"); when it cannot be written the command must not run. It
+// returns the log and the entry for the outcome line.
+func (a *app) execAudit(ctx context.Context, host, command string) (*audit.Log, audit.Entry, error) {
+	ent := audit.Entry{Session: statedir.NewSessionID(), Host: host, Tool: "exec", Command: command,
+		Unchecked: true, Decision: audit.Started, By: safety.ByUser, Approval: "the operator's own command (agent exec: no safety check)"}
+	if hb, err := a.hostBecome(ctx, engine.Target{}); err == nil && hb != nil && hb.All {
+		ent.As = cmp.Or(hb.Config.User, become.DefaultUser)
+	}
+	path, err := statedir.AuditPath()
+	if err != nil {
+		return nil, ent, err
+	}
+	log, err := audit.Open(path)
+	if err != nil {
+		return nil, ent, fmt.Errorf("exec on %s: %w; the command was not run", host, err)
+	}
+	if err := log.AppendUnsynced(ctx, ent); err != nil {
+		log.Close()
+		return nil, ent, fmt.Errorf("exec on %s: %w; the command was not run", host, err)
+	}
+	return log, ent, nil
 }
 
 // execAs is the host as the become user when --become (or the config
