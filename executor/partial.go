@@ -145,7 +145,9 @@ func bytesChanged(before map[string]beforeRun, after map[string]string, sizes ma
 			continue
 		}
 		files++
-		if a != b.sum && a != journal.Absent && a != journal.TooLarge && !strings.HasPrefix(a, journal.TreeStatePrefix) {
+		if n2, ok := journal.LargeSize(a); ok && a != b.sum {
+			n += n2 // over the bound: only its first bytes were read
+		} else if a != b.sum && a != journal.Absent && a != journal.TooLarge && !strings.HasPrefix(a, journal.TreeStatePrefix) {
 			n += sizes[p]
 		}
 	}

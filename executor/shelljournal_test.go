@@ -82,3 +82,72 @@ func (lookOnly) WriteFile(context.Context, string, io.Reader, fs.FileMode) (int6
 func (lookOnly) Remove(context.Context, string) error             { return errLookOnly }
 func (lookOnly) RemoveDir(context.Context, string) error          { return errLookOnly }
 func (lookOnly) Chmod(context.Context, string, fs.FileMode) error { return errLookOnly }
+
+// TestShellUndoAppendPastCap: a medium step that appends past the
+// journal's per-file cap to a file under it (`seq 1 40000 >> f`, as `yes | head -c 200M >> f`) is
+// undone byte for byte — the journal saved the whole file before, and the
+// size, time and first bytes it left tell it from a later change, which
+// undo refuses without --force.
+func TestShellUndoAppendPastCap(t *testing.T) {
+	for _, later := range []bool{false, true} {
+		t.Run(map[bool]string{false: "as left", true: "changed later"}[later], func(t *testing.T) {
+			h := newHarness(t)
+			orig := "line one\nline two\n"
+			f := h.write("f", orig)
+			h.jrnl.MaxBytes = 1000
+			e := h.executor(safety.ModeMedium, false, nil)
+			r, err := e.RunStep(context.Background(), planner.Step{Tool: "execute_command",
+				Parameters: map[string]any{"command": "seq 1 40000 >> " + f}})
+			if err != nil || r.Status != "ok" || r.Risk.Level != safety.Medium || len(r.Journaled) != 1 {
+				t.Fatalf("append: %v %s %s %v %v", err, r.Status, r.Risk.Level, r.Risk.Reasons, r.Journaled)
+			}
+			if strings.Contains(r.Observation, "refuses it without --force") {
+				t.Errorf("observation %q: undo can take an append back", r.Observation)
+			}
+			if fi, err := os.Stat(f); err != nil || fi.Size() != int64(len(orig))+228894 {
+				t.Fatalf("after the step: %v %v", fi, err)
+			}
+			tr, err := local.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if later {
+				// A later change past the first bytes, of another size.
+				if err := os.WriteFile(f+".tmp", []byte(h.read(f)+"newer\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(f+".tmp", f); err != nil {
+					t.Fatal(err)
+				}
+				_, err := h.jrnl.Restore(context.Background(), lookOnly{hostTree{tr}})
+				var ce *journal.ChangedError
+				if !errors.As(err, &ce) || ce.Path != f {
+					t.Fatalf("undo after a later change: %v, want %s refused", err, f)
+				}
+				return
+			}
+			if _, err := h.jrnl.Restore(context.Background(), statRestorer{}); err != nil {
+				t.Fatalf("undo: %v", err)
+			}
+			if got := h.read(f); got != orig {
+				t.Errorf("undo left %d bytes, want the original %d byte for byte", len(got), len(orig))
+			}
+		})
+	}
+}
+
+// statRestorer is restorer that can Stat and list, as engine's undo
+// restorer over a transport.
+type statRestorer struct{ restorer }
+
+func (statRestorer) Stat(_ context.Context, p string) (fs.FileInfo, error) { return os.Stat(p) }
+func (statRestorer) ListTree(ctx context.Context, root string) (journal.TreeListing, error) {
+	tr, err := local.New()
+	if err != nil {
+		return journal.TreeListing{}, err
+	}
+	return ListTree(ctx, tr, root)
+}
+func (statRestorer) Mkdir(_ context.Context, p string, m fs.FileMode) error { return os.Mkdir(p, m) }
+func (statRestorer) Symlink(_ context.Context, target, p string) error      { return os.Symlink(target, p) }
+func (statRestorer) RemoveAll(_ context.Context, p string) error            { return os.RemoveAll(p) }

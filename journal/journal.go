@@ -546,6 +546,9 @@ func validState(s string) bool {
 	if s == Absent || s == TooLarge {
 		return true
 	}
+	if _, ok := LargeSize(s); ok {
+		return true
+	}
 	b, err := hex.DecodeString(strings.TrimPrefix(s, TreeStatePrefix))
 	return err == nil && len(b) == sha256.Size
 }

@@ -9,6 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"strconv"
+	"strings"
 )
 
 // TooLarge is the state of a path that holds more than State hashes (see
@@ -16,6 +18,49 @@ import (
 // tree over its entries or bytes. Undo cannot tell whether such a path
 // changed since the session, and refuses it without --force.
 const TooLarge = "too-large"
+
+// LargeStatePrefix starts the state of a regular file over the per-file
+// bound whose reader can Stat it: "large:SIZE:MTIME:SHA" — its size, its
+// modification time (Unix nanoseconds, as the reader reports it) and the
+// SHA-256 of its first FileBytes bytes. A command that appends past the
+// bound (`yes | head -c 200M >> f`) leaves such a state; undo compares it
+// like any other and puts back the saved content byte for byte, since the
+// journal saved the whole file before (it was under the bound then). What
+// it cannot see is a later change past the first FileBytes bytes that
+// keeps the size and the time.
+const LargeStatePrefix = "large:"
+
+// largeState is a file's LargeStatePrefix state.
+func largeState(size int64, mtime int64, prefixSum string) string {
+	return fmt.Sprintf("%s%d:%d:%s", LargeStatePrefix, size, mtime, prefixSum)
+}
+
+// LargeSize is the size a LargeStatePrefix state records.
+func LargeSize(s string) (int64, bool) {
+	rest, ok := strings.CutPrefix(s, LargeStatePrefix)
+	if !ok {
+		return 0, false
+	}
+	size, rest, ok := strings.Cut(rest, ":")
+	if !ok {
+		return 0, false
+	}
+	mt, sum, ok := strings.Cut(rest, ":")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(size, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	if _, err := strconv.ParseInt(mt, 10, 64); err != nil {
+		return 0, false
+	}
+	if b, err := hex.DecodeString(sum); err != nil || len(b) != sha256.Size {
+		return 0, false
+	}
+	return n, true
+}
 
 // MaxCommandBytes bounds the bytes one command's targets may hold in all
 // (files and trees): what the journal saves before a shell command, and
@@ -65,7 +110,7 @@ func State(ctx context.Context, r TreeReader, p string, b StateBounds) (string, 
 	sum, over, err := hashFile(ctx, r.ReadFile, p, b.FileBytes)
 	switch {
 	case over:
-		return TooLarge, nil
+		return large(ctx, r, p, sum), nil
 	case err == nil:
 		return sum, nil
 	case ctx.Err() != nil:
@@ -109,15 +154,30 @@ func State(ctx context.Context, r TreeReader, p string, b StateBounds) (string, 
 	return TreeState(l.Entries), nil
 }
 
+// large is the state of the regular file p over the bound whose first
+// bytes hash to prefixSum: LargeStatePrefix's when r can Stat it, else
+// TooLarge.
+func large(ctx context.Context, r any, p, prefixSum string) string {
+	s, ok := r.(Stater)
+	if !ok {
+		return TooLarge
+	}
+	fi, err := s.Stat(ctx, p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return TooLarge
+	}
+	return largeState(fi.Size(), fi.ModTime().UnixNano(), prefixSum)
+}
+
 // hashFile is the SHA-256 (hex) of the file p as read reads it; over
 // reports that it holds more than max bytes, of which no more than max
-// were read. Size is set from what was read.
+// were read, and sum is then the SHA-256 of its first max bytes.
 func hashFile(ctx context.Context, read func(context.Context, string, io.Writer) (int64, error), p string, max int64) (sum string, over bool, err error) {
 	h := sha256.New()
 	bw := &boundedHash{w: h, n: max}
 	_, err = read(ctx, p, bw)
 	if bw.over {
-		return "", true, nil
+		return hex.EncodeToString(h.Sum(nil)), true, nil
 	}
 	if err != nil {
 		return "", false, err
@@ -137,6 +197,8 @@ var errOverBound = errors.New("over the bound undo compares")
 func (b *boundedHash) Write(p []byte) (int, error) {
 	if int64(len(p)) > b.n {
 		b.over = true
+		b.w.Write(p[:b.n]) // the first bytes: a large file's prefix hash (a hash's Write cannot fail)
+		b.n = 0
 		return 0, errOverBound
 	}
 	b.n -= int64(len(p))
@@ -156,7 +218,7 @@ func stateOf(ctx context.Context, w FileRestorer, p string, b StateBounds) (stri
 	sum, over, err := hashFile(ctx, w.ReadFile, p, b.FileBytes)
 	switch {
 	case over:
-		return TooLarge, nil
+		return large(ctx, w, p, sum), nil
 	case err == nil:
 		return sum, nil
 	case errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil:

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // countingTree is memTree that counts the bytes it hands out.
@@ -209,3 +210,84 @@ func (dirRestorer) Symlink(_ context.Context, target, p string) error { return o
 func (dirRestorer) RemoveAll(_ context.Context, p string) error { return os.RemoveAll(p) }
 
 var _ TreeRestorer = dirRestorer{}
+
+// statTree is memTree that can Stat, as the transports can.
+type statTree struct{ memTree }
+
+func (statTree) Stat(_ context.Context, p string) (fs.FileInfo, error) { return os.Stat(p) }
+
+type countingStatTree struct{ countingTree }
+
+func (*countingStatTree) Stat(_ context.Context, p string) (fs.FileInfo, error) { return os.Stat(p) }
+
+// TestLargeState: a file over the per-file bound, read through a reader
+// that can Stat it, has a "large:" state of its size, time and first
+// bytes, read without reading the whole; a change of any of them changes
+// it; a tree holding such a file is still TooLarge.
+func TestLargeState(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	if err := os.WriteFile(f, bytes.Repeat([]byte("x"), 4<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := StateBounds{FileBytes: 1 << 20}
+	ct := &countingStatTree{}
+	s1, err := State(ctx, ct, f, b)
+	if err != nil || !strings.HasPrefix(s1, LargeStatePrefix) || !validState(s1) {
+		t.Fatalf("a 4 MiB file: %q %v", s1, err)
+	}
+	if n, ok := LargeSize(s1); !ok || n != 4<<20 {
+		t.Errorf("LargeSize(%q) = %d %v", s1, n, ok)
+	}
+	if ct.read > 2<<20 {
+		t.Errorf("read %d bytes of a 4 MiB file", ct.read)
+	}
+	same, err := State(ctx, statTree{}, f, b)
+	if err != nil || same != s1 {
+		t.Errorf("again: %q %v, want %q", same, err, s1)
+	}
+	for what, change := range map[string]func(){
+		"first bytes": func() {
+			fh, _ := os.OpenFile(f, os.O_WRONLY, 0)
+			fh.WriteAt([]byte("y"), 10)
+			fh.Close()
+		},
+		"size": func() { os.Truncate(f, 3<<20) },
+		"time": func() { os.Chtimes(f, time.Unix(1, 0), time.Unix(1, 0)) },
+	} {
+		before, _ := os.Stat(f)
+		change()
+		if what != "time" { // the time kept: only what is named changed
+			os.Chtimes(f, before.ModTime(), before.ModTime())
+		}
+		if s, err := State(ctx, statTree{}, f, b); err != nil || s == same {
+			t.Errorf("%s changed: %q %v, want a new state", what, s, err)
+		}
+		os.WriteFile(f, bytes.Repeat([]byte("x"), 4<<20), 0o644)
+		os.Chtimes(f, before.ModTime(), before.ModTime())
+		if s, _ := State(ctx, statTree{}, f, b); s != same {
+			t.Fatalf("%s put back: %q, want %q", what, s, same)
+		}
+	}
+	if s, err := State(ctx, statTree{}, dir, b); err != nil || s != TooLarge {
+		t.Errorf("a tree holding it: %q %v, want %s", s, err, TooLarge)
+	}
+}
+
+func FuzzLargeSize(f *testing.F) {
+	f.Add(largeState(5, 7, strings.Repeat("ab", 32)))
+	f.Add("large:-1:0:" + strings.Repeat("ab", 32))
+	f.Add("large:1:x:" + strings.Repeat("ab", 32))
+	f.Add("large:1:2:ab")
+	f.Add("large:")
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := LargeSize(s)
+		if !ok {
+			return
+		}
+		if n < 0 || !validState(s) || !strings.HasPrefix(s, LargeStatePrefix) {
+			t.Fatalf("LargeSize(%q) = %d, true", s, n)
+		}
+	})
+}
