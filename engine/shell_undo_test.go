@@ -97,6 +97,9 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "chown 65534 DIR/sub"},
 	{cmd: "rm -f DIR/*.txt", high: true},       // a pattern
 	{cmd: "echo x > DIR/link.txt", high: true}, // a symbolic link
+	// Grown past the journal's 10 MiB file cap (as `yes | head -c 200M >>`):
+	// the whole file was saved before, and goes back byte for byte.
+	{cmd: "seq 1 2000000 >> DIR/data.txt"},
 }
 
 // undoTarget is a host the undo tests run on: this machine, or real
