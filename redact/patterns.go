@@ -123,18 +123,12 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 	if g.has("-----BEGIN") {
 		s = pemRE.ReplaceAllStringFunc(s, func(m string) string { return mark("PRIVATE_KEY", m) })
 	}
-	lc := &lowerCache{}
-	if s == g.s { // no key replaced: the gate's lower case is the text's
-		lc.src, lc.lower = s, g.lower
-	}
 	values := func(re *regexp.Regexp, suffix string, name func(string) string) func(string) string {
 		return func(s string) string { return replaceValues(s, re, suffix, mark, name) }
 	}
-	// a large text's gate words are looked for once, by byLines
-	big := !g.whole && len(s) >= 4<<10
 	gated := func(gate lineGate, f func(string) string) {
-		if big || gate.fold && g.hasFold(gate.words...) || !gate.fold && g.has(gate.words...) && (gate.also == nil || g.all || gate.also(g.s)) {
-			s = byLinesCached(s, g, lc, gate, f)
+		if gate.fold && g.hasFold(gate.words...) || !gate.fold && g.has(gate.words...) && (gate.also == nil || g.all || g.whole || g.big() || gate.also(g.s)) {
+			s = g.byLines(s, gate, f)
 		}
 	}
 	gated(foldWords("passw", "secret", "token", "api", "authorization", "private"), values(assignRE, "", keyName))
@@ -147,7 +141,7 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 	})
 	gated(words("://"), values(userinfoRE, "@", fixedName("URL_PASSWORD")))
 	gated(lineGate{words: []string{"?", "&"}, also: func(line string) bool { return strings.Contains(line, "=") }}, values(queryRE, "", keyName))
-	if g.hasFold("machine", "default") && netrcGateRE.MatchString(s) {
+	if g.hasFold("machine", "default") && g.netrc(s) {
 		s = replaceValues(s, netrcRE, "", mark, fixedName("NETRC_PASSWORD"))
 	}
 	gated(words("-p"), func(s string) string { return redactAttachedP(s, mark) })
@@ -155,6 +149,49 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 		return redactCommandSecrets(s, func(v string) string { return mark("PASSWORD", v) })
 	})
 	return s
+}
+
+// netrcAtRE is netrcGateRE where a netrc word ("machine", "default")
+// starts; netrcLineRE its other half, at a "machine" that only white
+// space comes before on its line.
+var (
+	netrcAtRE   = regexp.MustCompile(`\A(?i)(?:machine\s+\S+|default)\s+(?:login|password|passwd|account)\b`)
+	netrcLineRE = regexp.MustCompile(`\A(?im)machine\s+\S+\s*$`)
+)
+
+// netrc reports whether s (the text as the patterns before left it)
+// matches netrcGateRE: for a large text, by trying it where its words are
+// only.
+func (g redactGate) netrc(s string) bool {
+	if g.whole || !g.big() {
+		return netrcGateRE.MatchString(s)
+	}
+	sc := g.scanOf(s)
+	for _, w := range []string{"machine", "default"} {
+		for _, from := range sc.lines[gateID(w, true)] {
+			line := s[from:]
+			if to := strings.IndexByte(line, '\n'); to >= 0 {
+				line = line[:to]
+			}
+			for at := 0; ; {
+				i := strings.Index(asciiLower(line[at:]), w)
+				if i < 0 {
+					break
+				}
+				p := from + at + i
+				if p == from || strings.IndexByte(" \t\f\r'\"", s[p-1]) >= 0 { // (?m)^ or [\s'"]
+					if netrcAtRE.MatchString(s[p:]) {
+						return true
+					}
+				}
+				if strings.TrimLeft(s[from:p], " \t\r\f") == "" && w == "machine" && netrcLineRE.MatchString(s[p:]) {
+					return true
+				}
+				at += i + len(w)
+			}
+		}
+	}
+	return false
 }
 
 // A lineGate names what a pattern cannot match without on the line its
@@ -173,60 +210,39 @@ func foldWords(ws ...string) lineGate { return lineGate{words: ws, fold: true} }
 // reach (a value on the next line, a quoted value over a few).
 const gateTail = 4
 
-// byLinesCached applies f to the parts of s a pattern can match in: each
+// byLines applies f to the parts of s a pattern can match in: each
 // line gate passes, with the gateTail lines after it. Every match holds a
 // gate word on the line it starts (names, option dashes and schemes hold
 // no newline), so only a match reaching further than gateTail lines (a
 // quoted value longer than that) is cut at its part's end. The regular
 // expressions cost most of redacting a large output; most of its lines
 // hold none of their words, and the words are looked for in the whole
-// text at once (strings.Index), not line by line. A line that is not
+// text at once (scanGates), not line by line. A line that is not
 // ASCII always passes ((?i) folds the Kelvin sign to k, ſ to s); text
 // mostly gated goes to f whole.
-func byLinesCached(s string, g redactGate, lc *lowerCache, gate lineGate, f func(string) string) string {
+func (g redactGate) byLines(s string, gate lineGate, f func(string) string) string {
 	if g.whole || len(s) < 4<<10 {
 		return f(s)
 	}
-	in := s
-	if gate.fold {
-		in = lc.of(s)
+	sc := g.scanOf(s)
+	lineOf := func(from int) int {
+		to := strings.IndexByte(s[from:], '\n')
+		if to < 0 {
+			return len(s)
+		}
+		return from + to + 1
 	}
 	// the starts of the lines that pass, in any order
 	var starts []int
-	lineOf := func(i int) (int, int) {
-		from := strings.LastIndexByte(s[:i], '\n') + 1
-		to := strings.IndexByte(s[i:], '\n')
-		if to < 0 {
-			return from, len(s)
-		}
-		return from, i + to + 1
-	}
 	for _, w := range gate.words {
-		for at := 0; ; {
-			i := strings.Index(in[at:], w)
-			if i < 0 {
-				break
-			}
-			from, to := lineOf(at + i)
-			if gate.also == nil || gate.also(s[from:to]) {
+		for _, from := range sc.lines[gateID(w, gate.fold)] {
+			if gate.also == nil || gate.also(s[from:lineOf(from)]) {
 				starts = append(starts, from)
-			}
-			at = to // the rest of this line passes already
-			if at >= len(s) {
-				break
 			}
 		}
 	}
 	if g.all { // lines that are not ASCII
-		for at := 0; at < len(s); {
-			i := indexNonASCII(s[at:])
-			if i < 0 {
-				break
-			}
-			from, to := lineOf(at + i)
-			starts = append(starts, from)
-			at = to
-		}
+		starts = append(starts, sc.nonASCII...)
 	}
 	if len(starts) == 0 {
 		return s
@@ -341,38 +357,40 @@ func shapeName(key string) string {
 // is not ASCII passes every gate: (?i) folds non-ASCII letters (the Kelvin
 // sign is k, ſ is s) that a lower-cased comparison would miss.
 type redactGate struct {
-	s, lower string
-	all      bool
-	whole    bool // no line gating (byLines): tests' reference
+	s     string
+	all   bool
+	whole bool // no line gating (byLines): tests' reference
+	// scan is where s holds the gate words; a text a pattern changed is
+	// scanned again (scanOf).
+	scan *gateScan
 }
 
 func newRedactGate(s string) redactGate {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return redactGate{all: true}
-		}
+	sc := scanGates(s)
+	return redactGate{s: s, all: len(sc.nonASCII) > 0, scan: sc}
+}
+
+// big reports whether the text is gated line by line.
+func (g redactGate) big() bool { return len(g.s) >= 4<<10 }
+
+// scanOf is where s (the gate's text, or what the patterns made of it)
+// holds the gate words.
+func (g redactGate) scanOf(s string) *gateScan {
+	if g.scan != nil && g.scan.src == s {
+		return g.scan
 	}
-	return redactGate{s: s, lower: asciiLower(s)}
+	return scanGates(s)
 }
 
 // has reports whether the text holds one of words, as written.
 func (g redactGate) has(words ...string) bool {
-	return g.all || containsAny(g.s, words)
+	return g.all || g.scan.has(false, words)
 }
 
 // hasFold reports whether the text holds one of words (lower case) in any
 // case.
 func (g redactGate) hasFold(words ...string) bool {
-	return g.all || containsAny(g.lower, words)
-}
-
-func containsAny(s string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
+	return g.all || g.scan.has(true, words)
 }
 
 // unquote is v without the quotes around it, if it has them.
@@ -422,17 +440,6 @@ func passwordLike(v string) bool {
 		}
 	}
 	return letter && other
-}
-
-// lowerCache keeps asciiLower of the text the patterns work on: most of
-// them change nothing, and the next one reads the same text.
-type lowerCache struct{ src, lower string }
-
-func (c *lowerCache) of(s string) string {
-	if c.src != s || c.lower == "" {
-		c.src, c.lower = s, asciiLower(s)
-	}
-	return c.lower
 }
 
 // asciiLower is s with A-Z lowered, every other byte as it is (offsets

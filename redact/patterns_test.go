@@ -211,3 +211,42 @@ func TestByLinesSameAsWhole(t *testing.T) {
 		}
 	}
 }
+
+// A large text's netrc entries are found where their words are (the
+// gate's regular expression is not run over the whole text), with the
+// same result as over the whole text, whatever the case and the white
+// space between the entry's tokens.
+func TestNetrcInLargeText(t *testing.T) {
+	pad := strings.Repeat("an ordinary line of output\n", 300)
+	for _, entry := range []string{
+		"machine h login u password Netrc-Pw1",
+		"  machine h\n\tlogin u\n\tpassword Netrc-Pw1",
+		"MACHINE h\n\n\n\n\n\n\n\nLOGIN u password Netrc-Pw1",
+		"x 'default login u password Netrc-Pw1",
+		"machine h.example.com\n" + strings.Repeat("\n", 9) + "password Netrc-Pw1",
+	} {
+		long := pad + entry + "\n" + pad
+		got := String(long)
+		want := redactGated(long, redactGate{all: true, whole: true}, plainMark)
+		if got != want {
+			t.Errorf("%q: gated differs from whole", entry)
+		}
+		if strings.Contains(got, "Netrc-Pw1") {
+			t.Errorf("%q: password kept", entry)
+		}
+	}
+	// not an entry: the words alone
+	long := pad + "the default machine password policy\n" + pad
+	if got := String(long); got != long {
+		t.Errorf("prose changed: %q", removedPart(long, got))
+	}
+}
+
+func removedPart(in, out string) string {
+	for i := range min(len(in), len(out)) {
+		if in[i] != out[i] {
+			return out[i:min(len(out), i+60)]
+		}
+	}
+	return ""
+}

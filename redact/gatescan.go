@@ -1,0 +1,178 @@
+package redact
+
+import "sync"
+
+// The patterns' gate words are looked for in one pass over the text, all
+// at once: an Aho-Corasick automaton over the words, with A-Z read as
+// a-z (a word gated in any case matches so; one gated as written is
+// checked against the text where it ends). Looking for each word with
+// strings.Index cost more than the patterns on an output holding few of
+// them (base64, in which the first letters of "key", "pass" or "api"
+// are everywhere).
+
+// gateWord is a word a gate needs: in any case (fold) or as written.
+type gateWord struct {
+	w    string
+	fold bool
+}
+
+// gateWords holds every gate's words; their automaton is compiled at the
+// first scan.
+var gateWords struct {
+	once  sync.Once
+	ids   map[gateWord]int
+	list  []gateWord
+	class [256]uint8
+	nc    int32
+	delta []int32
+	out   [][]int32 // word ids ending in each state, through its failure chain
+}
+
+// registeredGates are the words redactGated uses: gateScan knows only
+// those.
+func registeredGates() []gateWord {
+	var ws []gateWord
+	add := func(fold bool, words ...string) {
+		for _, w := range words {
+			ws = append(ws, gateWord{w, fold})
+		}
+	}
+	add(true, "passw", "secret", "token", "api", "authorization", "private", "key", "aws_", "pass", "pwd", "bearer", "machine", "default")
+	add(false, keyShapeWords...)
+	add(false, "-----BEGIN", "://", "?", "&", "-p", "mysql", "mariadb", "sshpass", "curl", "htpasswd")
+	return ws
+}
+
+func compileGates() {
+	g := &gateWords
+	g.ids = map[gateWord]int{}
+	lower := func(c byte) byte {
+		if c >= 'A' && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}
+	g.nc = 1
+	for _, w := range registeredGates() {
+		if _, ok := g.ids[w]; ok {
+			continue
+		}
+		g.ids[w] = len(g.list)
+		g.list = append(g.list, w)
+		for i := 0; i < len(w.w); i++ {
+			if c := lower(w.w[i]); g.class[c] == 0 {
+				g.class[c] = uint8(g.nc)
+				g.nc++
+			}
+		}
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		g.class[c] = g.class[c+'a'-'A']
+	}
+	nc := g.nc
+	newState := func() int32 {
+		s := int32(len(g.out))
+		for range nc {
+			g.delta = append(g.delta, -1)
+		}
+		g.out = append(g.out, nil)
+		return s
+	}
+	newState()
+	for id, w := range g.list {
+		s := int32(0)
+		for i := 0; i < len(w.w); i++ {
+			c := int32(g.class[w.w[i]])
+			if g.delta[s*nc+c] < 0 {
+				g.delta[s*nc+c] = newState()
+			}
+			s = g.delta[s*nc+c]
+		}
+		g.out[s] = append(g.out[s], int32(id))
+	}
+	fail := make([]int32, len(g.out))
+	var queue []int32
+	for c := range nc {
+		if t := g.delta[c]; t < 0 {
+			g.delta[c] = 0
+		} else {
+			queue = append(queue, t)
+		}
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if f := fail[s]; s != 0 && f != 0 {
+			g.out[s] = append(g.out[s], g.out[f]...)
+		}
+		for c := range nc {
+			t := g.delta[s*nc+c]
+			if t < 0 {
+				g.delta[s*nc+c] = g.delta[fail[s]*nc+c]
+				continue
+			}
+			fail[t] = g.delta[fail[s]*nc+c]
+			queue = append(queue, t)
+		}
+	}
+}
+
+// gateScan is where a text holds each gate word: the starts of the lines
+// holding it (ascending, each once), and of the lines holding a byte that
+// is not ASCII.
+type gateScan struct {
+	src      string
+	lines    [][]int // by word id
+	nonASCII []int
+}
+
+// scanGates finds every gate word of s in one pass.
+func scanGates(s string) *gateScan {
+	g := &gateWords
+	g.once.Do(compileGates)
+	sc := &gateScan{src: s, lines: make([][]int, len(g.list))}
+	delta, class, out, nc := g.delta, &g.class, g.out, g.nc
+	st, ls := int32(0), 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\n' {
+			ls = i + 1
+		} else if c >= 0x80 && (len(sc.nonASCII) == 0 || sc.nonASCII[len(sc.nonASCII)-1] != ls) {
+			sc.nonASCII = append(sc.nonASCII, ls)
+		}
+		st = delta[st*nc+int32(class[c])]
+		if out[st] == nil {
+			continue
+		}
+		for _, id := range out[st] {
+			w := g.list[id]
+			if !w.fold && s[i+1-len(w.w):i+1] != w.w {
+				continue
+			}
+			if l := sc.lines[id]; len(l) == 0 || l[len(l)-1] != ls {
+				sc.lines[id] = append(l, ls)
+			}
+		}
+	}
+	return sc
+}
+
+// has reports whether s holds one of words (any case when fold).
+func (sc *gateScan) has(fold bool, words []string) bool {
+	for _, w := range words {
+		if len(sc.lines[gateID(w, fold)]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// gateID is a registered word's id.
+func gateID(w string, fold bool) int {
+	gateWords.once.Do(compileGates)
+	id, ok := gateWords.ids[gateWord{w, fold}]
+	if !ok {
+		panic("redact: gate word " + w + " is not registered")
+	}
+	return id
+}
