@@ -6,15 +6,38 @@ package redact
 type automaton struct {
 	class  [256]uint8
 	nclass int32
-	delta  []int32 // delta[state*nclass+class] is the next state
+	delta  []int32 // delta[state*nclass+class] is the next state (while compiling; then next)
 	// best[state] is the longest needle that ends where the automaton is in
 	// state (0: none) and which secret it belongs to.
 	best   []int32
 	secret []int32
 	maxLen int
-	// squeezedTr and base64Tr map a byte to its class in those views
-	// (tables).
-	squeezedTr, base64Tr [256]int16
+	// next is delta with each state as its offset in delta (state*nclass),
+	// and matchBit set on a state where a needle ends: the scans' table.
+	next []int32
+	// squeezedTr, base64Tr and hexTr map a byte to its class in those
+	// views (tables).
+	squeezedTr, base64Tr, hexTr [256]int16
+}
+
+// matchBit marks, in next, a state where a needle ends.
+const matchBit = -1 << 31
+
+// matched is what a scan records where the automaton, read byte j of the
+// text through tr, reaches the state at offset off (a needle ends there):
+// the needle's span, which starts where its first byte was read (the
+// bytes tr leaves out are not counted).
+func (a *automaton) matched(tr *[256]int16, s string, j int, off int32, spans []span) []span {
+	st := off / a.nclass
+	l, k := int(a.best[st]), j
+	for n := 0; ; k-- {
+		if tr[s[k]] >= 0 {
+			if n++; n == l {
+				break
+			}
+		}
+	}
+	return append(spans, span{from: k, to: j + 1, secret: int(a.secret[st])})
 }
 
 // newAutomaton compiles needles (owner[i] is the secret needles[i] shows).
@@ -87,6 +110,14 @@ func newAutomaton(needles []string, owner []int) *automaton {
 			queue = append(queue, t)
 		}
 	}
+	a.next = make([]int32, len(a.delta))
+	for i, t := range a.delta {
+		a.next[i] = t * nc
+		if a.best[t] > 0 {
+			a.next[i] |= matchBit
+		}
+	}
+	a.delta = nil
 	a.tables()
 	return a
 }

@@ -303,15 +303,12 @@ func (s *Set) values(text string, found bool, mark func(name string) string) (st
 	}
 	m := s.matcher()
 	var spans []span
+	spans = scanSqueezedBase64(m.squeezed, m.b64, text, spans)
 	if m.squeezed != nil {
-		spans = scanSqueezed(m.squeezed, text, spans)
 		spans = scanDecoded(m.squeezed, text, spans)
 	}
 	if m.hex != nil {
 		spans = scanHex(m.hex, text, spans)
-	}
-	if m.b64 != nil {
-		spans = scanBase64(m.b64, text, spans)
 	}
 	if !found {
 		spans = slices.DeleteFunc(spans, func(sp span) bool { return m.kinds[sp.secret] != Known })

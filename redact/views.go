@@ -25,7 +25,7 @@ type span struct{ from, to, secret int }
 // raw text.
 type feeder struct {
 	a     *automaton
-	state int32
+	state int32   // its offset in the automaton's next
 	n     int     // bytes fed
 	ring  []int32 // raw offset of fed byte i at ring[i&mask]
 	mask  int
@@ -43,16 +43,16 @@ func newFeeder(a *automaton, spans []span) *feeder {
 // feed gives the automaton byte c, which comes from raw bytes [from, to).
 func (f *feeder) feed(c byte, from, to int) {
 	a := f.a
-	f.state = a.delta[f.state*a.nclass+int32(a.class[c])]
+	off := a.next[f.state+int32(a.class[c])]
 	f.ring[f.n&f.mask] = int32(from)
 	f.n++
-	if l := a.best[f.state]; l > 0 {
-		f.spans = append(f.spans, span{from: int(f.ring[(f.n-int(l))&f.mask]), to: to, secret: int(a.secret[f.state])})
+	if off < 0 {
+		off &^= matchBit
+		st := off / a.nclass
+		f.spans = append(f.spans, span{from: int(f.ring[(f.n-int(a.best[st]))&f.mask]), to: to, secret: int(a.secret[st])})
 	}
+	f.state = off
 }
-
-// breakRun feeds a byte no needle holds, so that no match goes through.
-func (f *feeder) breakRun() { f.state = 0 }
 
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
@@ -132,42 +132,59 @@ func lines(s string, f func(at, end int)) {
 	}
 }
 
-// scanSqueezed runs a over the text without its white space.
-func scanSqueezed(a *automaton, s string, spans []span) []span {
-	return scanMapped(a, &a.squeezedTr, s, spans)
-}
-
-// skipByte and breakByte in a scanMapped table: a byte the view leaves
-// out, and one no shape goes through.
+// skipByte and breakByte in a view's table (squeezedTr, base64Tr): a
+// byte the view leaves out, and one no shape goes through.
 const (
 	skipByte  = -1
 	breakByte = -2
+	// prefixByte (in hexTr): '\\', which starts a "\x" the hex view
+	// leaves out, and otherwise breaks a run.
+	prefixByte = -3
 )
 
-// scanMapped runs a over s read through tr (byte to class, skipByte or
-// breakByte): the views that need no more than one byte at a time, in a
-// loop of their own (the cost of redaction is mostly this loop).
-func scanMapped(a *automaton, tr *[256]int16, s string, spans []span) []span {
-	size := 1
-	for size < a.maxLen+1 {
-		size <<= 1
+// scanSqueezedBase64 runs sq over the squeezed view and b64 over the
+// base64 view, both in one pass over the text (the cost of redaction is
+// mostly this loop; the two automata's lookups do not wait for each
+// other). Either may be nil. Where a needle ends, matched walks back to
+// where it began.
+func scanSqueezedBase64(sq, b64 *automaton, s string, spans []span) []span {
+	if sq == nil && b64 == nil {
+		return spans
 	}
-	ring, mask := make([]int32, size), size-1
-	delta, best, secret, nc := a.delta, a.best, a.secret, a.nclass
-	st, n := int32(0), 0
+	var (
+		sqTr, b64Tr     *[256]int16
+		sqNext, b64Next []int32
+		off1, off2      int32
+	)
+	// an automaton missing reads every byte as one it leaves out
+	var none [256]int16
+	for i := range none {
+		none[i] = skipByte
+	}
+	sqTr, b64Tr = &none, &none
+	if sq != nil {
+		sqTr, sqNext = &sq.squeezedTr, sq.next
+	}
+	if b64 != nil {
+		b64Tr, b64Next = &b64.base64Tr, b64.next
+	}
 	for j := 0; j < len(s); j++ {
-		c := tr[s[j]]
-		if c < 0 {
-			if c == breakByte {
-				st = 0
+		c := s[j]
+		if x := sqTr[c]; x >= 0 {
+			off1 = sqNext[off1+int32(x)]
+			if off1 < 0 {
+				off1 &^= matchBit
+				spans = sq.matched(sqTr, s, j, off1, spans)
 			}
-			continue
 		}
-		st = delta[st*nc+int32(c)]
-		ring[n&mask] = int32(j)
-		n++
-		if l := best[st]; l > 0 {
-			spans = append(spans, span{from: int(ring[(n-int(l))&mask]), to: j + 1, secret: int(secret[st])})
+		if y := b64Tr[c]; y >= 0 {
+			off2 = b64Next[off2+int32(y)]
+			if off2 < 0 {
+				off2 &^= matchBit
+				spans = b64.matched(b64Tr, s, j, off2, spans)
+			}
+		} else if y == breakByte {
+			off2 = 0
 		}
 	}
 	return spans
@@ -207,38 +224,51 @@ func scanDecoded(a *automaton, s string, spans []span) []span {
 	return f.spans
 }
 
+// scanHex runs a over the hex view: each line's hex columns (a dump's) or
+// the whole line, hex digits in lower case, separators, "0x" and "\x"
+// left out, anything else breaking a run; one table lookup a byte.
 func scanHex(a *automaton, s string, spans []span) []span {
-	f := newFeeder(a, spans)
+	size := 1
+	for size < a.maxLen+1 {
+		size <<= 1
+	}
+	ring, mask := make([]int32, size), size-1
+	next, tr, nc := a.next, &a.hexTr, a.nclass
+	off, n := int32(0), 0
 	lines(s, func(at, end int) {
 		_, from, to, _, _ := dumpLine(s, at, end)
 		for j := from; j < to; j++ {
 			c := s[j]
+			x := tr[c]
 			switch {
-			case c == '0' && j+2 < to && (s[j+1] == 'x' || s[j+1] == 'X') && isHex(s[j+2]):
-				j++ // 0x
+			case x == skipByte:
 				continue
-			case c == '\\' && j+2 < to && s[j+1] == 'x' && isHex(s[j+2]):
-				j++ // \x
+			case x == breakByte:
+				off = 0
 				continue
-			case c >= 'A' && c <= 'F':
-				f.feed(c+'a'-'A', j, j+1)
-			case isHex(c):
-				f.feed(c, j, j+1)
-			case isSpace(c) || c == ':' || c == '-' || c == ',':
-				continue
-			default:
-				f.breakRun()
+			case x == prefixByte || c == '0':
+				if j+2 < to && (s[j+1] == 'x' || c == '0' && s[j+1] == 'X') && isHex(s[j+2]) {
+					j++ // 0x, \x
+					continue
+				}
+				if x == prefixByte {
+					off = 0
+					continue
+				}
+			}
+			off = next[off+int32(x)]
+			ring[n&mask] = int32(j)
+			n++
+			if off < 0 {
+				off &^= matchBit
+				st := off / nc
+				spans = append(spans, span{from: int(ring[(n-int(a.best[st]))&mask]), to: j + 1, secret: int(a.secret[st])})
 			}
 		}
 	})
-	return f.spans
+	return spans
 }
 
-func scanBase64(a *automaton, s string, spans []span) []span {
-	return scanMapped(a, &a.base64Tr, s, spans)
-}
-
-// tables fills the automaton's scanMapped tables: the squeezed view's
 // (white space left out) and the base64 view's (its alphabet, the URL
 // one read as the standard one, white space left out, anything else
 // breaking a run).
@@ -260,6 +290,18 @@ func (a *automaton) tables() {
 		}
 		if isSpace(b) {
 			a.squeezedTr[c] = skipByte
+		}
+		switch {
+		case b >= 'A' && b <= 'F':
+			a.hexTr[c] = int16(a.class[b+'a'-'A'])
+		case isHex(b):
+			a.hexTr[c] = int16(a.class[b])
+		case isSpace(b) || b == ':' || b == '-' || b == ',':
+			a.hexTr[c] = skipByte
+		case b == '\\':
+			a.hexTr[c] = prefixByte
+		default:
+			a.hexTr[c] = breakByte
 		}
 	}
 }
