@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/testenv"
@@ -350,5 +353,75 @@ func TestAuditFullDiskRoutes(t *testing.T) {
 	// The server still serves: the next call gets the same refusal.
 	if text, isErr := call(t, ctx, cs, "execute_command", map[string]any{"host": "me", "command": "touch " + mcpMarker}); !isErr {
 		t.Errorf("second call: %q", text)
+	}
+}
+
+// TestAuditMCPApprovals: who approved a client's step, and how, is in
+// its line: a step the client's user approved through elicitation says
+// by user and approved; one they declined is denied by user and says so;
+// a medium step of a client without elicitation is denied, saying that
+// its user could not be asked.
+func TestAuditMCPApprovals(t *testing.T) {
+	dir := t.TempDir()
+	env := mcpEnv(t, dir)
+	var state string
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "XDG_STATE_HOME="); ok {
+			state = v
+		}
+	}
+	inv := filepath.Join(dir, "hosts.ini")
+	if err := os.WriteFile(inv, []byte("me ansible_connection=local\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	yes, no := filepath.Join(dir, "yes.txt"), filepath.Join(dir, "no.txt")
+	c := &mcpClient{answer: func(msg string) *mcp.ElicitResult {
+		if strings.Contains(msg, "no.txt") {
+			return &mcp.ElicitResult{Action: "decline"}
+		}
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}
+	}}
+	cs := connectStdio(t, ctx, env, c, "-i", inv)
+	call(t, ctx, cs, "write_file", map[string]any{"host": "me", "file_path": yes, "content": "y\n"})
+	call(t, ctx, cs, "write_file", map[string]any{"host": "me", "file_path": no, "content": "n\n"})
+	cs.Close()
+	cs = connectStdio(t, ctx, env, &mcpClient{}, "-i", inv)
+	call(t, ctx, cs, "execute_command", map[string]any{"host": "me", "command": "rm -rf " + filepath.Join(dir, "gone")})
+	cs.Close()
+
+	b, err := os.ReadFile(filepath.Join(state, "agent", "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["decision"] == "started" {
+			continue
+		}
+		what, _ := m["path"].(string)
+		if what == "" {
+			what, _ = m["command"].(string)
+		}
+		got[filepath.Base(strings.TrimPrefix(what, "rm -rf "))] = fmt.Sprintf("%v/%v/%v", m["decision"], m["by"], m["approval"])
+	}
+	for file, want := range map[string][]string{
+		"yes.txt": {"allowed/user/", "approved"},
+		"no.txt":  {"denied/user/", "answered decline"},
+		"gone":    {"denied/", "cannot ask its user"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(got[file], w) {
+				t.Errorf("%s: %q, want %q in it", file, got[file], w)
+			}
+		}
+	}
+	if _, err := os.Stat(no); err == nil {
+		t.Error("the declined write ran")
 	}
 }
