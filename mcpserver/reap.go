@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autoshell/agent/audit"
 	"github.com/autoshell/agent/engine"
+	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/session"
 	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/tools"
@@ -29,6 +31,9 @@ import (
 // killed. What it cannot check is kept: a group whose leader exited
 // (its other processes run on), a command run as a become user (the
 // login user may not signal it), a host without /proc.
+
+// ReapTool is the tool name of the reaper's audit lines.
+const ReapTool = "reap"
 
 // reapSlack allows for the time between a command's start and its record,
 // and for the rounding of ages to seconds on the host.
@@ -65,18 +70,35 @@ func (s *Server) reapDead(ctx context.Context) {
 		s.o.Warn("reap: " + err.Error())
 		return
 	}
+	var log *audit.Log // opened when a session is to be reaped
+	defer func() {
+		if log != nil {
+			log.Close()
+		}
+	}()
 	for _, in := range infos {
 		if in.Kind != session.KindMCP || in.State == session.StateRunning || ctx.Err() != nil {
 			continue
 		}
+		if log == nil {
+			path, err := statedir.AuditPath()
+			if err == nil {
+				log, err = audit.Open(path)
+			}
+			if err != nil {
+				// Nothing is killed unlogged: the next start tries again.
+				s.o.Warn("reap: " + err.Error() + "; nothing reaped")
+				return
+			}
+		}
 		sctx, cancel := context.WithTimeout(ctx, reapTimeout)
-		s.reapSession(sctx, dir, in.ID)
+		s.reapSession(sctx, log, dir, in.ID)
 		cancel()
 	}
 }
 
 // reapSession reaps session id when its server died leaving commands.
-func (s *Server) reapSession(ctx context.Context, dir, id string) {
+func (s *Server) reapSession(ctx context.Context, log *audit.Log, dir, id string) {
 	l, err := session.Append(dir, id)
 	if err != nil {
 		return // recording (a live server), or gone
@@ -111,7 +133,7 @@ func (s *Server) reapSession(ctx context.Context, dir, id string) {
 	}
 	failed := false
 	for _, host := range hosts {
-		if !s.reapHost(ctx, l, id, host, started, procs[host]) {
+		if !s.reapHost(ctx, log, l, id, host, started, procs[host]) {
 			failed = true
 		}
 	}
@@ -122,8 +144,11 @@ func (s *Server) reapSession(ctx context.Context, dir, id string) {
 }
 
 // reapHost kills on host the groups of procs (RecProc records) that are
-// still the session's; false when the host could not be reached.
-func (s *Server) reapHost(ctx context.Context, l *session.Log, id, host string, started time.Time, procs []session.Record) bool {
+// still the session's; false when the host could not be reached. Like a
+// step it writes an audit line before it acts (tool "reap", the groups
+// and their ages; when the line cannot be written nothing is killed) and
+// one with what it did.
+func (s *Server) reapHost(ctx context.Context, log *audit.Log, l *session.Log, id, host string, started time.Time, procs []session.Record) bool {
 	now := time.Now()
 	args := make([]string, 0, len(procs))
 	for _, p := range procs {
@@ -131,7 +156,25 @@ func (s *Server) reapHost(ctx context.Context, l *session.Log, id, host string, 
 		hi := int(math.Ceil(now.Sub(started).Seconds())) + reapSlack
 		args = append(args, fmt.Sprintf("%d:%d:%d", p.PGID, lo, hi))
 	}
+	ent := audit.Entry{Session: id, Host: host, Tool: ReapTool, Command: "reap " + strings.Join(args, " "),
+		Params:   map[string]any{"groups": args},
+		Risk:     safety.Assessment{Level: safety.Medium, Reasons: []string{"kills the process groups (PGID:MINAGE:MAXAGE) a SIGKILLed agent mcp left running"}},
+		Decision: audit.Started, By: safety.ByPolicy, Approval: "the next agent mcp reaps its dead session's own process groups"}
+	if err := log.AppendUnsynced(ctx, ent); err != nil {
+		s.o.Warn(fmt.Sprintf("session %s: its commands on %s were not reaped: %v", id, host, err))
+		return false
+	}
+	start := time.Now()
 	res, err := s.reapOn(ctx, host, args)
+	ent.Decision, ent.Duration, ent.Output = audit.Allowed, time.Since(start), res
+	code := 0
+	if err != nil {
+		code, ent.Error = 1, err.Error()
+	}
+	ent.ExitCode = &code
+	if aerr := log.Append(ctx, ent); aerr != nil {
+		s.o.Warn(fmt.Sprintf("session %s: reaping on %s: %v", id, host, aerr))
+	}
 	if err != nil {
 		s.o.Warn(fmt.Sprintf("session %s (agent mcp, ended by a signal): its commands on %s could not be reaped: %v", id, host, err))
 		return false

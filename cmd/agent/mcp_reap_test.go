@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -131,6 +132,30 @@ func reapsAfterSIGKILL(t *testing.T, real testenv.Host, approve string) {
 	for _, h := range hosts {
 		if reaped[h] == 0 {
 			t.Errorf("no group killed on %s: %v", h, reaped)
+		}
+	}
+	// The audit log has each host's reaping: before, and what it killed.
+	b, err := os.ReadFile(filepath.Join(state, "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]string{} // host: decisions of its reap lines, in turn
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["tool"] == "reap" {
+			h, _ := m["host"].(string)
+			lines[h] += fmt.Sprint(m["decision"], " ")
+			if out, _ := m["output"].(string); m["decision"] == "allowed" && (!strings.Contains(out, "killed") || m["exit_code"] != 0.0 || m["by"] != "policy") {
+				t.Errorf("%s: reap line %v", h, m)
+			}
+		}
+	}
+	for _, h := range hosts {
+		if lines[h] != "started allowed " {
+			t.Errorf("%s: reap lines %q, want started then allowed", h, lines[h])
 		}
 	}
 }
