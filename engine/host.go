@@ -231,8 +231,16 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		h.becomeAll, h.hb = o.Become.All, o.Become
 		cfg.Become, cfg.BecomeAll = h.become, h.becomeAll
 	}
-	if c := h.confiner(tr, o); c != nil {
+	if c := h.confiner(tr, o, func(ctx context.Context) (string, error) { return h.exec.HomeDir(ctx) }, ""); c != nil {
 		cfg.Confiner = c
+	}
+	if h.become != nil && tr.Host().Kind != "local" && h.become.User() != "root" && h.become.User() != "#0" {
+		// A non-root become user cannot reach the login user's private
+		// launcher directory: its steps get a launcher and rules of its
+		// own, kept in its state directory, set up through become.
+		if c := h.confiner(h.become, o, h.become.HomeDir, h.become.User()); c != nil {
+			cfg.BecomeConfiner = c
+		}
 	}
 	h.cfg = cfg
 	h.exec = executor.New(cfg)
@@ -265,7 +273,10 @@ func (h *Host) Worker(vars *execctx.Context, emit event.Sink) *executor.Executor
 // confiner returns the kernel confinement of the host's unapproved steps,
 // nil when off. Its clean-up (the launcher sent to an SSH host) runs
 // before the connection closes.
-func (h *Host) confiner(tr transport.Transport, o HostOptions) *confiner {
+//
+// For a become user (as: its name) tr is the become transport and home
+// its home: the launcher and the rules are that user's own.
+func (h *Host) confiner(tr transport.Transport, o HostOptions, home func(context.Context) (string, error), as string) *confiner {
 	e := o.Enforcement
 	if e.Off && !o.Policy.Sandbox.On() {
 		return nil
@@ -275,8 +286,13 @@ func (h *Host) confiner(tr transport.Transport, o HostOptions) *confiner {
 	}
 	c := newConfiner(tr, confinerOptions{
 		Policy: o.Policy, Require: e.Require || o.Policy.RequireEnforcement,
-		Home:     func(ctx context.Context) (string, error) { return h.exec.HomeDir(ctx) },
-		Warn:     func(msg string) { h.warn(msg) },
+		Home: home,
+		Warn: func(msg string) {
+			if as != "" {
+				msg = "as " + as + ": " + msg
+			}
+			h.warn(msg)
+		},
 		Launcher: e.Launcher, Exe: e.Exe, Probe: e.Probe, LevelsOff: e.Off,
 		Keep: !e.Ephemeral && !o.Policy.EphemeralLauncher,
 	})

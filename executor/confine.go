@@ -39,11 +39,12 @@ func confineLevel(tool string, l safety.Level, d safety.Decision, m safety.Mode)
 // confined returns the transport the step's tool runs through: the host's,
 // or one whose commands run under the Confiner's launcher.
 func (e *Executor) confined(ctx context.Context, tr transport.Transport, l confine.Level) (transport.Transport, error) {
-	if e.cfg.Confiner == nil {
+	cf := e.confinerFor(tr)
+	if cf == nil {
 		return tr, nil
 	}
 	// Even confine.None: the operator's sandbox confines every command.
-	c, err := e.cfg.Confiner.Confine(ctx, l)
+	c, err := cf.Confine(ctx, l)
 	if err != nil || c.None() {
 		return tr, err
 	}
@@ -96,11 +97,12 @@ func (w wrapped) Unwrap() transport.Transport { return w.Transport }
 func (e *Executor) sandbox(ctx context.Context, s *stepRun) *denial {
 	cls := s.p.cls
 	files := remote(cls.files)
-	if e.cfg.Confiner == nil || !e.cfg.Confiner.Sandboxed() || cls.path == "" || len(files) == 0 {
+	cf := e.confinerFor(s.p.tr)
+	if cf == nil || !cf.Sandboxed() || cls.path == "" || len(files) == 0 {
 		return nil
 	}
 	// The sandbox's rules as the host computed them (set up on first use).
-	if _, err := e.cfg.Confiner.Confine(ctx, confine.None); err != nil {
+	if _, err := cf.Confine(ctx, confine.None); err != nil {
 		return broken(err)
 	}
 	write := false
@@ -111,7 +113,7 @@ func (e *Executor) sandbox(ctx context.Context, s *stepRun) *denial {
 	if err != nil {
 		return broken(err)
 	}
-	if why := e.cfg.Confiner.FileBlocked(write, real); why != "" {
+	if why := cf.FileBlocked(write, real); why != "" {
 		return &denial{kind: blockedBySandbox, reason: why}
 	}
 	return nil

@@ -105,6 +105,19 @@ type Config struct {
 	// Confiner holds the commands of steps nobody approved to what their
 	// level allows (package confine); nil: they run unconfined.
 	Confiner Confiner
+	// BecomeConfiner, when set, holds the commands of steps that run
+	// through Become instead of Confiner: its launcher and rules are the
+	// become user's own, set up through become (a non-root become user
+	// cannot reach the login user's private launcher directory).
+	BecomeConfiner Confiner
+}
+
+// confinerFor is the Confiner of the commands of a step that runs on tr.
+func (e *Executor) confinerFor(tr transport.Transport) Confiner {
+	if e.cfg.BecomeConfiner != nil && e.cfg.Become != nil && tr == transport.Transport(e.cfg.Become) {
+		return e.cfg.BecomeConfiner
+	}
+	return e.cfg.Confiner
 }
 
 // Confiner holds the commands of a step that no person approved to what

@@ -26,7 +26,8 @@ import (
 func (e *Executor) levelRules(ctx context.Context, s *stepRun) *denial {
 	cls := s.p.cls
 	files := remote(cls.files)
-	if e.cfg.Confiner == nil || cls.command != "" || len(files) == 0 || s.level == confine.None {
+	cf := e.confinerFor(s.p.tr)
+	if cf == nil || cls.command != "" || len(files) == 0 || s.level == confine.None {
 		return nil
 	}
 	for _, f := range files {
@@ -55,7 +56,7 @@ func (e *Executor) levelRules(ctx context.Context, s *stepRun) *denial {
 			if w && !write || !w && f.Op == safety.FileWrite {
 				continue
 			}
-			why, err := e.cfg.Confiner.LevelBlocked(ctx, s.level, w, dir, real)
+			why, err := cf.LevelBlocked(ctx, s.level, w, dir, real)
 			if err != nil {
 				return &denial{kind: notConfined, reason: err.Error(), err: fmt.Errorf("step %d (%s): %w", s.r.Step, s.st.Tool, err)}
 			}
@@ -104,7 +105,7 @@ func homeShort(p, home string) string {
 // that file alone. The observation says so.
 func (e *Executor) homeNames(ctx context.Context, s *stepRun) *denial {
 	cls := s.p.cls
-	if cls.command == "" || s.level != confine.NoProtected || e.cfg.Confiner == nil || len(cls.undo) == 0 {
+	if cls.command == "" || s.level != confine.NoProtected || e.confinerFor(s.p.tr) == nil || len(cls.undo) == 0 {
 		return nil
 	}
 	if _, confined := s.runOn.(wrapped); !confined {

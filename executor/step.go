@@ -376,8 +376,8 @@ func (e *Executor) run(ctx context.Context, s *stepRun) *denial {
 			}
 		}
 	}
-	if s.runOn != p.tr && p.cls.command != "" && err == nil && out.ExitCode != 0 && e.cfg.Confiner != nil {
-		if why := e.cfg.Confiner.Explain(s.level, out.Stderr); why != "" {
+	if cf := e.confinerFor(p.tr); s.runOn != p.tr && p.cls.command != "" && err == nil && out.ExitCode != 0 && cf != nil {
+		if why := cf.Explain(s.level, out.Stderr); why != "" {
 			out.Observation = strings.TrimSpace(out.Observation + "\n" + why)
 		}
 	}
