@@ -160,6 +160,11 @@ func TestAuditEveryRoute(t *testing.T) {
 	if m := lines()[len(lines())-1]; m["risk"] != "unchecked" || m["tool"] != "exec" || m["by"] != "user" {
 		t.Errorf("agent exec: %v", m)
 	}
+	var listed bytes.Buffer
+	if code := Main([]string{"audit", "--level", "unchecked"}, strings.NewReader(""), &listed, &listed); code != 0 ||
+		strings.Count(listed.String(), "\n") != 3 || !strings.Contains(listed.String(), "exec.txt") {
+		t.Errorf("agent audit --level unchecked: exit %d\n%s", code, &listed)
+	}
 
 	n = len(lines())
 	run("", "--approve", "medium", "exec", "-i", inv, "--", "echo x > "+filepath.Join(dir, "exec-i.txt"))

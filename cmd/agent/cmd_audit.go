@@ -47,7 +47,7 @@ func runAudit(_ context.Context, a *app, args []string) error {
 	asJSON := fs.Bool("json", false, "print the selected records as JSON lines, as the log holds them")
 	fs.StringVar(&f.host, "host", "", "only steps on `HOST`")
 	fs.StringVar(&f.principal, "principal", "", "only steps whose principal contains `TEXT` (a user, an MCP client's name, a peer address)")
-	fs.StringVar(&f.level, "level", "", "only steps of risk `LEVEL`: safe, medium or high")
+	fs.StringVar(&f.level, "level", "", "only steps of risk `LEVEL`: safe, medium, high, or unchecked (agent exec's own commands)")
 	fs.StringVar(&f.decision, "decision", "", "only steps `DECIDED`: started, allowed, denied or skipped")
 	fs.StringVar(&since, "since", "", "only steps at or after `TIME` (RFC 3339, a date, or a duration ago such as 2h)")
 	fs.StringVar(&until, "until", "", "only steps before `TIME` (same forms)")
@@ -62,9 +62,9 @@ func runAudit(_ context.Context, a *app, args []string) error {
 		return usagef("audit: at most one FILE (got %q)", fs.Args())
 	}
 	switch f.level {
-	case "", "safe", "medium", "high":
+	case "", "safe", "medium", "high", "unchecked":
 	default:
-		return usagef("--level %q: want safe, medium or high", f.level)
+		return usagef("--level %q: want safe, medium, high or unchecked", f.level)
 	}
 	switch f.decision {
 	case "", audit.Started, audit.Allowed, audit.Denied, audit.Skipped:
