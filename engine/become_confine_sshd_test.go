@@ -27,11 +27,29 @@ import (
 func TestBecomeNonRootConfinedSSHD(t *testing.T) {
 	needLandlock(t)
 	e := newBecomeEnv(t)
-	other := testenv.StartOtherUser(t)
 	target, err := engine.HostTarget("web", engine.SSHOverrides{ConfigFile: e.sshConfig, User: e.s.NoPassUser})
 	if err != nil {
 		t.Fatal(err)
 	}
+	becomeConfined(t, target)
+}
+
+// TestBecomeNonRootConfinedLocal: the same on this machine (as root,
+// becoming agent-other-uid), where agent's own rules directory is
+// private: the become user's launcher and rules are its own there too.
+func TestBecomeNonRootConfinedLocal(t *testing.T) {
+	needLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("sudo to another user without a password needs root")
+	}
+	testenv.SetupSudo(t)
+	t.Setenv("CI", "true")
+	localState(t)
+	becomeConfined(t, engine.Target{Connection: engine.ConnLocal})
+}
+
+func becomeConfined(t *testing.T, target engine.Target) {
+	other := testenv.StartOtherUser(t)
 	hb, err := engine.ResolveBecome(target, engine.Become{Enabled: true, User: other.Name})
 	if err != nil || !hb.All {
 		t.Fatalf("ResolveBecome = %+v, %v", hb, err)

@@ -52,6 +52,10 @@ type confinerOptions struct {
 	// ABI (tests simulate a kernel without one). release is the kernel
 	// release for messages.
 	Probe func(ctx context.Context) (abi int, release string, err error)
+	// Launched sets up a launcher as on an SSH host even when the host is
+	// this machine: a become user's commands (another user cannot read
+	// agent's private rules directory).
+	Launched bool
 }
 
 // confiner confines the commands of one host's unapproved steps: on first use
@@ -217,7 +221,7 @@ func (h *confiner) setup(ctx context.Context) {
 	for _, l := range []confine.Level{confine.ReadOnly, confine.NoProtected} {
 		h.specs[l.String()] = SpecFor(h.o.Policy, home, l)
 	}
-	if h.tr.Host().Kind == "local" {
+	if h.tr.Host().Kind == "local" && !h.o.Launched {
 		h.setupLocal(ctx)
 	} else {
 		h.setupRemote(ctx)

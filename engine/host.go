@@ -234,10 +234,11 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 	if c := h.confiner(tr, o, func(ctx context.Context) (string, error) { return h.exec.HomeDir(ctx) }, ""); c != nil {
 		cfg.Confiner = c
 	}
-	if h.become != nil && tr.Host().Kind != "local" && h.become.User() != "root" && h.become.User() != "#0" {
+	if h.become != nil && h.become.User() != "root" && h.become.User() != "#0" {
 		// A non-root become user cannot reach the login user's private
-		// launcher directory: its steps get a launcher and rules of its
-		// own, kept in its state directory, set up through become.
+		// launcher directory (nor, locally, agent's rules directory): its
+		// steps get a launcher and rules of its own, kept in its state
+		// directory, set up through become — locally too.
 		if c := h.confiner(h.become, o, h.become.HomeDir, h.become.User()); c != nil {
 			cfg.BecomeConfiner = c
 		}
@@ -294,7 +295,7 @@ func (h *Host) confiner(tr transport.Transport, o HostOptions, home func(context
 			h.warn(msg)
 		},
 		Launcher: e.Launcher, Exe: e.Exe, Probe: e.Probe, LevelsOff: e.Off,
-		Keep: !e.Ephemeral && !o.Policy.EphemeralLauncher,
+		Keep: !e.Ephemeral && !o.Policy.EphemeralLauncher, Launched: as != "",
 	})
 	h.closers = append(h.closers, func() {
 		if err := c.Close(); err != nil {
