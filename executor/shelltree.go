@@ -186,6 +186,13 @@ func (h hostTree) Stat(ctx context.Context, p string) (fs.FileInfo, error) {
 
 var errNoStat = errors.New("not asked")
 
+// StatLarge is Stat for a file over the journal's bound
+// (journal.LargeStater), through become too: its size and time make the
+// state undo compares (one sudo, only for such a file).
+func (h hostTree) StatLarge(ctx context.Context, p string) (fs.FileInfo, error) {
+	return h.tr.Stat(ctx, p)
+}
+
 func (h hostTree) ListTree(ctx context.Context, root string) (journal.TreeListing, error) {
 	return ListTree(ctx, h.tr, root)
 }

@@ -158,15 +158,27 @@ func State(ctx context.Context, r TreeReader, p string, b StateBounds) (string, 
 // bytes hash to prefixSum: LargeStatePrefix's when r can Stat it, else
 // TooLarge.
 func large(ctx context.Context, r any, p, prefixSum string) string {
-	s, ok := r.(Stater)
-	if !ok {
+	var stat func(context.Context, string) (fs.FileInfo, error)
+	switch s := r.(type) {
+	case LargeStater:
+		stat = s.StatLarge
+	case Stater:
+		stat = s.Stat
+	default:
 		return TooLarge
 	}
-	fi, err := s.Stat(ctx, p)
+	fi, err := stat(ctx, p)
 	if err != nil || !fi.Mode().IsRegular() {
 		return TooLarge
 	}
 	return largeState(fi.Size(), fi.ModTime().UnixNano(), prefixSum)
+}
+
+// LargeStater is a reader that Stats a file over the bound (for its
+// LargeStatePrefix state) even where it does not Stat before every read
+// (become: one more sudo per target there, here only for a large file).
+type LargeStater interface {
+	StatLarge(ctx context.Context, path string) (fs.FileInfo, error)
 }
 
 // hashFile is the SHA-256 (hex) of the file p as read reads it; over
