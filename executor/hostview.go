@@ -293,6 +293,26 @@ func (v *hostView) statOf(p string) (fi fs.FileInfo, ok bool) {
 	return hp.in.Info, true
 }
 
+// dirKnown reports, without asking, whether the view knows that the
+// directory above the absolute path p exists: p was inspected and found
+// missing at p itself, which Inspect (as readlink -f) answers only when
+// every name above it resolved to a directory. `mkdir -p` of a new
+// directory then needs no look at its parent (a round trip on an SSH host).
+func (v *hostView) dirKnown(p string) bool {
+	v.mu.Lock()
+	hp, ok := v.paths[p]
+	v.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case <-hp.done:
+	default:
+		return false
+	}
+	return hp.looked && hp.in.Info == nil && hp.real == p
+}
+
 // known is where the absolute path p leads as far as the view already
 // knows, without asking the host: p itself when it was not looked at or
 // could not be resolved.

@@ -240,6 +240,25 @@ func (h *roundTripHost) count(t *testing.T, perms bool) {
 	if b, _ := os.ReadFile(filepath.Join(h.userDir, "conf")); string(b) != "a = 2\n" {
 		t.Errorf("sed -i left %q", b)
 	}
+
+	// mkdir -p of a new directory and a file in it (the fan-out plan's
+	// third step): the look at the new directory says its parent exists,
+	// so the journal needs no look of its own at the parent.
+	dir := filepath.Join(h.userDir, fmt.Sprintf("new-%v", perms))
+	cmd = fmt.Sprintf("mkdir -p %s && echo x > %s/f", dir, dir)
+	ops = h.run(t, e, "execute_command", map[string]any{"command": cmd})
+	t.Logf("mkdir -p and a new file in it: %d calls:%s", len(ops), short(ops))
+	for _, op := range ops {
+		if op == "run "+cmd {
+			break
+		}
+		if op == "stat "+h.userDir {
+			t.Errorf("mkdir -p of a new directory looked at its parent again before it ran:%s", short(ops))
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != "x\n" {
+		t.Errorf("mkdir -p && echo left %q", b)
+	}
 }
 
 // BenchmarkBecomeStep is what one journaled medium `sed -i` step costs as

@@ -219,7 +219,7 @@ func (e *Executor) createdDirs(ctx context.Context, v *hostView, abs string, par
 			return nil, gapf("%s cannot be looked at to save it (%v)", p, err), nil
 		}
 		out = append([]savedFile{{Touch: safety.Touch{Path: p, Op: safety.FileWrite, Dir: true}}}, out...)
-		if !parents || p == "/" {
+		if !parents || p == "/" || v.dirKnown(p) {
 			return out, nil, nil
 		}
 	}
