@@ -100,6 +100,25 @@ var shellUndoCases = []shellUndoCase{
 	// Grown past the journal's 10 MiB file cap (as `yes | head -c 200M >>`):
 	// the whole file was saved before, and goes back byte for byte.
 	{cmd: "seq 1 2000000 >> DIR/data.txt"},
+	// Session 11's attacker corpus: more spellings of undo-defeating
+	// writes (backups, brace words, sizes, special files).
+	{cmd: "install -b DIR/other.txt DIR/data.txt"},
+	{cmd: "sed -ibak s/precious/gone/ DIR/data.txt"},
+	{cmd: "cp -b --suffix=.old DIR/other.txt DIR/data.txt"},
+	{cmd: "mv --backup=t DIR/other.txt DIR/data.txt", high: true},
+	{cmd: "mv --backup=nil DIR/other.txt DIR/data.txt"},
+	{cmd: "touch DIR/{x,y}"},
+	{cmd: "echo x > DIR/{a,b}"},
+	{cmd: "ln -fb DIR/other.txt DIR/data.txt"},
+	{cmd: "chmod -R go+w DIR/sub"},
+	{cmd: "split -b3 DIR/other.txt DIR/part.", high: true},
+	{cmd: "fallocate -l 1G DIR/data.txt", high: true},
+	{cmd: "dd if=/dev/zero of=DIR/data.txt bs=1 count=0 seek=1G", high: true},
+	{cmd: "truncate -s +1G DIR/data.txt", high: true},
+	{cmd: "mknod DIR/p p", high: true},
+	{cmd: "rm DIR/data.txt; mkfifo DIR/data.txt"},
+	{cmd: "rm -r DIR/sub; mkfifo DIR/sub"},
+	{cmd: "cp -a DIR/sub DIR/copy && chmod -R 000 DIR/copy"},
 }
 
 // undoTarget is a host the undo tests run on: this machine, or real

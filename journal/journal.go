@@ -540,14 +540,17 @@ func userName(u string) bool {
 	return true
 }
 
-// validState accepts a file's state: a hex SHA-256, Absent, or a tree's
-// "tree:" and hex SHA-256.
+// validState accepts a file's state: a hex SHA-256, Absent, a special
+// file's kind ("special:fifo"), or a tree's "tree:" and hex SHA-256.
 func validState(s string) bool {
 	if s == Absent || s == TooLarge {
 		return true
 	}
 	if _, ok := LargeSize(s); ok {
 		return true
+	}
+	if k, ok := strings.CutPrefix(s, SpecialPrefix); ok {
+		return slices.Contains(specialKinds, k)
 	}
 	b, err := hex.DecodeString(strings.TrimPrefix(s, TreeStatePrefix))
 	return err == nil && len(b) == sha256.Size

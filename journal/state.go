@@ -100,12 +100,13 @@ func (b StateBounds) String() string {
 
 // State is p's state on the host as the journal compares it: its
 // content's SHA-256 (hex, links followed), Absent, TreeState when it is a
-// directory, or TooLarge when it holds more than b. What it reads is
+// directory, SpecialPrefix and its kind for a fifo, socket or device, or
+// TooLarge when it holds more than b. What it reads is
 // bounded by b: never the whole of a large file or tree.
 func State(ctx context.Context, r TreeReader, p string, b StateBounds) (string, error) {
 	b = b.orDefault()
-	if err := notSpecial(ctx, r, p); err != nil {
-		return "", err
+	if k, ok := specialKind(ctx, r, p); ok {
+		return SpecialPrefix + k, nil
 	}
 	sum, over, err := hashFile(ctx, r.ReadFile, p, b.FileBytes)
 	switch {
@@ -224,8 +225,8 @@ func stateOf(ctx context.Context, w FileRestorer, p string, b StateBounds) (stri
 		return State(ctx, tr, p, b)
 	}
 	b = b.orDefault()
-	if err := notSpecial(ctx, w, p); err != nil {
-		return "", err
+	if k, ok := specialKind(ctx, w, p); ok {
+		return SpecialPrefix + k, nil
 	}
 	sum, over, err := hashFile(ctx, w.ReadFile, p, b.FileBytes)
 	switch {
@@ -246,27 +247,32 @@ type Stater interface {
 	Stat(ctx context.Context, path string) (fs.FileInfo, error)
 }
 
-// ErrSpecial is the state error of a path that is neither a regular file
-// nor a directory: a fifo, socket or device is never opened (a fifo's
-// open waits for a writer for ever, a device's may do anything).
-var ErrSpecial = errors.New("not a regular file or directory: undo does not open it")
+// SpecialPrefix starts the state of a fifo, socket or device
+// ("special:fifo"): it is never opened (a fifo's open waits for a writer
+// for ever, a device's may do anything), and undo compares its kind, so
+// that a session that put a fifo where a directory was (rm -r d; mkfifo
+// d) is undone like any other type change.
+const SpecialPrefix = "special:"
 
-// notSpecial fails with ErrSpecial when r can stat p and p is a fifo,
+// specialKinds are the kinds a special state names.
+var specialKinds = []string{"fifo", "socket", "device", "special file"}
+
+// specialKind reports what p is when r can stat p and p is a fifo,
 // socket or device. Anything else (no Stat, a missing path, an error) is
 // left to the read.
-func notSpecial(ctx context.Context, r any, p string) error {
+func specialKind(ctx context.Context, r any, p string) (string, bool) {
 	s, ok := r.(Stater)
 	if !ok {
-		return nil
+		return "", false
 	}
 	fi, err := s.Stat(ctx, p)
 	if err != nil {
-		return nil
+		return "", false
 	}
 	if m := fi.Mode(); !m.IsRegular() && !m.IsDir() {
-		return fmt.Errorf("%s is a %s: %w", p, kindOf(m), ErrSpecial)
+		return kindOf(m), true
 	}
-	return nil
+	return "", false
 }
 
 func kindOf(m fs.FileMode) string {
