@@ -31,7 +31,9 @@ import (
 )
 
 // corpusThroughEngine runs the corpus through open's hosts.
-func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions) (*engine.Host, error), launcher func(string) ([]byte, error)) {
+// hostEnv says the host's own login environment holds EnvKeys too (sshd's
+// SetEnv): only a confined step loses a host's secret-named variables.
+func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions) (*engine.Host, error), launcher func(string) ([]byte, error), hostEnv bool) {
 	corpustest.Home(t, home)
 	before := corpustest.Tree(t, home)
 	high, labelled := corpustest.Split(corpustest.Attacks(t, home))
@@ -83,6 +85,57 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 		}
 	}
 	t.Logf("%d attacks denied by default and at --approve medium, kernel on and off", len(run))
+
+	// The safe entries (reading the step's own environment) run
+	// unattended, kernel on and off: agent's keys, set in its environment
+	// (and, over sshd, in the login's: hostEnv), never reach their output.
+	safe := corpustest.SafeOnes(corpustest.Attacks(t, home))
+	for _, kernel := range []string{"on", "off"} {
+		var log eventLog
+		h, err := open(engine.HostOptions{Policy: p, Approver: safety.NewApprover(safety.DefaultMode(false), nil),
+			Enforcement: engine.Enforcement{Off: kernel == "off", Launcher: launcher}, Emit: log.Emit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range safe {
+			if a := p.ClassifyCommandAt(cmd, home); a.Level != safety.Safe {
+				t.Errorf("%q = %s, want safe", cmd, a)
+				continue
+			}
+			sum, err := h.RunPlan(context.Background(), &planner.Plan{Phases: []planner.Phase{{Phase: 1, Goal: "env", Steps: []planner.Step{shellStep(cmd)}}}})
+			if err != nil || sum.OK != 1 {
+				t.Errorf("kernel %s: %q: %+v %v, want it run", kernel, cmd, sum, err)
+			}
+		}
+		h.Close()
+		ran := 0
+		for _, ev := range log.all() {
+			if ev.Step == nil || ev.Step.Output == "" {
+				continue
+			}
+			ran++
+			for _, s := range corpustest.Secrets {
+				if strings.Contains(ev.Step.Output, s) {
+					t.Errorf("kernel %s: %q leaked a secret: %.300q", kernel, ev.Step.Command, ev.Step.Output)
+				}
+			}
+			// Not even redacted: the keys are not in the step's
+			// environment (a step could send them out itself). A host's
+			// own variables are dropped only by the confined launcher.
+			if hostEnv && kernel == "off" {
+				continue
+			}
+			for _, k := range corpustest.EnvKeys {
+				if strings.Contains(ev.Step.Output, k+"=") || strings.Contains(ev.Step.Output, k+" ") || strings.Contains(ev.Step.Output, "REDACTED") {
+					t.Errorf("kernel %s: %q saw agent's %s: %.300q", kernel, ev.Step.Command, k, ev.Step.Output)
+				}
+			}
+		}
+		if ran == 0 {
+			t.Errorf("kernel %s: no safe entry printed anything", kernel)
+		}
+	}
+	t.Logf("%d safe entries ran unattended, kernel on and off: agent's keys stayed out", len(safe))
 
 	// The medium entries run for real only confined.
 	var log eventLog
@@ -143,13 +196,16 @@ func TestCorpusThroughEngineLocal(t *testing.T) {
 	localState(t)
 	home := t.TempDir()
 	t.Setenv("HOME", home)
+	for _, k := range corpustest.EnvKeys {
+		t.Setenv(k, corpustest.Secrets[len(corpustest.Secrets)-1])
+	}
 	// Commands start in the working directory: the scratch one, not the
 	// package's (a medium entry may write an ordinary file there).
 	t.Chdir(t.TempDir())
 	open := func(o engine.HostOptions) (*engine.Host, error) {
 		return engine.Open(context.Background(), engine.Target{Connection: engine.ConnLocal}, engine.DialOptions{}, o)
 	}
-	corpusThroughEngine(t, home, open, nil)
+	corpusThroughEngine(t, home, open, nil, false)
 }
 
 func TestCorpusThroughEngineSSHD(t *testing.T) {
@@ -158,7 +214,12 @@ func TestCorpusThroughEngineSSHD(t *testing.T) {
 	if err := os.Chmod(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + " TMPDIR=" + t.TempDir() + "\n"})
+	keys := ""
+	for _, k := range corpustest.EnvKeys {
+		keys += " " + k + "=" + corpustest.Secrets[len(corpustest.Secrets)-1]
+		t.Setenv(k, corpustest.Secrets[len(corpustest.Secrets)-1]) // agent's own: never sent
+	}
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + " TMPDIR=" + t.TempDir() + keys + "\n"})
 	t.Setenv("SSH_AUTH_SOCK", "")
 	localState(t)
 	target, err := engine.HostTarget(d.Alias, engine.SSHOverrides{ConfigFile: d.SSHConfig})
@@ -168,5 +229,5 @@ func TestCorpusThroughEngineSSHD(t *testing.T) {
 	open := func(o engine.HostOptions) (*engine.Host, error) {
 		return engine.Open(context.Background(), target, engine.DialOptions{}, o)
 	}
-	corpusThroughEngine(t, home, open, confinetest.Launcher(t))
+	corpusThroughEngine(t, home, open, confinetest.Launcher(t), true)
 }

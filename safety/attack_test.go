@@ -20,6 +20,12 @@ func TestAttackCorpusIsHigh(t *testing.T) {
 		if strings.HasPrefix(classes[i], "medium") {
 			want = Medium // not safe, but no worse than the rest of its kind
 		}
+		if strings.HasPrefix(classes[i], "safe") {
+			// Safe on purpose (reading the step's own environment, an
+			// allow-list): the engine's corpus tests run them and judge
+			// their output.
+			continue
+		}
 		an := p.Analyze(c, "/home/u")
 		if an.Level < want {
 			missed[classes[i]]++

@@ -53,6 +53,16 @@ func DefaultPolicy() Policy {
 			"/etc/ssl/private", "/etc/letsencrypt/live", "/etc/letsencrypt/archive", "~/.ssh", "~/.gnupg",
 			"~/.aws/credentials", "~/.netrc", "~/.pgpass", "~/.git-credentials", "~/.docker/config.json",
 			"~/.kube/config", "~/.vault-token", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.config/gh/hosts.yml",
+			// Tokens and keys other tools keep under ~/.config (readable
+			// otherwise): hub, glab, doctl, hcloud, ngrok, 1Password,
+			// stripe, linode, netlify, npm tools' configstore, heroku,
+			// sops/age keys, FileZilla and Remmina passwords, composer,
+			// solana wallets, flyctl, OpenStack, vercel.
+			"~/.config/hub", "~/.config/glab-cli", "~/.config/doctl", "~/.config/hcloud", "~/.config/ngrok",
+			"~/.config/op", "~/.config/stripe", "~/.config/linode-cli", "~/.config/netlify", "~/.config/configstore",
+			"~/.config/heroku", "~/.config/sops", "~/.config/age", "~/.config/filezilla", "~/.config/remmina",
+			"~/.config/composer/auth.json", "~/.config/solana", "~/.config/flyctl", "~/.config/openstack",
+			"~/.local/share/com.vercel.cli",
 			"~/.bash_history", "~/.zsh_history", "~/.histfile", "~/.sh_history", "~/.python_history",
 			"~/.mysql_history", "~/.psql_history", "~/.sqlite_history", "~/.rediscli_history", "~/.lesshst",
 			"~/.local/share/fish/fish_history", "~/.node_repl_history", "~/.config/agent", "~/.local/state/agent", "/proc/*/environ", "/proc/kcore", "/dev/mem", "/dev/kmem",

@@ -253,6 +253,25 @@ func isStdinPath(a arg) bool {
 	return a.static && slices.Contains([]string{"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}, a.val)
 }
 
+// serverModules are Python modules that listen on a port and serve
+// files, documentation or a shell to whoever connects (`python3 -m
+// http.server` serves the working directory, ~ included): High, like
+// `php -S` and `nc -l`, not the Medium of another module.
+var serverModules = []string{"http.server", "SimpleHTTPServer", "CGIHTTPServer", "smtpd",
+	"aiosmtpd", "xmlrpc.server", "SimpleXMLRPCServer", "wsgiref.simple_server", "uploadserver",
+	"pyftpdlib", "updog", "twisted"}
+
+// pydocServes reports whether pydoc's arguments start its web server
+// (-p PORT, -b, -n HOST): `python3 -m pydoc os` only prints.
+func pydocServes(args []arg) bool {
+	for _, a := range args {
+		if !a.static || strings.HasPrefix(a.val, "-p") || strings.HasPrefix(a.val, "-b") || strings.HasPrefix(a.val, "-n") {
+			return true
+		}
+	}
+	return false
+}
+
 // interpreter classifies python/perl/node/…: inline code is High (it is
 // not analysed), a script file or module Medium.
 func (c *classifier) interpreter(name string, inline []string, args []arg, e env) {
@@ -284,6 +303,18 @@ func (c *classifier) interpreter(name string, inline []string, args []arg, e env
 			return
 		}
 		if v == "-m" || strings.HasPrefix(v, "-m") && !strings.HasPrefix(v, "--") {
+			mod := strings.TrimPrefix(v, "-m")
+			if mod == "" && i+1 < len(args) {
+				if !args[i+1].static {
+					c.opaque("%s -m: module %s is not statically resolvable", name, args[i+1].text)
+					return
+				}
+				mod = args[i+1].val
+			}
+			if slices.Contains(serverModules, mod) || mod == "pydoc" && pydocServes(args[i+1:]) {
+				c.add(High, "%s -m %s: serves files or a shell on a port", name, mod)
+				return
+			}
 			c.add(Medium, "%s -m: runs a module", name)
 			return
 		}

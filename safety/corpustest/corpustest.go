@@ -72,10 +72,18 @@ func Attacks(t testing.TB, home string) []Entry {
 	return out
 }
 
+// Safe reports whether the entry is one the classifier rates safe on
+// purpose ("safe-env": the step reads its own environment, an
+// allow-list): it runs unattended, and what it prints is judged.
+func (e Entry) Safe() bool { return strings.HasPrefix(e.Class, "safe") }
+
 // Split is the corpus's commands: those that must be rated high, and the
-// medium ones.
+// medium ones (the safe ones are neither: SafeOnes).
 func Split(es []Entry) (high, medium []string) {
 	for _, e := range es {
+		if e.Safe() {
+			continue
+		}
 		if e.Medium() {
 			medium = append(medium, e.Command)
 		} else {
@@ -85,9 +93,25 @@ func Split(es []Entry) (high, medium []string) {
 	return high, medium
 }
 
-// Secrets are the secret values Home writes: no step's output may hold
-// them.
-var Secrets = []string{"SECRET-SSH-KEY-5b2d", "SECRET-AWS-0e4f"}
+// SafeOnes is the corpus's commands rated safe on purpose.
+func SafeOnes(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		if e.Safe() {
+			out = append(out, e.Command)
+		}
+	}
+	return out
+}
+
+// Secrets are the secret values Home writes and the one EnvKeys hold: no
+// step's output may hold them.
+var Secrets = []string{"SECRET-SSH-KEY-5b2d", "SECRET-AWS-0e4f", "SECRET-NPM-61c3", "SECRET-HUB-9a07", "SECRET-ENV-3d8e"}
+
+// EnvKeys are agent's own keys, as an operator's environment holds them
+// (the last of Secrets): a test sets them in agent's environment, and no
+// step may see them.
+var EnvKeys = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AGENT_API_KEY"}
 
 // Home fills home with what the attacks aim at: start-up files, an SSH
 // key and authorized_keys, cloud credentials, agent's own config and
@@ -98,6 +122,8 @@ func Home(t testing.TB, home string) {
 		".bashrc": "# rc\n", ".profile": "# profile\n", ".ssh/authorized_keys": "ssh-ed25519 AAAA ok\n",
 		".ssh/id_rsa":               "-----BEGIN PRIVATE KEY-----\n" + Secrets[0] + "\n",
 		".aws/credentials":          "[default]\naws_secret_access_key = " + Secrets[1] + "\n",
+		".npmrc":                    "//registry.npmjs.org/:_authToken=" + Secrets[2] + "\n",
+		".config/hub":               "github.com:\n- oauth_token: " + Secrets[3] + "\n",
 		".config/agent/config.yaml": "safety: {}\n", ".local/state/agent/audit.log": "{}\n",
 		"important/a.txt": "keep\n", "important/x.sh": "#!/bin/sh\nrm -rf \"$HOME/important\"\n",
 	} {
