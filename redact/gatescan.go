@@ -26,6 +26,9 @@ var gateWords struct {
 	nc    int32
 	delta []int32
 	out   [][]int32 // word ids ending in each state, through its failure chain
+	// next is delta with each state as its offset (state*nc), matchBit set
+	// where a word ends: the scan's table
+	next []int32
 }
 
 // registeredGates are the words redactGated uses: gateScan knows only
@@ -115,6 +118,13 @@ func compileGates() {
 			queue = append(queue, t)
 		}
 	}
+	g.next = make([]int32, len(g.delta))
+	for i, t := range g.delta {
+		g.next[i] = t * nc
+		if len(g.out[t]) > 0 {
+			g.next[i] |= matchBit
+		}
+	}
 }
 
 // gateScan is where a text holds each gate word: the starts of the lines
@@ -131,8 +141,8 @@ func scanGates(s string) *gateScan {
 	g := &gateWords
 	g.once.Do(compileGates)
 	sc := &gateScan{src: s, lines: make([][]int, len(g.list))}
-	delta, class, out, nc := g.delta, &g.class, g.out, g.nc
-	st, ls := int32(0), 0
+	next, class, nc := g.next, &g.class, g.nc
+	off, ls := int32(0), 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '\n' {
@@ -140,11 +150,12 @@ func scanGates(s string) *gateScan {
 		} else if c >= 0x80 && (len(sc.nonASCII) == 0 || sc.nonASCII[len(sc.nonASCII)-1] != ls) {
 			sc.nonASCII = append(sc.nonASCII, ls)
 		}
-		st = delta[st*nc+int32(class[c])]
-		if out[st] == nil {
+		off = next[off+int32(class[c])]
+		if off >= 0 {
 			continue
 		}
-		for _, id := range out[st] {
+		off &^= matchBit
+		for _, id := range g.out[off/nc] {
 			w := g.list[id]
 			if !w.fold && s[i+1-len(w.w):i+1] != w.w {
 				continue

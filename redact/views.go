@@ -235,8 +235,15 @@ func scanHex(a *automaton, s string, spans []span) []span {
 	ring, mask := make([]int32, size), size-1
 	next, tr, nc := a.next, &a.hexTr, a.nclass
 	off, n := int32(0), 0
-	lines(s, func(at, end int) {
+	for at := 0; at < len(s); { // each line, not through lines: the loop's variables stay in registers
+		end := strings.IndexByte(s[at:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += at
+		}
 		_, from, to, _, _ := dumpLine(s, at, end)
+		at = end + 1
 		for j := from; j < to; j++ {
 			c := s[j]
 			x := tr[c]
@@ -265,7 +272,7 @@ func scanHex(a *automaton, s string, spans []span) []span {
 				spans = append(spans, span{from: int(ring[(n-int(a.best[st]))&mask]), to: j + 1, secret: int(a.secret[st])})
 			}
 		}
-	})
+	}
 	return spans
 }
 
