@@ -2,10 +2,13 @@ package executor
 
 import (
 	"context"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/transport"
 )
 
 // The session's secret set (Config.Secrets) learns the secrets of the
@@ -42,7 +45,32 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 		}
 		e.cfg.Secrets.HarvestFile(ctx, p.tr, abs, fi)
 	}
+	if listsProcesses.MatchString(p.cls.command) {
+		e.harvestProcesses(ctx, p.tr)
+	}
 	return nil
+}
+
+// listsProcesses matches a command that shows other processes' arguments
+// or environments: ps and its like, /proc's cmdline and environ files.
+var listsProcesses = regexp.MustCompile("(?:^|[\\s|;&(`/])(?:ps|pgrep|pstree|top|htop|procs)(?:$|[\\s|;&)`])|/proc/")
+
+// processListing prints each process's arguments (a line each) and
+// environment (a variable a line), as far as the step's user may read
+// them; BusyBox has no ps -o args everywhere, /proc is on every Linux.
+const processListing = `for d in /proc/[0-9]*; do tr '\000' ' ' < "$d/cmdline"; echo; tr '\000' '\n' < "$d/environ"; echo; done 2>/dev/null`
+
+// harvestProcesses teaches the set the secrets a process listing shows
+// (mysql -pX, --password=X, a variable named secret in an environment),
+// before a step that lists processes runs: its output is then hidden in
+// every shape (ps -eo args | base64, | rev), not only where the patterns
+// see it in clear. Through the step's transport, so as the step's user.
+func (e *Executor) harvestProcesses(ctx context.Context, tr transport.Transport) {
+	r, err := tr.Run(ctx, transport.Command{Command: processListing, Timeout: 10 * time.Second, CaptureLimit: redact.MaxHarvest})
+	if err != nil {
+		return
+	}
+	e.cfg.Secrets.HarvestListing(r.Stdout)
 }
 
 // harvestRead is the stage after run: what a file tool read.

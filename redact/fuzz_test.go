@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"net/url"
@@ -19,6 +20,7 @@ func FuzzShapes(f *testing.F) {
 	f.Add("before ", " after", "Zq7#Kx9Wm2R/t5+Y", uint8(0), uint8(0))
 	f.Add("x", "", "correct horse battery", uint8(3), uint8(1))
 	f.Add("ab", "cd", "0123456789abcdef", uint8(5), uint8(2))
+	f.Add("abc", "", "Zq7#Kx9Wm2R/t5+Y", uint8(10), uint8(0))
 	f.Fuzz(func(t *testing.T, prefix, suffix, secret string, shape, sep uint8) {
 		secret = strings.TrimSpace(secret)
 		// (a Known value shorter than MinLen without its white space is hidden
@@ -33,7 +35,7 @@ func FuzzShapes(f *testing.F) {
 		seps := " \n\t,;|\"'"
 		d := string(seps[int(sep)%len(seps)])
 		var text string
-		switch shape % 10 {
+		switch shape % 11 {
 		case 0:
 			text = prefix + d + secret + d + suffix
 		case 1: // split on white space
@@ -73,10 +75,12 @@ func FuzzShapes(f *testing.F) {
 				}
 			}
 			text = prefix + d + b.String() + d + suffix
+		case 10: // base32 of the whole stream: the secret at any of five alignments
+			text = base32.StdEncoding.EncodeToString([]byte(prefix + secret + suffix))
 		}
 		got := set.String(text)
-		if how := wholeLeak(got, secret, shape%10); how {
-			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%10, secret, text, got)
+		if how := wholeLeak(got, secret, shape%11); how {
+			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%11, secret, text, got)
 		}
 	})
 }
@@ -110,6 +114,19 @@ func wholeLeak(out, secret string, shape uint8) bool {
 		return strings.Contains(out, reverse(secret))
 	case 7, 9:
 		return strings.Contains(noSpace(urlDecode(out)), sq)
+	case 10:
+		for _, run := range b32RunRE.FindAllString(out, -1) {
+			for off := range 8 {
+				if off < len(run) {
+					r := run[off:]
+					b, _ := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(r[:len(r)/8*8])
+					if strings.Contains(string(b), secret) {
+						return true
+					}
+				}
+			}
+		}
+		return false
 	}
 	return false
 }

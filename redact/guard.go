@@ -62,6 +62,9 @@ func learnable(v string) bool {
 	if strings.IndexByte(ends, v[0]) >= 0 || strings.IndexByte(ends, v[len(v)-1]) >= 0 {
 		return false
 	}
+	if pemLineRE.MatchString(v) && strings.HasSuffix(v, "=") { // base64 with its padding ("==" is no operator there)
+		return !plainIdentRE.MatchString(strings.TrimRight(v, "="))
+	}
 	for _, op := range codeOperators {
 		if strings.Contains(v, op) {
 			return false

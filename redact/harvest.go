@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,6 +100,14 @@ func (s *Set) HarvestText(name, text string) int {
 	add := func(key, value string) { // at most maxLearnPerText (guard.go)
 		if n < maxLearnPerText && s.Add(key, value, Found) {
 			n++
+			// a value in base64 (docker's auths, a basic auth header):
+			// what it decodes to, and the password part of a user:password
+			if d, ok := decodedText(value); ok && n < maxLearnPerText && s.Add(key, d, Found) {
+				n++
+				if _, pw, ok := strings.Cut(d, ":"); ok && n < maxLearnPerText && s.Add(key, pw, Found) {
+					n++
+				}
+			}
 		}
 	}
 	for _, block := range pemRE.FindAllString(text, -1) {
@@ -136,6 +145,47 @@ func (s *Set) HarvestText(name, text string) int {
 		key, value, ok := keyValue(line)
 		if ok && SecretName(key) {
 			add(key, value)
+		}
+	}
+	return n
+}
+
+// decodedText is v decoded from base64 (standard or URL, padded or not)
+// when that gives printable ASCII text of at least MinLen bytes.
+func decodedText(v string) (string, bool) {
+	if len(v) < 12 || len(v) > 4096 {
+		return "", false
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		b, err := enc.DecodeString(v)
+		if err != nil || len(b) < MinLen {
+			continue
+		}
+		for _, c := range b {
+			if c < 0x20 || c > 0x7e {
+				return "", false
+			}
+		}
+		return string(b), true
+	}
+	return "", false
+}
+
+// HarvestListing learns the secrets of a process listing: each line's
+// arguments as the patterns see them (-pX, --password=X, URL passwords;
+// once seen, always hidden) and its variables named secret (NAME=value
+// lines, as /proc/PID/environ holds them). It returns how many values it
+// added.
+func (s *Set) HarvestListing(text string) int {
+	if s == nil || text == "" {
+		return 0
+	}
+	before := s.Len()
+	s.String(text)
+	n := s.Len() - before
+	for _, line := range strings.Split(text, "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && n < maxLearnPerText && !strings.ContainsAny(k, " \t") && SecretName(k) && s.Add(k, v, Found) {
+			n++
 		}
 	}
 	return n

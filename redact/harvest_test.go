@@ -2,6 +2,7 @@ package redact
 
 import (
 	"context"
+	"encoding/base64"
 	"io"
 	"io/fs"
 	"os"
@@ -149,4 +150,25 @@ func FuzzHarvestText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A harvested value in base64 (docker's auths, a basic auth header) is
+// learned padded as it is, decoded, and by its password part: `jq -r
+// .auths[].auth` and the same piped to base64 -d or rev are hidden.
+func TestHarvestBase64Value(t *testing.T) {
+	auth := base64.StdEncoding.EncodeToString([]byte("docker:DockerAuth-5519"))
+	s := NewSet()
+	if n := s.HarvestText("/home/u/.docker/config.json", `{"auths": {"registry.example.com": {"auth": "`+auth+`"}}}`); n < 3 {
+		t.Fatalf("learned %d values, want the value, its decoding and the password", n)
+	}
+	for _, out := range []string{auth + "\n", reverse(auth), "docker:DockerAuth-5519\n", "DockerAuth-5519"} {
+		if got := s.String(out); strings.Contains(got, "Auth-55") || strings.Contains(got, "OkRvY2tl") || strings.Contains(got, "Y2tl") {
+			t.Errorf("%q: kept: %q", out, got)
+		}
+	}
+	// a value that is no base64 teaches no decoding
+	s = NewSet()
+	if n := s.HarvestText("app.env", "API_TOKEN=Zq7-Kx9Wm2Rt5Yq\n"); n != 1 {
+		t.Errorf("learned %d values, want 1", n)
+	}
 }

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"regexp"
@@ -80,6 +81,18 @@ func leak(out, secret string) string {
 			}
 		}
 	}
+	for _, run := range b32RunRE.FindAllString(noSpace(out), -1) {
+		for off := range 8 {
+			if off >= len(run) {
+				break
+			}
+			r := run[off:]
+			b, _ := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(r[:len(r)/8*8])
+			if has(b) {
+				return "base32"
+			}
+		}
+	}
 	return ""
 }
 
@@ -90,6 +103,7 @@ var (
 	charColRE   = regexp.MustCompile(`\s\s[|>].*$|^(\s*[0-9a-f]+: [0-9a-f ]+?)  .*$`)
 	dumpCharsRE = regexp.MustCompile(`^[0-9a-f]{6,16}  .*\|(.*)\|$|^[0-9a-f]{6,16}: [0-9a-f ]+  (.*)$|^[0-7]{7}((?:\s+\S+)+)$`)
 	b64RunRE    = regexp.MustCompile(`[A-Za-z0-9+/]{8,}`)
+	b32RunRE    = regexp.MustCompile(`[A-Z2-7]{8,}`)
 )
 
 // noSpace is s without ASCII white space, other bytes (valid UTF-8 or

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 )
@@ -17,7 +18,8 @@ type needles struct {
 // and of its reverse, and with each two bytes swapped as hexdump's and
 // od -x's 16-bit words show them, at both alignments (hex view); base64
 // at the three alignments the value can have in a longer stream (base64
-// view: the URL alphabet is read as the standard one there).
+// view: the URL alphabet is read as the standard one there), and base32
+// at the five.
 func (n *needles) add(i int, v string) {
 	addOnce := func(list *[]string, of *[]int, s string) {
 		if len(s) < minNeedle {
@@ -37,6 +39,28 @@ func (n *needles) add(i int, v string) {
 	for k := range 3 {
 		addOnce(&n.b64, &n.b64Of, base64Inner(v, k))
 	}
+	// base32's alphabet (A-Z, 2-7) is in base64's: the base64 view reads
+	// base32 as it is, and its automaton looks for base32 too, at no cost
+	// a byte
+	for k := range 5 {
+		addOnce(&n.b64, &n.b64Of, base32Inner(v, k))
+	}
+}
+
+// base32Inner is base64Inner for base32: the characters of the base32 of
+// a stream holding v at offset k (mod 5) whose five bits all come from v.
+func base32Inner(v string, k int) string {
+	enc := base32.StdEncoding.EncodeToString(append(make([]byte, k), v...))
+	from, to := 0, 0
+	for j := range len(enc) {
+		if 5*j >= 8*k && 5*j+5 <= 8*(k+len(v)) {
+			if to == 0 {
+				from = j
+			}
+			to = j + 1
+		}
+	}
+	return enc[from:to]
 }
 
 // minNeedle is the shortest shape looked for: a shorter one (the base64

@@ -36,6 +36,7 @@ func TestShapesOfRealTools(t *testing.T) {
 		"python3 -c \"import sys; print(', '.join('0x%02X' % b for b in open('only','rb').read()))\"",
 		"printf 'prefix-%s-suffix' \"$(cat only)\" | base64",
 		"rev only | xxd -p",
+		"base32 f", "base32 fx", "base32 fxy", "base32 -w0 only", "printf 'ab%s' \"$(cat only)\" | base32",
 	}
 	set := NewSet()
 	set.Add("DB_VALUE", secret, Known)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"os"
@@ -145,7 +146,8 @@ func TestSecretShapesStayHome(t *testing.T) {
 
 // shapeLeak says how text shows a 6-byte window of secret: in clear or
 // reversed once white space (and JSON's escapes of it) is gone, as hex
-// in either case, or as base64 at any alignment; "" when it does not.
+// in either case, or as base64 or base32 at any alignment; "" when it
+// does not.
 func shapeLeak(text, secret string) string {
 	text = strings.NewReplacer(`\n`, " ", `\t`, " ", `\"`, `"`, `\u0026`, "&", `\u003c`, "<", `\u003e`, ">").Replace(text)
 	flat := strings.Join(strings.Fields(text), "")
@@ -167,6 +169,13 @@ func shapeLeak(text, secret string) string {
 			inner := enc[(8*k+5)/6 : (8*(k+w))/6]
 			if len(inner) >= 6 && strings.Contains(b64, inner) {
 				return "base64"
+			}
+		}
+		for k := range 5 {
+			enc := base32.StdEncoding.EncodeToString(append(make([]byte, k), win...))
+			inner := enc[(8*k+4)/5 : (8*(k+w))/5]
+			if len(inner) >= 6 && strings.Contains(flat, inner) {
+				return "base32"
 			}
 		}
 	}
