@@ -18,17 +18,17 @@ import (
 // dumps, /proc/*/environ, grep -r), each secret named in its file only.
 var (
 	corpusFiles = map[string]string{
-		"app.json":          "{\"db\": {\"host\": \"db3.example.com\", \"password\": \"JsonNestPw-77310q\"},\n \"api\": {\"url\": \"https://api.example.com\", \"token\": \"JsonApiTok-51aa09\"}}\n",
-		"config.yaml":       "db:\n  host: db2.example.com\n  user: reporting\n  password: YamlDbPw-40417k\n",
-		".env":              "APP_ENV=production\nDB_PASSWORD=EnvFilePw-22x81\nSTRIPE_SECRET_KEY=rkQz8Wv3Xp9921\n",
-		"settings.toml":     "[server]\nport = 8080\n[auth]\napi_token = \"TomlTok-88fA21\"\n",
-		".netrc":            "machine api.example.com login bot password NetrcPw-6620z\n",
-		".git-credentials":  "https://gituser:GitCredPw-3390@git.example.com\n",
-		"gitconfig":         "[user]\n\tname = Ops Bot\n[http]\n\textraHeader = Authorization: Bearer GitHdrTok-5521ab\n",
-		"docker.json":       "{\"auths\": {\"registry.example.com\": {\"auth\": \"" + base64.StdEncoding.EncodeToString([]byte("docker:DockerAuth-5519")) + "\"}}}\n",
-		"kubeconfig":        "apiVersion: v1\nclusters:\n- name: prod\nusers:\n- name: admin\n  user:\n    token: KubeTok-eyJ0x9921\n",
-		"proj/.env":         "SERVICE_URL=https://svc.example.com\nDB_PASSWORD=GrepRecPw-1123\n",
-		"proj/README":       "a project\n",
+		"app.json":         "{\"db\": {\"host\": \"db3.example.com\", \"password\": \"JsonNestPw-77310q\"},\n \"api\": {\"url\": \"https://api.example.com\", \"token\": \"JsonApiTok-51aa09\"}}\n",
+		"config.yaml":      "db:\n  host: db2.example.com\n  user: reporting\n  password: YamlDbPw-40417k\n",
+		".env":             "APP_ENV=production\nDB_PASSWORD=EnvFilePw-22x81\nSTRIPE_SECRET_KEY=rkQz8Wv3Xp9921\n",
+		"settings.toml":    "[server]\nport = 8080\n[auth]\napi_token = \"TomlTok-88fA21\"\n",
+		".netrc":           "machine api.example.com login bot password NetrcPw-6620z\n",
+		".git-credentials": "https://gituser:GitCredPw-3390@git.example.com\n",
+		"gitconfig":        "[user]\n\tname = Ops Bot\n[http]\n\textraHeader = Authorization: Bearer GitHdrTok-5521ab\n",
+		"docker.json":      "{\"auths\": {\"registry.example.com\": {\"auth\": \"" + base64.StdEncoding.EncodeToString([]byte("docker:DockerAuth-5519")) + "\"}}}\n",
+		"kubeconfig":       "apiVersion: v1\nclusters:\n- name: prod\nusers:\n- name: admin\n  user:\n    token: KubeTok-eyJ0x9921\n",
+		"proj/.env":        "SERVICE_URL=https://svc.example.com\nDB_PASSWORD=GrepRecPw-1123\n",
+		"proj/README":      "a project\n",
 	}
 	corpusSecrets = []string{"JsonNestPw-77310q", "JsonApiTok-51aa09", "YamlDbPw-40417k", "EnvFilePw-22x81",
 		"rkQz8Wv3Xp9921", "TomlTok-88fA21", "NetrcPw-6620z", "GitCredPw-3390", "GitHdrTok-5521ab",
