@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autoshell/agent/testenv"
 )
@@ -33,7 +35,7 @@ var (
 	corpusSecrets = []string{"JsonNestPw-77310q", "JsonApiTok-51aa09", "YamlDbPw-40417k", "EnvFilePw-22x81",
 		"rkQz8Wv3Xp9921", "TomlTok-88fA21", "NetrcPw-6620z", "GitCredPw-3390", "GitHdrTok-5521ab",
 		base64.StdEncoding.EncodeToString([]byte("docker:DockerAuth-5519")), "DockerAuth-5519", "KubeTok-eyJ0x9921", "GrepRecPw-1123",
-		"ProcArgPw-8837", "EnvQv9Tkn-7781zW"}
+		"ProcArgPw-8837", corpusEnvSecret}
 	corpusCommands = []string{
 		"jq -r .db.password {{dir}}/app.json",
 		"jq -r '.. | strings' {{dir}}/app.json",
@@ -89,6 +91,8 @@ var (
 		"tr '\\0' '\\n' < /proc/$PPID/environ | base64",
 		"cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a CORPUS_ | rev",
 	}
+	// corpusEnvSecret is in agent's own environment
+	corpusEnvSecret = "EnvQv9Tkn-7781zW"
 	// corpusWants is non-secret content the replies keep
 	corpusWants = []string{"db3.example.com", "db2.example.com", "reporting", "production", "8080", "api.example.com", "Ops Bot", "README"}
 )
@@ -99,27 +103,9 @@ func TestSecretCorpusStayHome(t *testing.T) {
 			t.Skip(tool, "not installed")
 		}
 	}
-	t.Setenv("CORPUS_API_TOKEN", "EnvQv9Tkn-7781zW")
+	t.Setenv("CORPUS_API_TOKEN", corpusEnvSecret)
 	f := newBatchFixture(t)
-	for name, content := range corpusFiles {
-		p := filepath.Join(f.dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := exec.Command("/bin/sh", "-c", "read x", "--user=app", "--password=ProcArgPw-8837", "appdb")
-	ps.Args[0], ps.Stdin = "psql", pr
-	if err := ps.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pw.Close(); ps.Process.Kill(); ps.Wait(); pr.Close() })
+	writeCorpus(t, f.dir)
 	inv := f.inventory("\n[ctl]\nlo ansible_connection=local\n")
 	// three calls a reply (agent's limit), seven replies a phase (under
 	// its round limit)
@@ -200,5 +186,80 @@ func TestSecretCorpusStayHome(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// writeCorpus writes the corpus's files in dir and starts a process whose
+// arguments hold a password, as ps shows it.
+func writeCorpus(t *testing.T, dir string) {
+	t.Helper()
+	for name, content := range corpusFiles {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := exec.Command("/bin/sh", "-c", "read x", "--user=app", "--password=ProcArgPw-8837", "appdb")
+	ps.Args[0], ps.Stdin = "psql", pr
+	if err := ps.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pw.Close(); ps.Process.Kill(); ps.Wait(); pr.Close() })
+}
+
+// The same corpus through `agent mcp` (stdio, --approve all) on a host
+// over sshd: no tool result and no audit line holds a secret in any
+// shape, and the results keep their other content.
+func TestSecretCorpusThroughMCP(t *testing.T) {
+	for _, tool := range []string{"jq", "yq", "xxd", "hexdump", "base32", "basenc", "python3", "perl", "column", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool, "not installed")
+		}
+	}
+	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	home := t.TempDir()
+	sshConfigFor(t, home, map[string]testenv.Host{"vub": srv.Host})
+	dir := t.TempDir()
+	writeCorpus(t, dir)
+	env := append(mcpEnv(t, home), "CORPUS_API_TOKEN="+corpusEnvSecret)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs := connectStdio(t, ctx, env, &mcpClient{}, "--approve", "all")
+	var all strings.Builder
+	for _, c := range corpusCommands {
+		text, _ := call(t, ctx, cs, "execute_command", map[string]any{"host": "vub", "command": strings.ReplaceAll(c, "{{dir}}", dir)})
+		for _, s := range corpusSecrets {
+			if how := shapeLeak(text, s); how != "" {
+				t.Errorf("%s: result holds %q (%s): %.300q", c, s, how, text)
+			}
+		}
+		all.WriteString(text + "\n")
+	}
+	for _, want := range corpusWants {
+		if !strings.Contains(all.String(), want) {
+			t.Errorf("results lack %q", want)
+		}
+	}
+	var state string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_STATE_HOME="); ok {
+			state = v
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(state, "agent", "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range corpusSecrets {
+		if how := shapeLeak(string(b), s); how != "" {
+			t.Errorf("audit.log holds %q (%s)", s, how)
+		}
 	}
 }
