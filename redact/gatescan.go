@@ -40,7 +40,8 @@ func registeredGates() []gateWord {
 			ws = append(ws, gateWord{w, fold})
 		}
 	}
-	add(true, "passw", "secret", "token", "api", "authorization", "private", "key", "aws_", "pass", "pwd", "bearer", "machine", "default")
+	add(true, assignWords...)
+	add(true, "_key", "-key", ".key", "aws_", "pass", "_pwd", "-pwd", ".pwd", "bearer", "machine", "default")
 	add(false, keyShapeWords...)
 	add(false, "-----BEGIN", "://", "?", "&", "-p", "mysql", "mariadb", "sshpass", "curl", "htpasswd")
 	return ws

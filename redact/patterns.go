@@ -51,6 +51,9 @@ var (
 	netrcRE     = regexp.MustCompile(`(?i)((?:^|\s|\\[nt])pass(?:word|wd)\s+)("[^"]*"|[^\s'";&|()<>\x60\\]+)`)
 )
 
+// assignWords are what each of secretKey's alternatives begins with.
+var assignWords = []string{"passw", "secret", "token", "apikey", "api_key", "api-key", "authorization", "privatekey", "private_key", "private-key"}
+
 // unquotedValue is a secret value written without quotes: it ends at
 // white space, a quote or a shell metacharacter (token=x; echo … keeps ";").
 const unquotedValue = "[^\\s'\";&|()<>\x60]+"
@@ -131,10 +134,12 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 			s = g.byLines(s, gate, f)
 		}
 	}
-	gated(foldWords("passw", "secret", "token", "api", "authorization", "private"), values(assignRE, "", keyName))
-	gated(foldWords("key", "aws_"), values(keyEndRE, "", keyName))
+	// each pattern's words as its matches hold them: "api" and "key"
+	// alone are in one base64 line of 40, "_key" and "api_key" hardly
+	gated(foldWords(assignWords...), values(assignRE, "", keyName))
+	gated(foldWords("_key", "-key", ".key", "aws_"), values(keyEndRE, "", keyName))
 	gated(foldWords("pass"), values(passRE, "", keyName))
-	gated(foldWords("pwd"), values(pwdRE, "", keyName))
+	gated(foldWords("_pwd", "-pwd", ".pwd"), values(pwdRE, "", keyName))
 	gated(foldWords("bearer"), values(bearerRE, "", fixedName("BEARER_TOKEN")))
 	gated(words(keyShapeWords...), func(s string) string {
 		return keyShapeRE.ReplaceAllStringFunc(s, func(m string) string { return mark(shapeName(m), m) })
