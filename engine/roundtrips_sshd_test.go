@@ -125,16 +125,16 @@ func TestRoundTripsFanoutPlan(t *testing.T) {
 }
 
 // maxWarmTrips is the most round trips a warm host's run of the plan may
-// take (see TestRoundTripsFanoutPlan): 19, or up to 21 when the SFTP
+// take (see TestRoundTripsFanoutPlan): 19, or up to 20 when the SFTP
 // subsystem's start in the background (transport.FilesAheader) shares a
 // chain with the worker's. Connection 7 (TCP 1, SSH's key exchange 3 and
 // public-key authentication 3), the worker shell's start 3 (channel, exec
-// request, hello), the set-up 1, the served launcher's start 1 and each
-// step 1, and the third step's journal: its targets looked at 1 (the new
+// request, hello), the set-up 1, each step 1 (the served launcher's start
+// rides the first step's: its request is sent behind the launcher's hello), and the third step's journal: its targets looked at 1 (the new
 // directory's look says its parent exists: no stat of the parent), the
 // file it wrote looked at and read back after it 4 (stat; open; fstat and
 // read; the read that finds the end). 30 when this test was written.
-const maxWarmTrips = 22
+const maxWarmTrips = 21
 
 // tripLine is a TCP proxy that holds each chunk delay each way and counts
 // round trips (see TestRoundTripsFanoutPlan).

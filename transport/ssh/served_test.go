@@ -164,3 +164,28 @@ func TestShellWorkerBecomesServed(t *testing.T) {
 		t.Errorf("after the exec: %+v", res)
 	}
 }
+
+// A shell worker whose exec into the served worker fails, with the next
+// command's request sent behind it (worker.become does not wait), leaves
+// that command to run once, on a session of its own; the next command
+// starts the served worker afresh, which fails too, said once, and the
+// shell serves.
+func TestShellWorkerExecFails(t *testing.T) {
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	var warns warnings
+	tr := dial(t, hostConfig(h.Host), Options{Warn: warns.warn})
+	runOK(t, tr, transport.Command{Command: "true"})
+	tr.ServeWorker([]string{"/no/such/agent-launch", confine.ServeFlag})
+	dir := scratchDir(t, h.Host)
+	for range 3 {
+		if res := runOK(t, tr, transport.Command{Command: "echo x >> n; echo fine", Dir: dir}); res.Stdout != "fine\n" || res.ExitCode != 0 {
+			t.Errorf("got %+v", res)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "n")); err != nil || string(b) != "x\nx\nx\n" {
+		t.Errorf("three commands left %q, %v: each must run once", b, err)
+	}
+	if n := strings.Count(warns.String(), "did not start as the worker"); n != 1 {
+		t.Errorf("warned %d times: %q", n, warns.String())
+	}
+}

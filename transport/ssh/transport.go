@@ -113,8 +113,9 @@ func (t *Transport) takeWorker(ctx context.Context) *worker {
 		}
 		if healthy && w.served == "" && t.serve != nil {
 			// The shell execs the served worker in its place: no session
-			// and login shell of its own.
-			if err := w.become(ctx, t.serve, t.served); err == nil {
+			// and login shell of its own. Its start is checked with the
+			// command's run (worker.started).
+			if err := w.become(t.serve, t.served); err == nil {
 				return w
 			}
 			w.broken = true

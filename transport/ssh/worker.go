@@ -51,6 +51,9 @@ type worker struct {
 	home      string // $HOME as the shell has it (what commands inherit); "" if not absolute
 	command   int    // the workerCommands entry that started it
 	served    string // the command that started a served worker (Transport.ServeWorker); "" for the shell
+	// starting yields the ready marker of the served worker become
+	// started, until run took it (set and read under busy).
+	starting <-chan string
 }
 
 // workerCommands start the worker shell, tried in turn until one answers:
@@ -311,18 +314,33 @@ func awaitReady(ctx context.Context, done <-chan string) error {
 // become has the shell worker exec argv, a served worker (confine.Serve),
 // in its place: the same session and process, no new login shell; the
 // ahead shell is ended first. served is the command ServeWorker names it
-// by. On error the worker must not be used again.
-func (w *worker) become(ctx context.Context, argv []string, served string) error {
+// by. It does not wait for the served worker's ready marker: the next
+// command's request is sent behind its hello, and run waits for both
+// (a round trip less before the first confined step).
+func (w *worker) become(argv []string, served string) error {
 	nonce := randomHex(16)
 	done := w.expect(nonce, io.Discard, io.Discard)
 	if _, err := io.WriteString(w.in, randomHex(16)+" - exec "+requestLine(argv...)+"\n"+servedHello(nonce)); err != nil {
 		return fmt.Errorf("worker exec: %w", err)
 	}
-	if err := awaitReady(ctx, done); err != nil {
-		return err
-	}
-	w.served = served
+	w.served, w.starting = served, done
 	return nil
+}
+
+// started waits for the ready marker of a served worker become started,
+// if any. ran: the error leaves it unknown whether a request sent behind
+// it ran (no answer in time, or ctx ended); otherwise nothing ran (the
+// exec or the served worker's start failed before it read a request).
+func (w *worker) started(ctx context.Context) (err error, ran bool) {
+	ready := w.starting
+	if ready == nil {
+		return nil, false
+	}
+	w.starting = nil
+	if err := awaitReady(ctx, ready); err != nil {
+		return err, !errors.Is(err, errWorkerExited)
+	}
+	return nil, false
 }
 
 // expect routes the streams to stdout and stderr until both end markers of
@@ -356,6 +374,13 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 	if _, err := io.WriteString(w.in, req); err != nil {
 		w.broken = true
 		return res, nil, false // the worker's shell is gone; nothing was started
+	}
+	if err, ran := w.started(ctx); err != nil {
+		w.broken = true
+		if !ran {
+			return res, nil, false // the served worker did not start: the session path runs it
+		}
+		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), err), true
 	}
 
 	var timeout <-chan time.Time
@@ -448,16 +473,25 @@ func (w *worker) close(released func()) {
 // demux passes a stream to the current command's writer until the end
 // marker (a nonce, then the rest of its line) arrives; then it calls the
 // command's done func with the rest of the line. Bytes arriving when no
-// command is current are dropped.
+// command is current are dropped. Markers are expected in turn: the output
+// after one marker goes to the next expected one's writer.
 type demux struct {
 	mu      sync.Mutex
-	nonce   []byte
-	w       io.Writer
-	done    func(rest string)
-	pending []byte // held back: may be the start of the marker
+	queue   []expectation // the first is the one being read
+	pending []byte        // held back: may be the start of the first's marker
 	closed  bool
 }
 
+// expectation is one marker a demux waits for: the output before it goes
+// to w, then done gets the rest of its line.
+type expectation struct {
+	nonce []byte
+	w     io.Writer
+	done  func(rest string)
+}
+
+// expect queues nonce's marker: output goes to w once the markers expected
+// before it came (a request pipelined behind another's).
 func (d *demux) expect(nonce []byte, w io.Writer, done func(string)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -465,48 +499,50 @@ func (d *demux) expect(nonce []byte, w io.Writer, done func(string)) {
 		done("")
 		return
 	}
-	d.nonce, d.w, d.done, d.pending = nonce, w, done, nil
+	d.queue = append(d.queue, expectation{nonce, w, done})
 }
 
 func (d *demux) Write(p []byte) (int, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n := len(p)
-	if d.w == nil {
-		return n, nil
-	}
 	buf := append(d.pending, p...)
-	if i := bytes.Index(buf, d.nonce); i >= 0 {
+	d.pending = nil
+	for len(d.queue) > 0 {
+		e := d.queue[0]
+		i := bytes.Index(buf, e.nonce)
+		if i < 0 {
+			keep := partialPrefix(buf, e.nonce)
+			e.w.Write(buf[:len(buf)-keep])
+			d.pending = append([]byte(nil), buf[len(buf)-keep:]...)
+			return n, nil
+		}
 		j := bytes.IndexByte(buf[i:], '\n')
 		if j < 0 { // marker begun, line not complete yet
-			d.w.Write(buf[:i])
+			e.w.Write(buf[:i])
 			d.pending = append([]byte(nil), buf[i:]...)
 			return n, nil
 		}
-		d.w.Write(buf[:i])
-		rest := string(buf[i+len(d.nonce) : i+j])
-		done := d.done
-		d.w, d.done, d.pending = nil, nil, nil
-		done(rest)
-		return n, nil
+		e.w.Write(buf[:i])
+		rest := string(buf[i+len(e.nonce) : i+j])
+		d.queue = d.queue[1:]
+		e.done(rest)
+		buf = buf[i+j+1:] // the next expected marker's output, if any
 	}
-	keep := partialPrefix(buf, d.nonce)
-	d.w.Write(buf[:len(buf)-keep])
-	d.pending = append(d.pending[:0:0], buf[len(buf)-keep:]...)
-	return n, nil
+	return n, nil // nothing expected: dropped
 }
 
 // close passes on what was held back: the stream ended.
 func (d *demux) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.w != nil {
-		d.w.Write(d.pending)
+	if len(d.queue) > 0 {
+		d.queue[0].w.Write(d.pending)
 	}
-	if d.done != nil { // the marker will never come: release the waiter
-		d.done("")
+	for _, e := range d.queue { // the markers will never come: release the waiters
+		e.done("")
 	}
-	d.w, d.done, d.pending, d.closed = nil, nil, nil, true
+	d.queue, d.pending, d.closed = nil, nil, true
 }
 
 // partialPrefix is the length of the longest suffix of buf that is a proper

@@ -210,6 +210,28 @@ func FuzzDemux(f *testing.F) {
 	})
 }
 
+// Markers expected in turn (a request pipelined behind a served worker's
+// hello): output after the first marker, in the same write, goes to the
+// second's writer; a close releases both waiters.
+func TestDemuxQueue(t *testing.T) {
+	var d demux
+	var first, second bytes.Buffer
+	got := make(chan string, 3)
+	d.expect([]byte("0123456789abcdef"), &first, func(r string) { got <- "1" + r })
+	d.expect([]byte("fedcba9876543210"), &second, func(r string) { got <- "2" + r })
+	d.Write([]byte("a0123456789abcdef:0:0\nout\nfedcba98"))
+	d.Write([]byte("76543210:3:0\nstray"))
+	if a, b := <-got, <-got; a != "1:0:0" || b != "2:3:0" || first.String() != "a" || second.String() != "out\n" {
+		t.Errorf("markers %q %q, outputs %q %q", a, b, first.String(), second.String())
+	}
+	d.expect([]byte("0123456789abcdef"), &first, func(r string) { got <- "1" + r })
+	d.expect([]byte("fedcba9876543210"), &second, func(r string) { got <- "2" + r })
+	d.close()
+	if a, b := <-got, <-got; a != "1" || b != "2" {
+		t.Errorf("after close: %q %q", a, b)
+	}
+}
+
 // A stream that ends before its marker releases the waiter (no goroutine
 // is left waiting for a worker that died), also when it ended first.
 func TestDemuxCloseReleases(t *testing.T) {
