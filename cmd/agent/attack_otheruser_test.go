@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/autoshell/agent/safety/corpustest"
+	"github.com/autoshell/agent/testenv"
+)
+
+// TestAttackCorpusOtherUser runs a share of the attack corpus
+// (safety/testdata/attacks.txt: every fifth high entry, and the safe-env
+// ones) through `agent exec` as a throwaway unprivileged user in a scratch
+// home, by default and at --approve medium, with agent's own keys in its
+// environment, and judges the outcome: nothing under the home changed,
+// no secret in what agent printed, nothing reached a UDP or TCP listener
+// on 127.0.0.1:5353 (the port the corpus's network attacks aim at).
+func TestAttackCorpusOtherUser(t *testing.T) {
+	other := testenv.StartOtherUser(t)
+	agent := otherUserAgent(t)
+	base := openDir(t, "agent-attack-other-")
+	home := filepath.Join(base, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	corpustest.Home(t, home)
+	inv := filepath.Join(base, "hosts.ini")
+	if err := os.WriteFile(inv, []byte("me ansible_connection=local\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, int(other.UID), int(other.GID))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds, safe []string
+	n := 0
+	for _, e := range corpustest.Attacks(t, home) {
+		switch {
+		case e.Safe():
+			safe = append(safe, e.Command)
+		case e.Medium() || e.Class == "gtfobins":
+		default:
+			if n++; n%5 == 0 {
+				cmds = append(cmds, e.Command)
+			}
+		}
+	}
+	heard := listen(t, "5353")
+	before := corpustest.Tree(t, home)
+	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
+		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true"}
+	for _, k := range corpustest.EnvKeys {
+		env = append(env, k+"="+corpustest.Secrets[len(corpustest.Secrets)-1])
+	}
+	run := func(args ...string) (string, int) {
+		t.Helper()
+		c := exec.Command(agent, args...)
+		c.Env, c.Dir = env, home
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: other.Cred()}
+		out, _ := c.CombinedOutput()
+		return string(out), c.ProcessState.ExitCode()
+	}
+	for _, mode := range []string{"", "medium"} {
+		for _, cmd := range cmds {
+			args := []string{"exec", "-i", inv}
+			if mode != "" {
+				args = append(args, "--approve", mode)
+			}
+			out, code := run(append(args, "--", cmd)...)
+			if code == 0 || !strings.Contains(out, "denied") {
+				t.Errorf("--approve %q: %q: exit %d, want denied:\n%.600s", mode, cmd, code, out)
+			}
+			for _, s := range corpustest.Secrets {
+				if strings.Contains(out, s) {
+					t.Errorf("--approve %q: %q leaked a secret:\n%.600s", mode, cmd, out)
+				}
+			}
+		}
+	}
+	for _, cmd := range safe {
+		out, code := run("exec", "-i", inv, "--", cmd)
+		if code != 0 {
+			t.Errorf("%q: exit %d, want it run unattended:\n%.600s", cmd, code, out)
+		}
+		for _, s := range corpustest.Secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("%q leaked a secret:\n%.600s", cmd, out)
+			}
+		}
+		for _, k := range corpustest.EnvKeys {
+			if strings.Contains(out, k+"=") || strings.Contains(out, k+" ") {
+				t.Errorf("%q saw agent's %s:\n%.600s", cmd, k, out)
+			}
+		}
+	}
+	corpustest.Same(t, "after the corpus as another user", before, corpustest.Tree(t, home))
+	if got := heard(); got != "" {
+		t.Errorf("an attack reached the loopback listener: %s", got)
+	}
+	t.Logf("%d attacks denied as uid %d, by default and at --approve medium; %d safe-env entries ran; home unchanged, no secret out, nothing on port 5353",
+		len(cmds), other.UID, len(safe))
+}
+
+// listen listens on 127.0.0.1:port, UDP and TCP; heard says what arrived,
+// or "" if nothing did.
+func listen(t *testing.T, port string) (heard func() string) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	note := func(s string) {
+		mu.Lock()
+		got = append(got, s)
+		mu.Unlock()
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:"+port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			note(fmt.Sprintf("udp from %s: %q", from, buf[:n]))
+		}
+	}()
+	l, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			note("tcp from " + c.RemoteAddr().String())
+			c.Close()
+		}
+	}()
+	return func() string {
+		time.Sleep(100 * time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(got, "; ")
+	}
+}
