@@ -55,10 +55,19 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 // or environments: ps and its like, /proc's cmdline and environ files.
 var listsProcesses = regexp.MustCompile("(?:^|[\\s|;&(`/])(?:ps|pgrep|pstree|top|htop|procs)(?:$|[\\s|;&)`])|/proc/")
 
-// processListing prints each process's arguments (a line each) and
-// environment (a variable a line), as far as the step's user may read
-// them; BusyBox has no ps -o args everywhere, /proc is on every Linux.
-const processListing = `for d in /proc/[0-9]*; do tr '\000' ' ' < "$d/cmdline"; echo; tr '\000' '\n' < "$d/environ"; echo; done 2>/dev/null`
+// processListing prints the processes' arguments (every process's, one
+// after another, on one line: the patterns need no line of their own)
+// and the variables of their environments whose names hold a secret
+// word (a variable a line), as far as the step's user may read them;
+// BusyBox has no ps -o args everywhere, /proc is on every Linux. Four
+// processes whatever the host runs (a tr per process took seconds on a
+// loaded host), and the environments filtered there: whole, they
+// overflowed the capture and the middle of the listing was lost.
+const processListing = `cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\000' ' '; echo; ` +
+	`cat /proc/[0-9]*/environ 2>/dev/null | tr '\000' '\n' | grep -iE '^[a-z0-9_.-]*(pass|pwd|secret|token|key|auth|cred|private)[a-z0-9_.-]*='`
+
+// listingLimit bounds each end of the listing kept (transport capture).
+const listingLimit = 1 << 20
 
 // harvestProcesses teaches the set the secrets a process listing shows
 // (mysql -pX, --password=X, a variable named secret in an environment),
@@ -66,7 +75,7 @@ const processListing = `for d in /proc/[0-9]*; do tr '\000' ' ' < "$d/cmdline"; 
 // every shape (ps -eo args | base64, | rev), not only where the patterns
 // see it in clear. Through the step's transport, so as the step's user.
 func (e *Executor) harvestProcesses(ctx context.Context, tr transport.Transport) {
-	r, err := tr.Run(ctx, transport.Command{Command: processListing, Timeout: 10 * time.Second, CaptureLimit: redact.MaxHarvest})
+	r, err := tr.Run(ctx, transport.Command{Command: processListing, Timeout: 10 * time.Second, CaptureLimit: listingLimit})
 	if err != nil {
 		return
 	}
