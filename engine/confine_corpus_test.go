@@ -21,8 +21,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +92,7 @@ func holdCorpus(t *testing.T, tr transport.Transport, home string, launcher conf
 	}
 	// The corpus's network attacks aim at port 5353 on loopback: a
 	// read-only step may send nothing there, UDP or TCP.
-	heard := listenLoopback(t, "5353")
+	heard := corpustest.Listen(t, "5353")
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	work := make(chan string)
@@ -136,55 +134,6 @@ func holdCorpus(t *testing.T, tr transport.Transport, home string, launcher conf
 		t.Errorf("a read-only step reached the loopback listener: %s", got)
 	}
 	t.Logf("%d corpus entries ran confined read-only; %d files unchanged, no secret out, nothing on port 5353", len(cmds), len(before))
-}
-
-// listenLoopback listens on 127.0.0.1:port, UDP and TCP; heard says what
-// arrived (a connection or a datagram), or "" if nothing did.
-func listenLoopback(t *testing.T, port string) (heard func() string) {
-	t.Helper()
-	var mu sync.Mutex
-	var got []string
-	note := func(s string) {
-		mu.Lock()
-		got = append(got, s)
-		mu.Unlock()
-	}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:"+port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			note(fmt.Sprintf("udp from %s: %q", from, buf[:n]))
-		}
-	}()
-	l, err := net.Listen("tcp", "127.0.0.1:"+port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			note("tcp from " + c.RemoteAddr().String())
-			c.Close()
-		}
-	}()
-	return func() string {
-		time.Sleep(100 * time.Millisecond) // a datagram sent last is read
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(got, "; ")
-	}
 }
 
 // nsEnv marks the test process unshare started; nsNetEnv holds the

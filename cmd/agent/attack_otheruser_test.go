@@ -1,16 +1,12 @@
 package main
 
 import (
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/autoshell/agent/safety/corpustest"
 	"github.com/autoshell/agent/testenv"
@@ -58,7 +54,7 @@ func TestAttackCorpusOtherUser(t *testing.T) {
 			}
 		}
 	}
-	heard := listen(t, "5353")
+	heard := corpustest.Listen(t, "5353")
 	before := corpustest.Tree(t, home)
 	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
 		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true"}
@@ -112,53 +108,4 @@ func TestAttackCorpusOtherUser(t *testing.T) {
 	}
 	t.Logf("%d attacks denied as uid %d, by default and at --approve medium; %d safe-env entries ran; home unchanged, no secret out, nothing on port 5353",
 		len(cmds), other.UID, len(safe))
-}
-
-// listen listens on 127.0.0.1:port, UDP and TCP; heard says what arrived,
-// or "" if nothing did.
-func listen(t *testing.T, port string) (heard func() string) {
-	t.Helper()
-	var mu sync.Mutex
-	var got []string
-	note := func(s string) {
-		mu.Lock()
-		got = append(got, s)
-		mu.Unlock()
-	}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:"+port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			note(fmt.Sprintf("udp from %s: %q", from, buf[:n]))
-		}
-	}()
-	l, err := net.Listen("tcp", "127.0.0.1:"+port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			note("tcp from " + c.RemoteAddr().String())
-			c.Close()
-		}
-	}()
-	return func() string {
-		time.Sleep(100 * time.Millisecond)
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Join(got, "; ")
-	}
 }
