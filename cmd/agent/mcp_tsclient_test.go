@@ -19,17 +19,7 @@ import (
 // command run, a medium write asked through elicitation and run, a bad
 // argument refused, the write undone.
 func TestMCPTypeScriptClient(t *testing.T) {
-	dir, _ := filepath.Abs("../../testenv/mcpclients")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the TypeScript SDK is not installed (cd %s && npm ci): %v", dir, err)
-		}
-		t.Skipf("the TypeScript SDK is not installed (cd %s && npm ci)", dir)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, node := tsClients(t)
 	home := t.TempDir()
 	inv := filepath.Join(home, "hosts.ini")
 	if err := os.WriteFile(inv, []byte("me ansible_connection=local\n"), 0o644); err != nil {
@@ -69,17 +59,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 // more than a second, and 20 mid-call disconnects leaving no process and
 // the host serving (the hidden checks of issue 28, with a real client).
 func TestMCPTypeScriptClients(t *testing.T) {
-	dir, _ := filepath.Abs("../../testenv/mcpclients")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the TypeScript SDK is not installed (cd %s && npm ci): %v", dir, err)
-		}
-		t.Skipf("the TypeScript SDK is not installed (cd %s && npm ci)", dir)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, node := tsClients(t)
 	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "MaxStartups 200\nMaxSessions 50\n"})
 	work, err := os.MkdirTemp(d.Home, ".agent-ts-clients-")
 	if err != nil {
@@ -110,4 +90,23 @@ func TestMCPTypeScriptClients(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(work, "never.txt")); err == nil {
 		t.Error("the step of the client that left with its question open ran")
 	}
+}
+
+// tsClients is testenv/mcpclients, where the TypeScript SDK is installed,
+// and node: the test skips without them, and fails with CI=true (.ci/run
+// installs them).
+func tsClients(t *testing.T) (dir, node string) {
+	t.Helper()
+	dir, _ = filepath.Abs("../../testenv/mcpclients")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the TypeScript SDK is not installed (cd %s && npm ci): %v", dir, err)
+		}
+		t.Skipf("the TypeScript SDK is not installed (cd %s && npm ci)", dir)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, node
 }
