@@ -81,43 +81,58 @@ func newAutomaton(needles []string, owner []int) *automaton {
 			a.best[s], a.secret[s] = int32(len(n)), int32(owner[i])
 		}
 	}
-	// breadth first: failure links, missing edges through them, and the
-	// longest needle ending at each state through its failure chain
-	fail := make([]int32, len(a.best))
-	queue := make([]int32, 0, len(a.best))
-	for c := range nc {
-		t := a.delta[c]
-		if t < 0 {
-			a.delta[c] = 0
-			continue
+	// the longest needle ending at each state, through its failure chain
+	fillFailures(a.delta, nc, len(a.best), func(s, f int32) {
+		if a.best[f] > a.best[s] {
+			a.best[s], a.secret[s] = a.best[f], a.secret[f]
 		}
-		fail[t] = 0
-		queue = append(queue, t)
+	})
+	a.next = nextTable(a.delta, nc, func(t int32) bool { return a.best[t] > 0 })
+	a.delta = nil
+	a.tables()
+	return a
+}
+
+// fillFailures completes a trie's transitions (delta: nstates rows of nc
+// columns, -1 for no edge) into an Aho-Corasick automaton: breadth first,
+// each state's failure link, and its missing edges through that link.
+// inherit(s, f) is called for each state s but the root, f its failure
+// link, once f's own outputs are complete: it merges them into s's.
+func fillFailures(delta []int32, nc int32, nstates int, inherit func(s, f int32)) {
+	fail := make([]int32, nstates)
+	queue := make([]int32, 0, nstates)
+	for c := range nc {
+		if t := delta[c]; t < 0 {
+			delta[c] = 0
+		} else {
+			queue = append(queue, t)
+		}
 	}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		if f := fail[s]; a.best[f] > a.best[s] {
-			a.best[s], a.secret[s] = a.best[f], a.secret[f]
-		}
+		inherit(s, fail[s])
 		for c := range nc {
-			t := a.delta[s*nc+c]
+			t := delta[s*nc+c]
 			if t < 0 {
-				a.delta[s*nc+c] = a.delta[fail[s]*nc+c]
+				delta[s*nc+c] = delta[fail[s]*nc+c]
 				continue
 			}
-			fail[t] = a.delta[fail[s]*nc+c]
+			fail[t] = delta[fail[s]*nc+c]
 			queue = append(queue, t)
 		}
 	}
-	a.next = make([]int32, len(a.delta))
-	for i, t := range a.delta {
-		a.next[i] = t * nc
-		if a.best[t] > 0 {
-			a.next[i] |= matchBit
+}
+
+// nextTable is delta as the scans read it: each target's row offset, with
+// matchBit where a match ends there.
+func nextTable(delta []int32, nc int32, match func(t int32) bool) []int32 {
+	next := make([]int32, len(delta))
+	for i, t := range delta {
+		next[i] = t * nc
+		if match(t) {
+			next[i] |= matchBit
 		}
 	}
-	a.delta = nil
-	a.tables()
-	return a
+	return next
 }

@@ -94,38 +94,10 @@ func compileGates() {
 		}
 		g.out[s] = append(g.out[s], int32(id))
 	}
-	fail := make([]int32, len(g.out))
-	var queue []int32
-	for c := range nc {
-		if t := g.delta[c]; t < 0 {
-			g.delta[c] = 0
-		} else {
-			queue = append(queue, t)
-		}
-	}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		if f := fail[s]; s != 0 && f != 0 {
-			g.out[s] = append(g.out[s], g.out[f]...)
-		}
-		for c := range nc {
-			t := g.delta[s*nc+c]
-			if t < 0 {
-				g.delta[s*nc+c] = g.delta[fail[s]*nc+c]
-				continue
-			}
-			fail[t] = g.delta[fail[s]*nc+c]
-			queue = append(queue, t)
-		}
-	}
-	g.next = make([]int32, len(g.delta))
-	for i, t := range g.delta {
-		g.next[i] = t * nc
-		if len(g.out[t]) > 0 {
-			g.next[i] |= matchBit
-		}
-	}
+	fillFailures(g.delta, nc, len(g.out), func(s, f int32) {
+		g.out[s] = append(g.out[s], g.out[f]...) // the root's is empty
+	})
+	g.next = nextTable(g.delta, nc, func(t int32) bool { return len(g.out[t]) > 0 })
 }
 
 // gateScan is where a text holds each gate word: the starts of the lines
