@@ -77,7 +77,9 @@ func (s *Server) reapDead(ctx context.Context) {
 		}
 	}()
 	for _, in := range infos {
-		if in.Kind != session.KindMCP || in.State == session.StateRunning || ctx.Err() != nil {
+		// A dead server's session has no end record: it reads as
+		// interrupted (done, failed: its server ended it; running: live).
+		if in.Kind != session.KindMCP || in.State != session.StateInterrupted || ctx.Err() != nil {
 			continue
 		}
 		if log == nil {
