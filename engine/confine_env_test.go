@@ -112,4 +112,27 @@ func TestStepEnvSSHD(t *testing.T) {
 	if len(steps) != 1 || !strings.Contains(steps[0].Output, "java=/opt/jdk") {
 		t.Errorf("the host's JAVA_HOME did not reach the confined step: %s", show(steps))
 	}
+	// Where the kernel does not confine (here turned off, as on a host
+	// without Landlock), a step nobody approved still loses the host's
+	// secret-named variables; an approved one keeps them.
+	cmd := `printenv HOST_API_TOKEN | rev; echo "java=$JAVA_HOME"; echo "glob=$(echo /e*c)"; printf 'ifs=[%s]\n' "$IFS"`
+	for _, tc := range []struct {
+		mode safety.Mode
+		seen bool
+	}{{safety.ModeNever, false}, {safety.ModeAll, true}} {
+		steps, _ = run(t, open, engine.HostOptions{Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(tc.mode, nil),
+			Enforcement: engine.Enforcement{Off: true}}, shellStep(cmd))
+		if len(steps) != 1 || steps[0].Status != "ok" {
+			t.Fatalf("kernel off, %v: %s", tc.mode, show(steps))
+		}
+		out := steps[0].Output
+		if got := strings.Contains(out, reversed(envMarker)); got != tc.seen {
+			t.Errorf("kernel off, %v: the host's HOST_API_TOKEN reached the step: %v, want %v:\n%s", tc.mode, got, tc.seen, out)
+		}
+		for _, good := range []string{"java=/opt/jdk", "glob=/etc", "ifs=[ \t\n]"} {
+			if !strings.Contains(out, good) {
+				t.Errorf("kernel off, %v: the step lost %q:\n%s", tc.mode, good, out)
+			}
+		}
+	}
 }

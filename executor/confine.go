@@ -41,12 +41,15 @@ func confineLevel(tool string, l safety.Level, d safety.Decision, m safety.Mode)
 func (e *Executor) confined(ctx context.Context, tr transport.Transport, l confine.Level) (transport.Transport, error) {
 	cf := e.confinerFor(tr)
 	if cf == nil {
-		return tr, nil
+		return unconfined(tr, l), nil
 	}
 	// Even confine.None: the operator's sandbox confines every command.
 	c, err := cf.Confine(ctx, l)
-	if err != nil || c.None() {
+	if err != nil {
 		return tr, err
+	}
+	if c.None() {
+		return unconfined(tr, l), nil
 	}
 	if tr != e.cfg.Transport {
 		// Another user's transport (become: sudo → launcher → shell): a
@@ -55,6 +58,35 @@ func (e *Executor) confined(ctx context.Context, tr transport.Transport, l confi
 	}
 	return wrapped{Transport: tr, c: c}, nil
 }
+
+// unconfined is the transport a step of level l runs through where the
+// kernel does not confine it. A step nobody approved (l is not None) on
+// an SSH host still loses the host's secret-named variables, as a
+// confined one does in the launcher: its commands run after
+// confine.SecretEnvPrologue in the same shell. Locally every step already
+// starts from an allow-list of agent's environment (transport.StepEnv).
+func unconfined(tr transport.Transport, l confine.Level) transport.Transport {
+	if l == confine.None || tr.Host().Kind == "local" {
+		return tr
+	}
+	return prologued{Transport: tr, prologue: secretEnvPrologue}
+}
+
+var secretEnvPrologue = confine.SecretEnvPrologue()
+
+// prologued runs every command after prologue, in the same shell.
+type prologued struct {
+	transport.Transport
+	prologue string
+}
+
+func (p prologued) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
+	c.Command = p.prologue + c.Command
+	return p.Transport.Run(ctx, c)
+}
+
+// Unwrap returns the host's transport (transport.Unwrapper).
+func (p prologued) Unwrap() transport.Transport { return p.Transport }
 
 // wrapped runs every command confined: started on a confined thread when
 // the confinement has one and the command has no wrapper of its own, else
