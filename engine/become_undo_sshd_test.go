@@ -99,5 +99,23 @@ func TestBecomeShellDirsAndTreesUndoSSHD(t *testing.T) {
 	if got := snapshot(t, e.dir); fmt.Sprint(got) != fmt.Sprint(before) {
 		t.Errorf("after undo through sudo:\n got %v\nwant %v", got, before)
 	}
+	// The undo's audit line says whom the files were put back as.
+	for _, a := range acts {
+		if a.As != "root" {
+			t.Errorf("undo action %s: as %q, want root", a, a.As)
+		}
+	}
+	auditPath, err := statedir.AuditPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, `"tool":"undo"`) || !strings.Contains(last, `"as":"root"`) {
+		t.Errorf("the undo's audit line does not say it ran as root: %s", last)
+	}
 	checkOwnerMode(t, filepath.Join(tree, "sub", "f"), 0o600, 0, 0)
 }

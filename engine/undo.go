@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,12 +95,25 @@ func UndoWith(ctx context.Context, tr transport.Transport, stateDir, id, target 
 	if len(acts) == 1 {
 		ent.Path = acts[0].Path
 	}
+	ent.As = undoneAs(acts)
 	ent.ExitCode, ent.Output = &code, strings.Join(lines, "\n")
 	if aerr := log.Append(ctx, ent); aerr != nil {
 		// The files are back; the trail misses the outcome: say so.
 		return acts, errors.Join(err, fmt.Errorf("undo session %s: %w", id, aerr))
 	}
 	return acts, err
+}
+
+// undoneAs is the become users files were put back as, in the order
+// first met, joined by commas ("" when all were the login user's).
+func undoneAs(acts []journal.Action) string {
+	var as []string
+	for _, a := range acts {
+		if a.As != "" && !slices.Contains(as, a.As) {
+			as = append(as, a.As)
+		}
+	}
+	return strings.Join(as, ",")
 }
 
 // UndoTool is the tool name an undo's audit lines carry.

@@ -95,6 +95,9 @@ type Action struct {
 	// OwnerLeft: content and modes are back but an owner is not (the
 	// restore's error says which, an OwnerError).
 	OwnerLeft bool
+	// As is the user the file was put back as through become (sudo), as
+	// the session had changed it; "" for the login user.
+	As string
 }
 
 // String says it in words: "restored /x (12 bytes)",
@@ -197,6 +200,7 @@ func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOp
 			return actions, errors.Join(append(errs, fmt.Errorf("undo session %s: %w", j.session, err))...)
 		}
 		a, err := j.restoreOne(ctx, t.rw, t.r, lastNew[t.r.Path])
+		a.As = t.r.As
 		if err != nil {
 			if oe := (*OwnerError)(nil); errors.As(err, &oe) && a.Path != "" {
 				a.OwnerLeft = true

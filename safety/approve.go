@@ -284,7 +284,9 @@ func (a *Approver) ask(ctx context.Context, req Request) (Decision, error) {
 	case err != nil && ctx.Err() != nil:
 		return interrupted(ctx)
 	case err != nil:
-		return Decision{By: ByUser, Reason: fmt.Sprintf("approval failed: %v; %s", err, needsApproval(req.Risk))}, nil
+		// Nobody answered (no terminal, an MCP client that cannot ask):
+		// the refusal is the policy's, not a person's.
+		return Decision{By: ByPolicy, Reason: fmt.Sprintf("approval failed: %v; %s", err, needsApproval(req.Risk))}, nil
 	}
 	d.By, d.Asked = ByUser, true
 	if a.scope == ScopeBatch {

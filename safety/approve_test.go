@@ -85,7 +85,7 @@ func TestDecide(t *testing.T) {
 		{ModeAsk, medium, no, false, false, true, ByUser, "denied by user"},
 		{ModeAsk, high, yes, false, true, true, ByUser, "approved by user"},
 		{ModeAsk, high, no, false, false, true, ByUser, "denied by user"},
-		{ModeAsk, high, fails, false, false, false, ByUser, "approval failed: unexpected EOF; high risk: sudo"},
+		{ModeAsk, high, fails, false, false, false, ByPolicy, "approval failed: unexpected EOF; high risk: sudo"},
 		{ModeAsk, medium, noAsk, true, false, false, ByPolicy, "needs approval"},
 		{ModeAsk, high, noAsk, true, false, false, ByPolicy, "needs approval"},
 		{ModeMedium, medium, noAsk, false, true, false, ByPolicy, "medium risk allowed by --approve medium"},

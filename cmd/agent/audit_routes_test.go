@@ -364,8 +364,8 @@ func TestAuditFullDiskRoutes(t *testing.T) {
 // TestAuditMCPApprovals: who approved a client's step, and how, is in
 // its line: a step the client's user approved through elicitation says
 // by user and approved; one they declined is denied by user and says so;
-// a medium step of a client without elicitation is denied, saying that
-// its user could not be asked.
+// a medium step of a client without elicitation is denied by policy
+// (nobody answered), saying that its user could not be asked.
 func TestAuditMCPApprovals(t *testing.T) {
 	dir := t.TempDir()
 	env := mcpEnv(t, dir)
@@ -418,7 +418,7 @@ func TestAuditMCPApprovals(t *testing.T) {
 	for file, want := range map[string][]string{
 		"yes.txt": {"allowed/user/", "approved"},
 		"no.txt":  {"denied/user/", "answered decline"},
-		"gone":    {"denied/", "cannot ask its user"},
+		"gone":    {"denied/policy/", "cannot ask its user"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(got[file], w) {
