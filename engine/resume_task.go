@@ -92,7 +92,7 @@ func resumedPlan(hp *session.HostProgress) *stepgen.Resumed {
 		text, ok := hp.Answers[ph.Phase]
 		switch {
 		case ok && rs.From < 0:
-			rs.Closed = append(rs.Closed, fmt.Sprintf("Phase %d (%s): %s", ph.Phase, ph.Goal, text))
+			rs.Closed = append(rs.Closed, fmt.Sprintf("Phase %d: %s", ph.Phase, text))
 		case rs.From < 0:
 			rs.From = i
 		}

@@ -152,12 +152,13 @@ func MatchesType(p, t string) bool {
 func (c *Context) SessionFilesText(budget int) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.scrub(c.sessionFilesBlock(budget))
+	return c.scrub(c.sessionFilesBlock(budget, ""))
 }
 
 // sessionFilesBlock is the summary's block of the session's files, newest
-// last, within budget bytes.
-func (c *Context) sessionFilesBlock(budget int) string {
+// last, within budget bytes, without this task's files named in the
+// parameters lines named (paramLines; "": none left out).
+func (c *Context) sessionFilesBlock(budget int, named string) string {
 	const head = "Files of this session (session_files resolves \"this\", \"these\", \"previous\"):\n"
 	if len(c.touched) == 0 {
 		return ""
@@ -166,6 +167,9 @@ func (c *Context) sessionFilesBlock(budget int) string {
 	var lines []string // newest first
 	i := len(c.touched) - 1
 	for ; i >= 0; i-- {
+		if f := c.touched[i]; f.Task == c.task && namedIn(named, f.Path) {
+			continue // this task's step entry names it
+		}
 		line := clipHead("  "+describeFile(c.touched[i]), varLineMax) + "\n"
 		if size+len(line) > budget {
 			break

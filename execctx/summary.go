@@ -33,9 +33,9 @@ func (c *Context) Summary(budget int) string {
 	defer c.mu.Unlock()
 
 	vars := c.varsBlock(budget/4, nil)
-	files := c.sessionFilesBlock(budget / 8)
+	files := c.sessionFilesBlock(budget/8, "")
 	if files == "" {
-		files = c.filesBlock(budget / 8)
+		files = c.filesBlock(budget/8, "")
 	}
 	header := fmt.Sprintf("Steps run: %d\n", len(c.history))
 	steps, _ := c.stepEntries(budget-len(vars)-len(files), len(header))
@@ -54,11 +54,13 @@ type SummaryParts struct {
 	// Steps are the step entries, oldest first, without Summary's
 	// "Steps run" header; "" before the first step.
 	Steps string
-	// Vars is the variables block. A variable holding exactly the output
-	// that a step entry of Steps shows in full (the step saved it) says
-	// so instead of repeating it.
+	// Vars is the variables block without the variables a step entry of
+	// Steps shows: one holding exactly the output that entry shows in
+	// full (the step saved it, "saved as"). "" when no other variable is
+	// set.
 	Vars string
-	// Files is the files block; "" when no file was accessed.
+	// Files is the files block without the files a step entry of Steps
+	// names in its parameters; "" when no other file was accessed.
 	Files string
 }
 
@@ -72,12 +74,21 @@ func (c *Context) Parts(budget int) SummaryParts {
 	defer c.mu.Unlock()
 
 	vars := c.varsBlock(budget/4, nil) // the room they may take, before de-duplication
-	files := c.sessionFilesBlock(budget / 8)
+	files := c.sessionFilesBlock(budget/8, "")
 	if files == "" {
-		files = c.filesBlock(budget / 8)
+		files = c.filesBlock(budget/8, "")
 	}
 	steps, shown := c.stepEntries(budget-len(vars)-len(files), 0)
-	p := SummaryParts{Steps: c.scrub(steps), Vars: c.scrub(c.varsBlock(budget/4, shown)), Files: c.scrub(files)}
+	named := paramLines(steps)
+	files = c.sessionFilesBlock(budget/8, named)
+	if files == "" {
+		files = c.filesBlock(budget/8, named)
+	}
+	vars = c.varsBlock(budget/4, shown)
+	if vars == varsHead || vars == varsHead+varsNone {
+		vars = ""
+	}
+	p := SummaryParts{Steps: c.scrub(steps), Vars: c.scrub(vars), Files: c.scrub(files)}
 	if over := len(p.Steps) + len(p.Vars) + len(p.Files) - budget; over > 0 {
 		p.Steps = clipHead(p.Steps, max(len(p.Steps)-over, 0))
 	}
@@ -163,7 +174,7 @@ func fullEntry(num int, r StepRecord, outMax int, red func(string) string) strin
 	}
 	b.WriteString("\n")
 	if len(r.Params) > 0 {
-		b.WriteString("   parameters: " + clipHead(red(jsonText(r.Params)), paramsMax) + "\n")
+		b.WriteString(paramsPrefix + clipHead(red(jsonText(r.Params)), paramsMax) + "\n")
 	}
 	if r.SaveAs != "" {
 		b.WriteString("   saved as: " + r.SaveAs + "\n")
@@ -285,6 +296,14 @@ func (c *Context) scrubMarked(s string, mark func(string) string) (string, []str
 
 // varsBlock lists the variables in at most budget bytes; one in shown
 // names the step whose output it is instead of repeating it.
+// The variables block's header, and its line when there is none.
+const (
+	varsHead = "Variables:\n"
+	varsNone = "  (none)\n"
+)
+
+// varsBlock is the variables block in at most budget bytes, without those
+// of shown (Parts).
 func (c *Context) varsBlock(budget int, shown map[string]int) string {
 	names := make([]string, 0, len(c.vars))
 	for _, k := range sortedKeys(c.vars) {
@@ -293,9 +312,9 @@ func (c *Context) varsBlock(budget int, shown map[string]int) string {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("Variables:\n")
+	b.WriteString(varsHead)
 	if len(names) == 0 {
-		b.WriteString("  (none)\n")
+		b.WriteString(varsNone)
 	}
 	const reserve = 24 // for "  … N more"
 	for i, k := range names {
@@ -303,10 +322,10 @@ func (c *Context) varsBlock(budget int, shown map[string]int) string {
 		if c.exposed[k] == ExposeName {
 			val = Redacted
 		}
-		line := clipHead("  "+k+" = "+c.redactor()(val), varLineMax) + "\n"
-		if step, ok := shown[k]; ok && c.exposed[k] == ExposeValue {
-			line = fmt.Sprintf("  %s = the output of step %d\n", k, step)
+		if _, ok := shown[k]; ok && c.exposed[k] == ExposeValue {
+			continue // its step's entry shows it: "saved as"
 		}
+		line := clipHead("  "+k+" = "+c.redactor()(val), varLineMax) + "\n"
 		if b.Len()+len(line)+reserve > budget {
 			fmt.Fprintf(&b, "  … %d more\n", len(names)-i)
 			break
@@ -319,15 +338,18 @@ func (c *Context) varsBlock(budget int, shown map[string]int) string {
 	return b.String()
 }
 
-func (c *Context) filesBlock(budget int) string {
-	if len(c.files) == 0 {
-		return ""
-	}
+// filesBlock is the block of the files accessed, newest kept, in at most
+// budget bytes, without those named in the parameters lines named
+// (paramLines); "" when none is left.
+func (c *Context) filesBlock(budget int, named string) string {
 	var lines []string // newest first
 	size := len("Files accessed:\n") + 40
 	i := len(c.files) - 1
 	for ; i >= 0; i-- {
 		f := c.files[i]
+		if namedIn(named, f.Path) {
+			continue
+		}
 		line := clipHead("  "+string(f.Op)+" "+oneLineText(f.Path), varLineMax) + "\n"
 		if size+len(line) > budget {
 			break
@@ -335,7 +357,7 @@ func (c *Context) filesBlock(budget int) string {
 		size += len(line)
 		lines = append(lines, line)
 	}
-	if size > budget {
+	if size > budget || len(lines) == 0 {
 		return ""
 	}
 	var b strings.Builder
@@ -433,4 +455,29 @@ func (c *Context) redactor() func(string) string {
 		return func(s string) string { return s }
 	}
 	return c.redact
+}
+
+// paramsPrefix begins the parameters line of a full step entry.
+const paramsPrefix = "   parameters: "
+
+// paramLines are the parameters lines of the step entries text, one a
+// line.
+func paramLines(steps string) string {
+	var b strings.Builder
+	for line := range strings.Lines(steps) {
+		if strings.HasPrefix(line, paramsPrefix) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// namedIn reports whether the parameters lines named hold path, as a
+// JSON string's content.
+func namedIn(named, path string) bool {
+	if named == "" || path == "" {
+		return false
+	}
+	j := jsonText(path)
+	return strings.Contains(named, `"`+j[1:len(j)-1]+`"`)
 }

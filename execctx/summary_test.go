@@ -142,7 +142,7 @@ func TestScrub(t *testing.T) {
 // within the budget.
 func TestSummaryParts(t *testing.T) {
 	c := New()
-	if p := c.Parts(0); p.Steps != "" || p.Vars != "Variables:\n  (none)\n" || p.Files != "" {
+	if p := c.Parts(0); p.Steps != "" || p.Vars != "" || p.Files != "" {
 		t.Errorf("empty Parts = %+v", p)
 	}
 	_ = c.Record(StepRecord{Tool: "read_file", Params: map[string]any{"file_path": "a"}, Status: StatusOK, Stdout: "x\ny\n", Output: "x\ny\n", SaveAs: "a"})
@@ -154,10 +154,30 @@ func TestSummaryParts(t *testing.T) {
 	if strings.Contains(p.Steps, "Steps run") || !strings.HasPrefix(p.Steps, "1. read_file [ok") {
 		t.Errorf("steps:\n%s", p.Steps)
 	}
-	for _, want := range []string{"  a = the output of step 1\n", "  f = \"\"\n", "  b = \"zzz"} {
+	for _, want := range []string{"  f = \"\"\n", "  b = \"zzz"} {
 		if !strings.Contains(p.Vars, want) {
 			t.Errorf("vars lack %q:\n%s", want, p.Vars)
 		}
+	}
+	// a: its step's entry shows it in full ("saved as: a")
+	if strings.Contains(p.Vars, "  a ") || !strings.Contains(p.Steps, "   saved as: a\n   output: x\n     y\n") {
+		t.Errorf("a is not shown once, by its step:\n%s%s", p.Steps, p.Vars)
+	}
+	// the files: one a step's entry names is left out, another task's
+	// stays, and so does one no entry names
+	for _, f := range []SessionFile{{Path: "a", Ops: []FileEvent{FileRead}, Size: 4}, {Path: "/srv/other.log", Ops: []FileEvent{FileWritten}, Size: 1}} {
+		c.Touch(f)
+	}
+	if p := c.Parts(0); strings.Contains(p.Files, "read a") || !strings.Contains(p.Files, "written /srv/other.log") {
+		t.Errorf("files:\n%s", p.Files)
+	}
+	c.BeginTask()
+	if p := c.Parts(0); !strings.Contains(p.Files, "read a") {
+		t.Errorf("an earlier task's file is left out:\n%s", p.Files)
+	}
+	c.Touch(SessionFile{Path: "/srv/other.log", Ops: []FileEvent{FileRead}, Size: 1})
+	if p := c.Parts(0); !strings.Contains(p.Files, "read a") || strings.Count(p.Files, "\n") != 3 {
+		t.Errorf("files after a new task:\n%s", p.Files)
 	}
 	// Summary keeps every value
 	if s := c.Summary(0); !strings.Contains(s, "  a = \"x\\ny\\n\"\n") || !strings.HasPrefix(s, "Steps run: 3\n1. read_file") {

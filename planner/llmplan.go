@@ -28,22 +28,20 @@ type Chatter interface {
 	Chat(ctx context.Context, req llm.Request) (llm.Response, error)
 }
 
-// SubmitPlanTool is the submit_plan function offered to the model.
+// SubmitPlanTool is the submit_plan function offered to the model. Its
+// schema holds what the planner reads: the phases, each a goal, a
+// description and success criteria. It is in every adaptive request (a
+// phase may close with REPLAN: and a new plan), so it is kept short:
+// ParseLLMPlan numbers the phases itself and still accepts the
+// task_type, complexity and phase numbers models add.
 func SubmitPlanTool() llm.Tool {
 	return llm.Tool{
-		Name: SubmitPlanName,
-		Description: "The plan: its phases in order, each with a goal and how to know it succeeded. " +
-			"In a phase: only beside a REPLAN: phase_done, the phases replacing the rest.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"task_type":{"type":"string"},` +
-			`"complexity":{"type":"string","enum":["simple","medium","complex"]},` +
-			`"phases":{"type":"array","minItems":1,"maxItems":10,"items":{"type":"object","properties":{` +
-			`"phase":{"type":"integer"},` +
-			`"goal":{"type":"string"},` +
-			`"description":{"type":"string"},` +
+		Name:        SubmitPlanName,
+		Description: fmt.Sprintf("Phases in order (at most %d); in a phase, only beside a REPLAN: phase_done.", MaxPhases),
+		Parameters: json.RawMessage(`{"type":"object","properties":{"phases":{"type":"array","items":{"type":"object","properties":{` +
+			`"goal":{"type":"string"},"description":{"type":"string"},` +
 			`"success_criteria":{"type":"string"}},` +
-			`"required":["phase","goal"]}}},` +
-			`"required":["phases"]}`),
+			`"required":["goal"]}}},"required":["phases"]}`),
 	}
 }
 
@@ -108,7 +106,7 @@ func (p *LLMPlanner) Plan(ctx context.Context, task, env string) (LLMPlan, error
 	sys, user := planSystemPrompt(env), "Task: "+task
 	switch {
 	case p.First != nil && p.First.Head != "":
-		sys, user = p.First.Head+headPlanning, "Plan the task, and start phase 1 in the same reply."
+		sys, user = p.First.Head+headPlanning, "Plan the task."
 	case p.First != nil:
 		sys = firstPhasePrompt(env, p.First.Rules)
 	}
@@ -289,9 +287,8 @@ Execution environment:
 // headPlanning follows FirstPhase.Head in the planning prompt.
 const headPlanning = `
 ## Planning
-First call submit_plan once with the task's phases (usually 1-4; simple tasks need one or two), each with a
-concrete goal, a short description and success criteria its steps' results can show. In the same reply, start
-phase 1 with 1-3 calls.
+Call submit_plan once with the phases (usually 1-4; simple tasks need one or two), each a concrete goal, a short
+description and success criteria its steps' results can show; start phase 1 in the same reply.
 `
 
 // firstPhasePrompt is the planning prompt when the reply may start the

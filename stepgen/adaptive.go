@@ -24,6 +24,7 @@ const replanMarker = "REPLAN:"
 // cannot succeed (its summary starts with "REPLAN:") replaces the rest of
 // the plan once; a second time ends the run.
 func (r *runner) adaptive(ctx context.Context, task string) error {
+	r.offered = r.taskTools(task)
 	pl := &planner.LLMPlanner{Chat: r.chat, First: r.firstPhase(task)}
 	var lp planner.LLMPlan
 	var closed []string // closing text of each phase done
@@ -81,7 +82,7 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 			r.emitPlan(plan)
 			continue
 		}
-		closed = append(closed, fmt.Sprintf("Phase %d (%s): %s", ph.Phase, ph.Goal, text))
+		closed = append(closed, fmt.Sprintf("Phase %d: %s", ph.Phase, text))
 		r.res.Answer = text
 		if reason, ok := failedReason(text); ok { // the task cannot be done: no later phase
 			return fmt.Errorf("%w: phase %d (%s): %s", ErrTaskFailed, ph.Phase, ph.Goal, oneLine(reason, 300))
@@ -113,7 +114,6 @@ func phaseInfo(ph planner.Phase) event.PhaseInfo {
 // calls and their replies follow it verbatim (so no output is sent twice).
 func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph planner.Phase, closed []string, first *llm.Response) (string, *planner.LLMPlan, *llm.Response, error) {
 	var exchange []llm.Message // the last round: assistant message and its tool replies
-	offered := r.phaseTools(task, ph)
 	sys := r.phasePrompt(task, plan, ph, closed)
 	for round := 1; ; round++ {
 		if round > r.cfg.MaxRounds {
@@ -128,19 +128,19 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 				{Role: llm.RoleUser, Content: phaseInstruction(ph, round)},
 			}
 			msgs = append(msgs, exchange...)
-			req := llm.Request{Messages: msgs, Tools: stepRequestTools(offered), Control: controlTools}
+			req := llm.Request{Messages: msgs, Tools: stepRequestTools(r.offered), Control: controlTools}
 			var err error
 			if resp, err = r.chat.Chat(ctx, req); err != nil {
 				return "", nil, nil, err
 			}
-			if len(offered) < len(r.tools) && len(resp.ToolCalls) == 0 {
+			if len(r.offered) < len(r.tools) && len(resp.ToolCalls) == 0 {
 				// a call to a tool not offered, written as plain JSON text, is
 				// a call, not the phase's closing text
 				resp = llm.ExtractTextCalls(resp, toolNames(req.Tools), r.exec.Registry().Names(), PhaseDoneName)
 			}
 		}
-		if len(offered) < len(r.tools) && r.acceptUnoffered(&resp) {
-			offered = r.tools // the model reached for another tool: offer them all from now on
+		if len(r.offered) < len(r.tools) && r.acceptUnoffered(&resp) {
+			r.offered = r.tools // the model reached for another tool: offer them all from now on
 		}
 		r.thought(ph.Phase, resp)
 		if len(resp.ToolCalls) == 0 {
@@ -189,30 +189,34 @@ func (r *runner) closePhase(plan *planner.Plan, ph planner.Phase, text string) {
 // an earlier request's beginning at a fraction of the price: what holds
 // for the whole task first (the rules, the environment, the task: the
 // same bytes as the planning prompt's beginning, promptHead), then the
-// steps run (they only grow at the end, until older ones are shortened),
-// then what changes from request to request (the plan, which a replan
-// changes, the phases done, the variables, the files, the current
-// phase). Nothing in it changes with time alone.
+// plan (only a replan changes it), then the steps run (they only grow at
+// the end, until older ones are shortened), then what changes from
+// request to request (the phases done, the variables and files the steps
+// do not show, the current phase). Nothing in it changes with time alone,
+// and nothing is said twice: a phase done is its number and summary (the
+// plan has its goal).
 func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, closed []string) string {
 	var b strings.Builder
 	b.WriteString(r.promptHead(task))
+	b.WriteString("\n## Plan\n")
+	for _, p := range plan.Phases {
+		fmt.Fprintf(&b, "%d. %s\n", p.Phase, p.Goal)
+	}
 	hist := r.historyParts()
 	b.WriteString("\n## Steps run\n")
 	if hist.Steps == "" {
 		b.WriteString("(none yet)\n")
 	}
 	b.WriteString(hist.Steps)
-	b.WriteString("\n## Plan\n")
-	for _, p := range plan.Phases {
-		fmt.Fprintf(&b, "%d. %s\n", p.Phase, p.Goal)
-	}
 	if len(closed) > 0 {
 		b.WriteString("\n## Phases done\n")
 		for _, c := range closed {
 			b.WriteString(oneLine(c, 600) + "\n")
 		}
 	}
-	b.WriteString("\n" + hist.Vars + hist.Files)
+	if hist.Vars+hist.Files != "" {
+		b.WriteString("\n" + hist.Vars + hist.Files)
+	}
 	fmt.Fprintf(&b, "\n## Current phase %d: %s\n", ph.Phase, ph.Goal)
 	if ph.Description != "" {
 		fmt.Fprintf(&b, "Description: %s\n", ph.Description)
@@ -232,9 +236,11 @@ func (r *runner) promptHead(task string) string {
 }
 
 // moreTools is the system prompt's line naming the tools beside the core
-// ones: the same whatever a request offers (a phase offers some of them
+// ones: the same whatever a request offers (a task offers some of them
 // when its text calls for them; any can be called), so that the prompt's
-// beginning stays the same.
+// beginning stays the same. Names that share a prefix up to "_" are
+// written once with their endings ("container_list/logs"): the line is
+// in every request.
 func (r *runner) moreTools() string {
 	var more []string
 	for _, t := range r.tools {
@@ -245,7 +251,34 @@ func (r *runner) moreTools() string {
 	if len(more) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Other tools, described when offered, can be called too: %s.\n", strings.Join(more, ", "))
+	return fmt.Sprintf("Other tools, described when offered, can be called too: %s.\n", strings.Join(groupNames(more), ", "))
+}
+
+// groupNames joins the names sharing their part up to the first "_" into
+// one entry, "prefix_a/b/c", in the order of the first; a group of one
+// stays as it is.
+func groupNames(names []string) []string {
+	var out []string
+	groups := map[string]int{} // prefix → index in out
+	ends := map[string][]string{}
+	for _, n := range names {
+		prefix, end, ok := strings.Cut(n, "_")
+		if !ok {
+			out = append(out, n)
+			continue
+		}
+		if _, seen := groups[prefix]; !seen {
+			groups[prefix] = len(out)
+			out = append(out, n)
+		}
+		ends[prefix] = append(ends[prefix], end)
+	}
+	for prefix, i := range groups {
+		if len(ends[prefix]) > 1 {
+			out[i] = prefix + "_" + strings.Join(ends[prefix], "/")
+		}
+	}
+	return out
 }
 
 func phaseInstruction(ph planner.Phase, round int) string {
@@ -262,26 +295,25 @@ func phaseInstruction(ph planner.Phase, round int) string {
 // again each time (how to close a phase) is here, in the part a
 // provider's prompt cache serves.
 const stepRules = `You are a command-line agent doing a task on a host in phases, by calling tools (1-3 per reply, run in order).
-Each tool also takes "description", "save_output_as" (a variable for its output), "condition" (an expression
-over variables, e.g. "out.strip() == '1'"; false skips the step) and "ignore_errors" (true: a failure is
-expected). "{{x}}" in a parameter is variable x; "last" is the latest result (last.stdout, last.exit_code,
-last.success). After a failed step, correct course; never repeat a denied step unchanged, nor one that succeeded.
-Add phase_done after the steps that meet the phase's success criteria, in the same reply; the next phase's steps
-may follow it if they need no result you have not seen. A phase that cannot succeed closes with "REPLAN: why"
-beside submit_plan with the phases replacing the rest; a task that cannot, "FAILED: why".
+Every tool also takes "description", "save_output_as" (a variable for its output), "condition" (e.g.
+"out.strip() == '1'"; false skips the step) and "ignore_errors" (true: failure expected). "{{x}}" in a
+parameter is variable x; "last" the latest result (last.stdout, last.exit_code, last.success). After a failure,
+correct course; never repeat a denied step unchanged, nor one that succeeded. Call phase_done after the steps
+meeting the phase's success criteria, in the same reply; the next phase's steps may follow if they need no
+result you have not seen. A phase that cannot succeed closes with "REPLAN: why" beside submit_plan (the phases
+replacing the rest); a task that cannot, "FAILED: why".
 `
 
 // CoreTools are offered in every adaptive step request: the
 // adaptive-execution spec's five core tools. The other tools are offered
-// in a phase whose task or phase text calls for them (toolHints), and all
-// of them once the model calls one that was not offered. Tool definitions
-// are most of a step request's size, and ReAct, which cannot know what
-// the task needs, offers them all every time.
+// in a task whose text calls for them (toolHints), and all of them once
+// the model calls one that was not offered. Tool definitions are most of
+// a step request's size, and ReAct, which cannot know what the task
+// needs, offers them all every time.
 var CoreTools = []string{"execute_command", "read_file", "write_file", "edit_file", "check_condition"}
 
 // toolHints are words and phrases (lower case, matched at word starts) in
-// the task or the phase that bring a tool beside the core ones into a
-// phase. They are specific on purpose: "find" alone says nothing about the
+// the task that bring a tool beside the core ones into its requests. They are specific on purpose: "find" alone says nothing about the
 // find tool ("find the ERROR lines", "find out why"); a tool the hints
 // miss is still listed by name and runs when called.
 var toolHints = map[string][]string{
@@ -307,11 +339,15 @@ var toolHints = map[string][]string{
 // containerHints bring the container tools.
 var containerHints = []string{"container", "docker", "podman", "容器"}
 
-// phaseTools returns the tools a phase's requests offer: the core tools
-// and those the task or the phase text calls for (toolHints). Tool names
-// themselves are not hints: find, ps and ss are common words.
-func (r *runner) phaseTools(task string, ph planner.Phase) []llm.Tool {
-	text := " " + strings.ToLower(strings.Join([]string{task, ph.Goal, ph.Description, ph.SuccessCriteria}, " "))
+// taskTools returns the tools every request of a task offers: the core
+// tools and those the task's text calls for (toolHints). A phase's text
+// brings none: the tools come first in a request, so a request offering
+// one more tool than the one before shares no cached prefix with it (and
+// the model wrote the phases knowing the other tools by name; calling one
+// offers them all). Tool names themselves are not hints: find, ps and ss
+// are common words.
+func (r *runner) taskTools(task string) []llm.Tool {
+	text := " " + strings.ToLower(task)
 	wanted := func(name string) bool {
 		if slices.Contains(CoreTools, name) {
 			return true

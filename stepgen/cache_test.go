@@ -87,9 +87,17 @@ func TestAdaptivePromptPrefixStable(t *testing.T) {
 		t.Errorf("phase 2 and 3 requests share %d bytes, want ≥ %d (through phase 1's step): they part at %q",
 			n, at, p[2][n:min(n+80, len(p[2]))])
 	}
-	// the output a variable holds is sent once: in the step's entry
-	if sys := reqs[2].Request.Messages[0].Text(); strings.Count(sys, "second-output\n") != 1 || !strings.Contains(sys, "b = the output of step 2\n") {
+	// the output a variable holds is sent once: in the step's entry,
+	// which names the variable; the variables block does not repeat it
+	if sys := reqs[2].Request.Messages[0].Text(); strings.Count(sys, "second-output\n") != 1 || !strings.Contains(sys, "saved as: b\n") ||
+		strings.Contains(sys, "\n  b = ") {
 		t.Errorf("phase 3's prompt does not hold phase 2's output once:\n%s", sys)
+	}
+	// and the plan, which only a replan changes, comes before the steps:
+	// phase 2's and 3's requests share it
+	sys2 := reqs[2].Request.Messages[0].Text()
+	if i, j := strings.Index(sys2, "## Plan\n1. one\n"), strings.Index(sys2, "## Steps run\n"); i < 0 || j < i {
+		t.Errorf("phase 3's prompt does not put the plan before the steps:\n%s", sys2)
 	}
 }
 

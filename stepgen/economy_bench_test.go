@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autoshell/agent/llm"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/testenv"
 	"github.com/autoshell/agent/tools"
@@ -42,7 +43,9 @@ func TestAdaptiveOffersCoreTools(t *testing.T) {
 	}
 }
 
-// Words of the task or the phase bring the tools they call for.
+// Words of the task bring the tools they call for, to every request of
+// the task; a phase's words bring none (a request offering more tools
+// than the one before shares no cached prefix with it).
 func TestAdaptiveHintedTools(t *testing.T) {
 	for _, tc := range []struct {
 		task, goal string
@@ -54,7 +57,8 @@ func TestAdaptiveHintedTools(t *testing.T) {
 		{"find the ERROR lines in app.log", "find them", nil, []string{"find", "grep", "ps", "ss"}},
 		{"locate nginx.conf and search it for listen", "g", []string{"find", "grep", "ss"}, nil},
 		{"steps to success", "g", nil, []string{"ps", "ss"}}, // tool names inside words are no hints
-		{"查看8080端口被哪个进程占用", "检查磁盘使用率", []string{"ss", "lsof", "ps", "sys_monitor"}, []string{"wget"}},
+		{"查看8080端口被哪个进程占用", "检查磁盘使用率", []string{"ss", "lsof", "ps"}, []string{"wget", "sys_monitor"}},
+		{"check the service", "report disk usage and load", nil, []string{"sys_monitor"}},
 		{"执行用户目录下的test目录下 a.sh,如果输出为1那修改脚本让它输出为2", "执行脚本", nil, []string{"find", "grep", "ps", "ss", "lsof", "sys_monitor", "wget", "upload_file", "download_file"}},
 	} {
 		f := newFixture(t,
@@ -64,6 +68,9 @@ func TestAdaptiveHintedTools(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := f.srv.Requests()[1].Request.ToolNames()
+		if plan := f.srv.Requests()[0].Request.ToolNames(); !slices.Equal(got, plan) {
+			t.Errorf("%q: the step request offers %v, the planning request %v", tc.task, got, plan)
+		}
 		for _, w := range append(tc.want, CoreTools...) {
 			if !slices.Contains(got, w) {
 				t.Errorf("%q: %s not offered (%v)", tc.task, w, got)
@@ -130,7 +137,7 @@ func TestAdaptiveOutputSentOnce(t *testing.T) {
 	if n := count(2); n != 2 {
 		t.Errorf("marker sent %d times in the closing request, want 2 (call and reply)", n)
 	}
-	if sys := f.srv.Requests()[3].Request.Messages[0].Text(); !strings.Contains(sys, "marker-7f3a") || !strings.Contains(sys, "m = ") {
+	if sys := f.srv.Requests()[3].Request.Messages[0].Text(); !strings.Contains(sys, "marker-7f3a") || !strings.Contains(sys, "saved as: m\n") {
 		t.Errorf("phase 2's history lacks phase 1's step and variable:\n%s", sys)
 	}
 }
@@ -167,3 +174,38 @@ func FuzzContainsWord(f *testing.F) {
 
 // allTools is how many tools the step requests may offer.
 func allTools() int { return len(tools.Default(safety.DefaultPolicy()).Names()) }
+
+// The line naming the other tools names every one of them, those sharing
+// a prefix written once ("container_list/logs"), so that a model can
+// call each by its name.
+func TestMoreToolsLine(t *testing.T) {
+	if got := groupNames([]string{"find", "container_list", "upload_file", "container_logs", "ps", "container_stop"}); !slices.Equal(got,
+		[]string{"find", "container_list/logs/stop", "upload_file", "ps"}) {
+		t.Errorf("groupNames = %q", got)
+	}
+	r := &runner{}
+	for _, name := range tools.Default(safety.DefaultPolicy()).Names() {
+		r.tools = append(r.tools, llm.Tool{Name: name})
+	}
+	line := strings.TrimSuffix(r.moreTools(), ".\n")
+	_, list, _ := strings.Cut(line, ": ")
+	var named []string
+	for _, e := range strings.Split(list, ", ") {
+		first, more, _ := strings.Cut(e, "/")
+		named = append(named, first)
+		prefix, _, _ := strings.Cut(first, "_")
+		for _, end := range strings.Split(more, "/") {
+			if end != "" {
+				named = append(named, prefix+"_"+end)
+			}
+		}
+	}
+	for _, tl := range r.tools {
+		if slices.Contains(CoreTools, tl.Name) == slices.Contains(named, tl.Name) {
+			t.Errorf("%s: core %v, named %v in %q", tl.Name, slices.Contains(CoreTools, tl.Name), slices.Contains(named, tl.Name), line)
+		}
+	}
+	if strings.Count(line, "container_") != 1 {
+		t.Errorf("container tools not written once: %q", line)
+	}
+}

@@ -20,11 +20,10 @@ const PhaseDoneName = "phase_done"
 // planning request.
 func phaseDoneTool() llm.Tool {
 	return llm.Tool{
-		Name: PhaseDoneName,
-		Description: "Close the phase after its last steps, in the same reply. Honoured if none failed (skipped and " +
-			"ignore_errors steps count as done); else the phase goes on and you see why.",
+		Name:        PhaseDoneName,
+		Description: "Close the phase; refused if a step of the reply failed (but for ignore_errors).",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"summary":{"type":"string",` +
-			`"description":"what the phase found or changed"}},"required":["summary"]}`),
+			`"description":"what it found or changed"}},"required":["summary"]}`),
 	}
 }
 
@@ -34,11 +33,10 @@ const firstPhaseRules = `Add phase_done after those steps if they complete phase
 `
 
 // firstPhase is what the planning request offers for phase 1: the tools
-// the task calls for (phaseTools without a phase) and phase_done.
+// the task calls for (taskTools, as every step request) and phase_done.
 func (r *runner) firstPhase(task string) *planner.FirstPhase {
-	offered := r.phaseTools(task, planner.Phase{})
 	return &planner.FirstPhase{
-		Tools:   stepRequestTools(offered),
+		Tools:   stepRequestTools(r.offered),
 		Control: []string{PhaseDoneName},
 		Rules:   stepRules + r.moreTools() + firstPhaseRules,
 		Head:    r.promptHead(task),

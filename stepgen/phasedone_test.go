@@ -47,7 +47,7 @@ func TestAdaptiveOneRequestPerPhase(t *testing.T) {
 				t.Errorf("phase 2 opened with tool messages %q", got)
 			}
 			sys := reqs[1].Request.Messages[0].Text()
-			if !strings.Contains(sys, "script_output") || !strings.Contains(sys, "Phase 1 (run the script): ran it") {
+			if !strings.Contains(sys, "script_output") || !strings.Contains(sys, "Phase 1: ran it") {
 				t.Errorf("phase 2 prompt lacks phase 1:\n%s", sys)
 			}
 			if res.Answer != "it prints 2 now, or did not print 1" || res.Steps != 3 {

@@ -92,8 +92,8 @@ type Config struct {
 type Resumed struct {
 	Plan *planner.Plan
 	// Closed are the closing texts of the phases done, in order ("Phase
-	// N (goal): text"); From is the index in Plan.Phases of the first
-	// phase to run.
+	// N: text"; the plan has the goal); From is the index in Plan.Phases
+	// of the first phase to run.
 	Closed []string
 	From   int
 }
@@ -207,7 +207,10 @@ type runner struct {
 	start time.Time
 	// phaseNow is the adaptive phase being run.
 	phaseNow event.PhaseInfo
-	res      Result
+	// offered are the tools adaptive requests offer: the task's
+	// (taskTools), or all once the model called another.
+	offered []llm.Tool
+	res     Result
 }
 
 func (r *runner) emit(ev event.Event) {

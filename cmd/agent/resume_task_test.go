@@ -26,7 +26,7 @@ func taskPlan() testenv.Reply {
 func resumedRequest(t *testing.T, reply testenv.Reply) testenv.Reply {
 	return testenv.Reply{Func: func(req *testenv.ChatRequest) testenv.Reply {
 		sys := string(req.Messages[0].Content)
-		for _, want := range []string{"interrupted", "echo c1", "## Phases done", "Phase 1 (first part): phase 1 done", "Current phase 2"} {
+		for _, want := range []string{"interrupted", "echo c1", "## Phases done", "1. first part", "Phase 1: phase 1 done", "Current phase 2"} {
 			if !strings.Contains(sys, want) {
 				t.Errorf("resumed request lacks %q:\n%s", want, sys)
 			}
