@@ -287,7 +287,7 @@ Execution environment:
 // headPlanning follows FirstPhase.Head in the planning prompt.
 const headPlanning = `
 ## Planning
-Call submit_plan once with the phases (usually 1-4; simple tasks need one or two), each a concrete goal, a short
+Call submit_plan once with the phases (1-4; one or two for a simple task), each a concrete goal, a short
 description and success criteria its steps' results can show; start phase 1 in the same reply.
 `
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/autoshell/agent/event"
@@ -27,10 +28,13 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 	r.offered = r.taskTools(task)
 	pl := &planner.LLMPlanner{Chat: r.chat, First: r.firstPhase(task)}
 	var lp planner.LLMPlan
-	var closed []string // closing text of each phase done
+	var closed []phaseNote // closing text of each phase done
 	from := 0
 	if rs := r.cfg.Resume; rs != nil && rs.Plan != nil && len(rs.Plan.Phases) > 0 {
-		lp.Plan, closed, from = rs.Plan, slices.Clone(rs.Closed), min(rs.From, len(rs.Plan.Phases))
+		lp.Plan, from = rs.Plan, min(rs.From, len(rs.Plan.Phases))
+		for _, c := range rs.Closed {
+			closed = append(closed, phaseNote{text: c, after: -1}) // where their steps end is not known
+		}
 	} else {
 		var err error
 		if lp, err = pl.Plan(ctx, task, r.cfg.Environment); err != nil {
@@ -78,11 +82,11 @@ func (r *runner) adaptive(ctx context.Context, task string) error {
 				rest[j].Phase = ph.Phase + 1 + j
 			}
 			plan.Phases = append(plan.Phases[:i+1:i+1], rest...)
-			closed = append(closed, fmt.Sprintf("Phase %d could not succeed: %s", ph.Phase, reason))
+			closed = append(closed, phaseNote{fmt.Sprintf("Phase %d could not succeed: %s", ph.Phase, reason), r.exec.Vars().Len()})
 			r.emitPlan(plan)
 			continue
 		}
-		closed = append(closed, fmt.Sprintf("Phase %d: %s", ph.Phase, text))
+		closed = append(closed, phaseNote{fmt.Sprintf("Phase %d: %s", ph.Phase, text), r.exec.Vars().Len()})
 		r.res.Answer = text
 		if reason, ok := failedReason(text); ok { // the task cannot be done: no later phase
 			return fmt.Errorf("%w: phase %d (%s): %s", ErrTaskFailed, ph.Phase, ph.Goal, oneLine(reason, 300))
@@ -112,7 +116,7 @@ func phaseInfo(ph planner.Phase) event.PhaseInfo {
 // carried ones). Each request is bounded: the system prompt holds the
 // summary of what ran before the last round, and the last round's tool
 // calls and their replies follow it verbatim (so no output is sent twice).
-func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph planner.Phase, closed []string, first *llm.Response) (string, *planner.LLMPlan, *llm.Response, error) {
+func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph planner.Phase, closed []phaseNote, first *llm.Response) (string, *planner.LLMPlan, *llm.Response, error) {
 	var exchange []llm.Message // the last round: assistant message and its tool replies
 	sys := r.phasePrompt(task, plan, ph, closed)
 	for round := 1; ; round++ {
@@ -184,18 +188,26 @@ func (r *runner) closePhase(plan *planner.Plan, ph planner.Phase, text string) {
 	r.emit(event.Event{Kind: event.KindAnswer, Answer: &event.Answer{Phase: ph.Phase, Text: text, Final: ph.Phase == len(plan.Phases)}})
 }
 
+// phaseNote is a phase's closing text in the phase prompts, and where it
+// goes: after the first after steps of the history (execctx.Context.Len
+// when it closed); -1 when that is not known (a resumed run's phases).
+type phaseNote struct {
+	text  string
+	after int
+}
+
 // phasePrompt is a phase request's system prompt, laid out for the
 // providers' prompt caches, which bill the part of a request that repeats
 // an earlier request's beginning at a fraction of the price: what holds
 // for the whole task first (the rules, the environment, the task: the
 // same bytes as the planning prompt's beginning, promptHead), then the
-// plan (only a replan changes it), then the steps run (they only grow at
-// the end, until older ones are shortened), then what changes from
-// request to request (the phases done, the variables and files the steps
-// do not show, the current phase). Nothing in it changes with time alone,
-// and nothing is said twice: a phase done is its number and summary (the
-// plan has its goal).
-func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, closed []string) string {
+// plan (only a replan changes it), then the steps run, each phase's
+// closing text after its last step (they only grow at the end, until
+// older steps are shortened), then what changes from request to request
+// (the variables and files the steps do not show, the current phase).
+// Nothing in it changes with time alone, and nothing is said twice: a
+// phase done is its number and summary (the plan has its goal).
+func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, closed []phaseNote) string {
 	var b strings.Builder
 	b.WriteString(r.promptHead(task))
 	b.WriteString("\n## Plan\n")
@@ -203,15 +215,23 @@ func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, 
 		fmt.Fprintf(&b, "%d. %s\n", p.Phase, p.Goal)
 	}
 	hist := r.historyParts()
+	var placed, unplaced []phaseNote
+	for _, c := range closed {
+		if c.after < 0 {
+			unplaced = append(unplaced, c)
+		} else {
+			placed = append(placed, c)
+		}
+	}
 	b.WriteString("\n## Steps run\n")
-	if hist.Steps == "" {
+	if hist.Steps == "" && len(placed) == 0 {
 		b.WriteString("(none yet)\n")
 	}
-	b.WriteString(hist.Steps)
-	if len(closed) > 0 {
+	b.WriteString(withNotes(hist.Steps, placed))
+	if len(unplaced) > 0 {
 		b.WriteString("\n## Phases done\n")
-		for _, c := range closed {
-			b.WriteString(oneLine(c, 600) + "\n")
+		for _, c := range unplaced {
+			b.WriteString(oneLine(c.text, 600) + "\n")
 		}
 	}
 	if hist.Vars+hist.Files != "" {
@@ -225,6 +245,44 @@ func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, 
 		fmt.Fprintf(&b, "Success criteria: %s\n", ph.SuccessCriteria)
 	}
 	return b.String()
+}
+
+// withNotes puts each note's text on a line of its own in the step
+// entries steps (execctx.SummaryParts.Steps): before the first entry
+// numbered above its after, or at the end. An entry begins a line with
+// its number and ". "; no other line of the entries begins with a digit.
+func withNotes(steps string, notes []phaseNote) string {
+	if len(notes) == 0 {
+		return steps
+	}
+	var b strings.Builder
+	for line := range strings.Lines(steps) {
+		if n, ok := entryNumber(line); ok {
+			for len(notes) > 0 && notes[0].after < n {
+				b.WriteString(oneLine(notes[0].text, 600) + "\n")
+				notes = notes[1:]
+			}
+		}
+		b.WriteString(line)
+	}
+	if len(notes) > 0 && b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+		b.WriteString("\n")
+	}
+	for _, c := range notes {
+		b.WriteString(oneLine(c.text, 600) + "\n")
+	}
+	return b.String()
+}
+
+// entryNumber is the number of the step entry line begins, if it begins
+// one ("12. read_file [ok…").
+func entryNumber(line string) (int, bool) {
+	digits, _, ok := strings.Cut(line, ". ")
+	if !ok || digits == "" || len(digits) > 9 || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	return n, err == nil
 }
 
 // promptHead begins every adaptive request's system prompt, the planning

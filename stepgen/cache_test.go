@@ -93,6 +93,15 @@ func TestAdaptivePromptPrefixStable(t *testing.T) {
 		strings.Contains(sys, "\n  b = ") {
 		t.Errorf("phase 3's prompt does not hold phase 2's output once:\n%s", sys)
 	}
+	// a phase's closing text follows its last step, so that it is part of
+	// the prefix the next phase's request repeats
+	if sys := reqs[2].Request.Messages[0].Text(); !strings.Contains(sys, "first-output\nPhase 1: one done\n2. execute_command [ok") ||
+		strings.Contains(sys, "## Phases done") {
+		t.Errorf("phase 3's prompt does not put phase 1's summary after its step:\n%s", sys)
+	}
+	if at := bytes.Index(p[1], []byte("Phase 1: one done\\n")); at < 0 || commonLen(p[1], p[2]) < at {
+		t.Errorf("phase 2 and 3 requests do not share phase 1's summary (at %d, %d bytes shared)", at, commonLen(p[1], p[2]))
+	}
 	// and the plan, which only a replan changes, comes before the steps:
 	// phase 2's and 3's requests share it
 	sys2 := reqs[2].Request.Messages[0].Text()
@@ -154,4 +163,52 @@ func TestAdaptiveReplanInPhaseBadPlan(t *testing.T) {
 	if names := f.srv.Requests()[2].Request.ToolNames(); len(names) != 1 || names[0] != "submit_plan" {
 		t.Errorf("request 3 offers %v, want the planner's submit_plan", names)
 	}
+}
+
+// withNotes puts a phase's closing text after its last step entry: before
+// the first entry numbered above it, or at the end; the entries stay as
+// they are.
+func TestWithNotes(t *testing.T) {
+	steps := "  … 2 earlier steps not shown\n3. read_file [ok]: x → y\n4. execute_command [ok, exit 0, 1ms]\n   parameters: {\"command\":\"echo 5. no\"}\n" +
+		"   output: 6. not an entry\n     7. nor this\n5. write_file [ok]\n"
+	notes := []phaseNote{{"Phase 1: a", 1}, {"Phase 2: b", 3}, {"Phase 3: c", 4}, {"Phase 4: d", 5}, {"Phase 5: e", 5}}
+	want := "  … 2 earlier steps not shown\nPhase 1: a\n3. read_file [ok]: x → y\nPhase 2: b\n4. execute_command [ok, exit 0, 1ms]\n" +
+		"   parameters: {\"command\":\"echo 5. no\"}\n   output: 6. not an entry\n     7. nor this\nPhase 3: c\n5. write_file [ok]\nPhase 4: d\nPhase 5: e\n"
+	if got := withNotes(steps, notes); got != want {
+		t.Errorf("withNotes =\n%s\nwant\n%s", got, want)
+	}
+	if got := withNotes("", notes[:2]); got != "Phase 1: a\nPhase 2: b\n" {
+		t.Errorf("no steps: %q", got)
+	}
+	if got := withNotes(steps, nil); got != steps {
+		t.Errorf("no notes: %q", got)
+	}
+	for _, line := range []string{"", "12", "12.x", ". x", "1a. x", "   3. x", "99999999999. x"} {
+		if n, ok := entryNumber(line); ok {
+			t.Errorf("entryNumber(%q) = %d", line, n)
+		}
+	}
+}
+
+func FuzzWithNotes(f *testing.F) {
+	f.Add("1. a [ok]\n   output: 2. b\n3. c\n", 1, 2)
+	f.Add("", 0, 0)
+	f.Fuzz(func(t *testing.T, steps string, a, b int) {
+		notes := []phaseNote{{"Phase 1: x", min(a, b)}, {"Phase 2: y", max(a, b)}}
+		got := withNotes(steps, notes)
+		// every line of steps, in order, and each note once
+		rest := got
+		for line := range strings.Lines(steps) {
+			i := strings.Index(rest, line)
+			if i < 0 {
+				t.Fatalf("line %q of the steps lost or moved: %q", line, got)
+			}
+			rest = rest[i+len(line):]
+		}
+		for _, note := range []string{"Phase 1: x\n", "Phase 2: y\n"} {
+			if !strings.HasPrefix(got, note) && !strings.Contains(got, "\n"+note) {
+				t.Fatalf("withNotes(%q) = %q: %q not on a line of its own", steps, got, note)
+			}
+		}
+	})
 }
