@@ -1,6 +1,7 @@
 package stepgen
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -207,5 +208,30 @@ func TestMoreToolsLine(t *testing.T) {
 	}
 	if strings.Count(line, "container_") != 1 {
 		t.Errorf("container tools not written once: %q", line)
+	}
+}
+
+// The adaptive rules name only the step key the schemas lack
+// (ignore_errors): every tool's schema must describe the others.
+func TestToolSchemasHaveStepKeys(t *testing.T) {
+	for _, s := range tools.Default(safety.DefaultPolicy()).Schemas() {
+		raw, err := json.Marshal(s.Parameters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(raw, &schema); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range []string{"description", "save_output_as", "condition"} {
+			if _, ok := schema.Properties[key]; !ok {
+				t.Errorf("%s: schema lacks %q", s.Name, key)
+			}
+		}
+	}
+	if !strings.Contains(stepRules, `"ignore_errors"`) || !strings.Contains(stepRules, `"condition"`) {
+		t.Error("the rules do not name ignore_errors and condition")
 	}
 }
