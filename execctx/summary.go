@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -38,7 +39,7 @@ func (c *Context) Summary(budget int) string {
 		files = c.filesBlock(budget/8, "")
 	}
 	header := fmt.Sprintf("Steps run: %d\n", len(c.history))
-	steps, _ := c.stepEntries(budget-len(vars)-len(files), len(header))
+	steps, _ := c.stepEntries(budget-len(vars)-len(files), len(header), false)
 	out := c.scrub(header + steps + vars + files)
 	if len(out) > budget {
 		out = clipHead(out, budget)
@@ -52,7 +53,9 @@ func (c *Context) Summary(budget int) string {
 // files change anywhere, so the step generator sends the steps first.
 type SummaryParts struct {
 	// Steps are the step entries, oldest first, without Summary's
-	// "Steps run" header; "" before the first step.
+	// "Steps run" header and without what says nothing in their status
+	// (an ok step's exit 0, a duration under a second); "" before the
+	// first step.
 	Steps string
 	// Vars is the variables block without the variables a step entry of
 	// Steps shows: one holding exactly the output that entry shows in
@@ -78,7 +81,7 @@ func (c *Context) Parts(budget int) SummaryParts {
 	if files == "" {
 		files = c.filesBlock(budget/8, "")
 	}
-	steps, shown := c.stepEntries(budget-len(vars)-len(files), 0)
+	steps, shown := c.stepEntries(budget-len(vars)-len(files), 0, true)
 	named := paramLines(steps)
 	files = c.sessionFilesBlock(budget/8, named)
 	if files == "" {
@@ -101,7 +104,7 @@ func (c *Context) Parts(budget int) SummaryParts {
 // variable to the step (1-based) whose entry shows its whole value as
 // the output: the latest step that saved it, shown in full and unclipped,
 // when the variable still holds exactly that output.
-func (c *Context) stepEntries(budget, header int) (text string, shown map[string]int) {
+func (c *Context) stepEntries(budget, header int, compact bool) (text string, shown map[string]int) {
 	n := len(c.history)
 	if n == 0 {
 		return "", nil
@@ -115,10 +118,10 @@ func (c *Context) stepEntries(budget, header int) (text string, shown map[string
 	i := n - 1
 	for ; i >= 0; i-- {
 		r := c.history[i]
-		e := oneLine(i+1, r, c.redactor())
+		e := oneLine(i+1, r, c.redactor(), compact)
 		isFull := false
 		if full && i >= n-RecentSteps {
-			if f := fullEntry(i+1, r, outMax, c.redactor()); len(f) <= remaining {
+			if f := fullEntry(i+1, r, outMax, c.redactor(), compact); len(f) <= remaining {
 				e, isFull = f, true
 			} else {
 				full = false
@@ -155,20 +158,23 @@ func (c *Context) stepEntries(budget, header int) (text string, shown map[string
 	return b.String(), shown
 }
 
-func statusText(r StepRecord, withDuration bool) string {
+// statusText is a step entry's status: "ok, exit 0, 12ms". compact
+// (Parts) leaves out what says nothing: an ok step's exit 0, and a
+// duration under a second.
+func statusText(r StepRecord, withDuration, compact bool) string {
 	s := string(r.Status)
-	if r.Status == StatusOK || r.Status == StatusError {
+	if r.Status == StatusError || r.Status == StatusOK && (r.ExitCode != 0 || !compact) {
 		s += fmt.Sprintf(", exit %d", r.ExitCode)
 	}
-	if withDuration {
+	if withDuration && (!compact || r.Duration >= time.Second) {
 		s += fmt.Sprintf(", %dms", r.Duration.Milliseconds())
 	}
 	return s
 }
 
-func fullEntry(num int, r StepRecord, outMax int, red func(string) string) string {
+func fullEntry(num int, r StepRecord, outMax int, red func(string) string, compact bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d. %s [%s]", num, oneLineText(r.Tool), statusText(r, true))
+	fmt.Fprintf(&b, "%d. %s [%s]", num, oneLineText(r.Tool), statusText(r, true, compact))
 	if r.Description != "" {
 		b.WriteString(": " + oneLineText(r.Description))
 	}
@@ -188,8 +194,8 @@ func fullEntry(num int, r StepRecord, outMax int, red func(string) string) strin
 	return b.String()
 }
 
-func oneLine(num int, r StepRecord, red func(string) string) string {
-	line := fmt.Sprintf("%d. %s [%s]", num, oneLineText(r.Tool), statusText(r, false))
+func oneLine(num int, r StepRecord, red func(string) string, compact bool) string {
+	line := fmt.Sprintf("%d. %s [%s]", num, oneLineText(r.Tool), statusText(r, false, compact))
 	if r.Description != "" {
 		line += ": " + oneLineText(r.Description)
 	}

@@ -151,7 +151,7 @@ func TestSummaryParts(t *testing.T) {
 	big := strings.Repeat("z", 3000)
 	_ = c.Record(StepRecord{Tool: "read_file", Params: map[string]any{"file_path": "b"}, Status: StatusOK, Stdout: big, Output: big, SaveAs: "b"})
 	p := c.Parts(0)
-	if strings.Contains(p.Steps, "Steps run") || !strings.HasPrefix(p.Steps, "1. read_file [ok") {
+	if strings.Contains(p.Steps, "Steps run") || !strings.HasPrefix(p.Steps, "1. read_file [ok]\n") || !strings.Contains(p.Steps, "\n2. execute_command [error, exit 1]\n") {
 		t.Errorf("steps:\n%s", p.Steps)
 	}
 	for _, want := range []string{"  f = \"\"\n", "  b = \"zzz"} {
@@ -179,8 +179,13 @@ func TestSummaryParts(t *testing.T) {
 	if p := c.Parts(0); !strings.Contains(p.Files, "read a") || strings.Count(p.Files, "\n") != 3 {
 		t.Errorf("files after a new task:\n%s", p.Files)
 	}
-	// Summary keeps every value
-	if s := c.Summary(0); !strings.Contains(s, "  a = \"x\\ny\\n\"\n") || !strings.HasPrefix(s, "Steps run: 3\n1. read_file") {
+	// a step of a second or more keeps its duration
+	_ = c.Record(StepRecord{Tool: "execute_command", Params: map[string]any{"command": "sleep 2"}, Status: StatusOK, Duration: 2 * time.Second})
+	if p := c.Parts(0); !strings.Contains(p.Steps, "\n4. execute_command [ok, 2000ms]\n") {
+		t.Errorf("steps:\n%s", p.Steps)
+	}
+	// Summary keeps every value, and every status in full
+	if s := c.Summary(0); !strings.Contains(s, "  a = \"x\\ny\\n\"\n") || !strings.HasPrefix(s, "Steps run: 4\n1. read_file [ok, exit 0, 0ms]") {
 		t.Errorf("Summary:\n%s", s)
 	}
 	for _, budget := range []int{300, 1000, 4000} {
