@@ -6,19 +6,40 @@ package redact
 type automaton struct {
 	class  [256]uint8
 	nclass int32
-	delta  []int32 // delta[state*nclass+class] is the next state (while compiling; then next)
+	// stride is a row's width in next: the classes, then the columns
+	// stayCol, rootCol and flagCol.
+	stride int32
+	delta  []int32 // delta[state*nclass+class] is the next state (while compiling)
 	// best[state] is the longest needle that ends where the automaton is in
 	// state (0: none) and which secret it belongs to.
 	best   []int32
 	secret []int32
 	maxLen int
-	// next is delta with each state as its offset in delta (state*nclass),
+	// next is delta with each state as its offset in next (state*stride),
 	// and matchBit set on a state where a needle ends: the scans' table.
 	next []int32
-	// squeezedTr, base64Tr and hexTr map a byte to its class in those
-	// views (tables).
-	squeezedTr, base64Tr, hexTr [256]int16
+	// squeezedTr and hexTr map a byte to its class in those views
+	// (tables), or to skipByte, breakByte or prefixByte.
+	squeezedTr, hexTr [256]int16
+	// sqCol and hexCol are the same as columns of next: a class,
+	// or stayCol (a byte the view leaves out), rootCol (one that breaks a
+	// run) or flagCol (hex: '0' and '\\', which may start a prefix the view
+	// leaves out: the scan looks at them apart).
+	sqCol, hexCol [256]int32
+	// fed is 1 for a byte the hex view feeds its automaton through its
+	// class ('0' is decided on apart).
+	fed [256]uint8
 }
+
+// The columns after a row's classes: stayCol goes back to the state
+// itself (no match reported again), rootCol to the root, flagCol to the
+// root with matchBit set (the scan's slow path decides).
+const (
+	stayCol = iota
+	rootCol
+	flagCol
+	extraCols
+)
 
 // matchBit marks, in next, a state where a needle ends.
 const matchBit = -1 << 31
@@ -28,7 +49,7 @@ const matchBit = -1 << 31
 // the needle's span, which starts where its first byte was read (the
 // bytes tr leaves out are not counted).
 func (a *automaton) matched(tr *[256]int16, s string, j int, off int32, spans []span) []span {
-	st := off / a.nclass
+	st := off / a.stride
 	l, k := int(a.best[st]), j
 	for n := 0; ; k-- {
 		if tr[s[k]] >= 0 {
@@ -87,7 +108,10 @@ func newAutomaton(needles []string, owner []int) *automaton {
 			a.best[s], a.secret[s] = a.best[f], a.secret[f]
 		}
 	})
-	a.next = nextTable(a.delta, nc, func(t int32) bool { return a.best[t] > 0 })
+	a.stride = nc + extraCols
+	a.next = nextTable(a.delta, nc, extraCols, func(t int32) bool { return a.best[t] > 0 }, func(row []int32, off int32) {
+		row[stayCol], row[rootCol], row[flagCol] = off, 0, matchBit
+	})
 	a.delta = nil
 	a.tables()
 	return a
@@ -124,15 +148,23 @@ func fillFailures(delta []int32, nc int32, nstates int, inherit func(s, f int32)
 	}
 }
 
-// nextTable is delta as the scans read it: each target's row offset, with
-// matchBit where a match ends there.
-func nextTable(delta []int32, nc int32, match func(t int32) bool) []int32 {
-	next := make([]int32, len(delta))
-	for i, t := range delta {
-		next[i] = t * nc
-		if match(t) {
-			next[i] |= matchBit
+// nextTable is delta as the scans read it: rows of nc+extra columns,
+// each target as its row's offset, with matchBit where a match ends
+// there; extras fills each row's extra columns (row is those columns,
+// off the row's own offset).
+func nextTable(delta []int32, nc, extra int32, match func(t int32) bool, extras func(row []int32, off int32)) []int32 {
+	stride := nc + extra
+	n := int32(len(delta)) / nc
+	next := make([]int32, int(n*stride))
+	for s := range n {
+		for c := range nc {
+			t := delta[s*nc+c]
+			next[s*stride+c] = t * stride
+			if match(t) {
+				next[s*stride+c] |= matchBit
+			}
 		}
+		extras(next[s*stride+nc:(s+1)*stride], s*stride)
 	}
 	return next
 }

@@ -1,6 +1,9 @@
 package redact
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // The patterns' gate words are looked for in one pass over the text, all
 // at once: an Aho-Corasick automaton over the words, with A-Z read as
@@ -26,9 +29,14 @@ var gateWords struct {
 	nc    int32
 	delta []int32
 	out   [][]int32 // word ids ending in each state, through its failure chain
-	// next is delta with each state as its offset (state*nc), matchBit set
-	// where a word ends: the scan's table
-	next []int32
+	// next is delta with each state as its offset (state*stride), matchBit
+	// set where a word ends: the scan's table; a row's last column goes to
+	// the root with matchBit set, for bytes that are not ASCII (col).
+	next   []int32
+	stride int32
+	// col is each byte's column in next: its class, or the last column
+	// for a byte that is not ASCII.
+	col [256]int32
 }
 
 // registeredGates are the words redactGated uses: gateScan knows only
@@ -97,7 +105,17 @@ func compileGates() {
 	fillFailures(g.delta, nc, len(g.out), func(s, f int32) {
 		g.out[s] = append(g.out[s], g.out[f]...) // the root's is empty
 	})
-	g.next = nextTable(g.delta, nc, func(t int32) bool { return len(g.out[t]) > 0 })
+	g.stride = nc + 1
+	g.next = nextTable(g.delta, nc, 1, func(t int32) bool { return len(g.out[t]) > 0 }, func(row []int32, _ int32) {
+		row[0] = matchBit // a byte that is not ASCII: the root, looked at apart
+	})
+	g.delta = nil
+	for c := range 256 {
+		g.col[c] = int32(g.class[c])
+		if c >= 0x80 {
+			g.col[c] = nc
+		}
+	}
 }
 
 // gateScan is where a text holds each gate word: the starts of the lines
@@ -109,36 +127,56 @@ type gateScan struct {
 	nonASCII []int
 }
 
-// scanGates finds every gate word of s in one pass.
+// scanGates finds every gate word of s in one pass: one table lookup a
+// byte, the line a word is on looked for only where one ends (scanAll
+// does the same alongside the set's automata).
 func scanGates(s string) *gateScan {
+	sc := newGateScan(s)
 	g := &gateWords
-	g.once.Do(compileGates)
-	sc := &gateScan{src: s, lines: make([][]int, len(g.list))}
-	next, class, nc := g.next, &g.class, g.nc
-	off, ls := int32(0), 0
+	next, col := g.next, &g.col
+	off := int32(0)
+	ls, seen := 0, 0 // ls starts the line holding s[seen]
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\n' {
-			ls = i + 1
-		} else if c >= 0x80 && (len(sc.nonASCII) == 0 || sc.nonASCII[len(sc.nonASCII)-1] != ls) {
-			sc.nonASCII = append(sc.nonASCII, ls)
-		}
-		off = next[off+int32(class[c])]
-		if off >= 0 {
-			continue
-		}
-		off &^= matchBit
-		for _, id := range g.out[off/nc] {
-			w := g.list[id]
-			if !w.fold && s[i+1-len(w.w):i+1] != w.w {
-				continue
+		off = next[off+col[s[i]]]
+		if off < 0 {
+			off &^= matchBit
+			if k := strings.LastIndexByte(s[seen:i], '\n'); k >= 0 {
+				ls = seen + k + 1
 			}
-			if l := sc.lines[id]; len(l) == 0 || l[len(l)-1] != ls {
-				sc.lines[id] = append(l, ls)
-			}
+			seen = i
+			sc.hit(i, ls, s[i], off)
 		}
 	}
 	return sc
+}
+
+// newGateScan is an empty scan of s.
+func newGateScan(s string) *gateScan {
+	g := &gateWords
+	g.once.Do(compileGates)
+	return &gateScan{src: s, lines: make([][]int, len(g.list))}
+}
+
+// hit records what the gate automaton found reading byte i (c) of the
+// line starting at ls, reaching state off (matchBit cleared).
+func (sc *gateScan) hit(i, ls int, c byte, off int32) {
+	g := &gateWords
+	if c >= 0x80 {
+		if len(sc.nonASCII) == 0 || sc.nonASCII[len(sc.nonASCII)-1] != ls {
+			sc.nonASCII = append(sc.nonASCII, ls)
+		}
+		return
+	}
+	s := sc.src
+	for _, id := range g.out[off/g.stride] {
+		w := g.list[id]
+		if !w.fold && s[i+1-len(w.w):i+1] != w.w {
+			continue
+		}
+		if l := sc.lines[id]; len(l) == 0 || l[len(l)-1] != ls {
+			sc.lines[id] = append(l, ls)
+		}
+	}
 }
 
 // has reports whether s holds one of words (any case when fold).

@@ -370,8 +370,14 @@ type redactGate struct {
 	scan *gateScan
 }
 
-func newRedactGate(s string) redactGate {
-	sc := scanGates(s)
+func newRedactGate(s string) redactGate { return gateOf(s, nil) }
+
+// gateOf is newRedactGate with s's gate words found already by sc (nil:
+// scanned now).
+func gateOf(s string, sc *gateScan) redactGate {
+	if sc == nil || sc.src != s {
+		sc = scanGates(s)
+	}
 	return redactGate{s: s, all: len(sc.nonASCII) > 0, scan: sc}
 }
 

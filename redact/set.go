@@ -193,9 +193,9 @@ func plausible(v string) bool {
 // matcher is the set compiled: one automaton per view, and the names and
 // kinds of the values they find.
 type matcher struct {
-	squeezed, hex, b64 *automaton
-	names              []string
-	kinds              []Kind
+	squeezed, hex *automaton
+	names         []string
+	kinds         []Kind
 }
 
 func (s *Set) matcher() *matcher {
@@ -216,7 +216,6 @@ func (s *Set) matcher() *matcher {
 	}
 	m.squeezed = newAutomaton(n.squeezed, n.sqOf)
 	m.hex = newAutomaton(n.hex, n.hexOf)
-	m.b64 = newAutomaton(n.b64, n.b64Of)
 	s.m.Store(m)
 	return m
 }
@@ -257,12 +256,12 @@ func (s *Set) named(text string, sendSecrets bool) (out string, names []string) 
 		}
 		return NamedMark(name)
 	}
-	text, _ = s.values(text, !sendSecrets, mark)
+	text, _, sc := s.valuesScan(text, !sendSecrets, mark, !sendSecrets)
 	if sendSecrets {
 		return text, names
 	}
 	before, learned := s.Len(), 0
-	text = redactGated(text, newRedactGate(text), func(name, value string) string {
+	text = redactGated(text, gateOf(text, sc), func(name, value string) string {
 		if learned < maxLearnPerText && s.learn(name, value) {
 			learned++
 		}
@@ -286,8 +285,16 @@ func (s *Set) learn(name, value string) bool {
 // values replaces every value of the set (Known ones only, unless found)
 // in every shape by mark(its name).
 func (s *Set) values(text string, found bool, mark func(name string) string) (string, bool) {
+	out, changed, _ := s.valuesScan(text, found, mark, false)
+	return out, changed
+}
+
+// valuesScan is values, and when gates, where text holds the patterns'
+// gate words, found in the same pass (nil when the set changed the text:
+// its gates are then scanned again).
+func (s *Set) valuesScan(text string, found bool, mark func(name string) string, gates bool) (string, bool, *gateScan) {
 	if s == nil {
-		return text, false
+		return text, false, nil
 	}
 	s.mu.Lock()
 	n, short := len(s.entries), s.short
@@ -299,22 +306,19 @@ func (s *Set) values(text string, found bool, mark func(name string) string) (st
 		}
 	}
 	if n == 0 {
-		return text, changed
+		return text, changed, nil
 	}
 	m := s.matcher()
-	var spans []span
-	spans = scanSqueezedBase64(m.squeezed, m.b64, text, spans)
+	r := scanAll(text, m, gates && !changed)
+	spans := r.spans
 	if m.squeezed != nil {
-		spans = scanDecoded(m.squeezed, text, spans)
-	}
-	if m.hex != nil {
-		spans = scanHex(m.hex, text, spans)
+		spans = scanDecoded(m.squeezed, text, r.dump, spans)
 	}
 	if !found {
 		spans = slices.DeleteFunc(spans, func(sp span) bool { return m.kinds[sp.secret] != Known })
 	}
 	if len(spans) == 0 {
-		return text, changed
+		return text, changed, r.gates
 	}
 	slices.SortFunc(spans, func(a, b span) int { return a.from - b.from })
 	var b strings.Builder
@@ -331,7 +335,7 @@ func (s *Set) values(text string, found bool, mark func(name string) string) (st
 		last = to
 	}
 	b.WriteString(text[last:])
-	return b.String(), true
+	return b.String(), true, nil
 }
 
 // Params is the package's Params with the set's values hidden too.

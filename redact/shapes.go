@@ -4,12 +4,13 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
+	"strings"
 )
 
 // needles are the strings each view looks for, and the secret each shows.
 type needles struct {
-	squeezed, hex, b64 []string
-	sqOf, hexOf, b64Of []int
+	squeezed, hex []string
+	sqOf, hexOf   []int
 }
 
 // add adds the shapes of value v (secret number i): without white space,
@@ -17,9 +18,11 @@ type needles struct {
 // quoted-printable escapes decoded and dumps' character columns); hex of the value
 // and of its reverse, and with each two bytes swapped as hexdump's and
 // od -x's 16-bit words show them, at both alignments (hex view); base64
-// at the three alignments the value can have in a longer stream (base64
-// view: the URL alphabet is read as the standard one there), and base32
-// at the five.
+// at the three alignments the value can have in a longer stream, in the
+// standard and the URL alphabet, and base32 at the five. The base64 and
+// base32 shapes are looked for in the squeezed view, by its automaton: a
+// byte outside their alphabet is in none of them, so a match cannot run
+// across one, as in a view of their own; one automaton less a byte.
 func (n *needles) add(i int, v string) {
 	addOnce := func(list *[]string, of *[]int, s string) {
 		if len(s) < minNeedle {
@@ -37,13 +40,14 @@ func (n *needles) add(i int, v string) {
 	addOnce(&n.hex, &n.hexOf, hex.EncodeToString(swapPairs(v)))
 	addOnce(&n.hex, &n.hexOf, hex.EncodeToString(swapPairs(v[1:])))
 	for k := range 3 {
-		addOnce(&n.b64, &n.b64Of, base64Inner(v, k))
+		b := base64Inner(v, k)
+		addOnce(&n.squeezed, &n.sqOf, b)
+		if u := urlAlphabet.Replace(b); u != b {
+			addOnce(&n.squeezed, &n.sqOf, u)
+		}
 	}
-	// base32's alphabet (A-Z, 2-7) is in base64's: the base64 view reads
-	// base32 as it is, and its automaton looks for base32 too, at no cost
-	// a byte
 	for k := range 5 {
-		addOnce(&n.b64, &n.b64Of, base32Inner(v, k))
+		addOnce(&n.squeezed, &n.sqOf, base32Inner(v, k))
 	}
 }
 
@@ -62,6 +66,9 @@ func base32Inner(v string, k int) string {
 	}
 	return enc[from:to]
 }
+
+// urlAlphabet turns standard base64 into the URL alphabet's.
+var urlAlphabet = strings.NewReplacer("+", "-", "/", "_")
 
 // minNeedle is the shortest shape looked for: a shorter one (the base64
 // of a value at the shortest MinLen, at its worst alignment, keeps 8

@@ -6,16 +6,18 @@ import "strings"
 // to that family's automaton without being copied: the squeezed view
 // leaves out white space (a value folded or split over lines); the
 // decoded view also decodes %XX and quoted-printable =XX, drops soft line
-// breaks and reads dumps (od -c's spaced characters); the hex view keeps hex digits in lower case and
-// leaves out separators (spaces, ':', '-', ',', "\x", "0x"); the base64
-// view keeps the alphabet, the URL alphabet read as the standard one, and
-// leaves out white space. In the decoded and hex views, a dump's offset
+// breaks and reads dumps (od -c's spaced characters); the hex view keeps
+// hex digits in lower case and leaves out separators (spaces, ':', '-',
+// ',', "\x", "0x"). The base64 and base32 shapes are looked for in the
+// squeezed view (shapes.go). In the decoded and hex views, a dump's offset
 // column is left out, and of xxd's and hexdump -C's lines the decoded
 // view takes the character column only and the hex view the hex columns
 // only, so that a value dumped across lines is one run in each.
 //
-// Each scan is one pass over the text; a ring of the raw offsets of the
-// last bytes fed says where a match began.
+// The squeezed and hex views are read in one pass with the gate words
+// (scanAll, scan.go); the decoded view in a pass of its own, on a text
+// with an escape or a dump's line only. Where a needle ends, a walk back
+// or a ring of the raw offsets of the last bytes fed says where it began.
 
 // span is a part of the text to replace: bytes [from, to), a secret of
 // the set (its index).
@@ -48,7 +50,7 @@ func (f *feeder) feed(c byte, from, to int) {
 	f.n++
 	if off < 0 {
 		off &^= matchBit
-		st := off / a.nclass
+		st := off / a.stride
 		f.spans = append(f.spans, span{from: int(f.ring[(f.n-int(a.best[st]))&f.mask]), to: to, secret: int(a.secret[st])})
 	}
 	f.state = off
@@ -132,8 +134,8 @@ func lines(s string, f func(at, end int)) {
 	}
 }
 
-// skipByte and breakByte in a view's table (squeezedTr, base64Tr): a
-// byte the view leaves out, and one no shape goes through.
+// skipByte and breakByte in a view's table (squeezedTr, hexTr): a byte
+// the view leaves out, and one no shape goes through.
 const (
 	skipByte  = -1
 	breakByte = -2
@@ -142,59 +144,11 @@ const (
 	prefixByte = -3
 )
 
-// scanSqueezedBase64 runs sq over the squeezed view and b64 over the
-// base64 view, both in one pass over the text (the cost of redaction is
-// mostly this loop; the two automata's lookups do not wait for each
-// other). Either may be nil. Where a needle ends, matched walks back to
-// where it began.
-func scanSqueezedBase64(sq, b64 *automaton, s string, spans []span) []span {
-	if sq == nil && b64 == nil {
-		return spans
-	}
-	var (
-		sqTr, b64Tr     *[256]int16
-		sqNext, b64Next []int32
-		off1, off2      int32
-	)
-	// an automaton missing reads every byte as one it leaves out
-	var none [256]int16
-	for i := range none {
-		none[i] = skipByte
-	}
-	sqTr, b64Tr = &none, &none
-	if sq != nil {
-		sqTr, sqNext = &sq.squeezedTr, sq.next
-	}
-	if b64 != nil {
-		b64Tr, b64Next = &b64.base64Tr, b64.next
-	}
-	for j := 0; j < len(s); j++ {
-		c := s[j]
-		if x := sqTr[c]; x >= 0 {
-			off1 = sqNext[off1+int32(x)]
-			if off1 < 0 {
-				off1 &^= matchBit
-				spans = sq.matched(sqTr, s, j, off1, spans)
-			}
-		}
-		if y := b64Tr[c]; y >= 0 {
-			off2 = b64Next[off2+int32(y)]
-			if off2 < 0 {
-				off2 &^= matchBit
-				spans = b64.matched(b64Tr, s, j, off2, spans)
-			}
-		} else if y == breakByte {
-			off2 = 0
-		}
-	}
-	return spans
-}
-
 // scanDecoded runs a over the text without its white space, with URL and
 // quoted-printable escapes decoded and a dump's lines reduced to their
-// character column.
-func scanDecoded(a *automaton, s string, spans []span) []span {
-	if !decodable(s) {
+// character column. dump says whether s has a dump's line (scanAll).
+func scanDecoded(a *automaton, s string, dump bool, spans []span) []span {
+	if !dump && !escaped(s) {
 		return spans // the squeezed view is the same
 	}
 	f := newFeeder(a, spans)
@@ -224,80 +178,16 @@ func scanDecoded(a *automaton, s string, spans []span) []span {
 	return f.spans
 }
 
-// scanHex runs a over the hex view: each line's hex columns (a dump's) or
-// the whole line, hex digits in lower case, separators, "0x" and "\x"
-// left out, anything else breaking a run; one table lookup a byte.
-func scanHex(a *automaton, s string, spans []span) []span {
-	size := 1
-	for size < a.maxLen+1 {
-		size <<= 1
-	}
-	ring, mask := make([]int32, size), size-1
-	next, tr, nc := a.next, &a.hexTr, a.nclass
-	off, n := int32(0), 0
-	for at := 0; at < len(s); { // each line, not through lines: the loop's variables stay in registers
-		end := strings.IndexByte(s[at:], '\n')
-		if end < 0 {
-			end = len(s)
-		} else {
-			end += at
-		}
-		_, from, to, _, _ := dumpLine(s, at, end)
-		at = end + 1
-		for j := from; j < to; j++ {
-			c := s[j]
-			x := tr[c]
-			switch {
-			case x == skipByte:
-				continue
-			case x == breakByte:
-				off = 0
-				continue
-			case x == prefixByte || c == '0':
-				if j+2 < to && (s[j+1] == 'x' || c == '0' && s[j+1] == 'X') && isHex(s[j+2]) {
-					j++ // 0x, \x
-					continue
-				}
-				if x == prefixByte {
-					off = 0
-					continue
-				}
-			}
-			off = next[off+int32(x)]
-			ring[n&mask] = int32(j)
-			n++
-			if off < 0 {
-				off &^= matchBit
-				st := off / nc
-				spans = append(spans, span{from: int(ring[(n-int(a.best[st]))&mask]), to: j + 1, secret: int(a.secret[st])})
-			}
-		}
-	}
-	return spans
-}
-
-// (white space left out) and the base64 view's (its alphabet, the URL
-// one read as the standard one, white space left out, anything else
-// breaking a run).
+// tables fills the views' tables: the squeezed view's (white space left
+// out) and the hex view's.
 func (a *automaton) tables() {
 	for c := range 256 {
 		b := byte(c)
 		a.squeezedTr[c] = int16(a.class[b])
-		switch {
-		case b >= 'A' && b <= 'Z', b >= 'a' && b <= 'z', b >= '0' && b <= '9', b == '+', b == '/':
-			a.base64Tr[c] = int16(a.class[b])
-		case b == '-':
-			a.base64Tr[c] = int16(a.class['+'])
-		case b == '_':
-			a.base64Tr[c] = int16(a.class['/'])
-		case isSpace(b):
-			a.base64Tr[c] = skipByte
-		default:
-			a.base64Tr[c] = breakByte
-		}
 		if isSpace(b) {
 			a.squeezedTr[c] = skipByte
 		}
+		a.sqCol[c] = a.col(a.squeezedTr[c])
 		switch {
 		case b >= 'A' && b <= 'F':
 			a.hexTr[c] = int16(a.class[b+'a'-'A'])
@@ -310,7 +200,28 @@ func (a *automaton) tables() {
 		default:
 			a.hexTr[c] = breakByte
 		}
+		a.hexCol[c] = a.col(a.hexTr[c])
+		if a.hexTr[c] >= 0 {
+			a.fed[c] = 1
+		}
+		if b == '0' || b == 'x' || b == 'X' {
+			// "0x", "0X" and "\x" are looked at apart (scan.go)
+			a.hexCol[c], a.fed[c] = a.nclass+flagCol, 0
+		}
 	}
+}
+
+// col is a view table's entry as a column of next.
+func (a *automaton) col(x int16) int32 {
+	switch x {
+	case skipByte:
+		return a.nclass + stayCol
+	case breakByte:
+		return a.nclass + rootCol
+	case prefixByte:
+		return a.nclass + flagCol
+	}
+	return int32(x)
 }
 
 // hexColumns reports whether s[from:to] is hex digits and spaces only, as
@@ -324,25 +235,22 @@ func hexColumns(s string, from, to int) bool {
 	return true
 }
 
-// decodable reports whether the decoded view of s differs from the
-// squeezed one: s has a %XX or =XX escape, a quoted-printable soft break
-// or a dump's line.
-func decodable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		j := strings.IndexAny(s[i:], "%=")
-		if j < 0 {
-			break
-		}
-		i += j
-		if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) || s[i] == '=' && (i+1 == len(s) || s[i+1] == '\n' || s[i+1] == '\r') {
-			return true
+// escaped reports whether s has a %XX or =XX escape or a
+// quoted-printable soft break: with a dump's line (which scanAll
+// reports), what makes the decoded view of s differ from the squeezed
+// one.
+func escaped(s string) bool {
+	for _, e := range []byte{'%', '='} {
+		for i := 0; i < len(s); i++ {
+			j := strings.IndexByte(s[i:], e)
+			if j < 0 {
+				break
+			}
+			i += j
+			if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) || e == '=' && (i+1 == len(s) || s[i+1] == '\n' || s[i+1] == '\r') {
+				return true
+			}
 		}
 	}
-	dump := false
-	lines(s, func(at, end int) {
-		if !dump {
-			dump, _, _, _, _ = dumpLine(s, at, end)
-		}
-	})
-	return dump
+	return false
 }
