@@ -13,7 +13,9 @@
 // counts them: request bytes / 4, the same rule for both modes, and as
 // OpenAI's o200k_base tokenizer counts the request bodies), how the
 // request bytes split into tool definitions, system prompts and other
-// messages, and adaptive's share of ReAct's calls (issue 17: ≤ 0.7×) and
+// messages (and, per scenario, into finer parts: the control tools, the
+// rules, each section of the system prompt, each role's messages), and
+// adaptive's share of ReAct's calls (issue 17: ≤ 0.7×) and
 // prompt tokens (issue 17: ≤ 40% by o200k; issue 4: ≤ 60% by bytes / 4);
 // then the agent's time per step with the model calls taken out (target
 // ≤ 5 ms), the median of -runs, and the part of it that is the agent's own work
@@ -112,6 +114,11 @@ func run() error {
 		}
 		fmt.Printf("== %s transport (prompt tokens = request bytes / 4; *_B = request bytes of each part, all calls)\n", h.Name)
 		fmt.Print(scenarios.Table(first))
+		parts, err := scenarios.PartsTable(first)
+		if err != nil {
+			return err
+		}
+		fmt.Print(parts)
 		costs, err := scenarios.CostTable(first, prices)
 		if err != nil {
 			return err
