@@ -30,12 +30,12 @@ var gateWords struct {
 	delta []int32
 	out   [][]int32 // word ids ending in each state, through its failure chain
 	// next is delta with each state as its offset (state*stride), matchBit
-	// set where a word ends: the scan's table; a row's last column goes to
-	// the root with matchBit set, for bytes that are not ASCII (col).
+	// set where a word ends: the scan's table, with automaton's extra
+	// columns (flagCol for a byte that is not ASCII).
 	next   []int32
 	stride int32
-	// col is each byte's column in next: its class, or the last column
-	// for a byte that is not ASCII.
+	// col is each byte's column in next: its class, or flagCol for a byte
+	// that is not ASCII.
 	col [256]int32
 }
 
@@ -105,15 +105,16 @@ func compileGates() {
 	fillFailures(g.delta, nc, len(g.out), func(s, f int32) {
 		g.out[s] = append(g.out[s], g.out[f]...) // the root's is empty
 	})
-	g.stride = nc + 1
-	g.next = nextTable(g.delta, nc, 1, func(t int32) bool { return len(g.out[t]) > 0 }, func(row []int32, _ int32) {
-		row[0] = matchBit // a byte that is not ASCII: the root, looked at apart
+	g.stride = nc + extraCols
+	g.next = nextTable(g.delta, nc, extraCols, func(t int32) bool { return len(g.out[t]) > 0 }, func(row []int32, off int32) {
+		row[stayCol], row[rootCol] = off, 0
+		row[flagCol] = matchBit // a byte that is not ASCII: the root, looked at apart
 	})
 	g.delta = nil
 	for c := range 256 {
 		g.col[c] = int32(g.class[c])
 		if c >= 0x80 {
-			g.col[c] = nc
+			g.col[c] = nc + flagCol
 		}
 	}
 }
@@ -133,21 +134,34 @@ type gateScan struct {
 func scanGates(s string) *gateScan {
 	sc := newGateScan(s)
 	g := &gateWords
-	next, col := g.next, &g.col
 	off := int32(0)
 	ls, seen := 0, 0 // ls starts the line holding s[seen]
-	for i := 0; i < len(s); i++ {
-		off = next[off+col[s[i]]]
-		if off < 0 {
-			off &^= matchBit
-			if k := strings.LastIndexByte(s[seen:i], '\n'); k >= 0 {
-				ls = seen + k + 1
-			}
-			seen = i
-			sc.hit(i, ls, s[i], off)
+	for i := 0; ; i++ {
+		if i, off = runGates(g.next, &g.col, s, i, off); i == len(s) {
+			return sc
 		}
+		off &^= matchBit
+		if k := strings.LastIndexByte(s[seen:i], '\n'); k >= 0 {
+			ls = seen + k + 1
+		}
+		seen = i
+		sc.hit(i, ls, s[i], off)
 	}
-	return sc
+}
+
+// runGates reads s from i in state off until the automaton reaches a
+// state with matchBit: it returns where (len(s) if it does not) and that
+// state (else the last). A loop of its own, so that its variables stay
+// in registers.
+func runGates(next []int32, col *[256]int32, s string, i int, off int32) (int, int32) {
+	for ; i < len(s); i++ {
+		n := next[off+col[s[i]]]
+		if n < 0 {
+			return i, n
+		}
+		off = n
+	}
+	return i, off
 }
 
 // newGateScan is an empty scan of s.

@@ -194,6 +194,7 @@ func plausible(v string) bool {
 // kinds of the values they find.
 type matcher struct {
 	squeezed, hex *automaton
+	fused         *fused // both, with the gate words (scanAll)
 	names         []string
 	kinds         []Kind
 }
@@ -216,6 +217,7 @@ func (s *Set) matcher() *matcher {
 	}
 	m.squeezed = newAutomaton(n.squeezed, n.sqOf)
 	m.hex = newAutomaton(n.hex, n.hexOf)
+	m.fused = newFused(m.squeezed, m.hex)
 	s.m.Store(m)
 	return m
 }
@@ -309,7 +311,10 @@ func (s *Set) valuesScan(text string, found bool, mark func(name string) string,
 		return text, changed, nil
 	}
 	m := s.matcher()
-	r := scanAll(text, m, gates && !changed)
+	r := scanAll(text, m)
+	if changed {
+		r.gates = nil
+	}
 	spans := r.spans
 	if m.squeezed != nil {
 		spans = scanDecoded(m.squeezed, text, r.dump, spans)
