@@ -41,6 +41,10 @@ const ServeFlag = "-serve"
 // wait reports it (128+N for a signal), BG 1 when processes of the
 // command's group are still there. It returns at the end of its input.
 //
+// A request "NONCE = state MAX PATH..." (sent behind a command's, in
+// the same round trip) asks for the states of files as the undo journal
+// compares them, read after that command: see states.go.
+//
 // As the shell worker does, it then starts the next command's shell
 // ahead (unless NEXT is 0: a plan's last step), confined as the command
 // just run was, waiting on a pipe for its request: the fork and exec are
@@ -85,6 +89,10 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 		if len(fields) != 4 || fields[0] == "" {
 			io.WriteString(stderr, LaunchPrefix+"serve: a bad request\n")
 			return LaunchExit // the transport cannot find its marker: it retires the worker
+		}
+		if fields[1] == statesKey && fields[2] == statesVerb { // states.go
+			s.answerStates(fields[0], fields[3])
+			continue
 		}
 		status, bg, key, r := s.run(fields[3])
 		s.mark(fields[0], "", status, bg)

@@ -42,7 +42,7 @@ func TestShellTreeUndo(t *testing.T) {
 				t.Cleanup(func() { os.RemoveAll(dir) })
 				fillUndoDir(t, dir)
 				shown = dir
-				if rel, ok := strings.CutPrefix(dir, d.Home+"/"); ok && tg.name == "ssh" {
+				if rel, ok := strings.CutPrefix(dir, d.Home+"/"); ok && strings.HasPrefix(tg.name, "ssh") {
 					shown = "~/" + rel
 				}
 				return dir, shown
@@ -50,7 +50,7 @@ func TestShellTreeUndo(t *testing.T) {
 			run := func(t *testing.T, cmd string) (string, string, safety.Assessment, string) {
 				t.Helper()
 				h, err := engine.Open(ctx, tg.target, engine.DialOptions{}, engine.HostOptions{
-					Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil)})
+					Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: tg.enf})
 				if err != nil {
 					t.Fatal(err)
 				}

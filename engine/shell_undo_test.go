@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoshell/agent/confine"
+	"github.com/autoshell/agent/confine/confinetest"
 	"github.com/autoshell/agent/engine"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
@@ -127,9 +129,13 @@ type undoTarget struct {
 	name   string
 	target engine.Target
 	base   string
+	enf    engine.Enforcement
 }
 
-// undoTargets starts sshd and returns this machine and it.
+// undoTargets starts sshd and returns this machine and it, twice: its
+// steps unconfined on the shell worker, and confined by the launcher
+// serving as the worker ("ssh-served": the targets' states after a step
+// are read by the worker in the step's round trip, transport.AfterStates).
 func undoTargets(t *testing.T) (*testenv.SSHD, []undoTarget) {
 	t.Helper()
 	d := testenv.StartSSHD(t, testenv.SSHDOptions{})
@@ -146,7 +152,11 @@ func undoTargets(t *testing.T) (*testenv.SSHD, []undoTarget) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, []undoTarget{{"local", engine.Target{Connection: engine.ConnLocal}, t.TempDir()}, {"ssh", sshTarget, d.Home}}
+	targets := []undoTarget{{"local", engine.Target{Connection: engine.ConnLocal}, t.TempDir(), engine.Enforcement{}}, {"ssh", sshTarget, d.Home, engine.Enforcement{}}}
+	if confine.ABI() >= 1 && !testing.Short() {
+		targets = append(targets, undoTarget{"ssh-served", sshTarget, d.Home, engine.Enforcement{Launcher: confinetest.Launcher(t), Require: true}})
+	}
+	return d, targets
 }
 
 // snapshot is DIR's files: content, mode and owner, links as "-> target".
@@ -240,7 +250,7 @@ func TestShellCommandUndo(t *testing.T) {
 				fillUndoDir(t, dir)
 				before := snapshot(t, dir)
 				shown := dir // as the command names it: from ~ in the SSH user's home (root's is a system path)
-				if rel, ok := strings.CutPrefix(dir, d.Home+"/"); ok && tg.name == "ssh" {
+				if rel, ok := strings.CutPrefix(dir, d.Home+"/"); ok && strings.HasPrefix(tg.name, "ssh") {
 					shown = "~/" + rel
 				}
 				cmd := strings.ReplaceAll(tc.cmd, "DIR", shown)
@@ -248,7 +258,7 @@ func TestShellCommandUndo(t *testing.T) {
 				defer cancel()
 
 				h, err := engine.Open(ctx, tg.target, engine.DialOptions{}, engine.HostOptions{
-					Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil)})
+					Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: tg.enf})
 				if err != nil {
 					t.Fatal(err)
 				}

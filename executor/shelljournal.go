@@ -282,7 +282,10 @@ func (e *Executor) journalShell(ctx context.Context, tr transport.Transport, as 
 // SHA-256, or journal.Absent), so that undo refuses to overwrite a later
 // change. It runs whether the command succeeded or not: a failed command
 // may have changed files too.
-func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []savedFile) (after map[string]string, sizes map[string]int64, err error) {
+//
+// read holds the states the host read right after the command, in its
+// round trip (afterStates), by path; the others are read here.
+func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, targets []savedFile, read map[string]transport.FileState) (after map[string]string, sizes map[string]int64, err error) {
 	after, sizes = map[string]string{}, map[string]int64{}
 	var errs []error
 	var notes []string // over the bounds: undo cannot tell later changes from the session's
@@ -290,14 +293,19 @@ func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, tar
 		if t.Dir {
 			continue // undo's rmdir refuses a directory something was put in
 		}
-		// A directory now: its tree's state; bounded like the journal.
-		c := &countingTree{hostTree: hostTree{tr}, path: t.Path}
-		sum, err := journal.State(ctx, c, t.Path, e.cfg.Journal.Bounds())
-		if err != nil {
-			errs = append(errs, fmt.Errorf("undo journal: %s: %w", t.Path, err))
-			continue
+		var sum string
+		if st, ok := read[t.Path]; ok {
+			sum, sizes[t.Path] = st.Value, st.Size
+		} else {
+			// A directory now: its tree's state; bounded like the journal.
+			c := &countingTree{hostTree: hostTree{tr}, path: t.Path}
+			if sum, err = journal.State(ctx, c, t.Path, e.cfg.Journal.Bounds()); err != nil {
+				errs = append(errs, fmt.Errorf("undo journal: %s: %w", t.Path, err))
+				continue
+			}
+			sizes[t.Path] = c.n
 		}
-		after[t.Path], sizes[t.Path] = sum, c.n
+		after[t.Path] = sum
 		if err := e.cfg.Journal.Changed(ctx, t.Path, sum); err != nil {
 			errs = append(errs, err)
 		}
@@ -348,6 +356,45 @@ func targetPaths(ts []savedFile) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
 		out[i] = t.Path
+	}
+	return out
+}
+
+// afterStates asks the transport to read the states of the command's
+// file targets right after it, in its round trip
+// (transport.AfterStates): only on the host's own transport (a become
+// step's are read through sudo, as the become user).
+func (e *Executor) afterStates(p *prepared) *transport.AfterStates {
+	if len(p.cls.undo) == 0 || p.tr != e.cfg.Transport || e.cfg.Journal == nil {
+		return nil
+	}
+	a := &transport.AfterStates{FileBytes: e.cfg.Journal.Bounds().FileBytes}
+	for _, t := range p.cls.undo {
+		if !t.Dir {
+			a.Paths = append(a.Paths, t.Path)
+		}
+	}
+	if len(a.Paths) == 0 {
+		return nil
+	}
+	return a
+}
+
+// hostStates are the states a read after the command, by path: those
+// journal.State would say (journal.HostState), the others left out.
+func hostStates(a *transport.AfterStates) map[string]transport.FileState {
+	if a == nil {
+		return nil
+	}
+	states := a.Take()
+	if states == nil {
+		return nil
+	}
+	out := map[string]transport.FileState{}
+	for i, st := range states {
+		if journal.HostState(st.Value) {
+			out[a.Paths[i]] = st
+		}
 	}
 	return out
 }

@@ -363,9 +363,14 @@ func (e *Executor) run(ctx context.Context, s *stepRun) *denial {
 	if e.cfg.Started != nil {
 		ctx = transport.WithStarted(ctx, e.cfg.Started)
 	}
-	out, err := p.call.Run(expectPreviewed(ctx, s.previewed), runOn)
+	reads := e.afterStates(p) // the targets' states read in the command's round trip
+	runCtx := expectPreviewed(ctx, s.previewed)
+	if reads != nil {
+		runCtx = transport.WithAfterStates(runCtx, reads)
+	}
+	out, err := p.call.Run(runCtx, runOn)
 	if len(p.cls.undo) > 0 {
-		after, sizes, jerr := e.shellChanged(context.WithoutCancel(ctx), p.tr, p.cls.undo)
+		after, sizes, jerr := e.shellChanged(context.WithoutCancel(ctx), p.tr, p.cls.undo, hostStates(reads))
 		r.shellBytes = bytesChanged(s.before, after, sizes)
 		if jerr != nil {
 			out.Observation = strings.TrimSpace(out.Observation + "\n[warning: " + jerr.Error() + "; undo will not notice later changes to it]")

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -285,4 +286,27 @@ func kindOf(m fs.FileMode) string {
 		return "device"
 	}
 	return "special file"
+}
+
+// HostState reports whether s is a state a host's worker may say of a
+// file read after a command (confine's state request,
+// transport.AfterStates) in place of State: Absent, a content's SHA-256
+// (lower-case hexadecimal) or a special file's kind. Anything else (a
+// tree's, a large file's) State reads itself.
+func HostState(s string) bool {
+	if s == Absent {
+		return true
+	}
+	if k, ok := strings.CutPrefix(s, SpecialPrefix); ok {
+		return slices.Contains(specialKinds, k)
+	}
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

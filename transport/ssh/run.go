@@ -84,6 +84,9 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 	if strings.ContainsRune(cmd.Command, 0) || strings.ContainsRune(cmd.Dir, 0) || strings.ContainsRune(strings.Join(cmd.Wrap, ""), 0) {
 		return fail(errors.New("command, directory or wrapper contains a NUL byte"))
 	}
+	if a := transport.AfterStatesOf(ctx); a != nil {
+		a.Set(nil) // read after this command, or by the caller
+	}
 	if cmd.Stdin == nil {
 		if w := t.takeWorker(ctx); w != nil {
 			res, err, ok := w.run(ctx, t, cmd)

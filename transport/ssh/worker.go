@@ -16,6 +16,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/transport"
 )
 
@@ -370,6 +371,14 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 		next = "0"
 	}
 	req := nonce + " " + aheadKey(cmd) + " " + next + " " + requestLine(append([]string{cmd.Command, cmd.Dir, pidNonce}, cmd.Wrap...)...) + "\n"
+	after := w.afterStates(ctx)
+	var states bytes.Buffer
+	var statesDone <-chan string
+	if after != nil { // behind the command's request: read as soon as it ended
+		sn := randomHex(16)
+		statesDone = w.expect(sn, &states, io.Discard)
+		req += confine.StatesRequest(sn, after.FileBytes, after.Paths)
+	}
 	start := time.Now()
 	if _, err := io.WriteString(w.in, req); err != nil {
 		w.broken = true
@@ -412,6 +421,17 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 		select {
 		case marker = <-done:
 		default:
+		}
+	}
+	if marker != "" && statesDone != nil {
+		select {
+		case m := <-statesDone:
+			if m == ":0:0" {
+				after.Set(parseStates(states.String(), len(after.Paths)))
+			}
+		case <-w.exited:
+		case <-time.After(closeWait):
+			w.broken = true // its answer would be taken for the next command's
 		}
 	}
 	filter.flush()
@@ -556,4 +576,45 @@ func partialPrefix(buf, nonce []byte) int {
 		}
 	}
 	return 0
+}
+
+// afterStates is what ctx asks to read after the command
+// (transport.AfterStates), cleared; nil when the worker cannot read it
+// (only a served worker answers a state request: confine.Serve).
+func (w *worker) afterStates(ctx context.Context) *transport.AfterStates {
+	a := transport.AfterStatesOf(ctx)
+	if a == nil {
+		return nil
+	}
+	a.Set(nil)
+	if w.served == "" || len(a.Paths) == 0 {
+		return nil
+	}
+	for _, p := range a.Paths {
+		if !path.IsAbs(p) || strings.ContainsRune(p, 0) {
+			return nil
+		}
+	}
+	return a
+}
+
+// parseStates reads a state request's answer: "SIZE STATE" a line, n of
+// them; nil if it is not that. A "?" state is left to the caller ("").
+func parseStates(out string, n int) []transport.FileState {
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != n || out == "" {
+		return nil
+	}
+	states := make([]transport.FileState, n)
+	for i, l := range lines {
+		size, st, ok := strings.Cut(l, " ")
+		sz, err := strconv.ParseInt(size, 10, 64)
+		if !ok || err != nil || sz < 0 || st == "" {
+			return nil
+		}
+		if st != confine.StateUnknown {
+			states[i] = transport.FileState{Value: st, Size: sz}
+		}
+	}
+	return states
 }
