@@ -143,8 +143,8 @@ func (r *runner) phase(ctx context.Context, task string, plan *planner.Plan, ph 
 				resp = llm.ExtractTextCalls(resp, toolNames(req.Tools), r.exec.Registry().Names(), PhaseDoneName)
 			}
 		}
-		if len(r.offered) < len(r.tools) && r.acceptUnoffered(&resp) {
-			r.offered = r.tools // the model reached for another tool: offer them all from now on
+		if len(r.offered) < len(r.tools) {
+			r.offer(r.acceptUnoffered(&resp)) // the model reached for another tool: offer it from now on
 		}
 		r.thought(ph.Phase, resp)
 		if len(resp.ToolCalls) == 0 {
@@ -450,24 +450,25 @@ func isWordByte(c byte) bool {
 }
 
 // acceptUnoffered takes back the "unknown tool" problems of calls naming a
-// registered tool this phase did not offer, so that they run like any
-// other call (beyond the third, they are still refused), and reports
-// whether there were any. The tool error of a truly unknown tool names
-// every tool, offered or not.
-func (r *runner) acceptUnoffered(resp *llm.Response) bool {
-	found := false
+// registered tool the task did not offer, so that they run like any
+// other call (beyond the third, they are still refused), and returns
+// the names of those that run. The tool error of a truly unknown tool names every tool,
+// offered or not.
+func (r *runner) acceptUnoffered(resp *llm.Response) []string {
+	var found []string
 	kept := resp.Problems[:0:0]
 	for _, p := range resp.Problems {
 		if p.Kind == llm.ProblemUnknownTool {
 			p.Known = r.exec.Registry().Names()
 			if i := slices.IndexFunc(resp.ToolCalls, func(tc llm.ToolCall) bool { return tc.ID == p.CallID }); i >= 0 {
 				if _, ok := r.exec.Registry().Lookup(resp.ToolCalls[i].Name); ok {
-					found = true
 					if i-controlCallsBefore(resp.ToolCalls, i) >= llm.MaxToolCalls {
 						p.Kind = llm.ProblemTooManyCalls
 						p.Name = resp.ToolCalls[i].Name
 						kept = append(kept, p)
+						continue
 					}
+					found = append(found, resp.ToolCalls[i].Name)
 					continue
 				}
 			}
@@ -476,6 +477,24 @@ func (r *runner) acceptUnoffered(resp *llm.Response) bool {
 	}
 	resp.Problems = kept
 	return found
+}
+
+// offer adds the tools named to those the task's requests offer, in the
+// registry's order. Only those: every tool would make each later request
+// carry all the definitions (~14 KB), and a request whose tools differ
+// from the one before shares no cached prefix with it, however many
+// tools it adds.
+func (r *runner) offer(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	var out []llm.Tool
+	for _, t := range r.tools {
+		if slices.Contains(names, t.Name) || slices.ContainsFunc(r.offered, func(o llm.Tool) bool { return o.Name == t.Name }) {
+			out = append(out, t)
+		}
+	}
+	r.offered = out
 }
 
 // toolNames lists the names of tools.

@@ -208,7 +208,8 @@ type runner struct {
 	// phaseNow is the adaptive phase being run.
 	phaseNow event.PhaseInfo
 	// offered are the tools adaptive requests offer: the task's
-	// (taskTools), or all once the model called another.
+	// (taskTools), and those the model called without their being
+	// offered.
 	offered []llm.Tool
 	res     Result
 }
