@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"errors"
 	"io/fs"
 	"maps"
 	"os"
@@ -65,6 +66,66 @@ func compileListed(s Spec) (Ruleset, *listings) {
 	return rs, l
 }
 
+// entriesNamed is, of the names given, those entries dir had (from ents)
+// and those it has now (an entry gone is left out).
+func entriesNamed(dir string, ents map[string]entKey, names []string) (was, now map[string]entKey, err error) {
+	was, now = map[string]entKey{}, map[string]entKey{}
+	for _, n := range names {
+		if k, ok := ents[n]; ok {
+			was[n] = k
+		}
+		p := path.Join(dir, n)
+		t, err := lstatType(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		k := entKey{typ: t}
+		if t&fs.ModeSymlink != 0 {
+			k.target, _ = os.Readlink(p)
+		}
+		now[n] = k
+	}
+	return was, now, nil
+}
+
+// sameEntries reports whether a and b hold the same entries (no
+// maps.Equal: each generic instantiated is more of the launcher).
+func sameEntries(a, b map[string]entKey) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for n, k := range a {
+		if o, ok := b[n]; !ok || o != k {
+			return false
+		}
+	}
+	return true
+}
+
+// keysDigest is entriesDigest of the entries ents describes.
+func keysDigest(ents map[string]entKey) string {
+	names := make([]string, 0, len(ents))
+	for n := range ents {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	h := newSHA256()
+	for _, n := range names {
+		k := ents[n]
+		h.Write([]byte(n))
+		h.Write([]byte{0, byte(k.typ >> 24)})
+		if k.typ&fs.ModeSymlink != 0 {
+			h.Write([]byte(k.target))
+		}
+		h.Write([]byte{'\n'})
+	}
+	sum := h.Sum()
+	return hexString(sum[:digestBytes])
+}
+
 // entKey is what an entry is: its type, and a link's target.
 type entKey struct {
 	typ    fs.FileMode
@@ -87,11 +148,59 @@ func entryKeys(d string, ents []dirEntry) map[string]entKey {
 // patch is rs brought up to date by patching (see above); ok false: it
 // must be compiled again. changed: the rules changed (the stamps are
 // renewed either way); l is not modified, nl is the listings of out.
-func patch(rs Ruleset, l *listings) (out Ruleset, nl *listings, changed, ok bool) {
+//
+// known, when not nil, is what a DirNotifier vouches for: the names that
+// may have changed in a listed directory since the last check (ok false:
+// it cannot say, the directory is checked by its stamp). Only those
+// entries are looked at again, the directory is not read.
+func patch(rs Ruleset, l *listings, known func(dir string) (names []string, ok bool)) (out Ruleset, nl *listings, changed, ok bool) {
 	out, nl = rs, l
 	var set *ruleSet
 	cloned := false
 	for i, st := range rs.Stamps {
+		if d, found := nl.dirs[st.Path]; found && known != nil {
+			if names, ok := known(st.Path); ok {
+				if len(names) == 0 {
+					continue
+				}
+				was, now, err := entriesNamed(st.Path, d.ents, names)
+				if err != nil {
+					return rs, l, false, false
+				}
+				if sameEntries(was, now) {
+					continue
+				}
+				if set == nil {
+					set = ruleSetOf(rs.Rules)
+				}
+				part := d
+				part.ents = was
+				if !part.apply(set, rs.Spec, st.Path, now) {
+					return rs, l, false, false
+				}
+				ents := make(map[string]entKey, len(d.ents)+len(now))
+				for n, k := range d.ents {
+					if _, ok := was[n]; !ok {
+						ents[n] = k
+					}
+				}
+				for n, k := range now {
+					ents[n] = k
+				}
+				if nl == l {
+					nl = &listings{dirs: maps.Clone(l.dirs)}
+				}
+				d.ents = ents
+				nl.dirs[st.Path] = d
+				if !cloned {
+					out.Stamps, cloned = slices.Clone(rs.Stamps), true
+				}
+				// Hot: should the notifier lose track, the stamp's time
+				// alone is not trusted, the entries are read.
+				out.Stamps[i] = Stamp{Path: st.Path, MTime: mtime(st.Path), Names: keysDigest(ents), Hot: true}
+				continue
+			}
+		}
 		m := mtime(st.Path)
 		if m == st.MTime && !st.Hot {
 			continue

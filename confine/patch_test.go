@@ -1,11 +1,14 @@
 package confine
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autoshell/agent/confine/dirnotify"
 )
 
 // rulesUnder is rs's rules on h and below, by path.
@@ -25,10 +28,37 @@ func rulesUnder(rs Ruleset, h string) map[string]Rule {
 // denies, an entry a path is resolved through, a new entry in a directory
 // searched for Public names) compiles again.
 func TestPatchIsCompile(t *testing.T) {
+	t.Run("stamps", func(t *testing.T) { testPatchIsCompile(t, false) })
+	// Told by inotify which entries changed (dirnotify), the patch reads
+	// no directory and must come to the same rules.
+	t.Run("notified", func(t *testing.T) { testPatchIsCompile(t, true) })
+}
+
+// notifiedOf asks n about l's directories, as Restrictor.notified does.
+func notifiedOf(n *dirnotify.Watcher, l *listings) func(string) ([]string, bool) {
+	var dirs []string
+	for d := range l.dirs {
+		dirs = append(dirs, d)
+	}
+	names, unknown := n.Changes(dirs)
+	return func(d string) ([]string, bool) { return names[d], !unknown[d] }
+}
+
+func testPatchIsCompile(t *testing.T, notified bool) {
 	h, s := home(t, NoProtected)
 	rs, l := compileListed(s)
 	if _, ok := l.dirs[h]; !ok {
 		t.Fatalf("the home is not patchable: %v", l.dirs)
+	}
+	var n *dirnotify.Watcher
+	if notified {
+		w, err := dirnotify.New()
+		if err != nil {
+			t.Skip(err)
+		}
+		defer w.Close()
+		n = w
+		notifiedOf(n, l) // watched from now on
 	}
 	steps := []struct {
 		name  string
@@ -60,10 +90,18 @@ func TestPatchIsCompile(t *testing.T) {
 		if err := st.do(); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
-		for i := range rs.Stamps {
-			rs.Stamps[i].Hot = true // compare entries now, whatever the clock
+		var known func(string) ([]string, bool)
+		if n != nil {
+			known = notifiedOf(n, l)
+			if _, ok := known(h); !ok {
+				t.Fatalf("%s: the home is not known to the notifier", st.name)
+			}
+		} else {
+			for i := range rs.Stamps {
+				rs.Stamps[i].Hot = true // compare entries now, whatever the clock
+			}
 		}
-		prs, pl, changed, ok := patch(rs, l)
+		prs, pl, changed, ok := patch(rs, l, known)
 		if ok != st.patch {
 			t.Fatalf("%s: patched %v, want %v", st.name, ok, st.patch)
 		}
@@ -75,8 +113,13 @@ func TestPatchIsCompile(t *testing.T) {
 			if !changed && st.name != "a new link" {
 				t.Errorf("%s: rules not changed", st.name)
 			}
-			if prs.Stale() {
+			if staleUnder(prs, h) {
 				t.Errorf("%s: stale after the patch", st.name)
+			}
+			if n != nil {
+				if got, want := pl.dirs[h].ents, entryKeys(h, mustReadDir(t, h)); !maps.Equal(got, want) {
+					t.Errorf("%s: the listing patched from the notifier differs from the directory:\n%v\n%v", st.name, got, want)
+				}
 			}
 			rs, l = prs, pl
 			continue
@@ -86,6 +129,19 @@ func TestPatchIsCompile(t *testing.T) {
 	if rs.Allows(filepath.Join(h, ".ssh", "id_rsa"), false) || !rs.Allows(filepath.Join(h, "newdir"), true) {
 		t.Error("the rules at the end: a secret readable or a new file not writable")
 	}
+}
+
+// staleUnder is Stale for the stamps of h and below: /tmp, above the
+// home, changes with whatever else runs on the machine.
+func staleUnder(rs Ruleset, h string) bool {
+	for _, st := range rs.Stamps {
+		if st.Path == h || strings.HasPrefix(st.Path, h+"/") {
+			if changed, _ := st.check(); changed {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func mapsEqual(a, b map[string]Rule) bool {
@@ -132,5 +188,95 @@ func TestRestrictorPatches(t *testing.T) {
 	r.mu.Unlock()
 	if compiles > 1 || patches < 4 {
 		t.Errorf("compiled %d times, patched %d: want one compilation, the rest patched", compiles, patches)
+	}
+}
+
+func mustReadDir(t *testing.T, d string) []dirEntry {
+	t.Helper()
+	ents, err := readDir(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ents
+}
+
+// TestRestrictorNotified: with a notifier, a new file beside the secret
+// is readable at the next command even when the directory's time says
+// nothing changed (a change in the same clock tick as the stamp, which
+// the stamps alone trust once settled); the secret stays unreadable when
+// the denied directory's parent is swapped for a link to it, and a
+// notifier that lost track (closed) falls back to the stamps.
+func TestRestrictorNotified(t *testing.T) {
+	needLandlock(t)
+	h, s := home(t, ReadOnly)
+	r, err := NewRestrictor(Compile(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.notify == nil {
+		t.Skip("no inotify")
+	}
+	run := func(cmd string) string {
+		t.Helper()
+		var out []byte
+		if err := r.Do(func() { out, _ = exec.Command("/bin/sh", "-c", cmd).CombinedOutput() }); err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	// The first file compiles (the rules learn what they can patch);
+	// the second is watched by then.
+	for _, name := range []string{"a", "b"} {
+		p := filepath.Join(h, name)
+		if err := os.WriteFile(p, []byte("content "+name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out := run("cat " + p); out != "content "+name {
+			t.Fatalf("%s: %q", name, out)
+		}
+	}
+	// Made in what the stamp takes for the same tick: its time and
+	// entries as they are after the file, settled.
+	r.mu.Lock()
+	stamp := func(p string) {
+		for j := range r.rss {
+			for i, st := range r.rss[j].Stamps {
+				if st.Path == p {
+					r.rss[j].Stamps[i].MTime, r.rss[j].Stamps[i].Hot = mtime(p), false
+				}
+			}
+		}
+	}
+	r.mu.Unlock()
+	p := filepath.Join(h, "c")
+	if err := os.WriteFile(p, []byte("content c"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	stamp(h)
+	r.mu.Unlock()
+	if out := run("cat " + p); out != "content c" {
+		t.Fatalf("a file the stamps cannot see, with a notifier: %q", out)
+	}
+	if err := os.Rename(filepath.Join(h, ".config"), filepath.Join(h, ".config-old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(h, ".config-old"), filepath.Join(h, ".config")); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	stamp(h)
+	r.mu.Unlock()
+	if out := run("cat " + h + "/.config-old/agent/config.yaml " + h + "/.ssh/id_rsa"); strings.Contains(out, "policy") || strings.Contains(out, "SECRET") {
+		t.Fatalf("the denied directory moved under a link: %q", out)
+	}
+	r.notify.Close()
+	p = filepath.Join(h, "d")
+	if err := os.WriteFile(p, []byte("content d"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := run("cat " + p); out != "content d" {
+		t.Fatalf("the notifier closed, the stamps: %q", out)
 	}
 }

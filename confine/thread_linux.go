@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/autoshell/agent/confine/dirnotify"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,6 +32,12 @@ type Restrictor struct {
 	// compiles and patches count the rulesets compiled again and patched
 	// since NewRestrictor (tests).
 	compiles, patches int
+	// notify tells the checks which entries of the listed directories
+	// changed (nil: they read the directories whose time moved); compile:
+	// its news were spent on a refresh that failed, every ruleset is
+	// compiled again.
+	notify  *dirnotify.Watcher
+	compile bool
 }
 
 // NewRestrictor builds each ruleset into a Landlock ruleset; Do confines
@@ -41,6 +48,13 @@ func NewRestrictor(rss ...Ruleset) (*Restrictor, error) {
 		return nil, err
 	}
 	r := &Restrictor{rss: rss, lists: make([]*listings, len(rss))}
+	// Told which entries changed, the checks read no listed directory
+	// again (/tmp on a busy machine: it holds a protected path and
+	// changes between any two commands); without inotify (or past the
+	// user's instances) they read them as before.
+	if n, err := dirnotify.New(); err == nil {
+		r.notify = n
+	}
 	for _, rs := range rss {
 		fd, err := rulesetFD(rs)
 		if err != nil {
@@ -182,10 +196,11 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 	if r.closed {
 		return false, errors.New("confine: restrictor closed")
 	}
+	known := r.notified()
 	for i, rs := range r.rss {
 		var l *listings
-		if r.lists[i] != nil {
-			prs, pl, patched, ok := patch(rs, r.lists[i])
+		if r.lists[i] != nil && !r.compile {
+			prs, pl, patched, ok := patch(rs, r.lists[i], known)
 			if ok && !patched {
 				r.rss[i], r.lists[i] = prs, pl // the stamps renewed, or nothing
 				continue
@@ -194,6 +209,10 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 				rs, l = prs, pl
 				r.patches++
 			}
+		}
+		if l == nil && r.compile {
+			rs, l = compileListed(rs.Spec)
+			r.compiles++
 		}
 		if l == nil {
 			stale, renewed := rs.check()
@@ -208,15 +227,48 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 		}
 		fd, err := rulesetFD(rs)
 		if err != nil {
+			// The notifier's news are spent: compile every ruleset
+			// again next time rather than trust rules they did not reach.
+			r.compile = r.notify != nil
 			return true, err
 		}
 		r.old = append(r.old, r.fds[i])
 		r.rss[i], r.lists[i], r.fds[i], changed = rs, l, fd, true
 	}
+	r.compile = false
 	if changed {
 		r.gen++
 	}
 	return changed, nil
+}
+
+// notified asks the notifier about the directories the rulesets list:
+// nil when there is no notifier. r.mu is held.
+func (r *Restrictor) notified() func(dir string) ([]string, bool) {
+	if r.notify == nil {
+		return nil
+	}
+	var dirs []string
+	for _, l := range r.lists {
+		if l == nil {
+			continue
+		}
+		for d := range l.dirs {
+			if !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	names, unknown := r.notify.Changes(dirs)
+	return func(d string) ([]string, bool) {
+		if unknown[d] {
+			return nil, false
+		}
+		return names[d], true
+	}
 }
 
 // Close releases the ruleset; Do fails afterwards.
@@ -225,6 +277,9 @@ func (r *Restrictor) Close() error {
 	defer r.mu.Unlock()
 	for _, fd := range append(r.old, r.fds...) {
 		unix.Close(fd)
+	}
+	if r.notify != nil {
+		r.notify.Close()
 	}
 	r.fds, r.old, r.closed = nil, nil, true
 	return nil

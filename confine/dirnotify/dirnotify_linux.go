@@ -1,0 +1,221 @@
+//go:build linux
+
+package dirnotify
+
+import (
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Watcher watches directories' entries. It is safe for concurrent use;
+// each Watcher has its own event queue, so a queue has one reader.
+type Watcher struct {
+	mu     sync.Mutex
+	fd     int
+	dirs   map[string]*dir
+	wds    map[int32][]*dir
+	buf    []byte
+	closed bool
+}
+
+// dir is one watched directory: the inode its path named when the watch
+// was added, and the names events touched since the last Changes.
+type dir struct {
+	path     string
+	wd       int32
+	dev, ino uint64
+	names    map[string]bool
+	// lost: events of the directory may be missing (the watch ended, the
+	// directory was moved or deleted, the queue overflowed).
+	lost bool
+}
+
+// mask: an entry made, removed or renamed in the directory; the directory
+// itself moved, deleted or unmounted (the watch then ends).
+const mask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
+
+// New returns a Watcher with its own inotify instance.
+func New() (*Watcher, error) {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, &osError{"inotify_init1", err}
+	}
+	return &Watcher{fd: fd, dirs: map[string]*dir{}, wds: map[int32][]*dir{}, buf: make([]byte, 64<<10)}, nil
+}
+
+type osError struct {
+	op  string
+	err error
+}
+
+func (e *osError) Error() string { return "dirnotify: " + e.op + ": " + e.err.Error() }
+func (e *osError) Unwrap() error { return e.err }
+
+// Changes reports, for each of dirs, the names of its entries that may
+// have changed since the last call (none: its entries are as they were);
+// unknown holds the directories whose changes it cannot vouch for — not
+// watched before this call, no longer the directory their path names,
+// events lost — which the caller must read. It watches each of dirs from
+// this call on.
+func (w *Watcher) Changes(dirs []string) (names map[string][]string, unknown map[string]bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	unknown = map[string]bool{}
+	if w.closed {
+		for _, p := range dirs {
+			unknown[p] = true
+		}
+		return nil, unknown
+	}
+	w.drain()
+	for _, p := range dirs {
+		d := w.dirs[p]
+		if d != nil && !d.lost {
+			// The path must still name the watched directory: a
+			// directory put in its place (or the one the path's links
+			// lead to now) has events of its own.
+			var st unix.Stat_t
+			if err := unix.Stat(p, &st); err == nil && st.Dev == d.dev && st.Ino == d.ino {
+				for n := range d.names {
+					if names == nil {
+						names = map[string][]string{}
+					}
+					names[p] = append(names[p], n)
+				}
+				clear(d.names)
+				continue
+			}
+		}
+		unknown[p] = true
+		w.rewatch(p, d)
+	}
+	// A directory no longer asked about is no longer watched: its names
+	// would pile up unread.
+	if len(w.dirs) > len(dirs) {
+		asked := make(map[string]bool, len(dirs))
+		for _, p := range dirs {
+			asked[p] = true
+		}
+		for p, d := range w.dirs {
+			if !asked[p] {
+				w.forget(d)
+			}
+		}
+	}
+	return names, unknown
+}
+
+// rewatch drops d's watch (if any) and watches p again, as it is now.
+func (w *Watcher) rewatch(p string, d *dir) {
+	if d != nil {
+		w.forget(d)
+	}
+	// The inode is the one opened: its identity and its watch agree even
+	// when p is replaced meanwhile.
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, "/proc/self/fd/"+strconv.Itoa(fd), mask)
+	if err != nil {
+		return
+	}
+	nd := &dir{path: p, wd: int32(wd), dev: st.Dev, ino: st.Ino, names: map[string]bool{}}
+	w.dirs[p] = nd
+	w.wds[nd.wd] = append(w.wds[nd.wd], nd)
+}
+
+// forget drops d; the watch itself ends when no other path shares it.
+func (w *Watcher) forget(d *dir) {
+	delete(w.dirs, d.path)
+	var rest []*dir
+	for _, o := range w.wds[d.wd] {
+		if o != d {
+			rest = append(rest, o)
+		}
+	}
+	if len(rest) > 0 {
+		w.wds[d.wd] = rest
+		return
+	}
+	delete(w.wds, d.wd)
+	unix.InotifyRmWatch(w.fd, uint32(d.wd))
+}
+
+// drain reads every queued event.
+func (w *Watcher) drain() {
+	for {
+		n, err := unix.Read(w.fd, w.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			if err != nil && !errors.Is(err, unix.EAGAIN) {
+				w.loseAll()
+			}
+			return
+		}
+		w.parse(w.buf[:n])
+	}
+}
+
+// parse applies a read's events: struct inotify_event is wd (4), mask
+// (4), cookie (4), len (4), then len bytes of name padded with NULs.
+func (w *Watcher) parse(b []byte) {
+	for len(b) >= unix.SizeofInotifyEvent {
+		wd := int32(binary.NativeEndian.Uint32(b[0:]))
+		m := binary.NativeEndian.Uint32(b[4:])
+		l := int(binary.NativeEndian.Uint32(b[12:]))
+		if unix.SizeofInotifyEvent+l > len(b) {
+			w.loseAll()
+			return
+		}
+		name := b[unix.SizeofInotifyEvent : unix.SizeofInotifyEvent+l]
+		for i, c := range name {
+			if c == 0 {
+				name = name[:i]
+				break
+			}
+		}
+		b = b[unix.SizeofInotifyEvent+l:]
+		if m&unix.IN_Q_OVERFLOW != 0 {
+			w.loseAll()
+			continue
+		}
+		for _, d := range w.wds[wd] {
+			switch {
+			case m&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
+				d.lost = true
+			case len(name) > 0:
+				d.names[string(name)] = true
+			}
+		}
+	}
+}
+
+func (w *Watcher) loseAll() {
+	for _, d := range w.dirs {
+		d.lost = true
+	}
+}
+
+// Close ends every watch; Changes then reports every directory unknown.
+func (w *Watcher) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	return unix.Close(w.fd)
+}

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package dirnotify
+
+import "errors"
+
+// Watcher is Linux's (inotify); New fails elsewhere.
+type Watcher struct{}
+
+// New fails: inotify is Linux's.
+func New() (*Watcher, error) { return nil, errors.New("dirnotify: no inotify on this system") }
+
+// Changes reports every directory unknown.
+func (w *Watcher) Changes(dirs []string) (map[string][]string, map[string]bool) {
+	unknown := map[string]bool{}
+	for _, p := range dirs {
+		unknown[p] = true
+	}
+	return nil, unknown
+}
+
+// Close does nothing.
+func (w *Watcher) Close() error { return nil }

@@ -1,0 +1,10 @@
+// Package dirnotify tells which entries of a few directories changed, by
+// inotify, so that a confine.Restrictor's check before each confined
+// command reads no directory whose entries it already knows: on a busy
+// machine /tmp, listed by the rules whenever a protected path lies below
+// it, changes between any two commands, and reading its hundreds of
+// entries again at every step was most of a local confined step's cost
+// (docs/bench.md). It is agent's alone: the launcher does not import it
+// (its size is bounded), and a Watcher that cannot be made leaves the
+// checks as they were.
+package dirnotify
