@@ -288,7 +288,7 @@ Execution environment:
 const headPlanning = `
 ## Planning
 Call submit_plan once with the phases (1-4, fewer for a simple task), each a concrete goal, a short description
-and success criteria its steps' results can show; then start phase 1.
+and success criteria its steps' results can show; start phase 1 in the same reply.
 `
 
 // firstPhasePrompt is the planning prompt when the reply may start the
