@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -31,13 +32,20 @@ var gateWords struct {
 	out   [][]int32 // word ids ending in each state, through its failure chain
 	// next is delta with each state as its offset (state*stride), matchBit
 	// set where a word ends: the scan's table, with automaton's extra
-	// columns (flagCol for a byte that is not ASCII).
+	// columns.
 	next   []int32
 	stride int32
-	// col is each byte's column in next: its class, or flagCol for a byte
-	// that is not ASCII.
+	// col is each byte's column in next: its class.
 	col [256]int32
+	// fold[id] says word id is one of foldRunes.
+	fold []bool
 }
+
+// foldRunes are the runes that (?i) folds to an ASCII letter: ſ to s, the
+// Kelvin sign to k (unicode.SimpleFold; no other). A line holding one
+// may spell a gate word the scan does not see (paſſword): it passes every
+// gate.
+var foldRunes = []string{"\u017f", "\u212a"}
 
 // registeredGates are the words redactGated uses: gateScan knows only
 // those.
@@ -52,6 +60,7 @@ func registeredGates() []gateWord {
 	add(true, "_key", "-key", ".key", "aws_", "pass", "_pwd", "-pwd", ".pwd", "bearer", "machine", "default")
 	add(false, keyShapeWords...)
 	add(false, "-----BEGIN", "://", "?", "&", "-p", "mysql", "mariadb", "sshpass", "curl", "htpasswd")
+	add(false, foldRunes...)
 	return ws
 }
 
@@ -108,24 +117,24 @@ func compileGates() {
 	g.stride = nc + extraCols
 	g.next = nextTable(g.delta, nc, extraCols, func(t int32) bool { return len(g.out[t]) > 0 }, func(row []int32, off int32) {
 		row[stayCol], row[rootCol] = off, 0
-		row[flagCol] = matchBit // a byte that is not ASCII: the root, looked at apart
+		row[flagCol] = matchBit
 	})
 	g.delta = nil
 	for c := range 256 {
 		g.col[c] = int32(g.class[c])
-		if c >= 0x80 {
-			g.col[c] = nc + flagCol
-		}
+	}
+	for _, w := range g.list {
+		g.fold = append(g.fold, !w.fold && slices.Contains(foldRunes, w.w))
 	}
 }
 
 // gateScan is where a text holds each gate word: the starts of the lines
-// holding it (ascending, each once), and of the lines holding a byte that
-// is not ASCII.
+// holding it (ascending, each once), and of the lines holding one of
+// foldRunes.
 type gateScan struct {
-	src      string
-	lines    [][]int // by word id
-	nonASCII []int
+	src    string
+	lines  [][]int // by word id
+	folded []int
 }
 
 // scanGates finds every gate word of s in one pass: one table lookup a
@@ -145,7 +154,7 @@ func scanGates(s string) *gateScan {
 			ls = seen + k + 1
 		}
 		seen = i
-		sc.hit(i, ls, s[i], off)
+		sc.hit(i, ls, off)
 	}
 }
 
@@ -171,16 +180,10 @@ func newGateScan(s string) *gateScan {
 	return &gateScan{src: s, lines: make([][]int, len(g.list))}
 }
 
-// hit records what the gate automaton found reading byte i (c) of the
-// line starting at ls, reaching state off (matchBit cleared).
-func (sc *gateScan) hit(i, ls int, c byte, off int32) {
+// hit records what the gate automaton found reading byte i of the line
+// starting at ls, reaching state off (matchBit cleared).
+func (sc *gateScan) hit(i, ls int, off int32) {
 	g := &gateWords
-	if c >= 0x80 {
-		if len(sc.nonASCII) == 0 || sc.nonASCII[len(sc.nonASCII)-1] != ls {
-			sc.nonASCII = append(sc.nonASCII, ls)
-		}
-		return
-	}
 	s := sc.src
 	for _, id := range g.out[off/g.stride] {
 		w := g.list[id]
@@ -189,6 +192,9 @@ func (sc *gateScan) hit(i, ls int, c byte, off int32) {
 		}
 		if l := sc.lines[id]; len(l) == 0 || l[len(l)-1] != ls {
 			sc.lines[id] = append(l, ls)
+		}
+		if g.fold[id] && (len(sc.folded) == 0 || sc.folded[len(sc.folded)-1] != ls) {
+			sc.folded = append(sc.folded, ls)
 		}
 	}
 }
@@ -211,4 +217,48 @@ func gateID(w string, fold bool) int {
 		panic("redact: gate word " + w + " is not registered")
 	}
 	return id
+}
+
+// edit is a part [from, to) of a scanned text that byLines replaced: in
+// the new text it starts at newFrom, and sub is its scan.
+type edit struct {
+	from, to, newFrom int
+	sub               *gateScan
+}
+
+// splice is the scan of src, which is sc's text with edits (in order,
+// each starting at a line's start and ending after a line's end): sc's
+// lines outside the edits, shifted, and the edits' own. The patterns
+// change a large text in a few parts: those alone are scanned again.
+func (sc *gateScan) splice(src string, edits []edit) *gateScan {
+	out := &gateScan{src: src, lines: make([][]int, len(sc.lines))}
+	merge := func(old []int, sub func(e edit) []int) []int {
+		var l []int
+		shift, ei := 0, 0
+		flush := func(e edit) {
+			for _, x := range sub(e) {
+				l = append(l, e.newFrom+x)
+			}
+			shift = e.newFrom + len(e.sub.src) - e.to
+		}
+		for _, x := range old {
+			for ei < len(edits) && edits[ei].to <= x {
+				flush(edits[ei])
+				ei++
+			}
+			if ei < len(edits) && x >= edits[ei].from {
+				continue // the edit's scan has it
+			}
+			l = append(l, x+shift)
+		}
+		for ; ei < len(edits); ei++ {
+			flush(edits[ei])
+		}
+		return l
+	}
+	for id := range sc.lines {
+		out.lines[id] = merge(sc.lines[id], func(e edit) []int { return e.sub.lines[id] })
+	}
+	out.folded = merge(sc.folded, func(e edit) []int { return e.sub.folded })
+	return out
 }

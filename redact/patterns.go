@@ -136,10 +136,10 @@ func redactGated(s string, g redactGate, mark func(name, value string) string) s
 	}
 	// each pattern's words as its matches hold them: "api" and "key"
 	// alone are in one base64 line of 40, "_key" and "api_key" hardly
-	gated(foldWords(assignWords...), values(assignRE, "", keyName))
-	gated(foldWords("_key", "-key", ".key", "aws_"), values(keyEndRE, "", keyName))
-	gated(foldWords("pass"), values(passRE, "", keyName))
-	gated(foldWords("_pwd", "-pwd", ".pwd"), values(pwdRE, "", keyName))
+	gated(assignWords1, values(assignRE, "", keyName))
+	gated(assignWords2, values(keyEndRE, "", keyName))
+	gated(assignWords3, values(passRE, "", keyName))
+	gated(assignWords4, values(pwdRE, "", keyName))
 	gated(foldWords("bearer"), values(bearerRE, "", fixedName("BEARER_TOKEN")))
 	gated(words(keyShapeWords...), func(s string) string {
 		return keyShapeRE.ReplaceAllStringFunc(s, func(m string) string { return mark(shapeName(m), m) })
@@ -201,11 +201,99 @@ func (g redactGate) netrc(s string) bool {
 
 // A lineGate names what a pattern cannot match without on the line its
 // match starts: one of words (in any case when fold), and, when also is
-// set, the line passing also.
+// set, the line passing also. When confirm is set, byLines passes a line
+// of a large text to the pattern only if confirm(text, line's start) too.
 type lineGate struct {
-	words []string
-	fold  bool
-	also  func(line string) bool
+	words   []string
+	fold    bool
+	also    func(line string) bool
+	confirm func(s string, from int) bool
+}
+
+// The gates of the patterns of assignments (assignRE, keyEndRE, passRE,
+// pwdRE), each confirmed by assignAt: on prose and code, most lines that
+// say password or token assign none, and the regular expressions cost
+// about a microsecond a byte they are given.
+var (
+	assignWords1 = assignGate(assignWords...)
+	assignWords2 = assignGate("_key", "-key", ".key", "aws_")
+	assignWords3 = assignGate("pass")
+	assignWords4 = assignGate("_pwd", "-pwd", ".pwd")
+)
+
+func assignGate(ws ...string) lineGate {
+	return lineGate{words: ws, fold: true, confirm: func(s string, from int) bool { return assignAt(s, from, ws) }}
+}
+
+// assignAt reports whether the line of s starting at from holds one of
+// words (lower case; in any case in s) as an assignment's or an option's
+// name can: after the word and the name bytes after it, an optional
+// quote, white space (over lines too) and ':' or '=' (NAME=, "name":);
+// or white space after the name bytes, with a '-' in the name bytes
+// before the word (--token x, -pass x). Every match of the patterns it
+// confirms for starts so (a superset: it does not look at the value). A
+// run longer than assignLook is taken as a match.
+func assignAt(s string, from int, words []string) bool {
+	end := strings.IndexByte(s[from:], '\n')
+	if end < 0 {
+		end = len(s)
+	} else {
+		end += from
+	}
+	line := asciiLower(s[from:end])
+	for _, w := range words {
+		for at := 0; ; {
+			i := strings.Index(line[at:], w)
+			if i < 0 {
+				break
+			}
+			p := from + at + i
+			if assignAfter(s, p, p+len(w)) {
+				return true
+			}
+			at += i + 1
+		}
+	}
+	return false
+}
+
+// assignLook bounds assignAt's look at a run of name bytes or white space.
+const assignLook = 256
+
+// assignAfter is assignAt for a word at s[p:e].
+func assignAfter(s string, p, e int) bool {
+	isName := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+	}
+	// an option: --name value
+	k := e
+	for k < len(s) && isName(s[k]) && s[k] != '.' {
+		if k++; k-e > assignLook {
+			return true
+		}
+	}
+	if k < len(s) && isSpace(s[k]) {
+		for b := p - 1; b >= 0 && isName(s[b]) && s[b] != '.'; b-- {
+			if s[b] == '-' || p-b > assignLook {
+				return true
+			}
+		}
+	}
+	// NAME=value, NAME: value, "name": value
+	for k = e; k < len(s) && isName(s[k]); k++ {
+		if k-e > assignLook {
+			return true
+		}
+	}
+	if k < len(s) && (s[k] == '"' || s[k] == '\'') {
+		k++
+	}
+	for w := k; k < len(s) && isSpace(s[k]); k++ {
+		if k-w > assignLook {
+			return true
+		}
+	}
+	return k < len(s) && (s[k] == ':' || s[k] == '=')
 }
 
 func words(ws ...string) lineGate     { return lineGate{words: ws} }
@@ -222,9 +310,9 @@ const gateTail = 4
 // quoted value longer than that) is cut at its part's end. The regular
 // expressions cost most of redacting a large output; most of its lines
 // hold none of their words, and the words are looked for in the whole
-// text at once (scanGates), not line by line. A line that is not
-// ASCII always passes ((?i) folds the Kelvin sign to k, ſ to s); text
-// mostly gated goes to f whole.
+// text at once (scanGates), not line by line. A line holding ſ or the
+// Kelvin sign always passes ((?i) folds them to s and k); text mostly
+// gated goes to f whole. A line gate's confirm drops more lines.
 func (g redactGate) byLines(s string, gate lineGate, f func(string) string) string {
 	if g.whole || len(s) < 4<<10 {
 		return f(s)
@@ -241,13 +329,13 @@ func (g redactGate) byLines(s string, gate lineGate, f func(string) string) stri
 	var starts []int
 	for _, w := range gate.words {
 		for _, from := range sc.lines[gateID(w, gate.fold)] {
-			if gate.also == nil || gate.also(s[from:lineOf(from)]) {
+			if (gate.also == nil || gate.also(s[from:lineOf(from)])) && (gate.confirm == nil || gate.confirm(s, from)) {
 				starts = append(starts, from)
 			}
 		}
 	}
-	if g.all { // lines that are not ASCII
-		starts = append(starts, sc.nonASCII...)
+	if g.all { // lines holding a rune (?i) folds to an ASCII letter
+		starts = append(starts, sc.folded...)
 	}
 	if len(starts) == 0 {
 		return s
@@ -280,23 +368,26 @@ func (g redactGate) byLines(s string, gate lineGate, f func(string) string) stri
 	var b strings.Builder
 	b.Grow(len(s))
 	last := 0
+	var edits []edit
 	for _, p := range parts {
 		b.WriteString(s[last:p.from])
-		b.WriteString(f(s[p.from:p.to]))
+		in := s[p.from:p.to]
+		out := f(in)
+		if out != in {
+			edits = append(edits, edit{from: p.from, to: p.to, newFrom: b.Len(), sub: scanGates(out)})
+		}
+		b.WriteString(out)
 		last = p.to
 	}
 	b.WriteString(s[last:])
-	return b.String()
-}
-
-// indexNonASCII is the index of s's first byte ≥ 0x80, or -1.
-func indexNonASCII(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return i
-		}
+	if len(edits) == 0 {
+		return s
 	}
-	return -1
+	out := b.String()
+	if g.cur != nil {
+		g.cur.scan = sc.splice(out, edits)
+	}
+	return out
 }
 
 // replaceValues replaces each match of re in s but its group 1 (what
@@ -358,17 +449,23 @@ func shapeName(key string) string {
 
 // redactGate says whether a text holds the words a pattern of String
 // cannot match without. It looks at the text as given: a replacement adds
-// none of those words, so a word absent before is absent after. Text that
-// is not ASCII passes every gate: (?i) folds non-ASCII letters (the Kelvin
-// sign is k, ſ is s) that a lower-cased comparison would miss.
+// none of those words, so a word absent before is absent after. Text
+// holding one of foldRunes passes every gate: (?i) folds them to ASCII
+// letters (the Kelvin sign is k, ſ is s), and a gate word may be spelled
+// with them; no other rune folds to an ASCII letter.
 type redactGate struct {
 	s     string
 	all   bool
 	whole bool // no line gating (byLines): tests' reference
-	// scan is where s holds the gate words; a text a pattern changed is
-	// scanned again (scanOf).
+	// scan is where s holds the gate words; cur where the text as the
+	// patterns left it does (byLines keeps it up to date; scanOf scans a
+	// text again otherwise).
 	scan *gateScan
+	cur  *curScan
 }
+
+// curScan is the scan of the text the patterns made last.
+type curScan struct{ scan *gateScan }
 
 func newRedactGate(s string) redactGate { return gateOf(s, nil) }
 
@@ -378,7 +475,7 @@ func gateOf(s string, sc *gateScan) redactGate {
 	if sc == nil || sc.src != s {
 		sc = scanGates(s)
 	}
-	return redactGate{s: s, all: len(sc.nonASCII) > 0, scan: sc}
+	return redactGate{s: s, all: len(sc.folded) > 0, scan: sc, cur: &curScan{sc}}
 }
 
 // big reports whether the text is gated line by line.
@@ -390,7 +487,14 @@ func (g redactGate) scanOf(s string) *gateScan {
 	if g.scan != nil && g.scan.src == s {
 		return g.scan
 	}
-	return scanGates(s)
+	if g.cur != nil && g.cur.scan != nil && g.cur.scan.src == s {
+		return g.cur.scan
+	}
+	sc := scanGates(s)
+	if g.cur != nil {
+		g.cur.scan = sc
+	}
+	return sc
 }
 
 // has reports whether the text holds one of words, as written.
@@ -463,13 +567,4 @@ func asciiLower(s string) string {
 		}
 	}
 	return string(b)
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }

@@ -151,7 +151,7 @@ func run(tab []int32, cols *[256][4]int32, s string, j int, g, q, h int32) (int,
 // slow reads byte j of s (on the line starting at ls, the hex view's part
 // of it [hexFrom, hexTo)) where run stopped: from states g, q, h through
 // cols, looking at each state with matchBit: a gate word, a needle of the
-// squeezed or hex automaton ending, a byte that is not ASCII, or the hex
+// squeezed or hex automaton ending, or the hex
 // view's '0', 'x', 'X' or '\\' (hexFlag). It returns the states after it.
 func (r *scanResult) slow(f *fused, cols *[256][4]int32, s string, j, ls, hexFrom, hexTo int, g, q, h int32) (int32, int32, int32) {
 	c := s[j]
@@ -159,7 +159,7 @@ func (r *scanResult) slow(f *fused, cols *[256][4]int32, s string, j, ls, hexFro
 	ng, nq, nh := f.tab[g+cc[0]], f.tab[q+cc[1]], f.tab[h+cc[2]]
 	if ng < 0 {
 		ng &^= matchBit
-		r.gates.hit(j, ls, c, ng)
+		r.gates.hit(j, ls, ng)
 	}
 	if nq < 0 {
 		nq &^= matchBit
