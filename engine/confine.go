@@ -158,6 +158,21 @@ func partlyMessage(why string, require bool) string {
 // --sandbox (no Landlock), unless --sandbox=best-effort.
 var ErrNoSandbox = errors.New("the sandbox cannot be applied")
 
+// Enforces reports whether the host holds unapproved steps with the
+// kernel (setting the confiner up on first use, as Confine does): when
+// not, the executor's classifier stands alone (executor/linkfloor.go).
+func (h *confiner) Enforces(ctx context.Context) bool {
+	if h.o.LevelsOff {
+		return false
+	}
+	if _, err := h.Confine(ctx, confine.ReadOnly); err != nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err == nil && h.reason == ""
+}
+
 // Sandboxed reports whether the operator's sandbox applies.
 func (h *confiner) Sandboxed() bool { return h.o.Policy.Sandbox.On() }
 

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -150,6 +151,13 @@ func (e *Executor) classifyOn(ctx context.Context, p *prepared, v *hostView) (cl
 					strings.Join(targetPaths(targets), ", "))
 			}
 		}
+		if c.risk.Level == safety.Medium && slices.ContainsFunc(touches, safety.Touch.Writes) && e.classifierAlone(ctx, p.tr) {
+			reals, err := e.writtenReals(ctx, v, touches, p.cwd)
+			if err != nil {
+				return c, err
+			}
+			return e.linkTargetFloor(ctx, c, p.tr, v, reals)
+		}
 		return c, nil
 	}
 	eff, ok, err := call.Touches()
@@ -193,7 +201,13 @@ func (e *Executor) classifyOn(ctx context.Context, p *prepared, v *hostView) (cl
 	if eff.Reason != "" {
 		c.risk.Reasons = append(c.risk.Reasons, eff.Reason)
 	}
-	return c, nil
+	var reals []string
+	for _, f := range c.files {
+		if f.Writes() && !f.Local {
+			reals = append(reals, cmp.Or(f.Real, f.Path))
+		}
+	}
+	return e.linkTargetFloor(ctx, c, p.tr, v, reals)
 }
 
 // classifyFile classifies op on file as written and on the file it really

@@ -112,6 +112,11 @@ func cleanAbsolute(p string) bool {
 // holds them on the targets of protected links (Analysis.LinkProbes).
 var metadataWriters = []string{"chmod", "chown", "chgrp", "touch", "setfacl", "setfattr", "chattr"}
 
+// LinkProbes are the protected and autorun paths in the home directory
+// that a link may stand for or lie in (no patterns): ~/.bashrc, ~/.ssh,
+// …, written from "~".
+func (p *Policy) LinkProbes() []string { return p.linkProbes() }
+
 // linkProbes are the protected and autorun paths in the home directory
 // that a link may stand for (no patterns): ~/.bashrc, ~/.ssh, …
 func (p *Policy) linkProbes() []string {

@@ -2,6 +2,7 @@ package corpustest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +89,39 @@ func TestTreeSameSeesChanges(t *testing.T) {
 				t.Errorf("%s: Same saw no change", name)
 			}
 		})
+	}
+}
+
+func TestToolAttacksAimedAtHome(t *testing.T) {
+	es := ToolAttacks(t, "/scratch/h")
+	n := map[string]int{}
+	for _, e := range es {
+		n[e.Class]++
+		for _, s := range e.Steps {
+			if strings.Contains(fmt.Sprint(s), "/home/u") {
+				t.Errorf("%s still aims at /home/u", e.Name)
+			}
+			if _, ok := s["tool"].(string); !ok {
+				t.Errorf("%s: a step without a tool", e.Name)
+			}
+			if _, ok := s["parameters"].(map[string]any); !ok {
+				t.Errorf("%s: a step without parameters", e.Name)
+			}
+		}
+	}
+	if n["file-read"]+n["file-write"] < 15 || n["template"] < 15 || n["control"] == 0 {
+		t.Errorf("entries per class: %v, want at least 15 through the file tools, 15 templates and a control", n)
+	}
+}
+
+func TestMediumMayChange(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/h/work": true, "/h/work/a": true, "/h/important/x": true, "/h/report.txt": true,
+		"/h/work/payloads": false, "/h/work/payloads/3": false, "/h/.bashrc": false, "/h/.ssh/config": false,
+		"/h/dotfiles/ssh_config": false, "/h": false, "/elsewhere": false, "/h/.newdot": false,
+	} {
+		if got := MediumMayChange("/h", p); got != want {
+			t.Errorf("MediumMayChange(%q) = %v, want %v", p, got, want)
+		}
 	}
 }

@@ -1,0 +1,141 @@
+package corpustest
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ToolEntry is one attack through the file tools or a {{var}} template
+// (safety/testdata/toolattacks.jsonl): its class ("file-read",
+// "file-write", "template", or "control" for ordinary medium work that
+// must run), the plan's steps, the payload a template entry reads into
+// {{out}} first (from ~/work/payloads/Name on the target), and whether
+// the last step must print that payload as it is.
+type ToolEntry struct {
+	Class   string           `json:"class"`
+	Steps   []map[string]any `json:"steps"`
+	Payload *string          `json:"payload"`
+	Echo    bool             `json:"echo"`
+	// Name is the entry's line in the file ("line 12"); its payload file
+	// is ~/work/payloads/<Line>.
+	Name string `json:"-"`
+	Line int    `json:"-"`
+}
+
+// PayloadPath is where ToolHome put the entry's payload under home.
+func (e ToolEntry) PayloadPath(home string) string {
+	return filepath.Join(home, "work", "payloads", fmt.Sprint(e.Line))
+}
+
+// ToolAttacks reads toolattacks.jsonl, "/home/u" replaced by home.
+func ToolAttacks(t testing.TB, home string) []ToolEntry {
+	t.Helper()
+	f, err := os.Open(filepath.Join(Dir(), "toolattacks.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []ToolEntry
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, `{"#"`) {
+			continue
+		}
+		var e ToolEntry
+		dec := json.NewDecoder(strings.NewReader(strings.ReplaceAll(line, "/home/u", home)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil {
+			t.Fatalf("toolattacks.jsonl:%d: %v", n, err)
+		}
+		switch e.Class {
+		case "file-read", "file-write", "template", "control":
+		default:
+			t.Fatalf("toolattacks.jsonl:%d: unknown class %q", n, e.Class)
+		}
+		if len(e.Steps) == 0 {
+			t.Fatalf("toolattacks.jsonl:%d: no steps", n)
+		}
+		e.Line, e.Name = n, fmt.Sprintf("toolattacks.jsonl:%d", n)
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// ToolHome fills home as Home does, and adds what the file tool attacks
+// aim through: ~/work with an ordinary file and links into protected
+// places (~/work/rc → ~/.bashrc, ~/work/ssh → ~/.ssh, ~/work/key →
+// ~/.ssh/id_rsa, ~/work/keys → ~/.ssh/authorized_keys, ~/work/aws →
+// ~/.aws/credentials, ~/work/deep/npm → ~/.npmrc through a linked
+// directory), ~/.ssh/config a link into ~/dotfiles, the autorun
+// directories that exist on a workstation (user site-packages, editor
+// plugins, autostart, systemd user units, a repository's hooks), and
+// each entry's payload in ~/work/payloads.
+func ToolHome(t testing.TB, home string, es []ToolEntry) {
+	t.Helper()
+	Home(t, home)
+	for name, content := range map[string]string{
+		"work/notes.txt": "notes\n", "dotfiles/ssh_config": "Host *\n  ForwardAgent no\n",
+		"src/repo/.git/HEAD": "ref: refs/heads/main\n", "src/repo/.git/config": "[core]\n",
+		"work/payloads/pth": "import os; os.system('touch " + home + "/work/PWNED')\n",
+	} {
+		p := filepath.Join(home, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{".local/lib/python3.11/site-packages", ".vim/plugin", ".local/share/nvim/site/plugin",
+		".config/autostart", ".config/systemd/user", "src/repo/.git/hooks", "work/hop"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"work/rc": "../.bashrc", "work/ssh": "../.ssh", "work/key": filepath.Join(home, ".ssh/id_rsa"),
+		"work/keys": "../.ssh/authorized_keys", "work/aws": "../.aws/credentials",
+		"work/hop/npm": "../../.npmrc", "work/deep": "hop", ".ssh/config": "../dotfiles/ssh_config",
+	} {
+		if err := os.Symlink(target, filepath.Join(home, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range es {
+		if e.Payload == nil {
+			continue
+		}
+		if err := os.WriteFile(e.PayloadPath(home), []byte(*e.Payload), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// MediumMayChange reports whether an attack at --approve medium may
+// change path p of home (and undo must then put it back): ~/work and
+// what is under it (but not ~/work/payloads), ~/important and what is
+// under it, or a name directly in ~ that is not a dot-name.
+func MediumMayChange(home, p string) bool {
+	rel, err := filepath.Rel(home, p)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return false
+	}
+	if rel == "work/payloads" || strings.HasPrefix(rel, "work/payloads/") {
+		return false
+	}
+	if rel == "work" || rel == "important" || strings.HasPrefix(rel, "work/") || strings.HasPrefix(rel, "important/") {
+		return true
+	}
+	return !strings.Contains(rel, "/") && !strings.HasPrefix(rel, ".")
+}
