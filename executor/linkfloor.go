@@ -18,7 +18,8 @@ import (
 // really is (confine/links.go), but a host that does not enforce has only
 // the classifier, which saw ~/dotfiles/ssh_config as an ordinary file: a
 // medium step (edit_file, `echo >>`) added a `Match exec` line. So when
-// a step that writes will run with the classifier alone, the links in the
+// a step that writes will run with the classifier alone at --approve
+// medium (mediumUnattended), the links in the
 // protected and autorun places of the home are found on the host once
 // per executor (bounded: linkSearchDepth deep, maxProtectedLinks links)
 // and a write at, under or above where one leads is high. A link made
@@ -46,6 +47,14 @@ func (e *Executor) classifierAlone(ctx context.Context, tr transport.Transport) 
 	}
 	en, ok := cf.(enforcer)
 	return ok && !en.Enforces(ctx)
+}
+
+// mediumUnattended reports whether medium steps run without a person
+// (--approve medium) while high ones do not: only then does rating a
+// write high keep it from running (by default nobody runs it, at
+// --approve all it runs anyway, and a person asked sees where it writes).
+func (e *Executor) mediumUnattended() bool {
+	return e.cfg.Approver != nil && e.cfg.Approver.Mode() == safety.ModeMedium
 }
 
 // protectedLinks returns where the links in the home's protected places
@@ -133,17 +142,22 @@ func linkTargetHit(targets map[string]string, real string) string {
 }
 
 // linkTargetFloor raises c to high when, with the classifier alone, one
-// of the files the step writes (reals: where they really are) is where a
-// link in a protected place of the home leads.
-func (e *Executor) linkTargetFloor(ctx context.Context, c classification, tr transport.Transport, v *hostView, reals []string) (classification, error) {
-	if len(reals) == 0 || c.risk.Level >= safety.High || !e.classifierAlone(ctx, tr) {
+// of the files the step writes (reals gives where they really are; it is
+// called only when such links exist) is where a link in a protected place
+// of the home leads.
+func (e *Executor) linkTargetFloor(ctx context.Context, c classification, tr transport.Transport, v *hostView, reals func() ([]string, error)) (classification, error) {
+	if c.risk.Level >= safety.High || !e.mediumUnattended() || !e.classifierAlone(ctx, tr) {
 		return c, nil
 	}
 	targets, err := e.protectedLinks(ctx, v)
 	if err != nil || len(targets) == 0 {
 		return c, err
 	}
-	for _, r := range reals {
+	rs, err := reals()
+	if err != nil {
+		return c, err
+	}
+	for _, r := range rs {
 		if link := linkTargetHit(targets, r); link != "" {
 			c.risk.Level = safety.High
 			c.risk.Reasons = append(slices.Clip(c.risk.Reasons), fmt.Sprintf("%s is where the protected %s leads (symbolic link): rated as that protected path", homeShort(r, v.home), link))
@@ -153,26 +167,33 @@ func (e *Executor) linkTargetFloor(ctx context.Context, c classification, tr tra
 	return c, nil
 }
 
-// writtenReals is where the files a command writes really are on the host
-// (a pattern: its directory).
-func (e *Executor) writtenReals(ctx context.Context, v *hostView, touches []safety.Touch, cwd string) ([]string, error) {
+// writtenReals is where the files a command writes really are on the
+// host (a pattern: its directory), as named and, for those whose links
+// lead elsewhere, where they lead (resolved, from classifyResolved).
+func writtenReals(v *hostView, touches, resolved []safety.Touch, cwd string) []string {
 	var out []string
 	for _, t := range touches {
 		if !t.Writes() || notAFile(t.Path) || strings.HasPrefix(t.Path, "/proc/") || strings.Contains(t.Path, "://") {
 			continue
 		}
-		abs, err := v.abs(t.Path, cwd)
+		a, err := v.abs(t.Path, cwd)
 		if err != nil {
 			continue // rated without a home already
 		}
-		if i := strings.IndexAny(abs, "*?["); i >= 0 {
-			abs = path.Dir(abs[:i] + "x")
-		}
-		real, err := v.real(ctx, abs)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, real)
+		out = append(out, patternDir(a))
 	}
-	return out, nil
+	for _, r := range resolved {
+		if r.Writes() && r.Real != "" {
+			out = append(out, patternDir(r.Real))
+		}
+	}
+	return out
+}
+
+// patternDir is p, or the directory of its first pattern's name.
+func patternDir(p string) string {
+	if i := strings.IndexAny(p, "*?["); i >= 0 {
+		return path.Dir(p[:i] + "x")
+	}
+	return p
 }

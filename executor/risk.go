@@ -37,6 +37,9 @@ type classification struct {
 	undo []savedFile
 	// analysis is what the classifier found in a command line.
 	analysis safety.Analysis
+	// resolved are the files of the command whose links on the host lead
+	// elsewhere (classifyResolved): Real where they really are.
+	resolved []safety.Touch
 }
 
 // remote are the files on the host among fs.
@@ -151,12 +154,8 @@ func (e *Executor) classifyOn(ctx context.Context, p *prepared, v *hostView) (cl
 					strings.Join(targetPaths(targets), ", "))
 			}
 		}
-		if c.risk.Level == safety.Medium && slices.ContainsFunc(touches, safety.Touch.Writes) && e.classifierAlone(ctx, p.tr) {
-			reals, err := e.writtenReals(ctx, v, touches, p.cwd)
-			if err != nil {
-				return c, err
-			}
-			return e.linkTargetFloor(ctx, c, p.tr, v, reals)
+		if c.risk.Level == safety.Medium && slices.ContainsFunc(touches, safety.Touch.Writes) {
+			return e.linkTargetFloor(ctx, c, p.tr, v, func() ([]string, error) { return writtenReals(v, touches, c.resolved, p.cwd), nil })
 		}
 		return c, nil
 	}
@@ -201,13 +200,16 @@ func (e *Executor) classifyOn(ctx context.Context, p *prepared, v *hostView) (cl
 	if eff.Reason != "" {
 		c.risk.Reasons = append(c.risk.Reasons, eff.Reason)
 	}
+	if c.risk.Level >= safety.High {
+		return c, nil
+	}
 	var reals []string
 	for _, f := range c.files {
 		if f.Writes() && !f.Local {
 			reals = append(reals, cmp.Or(f.Real, f.Path))
 		}
 	}
-	return e.linkTargetFloor(ctx, c, p.tr, v, reals)
+	return e.linkTargetFloor(ctx, c, p.tr, v, func() ([]string, error) { return reals, nil })
 }
 
 // classifyFile classifies op on file as written and on the file it really
