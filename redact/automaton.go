@@ -78,21 +78,27 @@ func newAutomaton(needles []string, owner []int) *automaton {
 		a.maxLen = max(a.maxLen, len(n))
 	}
 	nc := a.nclass
-	// the trie; -1 is "no edge" until the failure links fill it in
+	// the trie; 0 (the root, no state's child) is "no edge" until the
+	// failure links fill it in. Its states are at most one a needle's byte,
+	// and one table of that size is made once: appending row by row moved
+	// megabytes.
+	bound := 1
+	for _, n := range needles {
+		bound += len(n)
+	}
+	a.delta = make([]int32, nc, bound*int(nc))
+	a.best, a.secret = make([]int32, 1, bound), make([]int32, 1, bound)
 	newState := func() int32 {
 		s := int32(len(a.best))
-		for range nc {
-			a.delta = append(a.delta, -1)
-		}
+		a.delta = a.delta[:len(a.delta)+int(nc)] // zeroed by make
 		a.best, a.secret = append(a.best, 0), append(a.secret, 0)
 		return s
 	}
-	newState()
 	for i, n := range needles {
 		s := int32(0)
 		for j := 0; j < len(n); j++ {
 			c := int32(a.class[n[j]])
-			if a.delta[s*nc+c] < 0 {
+			if a.delta[s*nc+c] == 0 {
 				t := newState()
 				a.delta[s*nc+c] = t
 			}
@@ -109,7 +115,11 @@ func newAutomaton(needles []string, owner []int) *automaton {
 		}
 	})
 	a.stride = nc + extraCols
-	a.next = nextTable(a.delta, nc, extraCols, func(t int32) bool { return a.best[t] > 0 }, func(row []int32, off int32) {
+	match := make([]bool, len(a.best))
+	for t, l := range a.best {
+		match[t] = l > 0
+	}
+	a.next = nextTable(a.delta, nc, extraCols, match, func(row []int32, off int32) {
 		row[stayCol], row[rootCol], row[flagCol] = off, 0, matchBit
 	})
 	a.delta = nil
@@ -118,7 +128,8 @@ func newAutomaton(needles []string, owner []int) *automaton {
 }
 
 // fillFailures completes a trie's transitions (delta: nstates rows of nc
-// columns, -1 for no edge) into an Aho-Corasick automaton: breadth first,
+// columns, 0 for no edge: the root is no state's child) into an
+// Aho-Corasick automaton: breadth first,
 // each state's failure link, and its missing edges through that link.
 // inherit(s, f) is called for each state s but the root, f its failure
 // link, once f's own outputs are complete: it merges them into s's.
@@ -126,9 +137,7 @@ func fillFailures(delta []int32, nc int32, nstates int, inherit func(s, f int32)
 	fail := make([]int32, nstates)
 	queue := make([]int32, 0, nstates)
 	for c := range nc {
-		if t := delta[c]; t < 0 {
-			delta[c] = 0
-		} else {
+		if t := delta[c]; t != 0 {
 			queue = append(queue, t)
 		}
 	}
@@ -138,7 +147,7 @@ func fillFailures(delta []int32, nc int32, nstates int, inherit func(s, f int32)
 		inherit(s, fail[s])
 		for c := range nc {
 			t := delta[s*nc+c]
-			if t < 0 {
+			if t == 0 {
 				delta[s*nc+c] = delta[fail[s]*nc+c]
 				continue
 			}
@@ -150,18 +159,18 @@ func fillFailures(delta []int32, nc int32, nstates int, inherit func(s, f int32)
 
 // nextTable is delta as the scans read it: rows of nc+extra columns,
 // each target as its row's offset, with matchBit where a match ends
-// there; extras fills each row's extra columns (row is those columns,
-// off the row's own offset).
-func nextTable(delta []int32, nc, extra int32, match func(t int32) bool, extras func(row []int32, off int32)) []int32 {
+// there (match[t]); extras fills each row's extra columns (row is those
+// columns, off the row's own offset).
+func nextTable(delta []int32, nc, extra int32, match []bool, extras func(row []int32, off int32)) []int32 {
 	stride := nc + extra
 	n := int32(len(delta)) / nc
 	next := make([]int32, int(n*stride))
 	for s := range n {
-		for c := range nc {
-			t := delta[s*nc+c]
-			next[s*stride+c] = t * stride
-			if match(t) {
-				next[s*stride+c] |= matchBit
+		row, out := delta[s*nc:(s+1)*nc], next[s*stride:s*stride+nc]
+		for c, t := range row {
+			out[c] = t * stride
+			if match[t] {
+				out[c] |= matchBit
 			}
 		}
 		extras(next[s*stride+nc:(s+1)*stride], s*stride)

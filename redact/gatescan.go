@@ -94,7 +94,7 @@ func compileGates() {
 	newState := func() int32 {
 		s := int32(len(g.out))
 		for range nc {
-			g.delta = append(g.delta, -1)
+			g.delta = append(g.delta, 0) // no edge (fillFailures)
 		}
 		g.out = append(g.out, nil)
 		return s
@@ -104,7 +104,7 @@ func compileGates() {
 		s := int32(0)
 		for i := 0; i < len(w.w); i++ {
 			c := int32(g.class[w.w[i]])
-			if g.delta[s*nc+c] < 0 {
+			if g.delta[s*nc+c] == 0 {
 				g.delta[s*nc+c] = newState()
 			}
 			s = g.delta[s*nc+c]
@@ -115,7 +115,11 @@ func compileGates() {
 		g.out[s] = append(g.out[s], g.out[f]...) // the root's is empty
 	})
 	g.stride = nc + extraCols
-	g.next = nextTable(g.delta, nc, extraCols, func(t int32) bool { return len(g.out[t]) > 0 }, func(row []int32, off int32) {
+	match := make([]bool, len(g.out))
+	for t, o := range g.out {
+		match[t] = len(o) > 0
+	}
+	g.next = nextTable(g.delta, nc, extraCols, match, func(row []int32, off int32) {
 		row[stayCol], row[rootCol] = off, 0
 		row[flagCol] = matchBit
 	})
