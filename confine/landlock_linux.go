@@ -82,6 +82,19 @@ func rulesetFD(rs Ruleset) (int, error) {
 	return fd, nil
 }
 
+// addRules adds rules to the Landlock ruleset fd (a patch's grants):
+// a thread confined from now on gets them, those confined before keep
+// what they had.
+func addRules(fd int, rules []rule) error {
+	handled := handledFS(ABI())
+	for _, r := range rules {
+		if err := addRule(fd, r, handled); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // restrictThread confines the calling OS thread to the ruleset fd.
 func restrictThread(fd int) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {

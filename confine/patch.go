@@ -8,6 +8,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/autoshell/agent/confine/dirnotify"
 )
 
 // Patching. A directory that holds a denied path is listed: each of its
@@ -68,9 +70,10 @@ func compileListed(s Spec) (Ruleset, *listings) {
 
 // entriesNamed is, of the names given, those entries dir had (from ents)
 // and those it has now (an entry gone is left out).
-func entriesNamed(dir string, ents map[string]entKey, names []string) (was, now map[string]entKey, err error) {
+func entriesNamed(dir string, ents map[string]entKey, names []dirnotify.Entry) (was, now map[string]entKey, err error) {
 	was, now = map[string]entKey{}, map[string]entKey{}
-	for _, n := range names {
+	for _, e := range names {
+		n := e.Name
 		if k, ok := ents[n]; ok {
 			was[n] = k
 		}
@@ -153,7 +156,10 @@ func entryKeys(d string, ents []dirEntry) map[string]entKey {
 // may have changed in a listed directory since the last check (ok false:
 // it cannot say, the directory is checked by its stamp). Only those
 // entries are looked at again, the directory is not read.
-func patch(rs Ruleset, l *listings, known func(dir string) (names []string, ok bool)) (out Ruleset, nl *listings, changed, ok bool) {
+//
+// dl says how the rules changed, for a Restrictor to change its Landlock
+// ruleset in place rather than build it again.
+func patch(rs Ruleset, l *listings, known func(dir string) (names []dirnotify.Entry, ok bool)) (out Ruleset, nl *listings, dl patchDelta, changed, ok bool) {
 	out, nl = rs, l
 	var set *ruleSet
 	cloned := false
@@ -165,7 +171,18 @@ func patch(rs Ruleset, l *listings, known func(dir string) (names []string, ok b
 				}
 				was, now, err := entriesNamed(st.Path, d.ents, names)
 				if err != nil {
-					return rs, l, false, false
+					return rs, l, dl, false, false
+				}
+				away := map[string]bool{}
+				for _, e := range names {
+					if e.Away {
+						away[e.Name] = true
+						if rulesAt(rs.Rules, path.Join(st.Path, e.Name)) {
+							// Renamed away, maybe put back: the rule
+							// holds the file where it went.
+							dl.rebuild, changed = true, true
+						}
+					}
 				}
 				if sameEntries(was, now) {
 					continue
@@ -175,8 +192,8 @@ func patch(rs Ruleset, l *listings, known func(dir string) (names []string, ok b
 				}
 				part := d
 				part.ents = was
-				if !part.apply(set, rs.Spec, st.Path, now) {
-					return rs, l, false, false
+				if !part.apply(set, rs.Spec, st.Path, now, &dl, away) {
+					return rs, l, dl, false, false
 				}
 				ents := make(map[string]entKey, len(d.ents)+len(now))
 				for n, k := range d.ents {
@@ -207,7 +224,7 @@ func patch(rs Ruleset, l *listings, known func(dir string) (names []string, ok b
 		}
 		if m == -1 || st.MTime == -1 {
 			if m != st.MTime {
-				return rs, l, false, false
+				return rs, l, dl, false, false
 			}
 			continue
 		}
@@ -221,14 +238,14 @@ func patch(rs Ruleset, l *listings, known func(dir string) (names []string, ok b
 		}
 		d, found := nl.dirs[st.Path]
 		if !found || cur.Names == "" {
-			return rs, l, false, false
+			return rs, l, dl, false, false
 		}
 		if set == nil {
 			set = ruleSetOf(rs.Rules)
 		}
 		now := entryKeys(st.Path, ents)
-		if !d.apply(set, rs.Spec, st.Path, now) {
-			return rs, l, false, false
+		if !d.apply(set, rs.Spec, st.Path, now, &dl, nil) {
+			return rs, l, dl, false, false
 		}
 		if nl == l {
 			nl = &listings{dirs: maps.Clone(l.dirs)}
@@ -238,24 +255,54 @@ func patch(rs Ruleset, l *listings, known func(dir string) (names []string, ok b
 		out.Stamps[i] = cur
 	}
 	if set == nil {
-		return out, nl, false, true
+		return out, nl, dl, changed, true
 	}
 	rules := set.list()
 	out.Rules = make([]Rule, len(rules))
 	for i, r := range rules {
 		out.Rules[i] = Rule{Path: r.path, Rights: r.rights, Dir: r.dir}
 	}
-	return out, nl, true, true
+	return out, nl, dl, true, true
+}
+
+// patchDelta is how a patch changed the rules: added, the rules granted
+// (a Restrictor adds them to its Landlock ruleset); rebuild, a rule was
+// dropped whose file may still be reached — renamed away, or found gone
+// by reading the directory (unlinked or renamed: nobody knows) — so the
+// Landlock ruleset must be built again without it. A rule dropped for a
+// file unlinked (the notifier saw it removed, not renamed) may stay in
+// the Landlock ruleset: no path reaches that file any more.
+type patchDelta struct {
+	added   []rule
+	rebuild bool
+}
+
+// rulesAt reports whether rules holds one on p or below.
+func rulesAt(rules []Rule, p string) bool {
+	for _, r := range rules {
+		if r.Path == p || strings.HasPrefix(r.Path, p+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // apply changes set from d's entries as they were to now: false when that
 // takes more than granting or dropping single entries.
-func (d listed) apply(set *ruleSet, s Spec, dir string, now map[string]entKey) bool {
+//
+// dl records the change; away, when not nil, is what the notifier said:
+// the names it saw renamed out of dir, the others' files gone for good
+// (nil: the directory was read, nobody knows).
+func (d listed) apply(set *ruleSet, s Spec, dir string, now map[string]entKey, dl *patchDelta, away map[string]bool) bool {
 	for name, k := range d.ents {
 		if nk, ok := now[name]; ok && nk == k {
 			continue
 		}
-		if d.passed[name] || !d.drop(set, path.Join(dir, name), k) {
+		p := path.Join(dir, name)
+		if away == nil || away[name] || set.holdsBelow(p) {
+			dl.rebuild = dl.rebuild || set.holds(p)
+		}
+		if d.passed[name] || !d.drop(set, p, k) {
 			return false
 		}
 	}
@@ -263,11 +310,24 @@ func (d listed) apply(set *ruleSet, s Spec, dir string, now map[string]entKey) b
 		if old, ok := d.ents[name]; ok && old == k {
 			continue
 		}
-		if d.passed[name] || !d.grant(set, s, path.Join(dir, name), k) {
+		if d.passed[name] || !d.grant(set, s, path.Join(dir, name), k, dl) {
 			return false
 		}
 	}
 	return true
+}
+
+// holds reports whether rs has a rule on p or below.
+func (rs *ruleSet) holds(p string) bool { return rs.rules[p] != nil || rs.holdsBelow(p) }
+
+// holdsBelow reports whether rs has a rule below p.
+func (rs *ruleSet) holdsBelow(p string) bool {
+	for _, q := range rs.order {
+		if strings.HasPrefix(q, p+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // drop removes the rule cover gave p, an entry gone (or changed type).
@@ -288,7 +348,7 @@ func (d listed) drop(set *ruleSet, p string, k entKey) bool {
 }
 
 // grant gives a new entry p what cover gives it.
-func (d listed) grant(set *ruleSet, s Spec, p string, k entKey) bool {
+func (d listed) grant(set *ruleSet, s Spec, p string, k entKey, dl *patchDelta) bool {
 	if k.typ&fs.ModeSymlink != 0 {
 		return true
 	}
@@ -304,6 +364,13 @@ func (d listed) grant(set *ruleSet, s Spec, p string, k entKey) bool {
 			return false
 		}
 		set.add(p, c.rights, isDir)
+		r := rule{path: p, rights: c.rights, dir: isDir}
+		if !isDir {
+			r.rights &= fileRights
+		}
+		if r.rights != 0 {
+			dl.added = append(dl.added, r)
+		}
 	}
 	return true
 }

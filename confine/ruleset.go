@@ -18,6 +18,11 @@ type Ruleset struct {
 	Spec   Spec
 	Rules  []Rule
 	Stamps []Stamp
+	// listed: what Compile listed for cover alone (patch.go), which a
+	// Restrictor made from this Ruleset starts from, so that its checks
+	// patch (and are told by its notifier) from the first command; not
+	// encoded.
+	listed *listings
 }
 
 // Rule grants Rights (Landlock's access bits) on the hierarchy at Path, or
@@ -33,11 +38,8 @@ const rulesetVersion = 6
 
 // Compile computes s against this machine's file system.
 func Compile(s Spec) Ruleset {
-	rules, stamps := s.compile()
-	rs := Ruleset{Spec: s, Rules: make([]Rule, len(rules)), Stamps: stamps}
-	for i, r := range rules {
-		rs.Rules[i] = Rule{Path: r.path, Rights: r.rights, Dir: r.dir}
-	}
+	rs, l := compileListed(s)
+	rs.listed = l
 	return rs
 }
 

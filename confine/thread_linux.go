@@ -32,6 +32,8 @@ type Restrictor struct {
 	// compiles and patches count the rulesets compiled again and patched
 	// since NewRestrictor (tests).
 	compiles, patches int
+	// inPlace counts the patches made to the Landlock ruleset in place.
+	inPlace int
 	// notify tells the checks which entries of the listed directories
 	// changed (nil: they read the directories whose time moved); compile:
 	// its news were spent on a refresh that failed, every ruleset is
@@ -47,7 +49,10 @@ func NewRestrictor(rss ...Ruleset) (*Restrictor, error) {
 	if err := shieldProcess(); err != nil {
 		return nil, err
 	}
-	r := &Restrictor{rss: rss, lists: make([]*listings, len(rss))}
+	r := &Restrictor{rss: slices.Clone(rss), lists: make([]*listings, len(rss))}
+	for i := range r.rss {
+		r.lists[i], r.rss[i].listed = r.rss[i].listed, nil
+	}
 	// Told which entries changed, the checks read no listed directory
 	// again (/tmp on a busy machine: it holds a protected path and
 	// changes between any two commands); without inotify (or past the
@@ -200,7 +205,7 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 	for i, rs := range r.rss {
 		var l *listings
 		if r.lists[i] != nil && !r.compile {
-			prs, pl, patched, ok := patch(rs, r.lists[i], known)
+			prs, pl, dl, patched, ok := patch(rs, r.lists[i], known)
 			if ok && !patched {
 				r.rss[i], r.lists[i] = prs, pl // the stamps renewed, or nothing
 				continue
@@ -208,6 +213,15 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 			if ok {
 				rs, l = prs, pl
 				r.patches++
+				// Granting alone (or dropping rules of files unlinked)
+				// changes the Landlock ruleset in place: building it
+				// again is a system call or three a rule, hundreds of
+				// rules when /tmp is listed.
+				if !dl.rebuild && addRules(r.fds[i], dl.added) == nil {
+					r.rss[i], r.lists[i], changed = rs, l, true
+					r.inPlace++
+					continue
+				}
 			}
 		}
 		if l == nil && r.compile {
@@ -244,7 +258,7 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 
 // notified asks the notifier about the directories the rulesets list:
 // nil when there is no notifier. r.mu is held.
-func (r *Restrictor) notified() func(dir string) ([]string, bool) {
+func (r *Restrictor) notified() func(dir string) ([]dirnotify.Entry, bool) {
 	if r.notify == nil {
 		return nil
 	}
@@ -263,7 +277,7 @@ func (r *Restrictor) notified() func(dir string) ([]string, bool) {
 		return nil
 	}
 	names, unknown := r.notify.Changes(dirs)
-	return func(d string) ([]string, bool) {
+	return func(d string) ([]dirnotify.Entry, bool) {
 		if unknown[d] {
 			return nil, false
 		}

@@ -28,7 +28,7 @@ type dir struct {
 	path     string
 	wd       int32
 	dev, ino uint64
-	names    map[string]bool
+	names    map[string]bool // name → renamed away (Entry.Away)
 	// lost: events of the directory may be missing (the watch ended, the
 	// directory was moved or deleted, the queue overflowed).
 	lost bool
@@ -62,7 +62,7 @@ func (e *osError) Unwrap() error { return e.err }
 // watched before this call, no longer the directory their path names,
 // events lost — which the caller must read. It watches each of dirs from
 // this call on.
-func (w *Watcher) Changes(dirs []string) (names map[string][]string, unknown map[string]bool) {
+func (w *Watcher) Changes(dirs []string) (names map[string][]Entry, unknown map[string]bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	unknown = map[string]bool{}
@@ -81,11 +81,11 @@ func (w *Watcher) Changes(dirs []string) (names map[string][]string, unknown map
 			// lead to now) has events of its own.
 			var st unix.Stat_t
 			if err := unix.Stat(p, &st); err == nil && st.Dev == d.dev && st.Ino == d.ino {
-				for n := range d.names {
+				for n, away := range d.names {
 					if names == nil {
-						names = map[string][]string{}
+						names = map[string][]Entry{}
 					}
-					names[p] = append(names[p], n)
+					names[p] = append(names[p], Entry{Name: n, Away: away})
 				}
 				clear(d.names)
 				continue
@@ -197,7 +197,8 @@ func (w *Watcher) parse(b []byte) {
 			case m&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
 				d.lost = true
 			case len(name) > 0:
-				d.names[string(name)] = true
+				n := string(name)
+				d.names[n] = d.names[n] || m&unix.IN_MOVED_FROM != 0
 			}
 		}
 	}

@@ -11,7 +11,7 @@ type Watcher struct{}
 func New() (*Watcher, error) { return nil, errors.New("dirnotify: no inotify on this system") }
 
 // Changes reports every directory unknown.
-func (w *Watcher) Changes(dirs []string) (map[string][]string, map[string]bool) {
+func (w *Watcher) Changes(dirs []string) (map[string][]Entry, map[string]bool) {
 	unknown := map[string]bool{}
 	for _, p := range dirs {
 		unknown[p] = true

@@ -22,11 +22,23 @@ func newWatcher(t *testing.T) *Watcher {
 	return w
 }
 
-// changes is one Changes call on dirs, the names sorted.
+// changes is one Changes call on dirs, the names sorted, each renamed
+// away marked with a trailing ">".
 func changes(w *Watcher, dirs ...string) (map[string][]string, map[string]bool) {
-	names, unknown := w.Changes(dirs)
-	for _, n := range names {
-		slices.Sort(n)
+	ents, unknown := w.Changes(dirs)
+	var names map[string][]string
+	for d, es := range ents {
+		if names == nil {
+			names = map[string][]string{}
+		}
+		for _, e := range es {
+			n := e.Name
+			if e.Away {
+				n += ">"
+			}
+			names[d] = append(names[d], n)
+		}
+		slices.Sort(names[d])
 	}
 	return names, unknown
 }
@@ -56,7 +68,7 @@ func TestChanges(t *testing.T) {
 	must(t, os.Rename(filepath.Join(d, "b"), filepath.Join(other, "b")))
 	must(t, os.WriteFile(filepath.Join(other, "e"), nil, 0o600))
 	must(t, os.Rename(filepath.Join(other, "e"), filepath.Join(d, "e")))
-	if names, unknown = changes(w, d); len(unknown) != 0 || !slices.Equal(names[d], []string{"a", "b", "c", "d", "e"}) {
+	if names, unknown = changes(w, d); len(unknown) != 0 || !slices.Equal(names[d], []string{"a", "b>", "c>", "d", "e"}) {
 		t.Fatalf("removed a, renamed c to d, moved b out and e in: %v %v", names, unknown)
 	}
 	if names, unknown = changes(w, d); len(names) != 0 || len(unknown) != 0 {

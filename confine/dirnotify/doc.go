@@ -8,3 +8,12 @@
 // (its size is bounded), and a Watcher that cannot be made leaves the
 // checks as they were.
 package dirnotify
+
+// Entry is an entry of a directory an event named since the last
+// Changes. Away: an entry of that name was renamed out of the directory
+// (what it named lives on elsewhere); else it was made, removed (unlinked)
+// or renamed over or into it.
+type Entry struct {
+	Name string
+	Away bool
+}
