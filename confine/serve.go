@@ -43,7 +43,8 @@ const ServeFlag = "-serve"
 //
 // A request "NONCE = state MAX PATH..." (sent behind a command's, in
 // the same round trip) asks for the states of files as the undo journal
-// compares them, read after that command: see states.go.
+// compares them, read after that command, and "NONCE = look MAX PATH..."
+// what is at each path (the transport's Inspect): see states.go.
 //
 // As the shell worker does, it then starts the next command's shell
 // ahead (unless NEXT is 0: a plan's last step), confined as the command
@@ -90,9 +91,15 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 			io.WriteString(stderr, LaunchPrefix+"serve: a bad request\n")
 			return LaunchExit // the transport cannot find its marker: it retires the worker
 		}
-		if fields[1] == statesKey && fields[2] == statesVerb { // states.go
-			s.answerStates(fields[0], fields[3])
-			continue
+		if fields[1] == statesKey { // states.go
+			switch fields[2] {
+			case statesVerb:
+				s.answerStates(fields[0], fields[3])
+				continue
+			case lookVerb:
+				s.answerLooks(fields[0], fields[3])
+				continue
+			}
 		}
 		status, bg, key, r := s.run(fields[3])
 		s.mark(fields[0], "", status, bg)

@@ -22,7 +22,8 @@ var heavyPackages = []string{"fmt", "encoding/json", "encoding/hex", "regexp", "
 // 1,798,306 before the served worker's state request, 1,802,402 with it:
 // 3.3 KB of code that saves 4 round trips a journaled step, states.go;
 // +28 KB for confine/dirnotify: the served worker's checks read no listed
-// directory again on a busy host).
+// directory again on a busy host; +8 KB for the look request, states.go:
+// a confined plan of commands opens no file session).
 const maxLauncher = 1_850_000
 
 // TestLauncherStaysSmall: the launcher imports none of heavyPackages and

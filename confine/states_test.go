@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -142,4 +143,55 @@ func FuzzStatesRequest(f *testing.F) {
 			t.Fatalf("%q read as %d %q", rest, max, paths)
 		}
 	})
+}
+
+// TestServeLooks: a look request answers what is at each path as the
+// transport's Inspect would (checked against SFTP's Inspect in
+// transport/ssh), and leaves the rest to the controller.
+func TestServeLooks(t *testing.T) {
+	s := serve(t)
+	dir := t.TempDir()
+	if _, _, status, _ := s.run("printf 'hi\\n' > f && chmod 640 f && mkdir d && ln -s d l && mkfifo p", dir); status != 0 {
+		t.Fatalf("set-up: status %d", status)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(dir, "f"), &st); err != nil {
+		t.Fatal(err)
+	}
+	fileLine := "= " + strconv.FormatUint(uint64(st.Mode), 16) + " 3 " + strconv.FormatInt(st.Mtim.Sec, 10) + " " +
+		strconv.Itoa(int(st.Uid)) + " " + strconv.Itoa(int(st.Gid))
+	paths := []string{"f", "f", "missing", "nodir/x", "l/x", "l", "d/../f", "f/x", "p"}
+	maxes := []int64{10, 0, 10, 10, 10, 10, 10, 10, 10}
+	want := []string{fileLine + " x68690a", fileLine + " -", "-", "!", "?", "?", "?", "?", "-"}
+	for i := range paths {
+		paths[i] = dir + "/" + paths[i]
+	}
+	nonce := "l1"
+	got, errs, status := s.raw(nonce, strings.TrimSuffix(LookRequest(nonce, paths, maxes), "\n"))
+	if status != 0 || errs != "" || len(got) != len(want) {
+		t.Fatalf("looks: status %d, stderr %q, %q", status, errs, got)
+	}
+	for i := range want {
+		if i == len(want)-1 {
+			if !strings.HasPrefix(got[i], "= 11") || !strings.HasSuffix(got[i], " -") { // a fifo: S_IFIFO, never read
+				t.Errorf("%s: %q, want a fifo not read", paths[i], got[i])
+			}
+			continue
+		}
+		if got[i] != want[i] {
+			t.Errorf("%s (read %d): %q, want %q", paths[i], maxes[i], got[i], want[i])
+		}
+	}
+	if got, _, _ := s.raw("l2", strings.TrimSuffix(LookRequest("l2", []string{"/"}, []int64{0}), "\n")); len(got) != 1 || !strings.HasPrefix(got[0], "= 41") {
+		t.Errorf("/: %q", got)
+	}
+	for _, rest := range []string{"", "10", "10 /a 5", "x /a", "10 a", "10 /a%00"} {
+		got, errs, status := s.raw("b", "b "+statesKey+" "+lookVerb+" "+rest)
+		if status != LaunchExit || got != nil || !strings.Contains(errs, "a bad look request") {
+			t.Errorf("%q: status %d, stdout %q, stderr %q", rest, status, got, errs)
+		}
+	}
+	if out, _, status, _ := s.run("echo ok", dir); out != "ok\n" || status != 0 {
+		t.Errorf("a command after the looks: %q, %d", out, status)
+	}
 }

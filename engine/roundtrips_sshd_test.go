@@ -122,23 +122,30 @@ func TestRoundTripsFanoutPlan(t *testing.T) {
 	if warm.total > maxWarmTrips {
 		t.Errorf("the warm run took %d round trips, want ≤ %d", warm.total, maxWarmTrips)
 	}
-	// The third step's targets are read after it by the served worker,
-	// in the step's round trip: no file call after the last step.
+	// The third step's targets are looked at before it and read after it
+	// by the served worker, the look in one request, the read in the
+	// step's round trip: no file call, no file session (SFTP) at all.
 	for _, r := range []tripReport{first, warm} {
 		if n, ok := r.phases["around step 4"]; ok {
 			t.Errorf("%d round trips after the last step (the journal's read of its targets), want none", n)
+		}
+		for _, c := range r.calls {
+			if f := strings.Fields(c.what)[0]; f == "Inspect" || f == "Stat" || f == "ReadFile" || f == "RealPath" || f == "FilesAhead" {
+				t.Errorf("a file call: %s", c.what)
+			}
 		}
 	}
 }
 
 // maxWarmTrips is the most round trips a warm host's run of the plan may
-// take (see TestRoundTripsFanoutPlan): 15. Connection 7 (TCP 1, SSH's key
+// take (see TestRoundTripsFanoutPlan): 15, with no file session (SFTP). Connection 7 (TCP 1, SSH's key
 // exchange 3 and public-key authentication 3), the worker shell's start 3
 // (channel, exec request, hello), the set-up 1, each step 1 (the served
 // launcher's start rides the first step's: its request is sent behind
 // the launcher's hello), and the third step's journal: its targets looked
-// at 1 (the new directory's look says its parent exists: no stat of the
-// parent). What the third step left in its file is read by the served
+// at 1 (both paths in one request to the served worker, InspectAll; the
+// new directory's look says its parent exists: no stat of the parent).
+// What the third step left in its file is read by the served
 // worker right after it, in its round trip (transport.AfterStates): 4
 // fewer than over SFTP. 30 when this test was written, 19 before the
 // worker read the states.
@@ -400,10 +407,20 @@ func (c *tripCounter) Inspect(ctx context.Context, p string, readMax int64) (tra
 	return count(c, "Inspect "+p, func() (transport.Inspection, error) { return c.tr.Inspect(ctx, p, readMax) })
 }
 
+func (c *tripCounter) InspectAll(ctx context.Context, paths []string, readMax []int64) ([]transport.Inspection, []error, []bool) {
+	from := c.line.seen()
+	in, errs, ok := c.tr.InspectAll(ctx, paths, readMax)
+	c.add(c.phase("InspectAll"), fmt.Sprintf("InspectAll %s (answered %v)", strings.Join(paths, " "), ok), from, 0)
+	return in, errs, ok
+}
+
 // ServeWorker is the SSH transport's (the confiner starts the served
 // worker through it); it sends nothing.
 func (c *tripCounter) ServeWorker(argv []string) { c.tr.ServeWorker(argv) }
 
 // FilesAhead is the SSH transport's: what it sends overlaps the steps, and
 // the calls that wait for it count what they wait for.
-func (c *tripCounter) FilesAhead() { c.tr.FilesAhead() }
+func (c *tripCounter) FilesAhead() {
+	c.add(c.phase("FilesAhead"), "FilesAhead", c.line.seen(), 0)
+	c.tr.FilesAhead()
+}

@@ -150,6 +150,55 @@ func (v *hostView) wantsContent(hp *hostPath) bool {
 		hp.in.Info.Mode().IsRegular() && hp.in.Info.Size() <= v.readMax
 }
 
+// lookAll looks at paths (each read ahead as read says) at once where
+// the transport can (transport.LookAheader: one request to the SSH
+// host's served worker, no file session), and each path it leaves as
+// look would; paths already looked at are not asked again.
+func (v *hostView) lookAll(ctx context.Context, la transport.LookAheader, paths []string, read []bool) {
+	var mine []*hostPath
+	var asked []string
+	var maxes []int64
+	v.mu.Lock()
+	for i, p := range paths {
+		if _, ok := v.paths[p]; ok {
+			continue
+		}
+		hp := &hostPath{done: make(chan struct{}), readAsked: read[i]}
+		v.paths[p] = hp
+		mine, asked = append(mine, hp), append(asked, p)
+		if read[i] {
+			maxes = append(maxes, v.readMax)
+		} else {
+			maxes = append(maxes, 0)
+		}
+	}
+	v.mu.Unlock()
+	if len(mine) == 0 {
+		return
+	}
+	ins, errs, oks := la.InspectAll(ctx, asked, maxes)
+	var wg sync.WaitGroup
+	for i, hp := range mine {
+		if oks[i] && errs[i] != nil {
+			hp.setErr(errs[i])
+			close(hp.done)
+			continue
+		}
+		if oks[i] && cleanAbs(ins[i].Real) {
+			hp.real, hp.in, hp.looked = ins[i].Real, ins[i], true
+			close(hp.done)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v.fill(ctx, hp, asked[i], hp.readAsked)
+			close(hp.done)
+		}()
+	}
+	wg.Wait()
+}
+
 // fill asks the host about p: Inspect where the transport has it, else
 // RealPath (or `readlink -f`) alone.
 func (v *hostView) fill(ctx context.Context, hp *hostPath, p string, read bool) {

@@ -74,6 +74,18 @@ func (e *Executor) resolveTouches(ctx context.Context, v *hostView, touches []sa
 		return nil, nil
 	}
 	_, hasRealPath := transport.As[transport.RealPather](v.tr)
+	if la, ok := transport.As[transport.LookAheader](v.tr); ok && hasRealPath && v.tr == e.cfg.Transport {
+		// At once, in one round trip where the host's worker can.
+		var looks []string
+		var reads []bool
+		for _, j := range jobs {
+			if j.why == "" {
+				looks = append(looks, j.look)
+				reads = append(reads, j.t.Writes() && j.rest == "" && j.look == j.abs)
+			}
+		}
+		v.lookAll(ctx, la, looks, reads)
+	}
 	if hasRealPath {
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, maxResolving)

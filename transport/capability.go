@@ -77,6 +77,16 @@ type Inspector interface {
 	Inspect(ctx context.Context, path string, readMax int64) (Inspection, error)
 }
 
+// LookAheader is an Inspector that can look at several paths in one
+// round trip (the SSH transport's served worker, confine's look request).
+// InspectAll answers each path as Inspect would (errs[i] its error);
+// ok[i] false leaves path i to Inspect (the worker could not say it as
+// Inspect does: a link on the way, an error other than a missing name).
+// It answers none (all false) when it cannot ask now.
+type LookAheader interface {
+	InspectAll(ctx context.Context, paths []string, readMax []int64) (in []Inspection, errs []error, ok []bool)
+}
+
 // Inspection is what Inspect found.
 type Inspection struct {
 	// Real is where the path really is, every symbolic link followed.

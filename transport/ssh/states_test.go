@@ -129,3 +129,91 @@ func FuzzParseStates(f *testing.F) {
 		}
 	})
 }
+
+// TestServedInspectAll: what the served worker's look says of each path
+// (transport.LookAheader) is what Inspect over SFTP says: where it is,
+// its mode, size, time and owner, a small file's content; a missing
+// directory on the way is fs.ErrNotExist as there; what it cannot say as
+// Inspect does (a link on the way) is left to Inspect. Without a served
+// worker it answers nothing, and starts no worker.
+func TestServedInspectAll(t *testing.T) {
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	tr := dial(t, hostConfig(h.Host), Options{})
+	dir := t.TempDir()
+	ctx := context.Background()
+	if in, errs, ok := tr.InspectAll(ctx, []string{dir}, []int64{0}); ok[0] || errs[0] != nil || in[0].Info != nil {
+		t.Errorf("without a served worker: %+v %v %v", in, errs, ok)
+	}
+	tr.wmu.Lock()
+	started := tr.worker != nil
+	tr.wmu.Unlock()
+	if started {
+		t.Error("InspectAll started a worker that cannot look")
+	}
+	tr.ServeWorker(serveArgv())
+	if res, err := tr.Run(ctx, transport.Command{Command: "printf 'hello\\n' > f && chmod 4751 f && : > e && mkdir d && ln -s d l && mkfifo p && head -c 300 /dev/zero > big", Dir: dir}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("set-up: %+v %v", res, err)
+	}
+	names := []string{"f", "e", "d", "missing", "nodir/x", "p", "big", "f", "l", "l/x", "d/./x"}
+	maxes := []int64{100, 100, 100, 100, 100, 100, 100, 0, 100, 100, 100}
+	leftOver := map[string]bool{"l": true, "l/x": true, "d/./x": true}
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = dir + "/" + n
+	}
+	in, errs, ok := tr.InspectAll(ctx, paths, maxes)
+	for i, p := range paths {
+		want, werr := tr.Inspect(ctx, p, maxes[i])
+		switch {
+		case leftOver[names[i]]:
+			if ok[i] {
+				t.Errorf("%s: answered %+v, want it left to Inspect", p, in[i])
+			}
+		case !ok[i]:
+			t.Errorf("%s: not answered", p)
+		case (werr == nil) != (errs[i] == nil) || werr != nil && errors.Is(werr, fs.ErrNotExist) != errors.Is(errs[i], fs.ErrNotExist):
+			t.Errorf("%s: error %v, Inspect's %v", p, errs[i], werr)
+		case werr != nil:
+		case in[i].Real != want.Real || in[i].Read != want.Read || string(in[i].Content) != string(want.Content) ||
+			in[i].Owned != want.Owned || in[i].UID != want.UID || in[i].GID != want.GID || (in[i].Info == nil) != (want.Info == nil):
+			t.Errorf("%s: %+v, Inspect over SFTP %+v", p, in[i], want)
+		case want.Info != nil && (in[i].Info.Mode() != want.Info.Mode() || in[i].Info.Size() != want.Info.Size() || !in[i].Info.ModTime().Equal(want.Info.ModTime())):
+			t.Errorf("%s: %v %d %v, Inspect over SFTP %v %d %v", p, in[i].Info.Mode(), in[i].Info.Size(), in[i].Info.ModTime(),
+				want.Info.Mode(), want.Info.Size(), want.Info.ModTime())
+		}
+	}
+	if !in[0].Read || string(in[0].Content) != "hello\n" || in[0].Info.Mode()&fs.ModeSetuid == 0 {
+		t.Errorf("the small file: %+v", in[0])
+	}
+}
+
+func TestParseLook(t *testing.T) {
+	if in, ok := parseLook("/a", "-"); !ok || in.Real != "/a" || in.Info != nil {
+		t.Errorf("missing: %+v %v", in, ok)
+	}
+	in, ok := parseLook("/a/f", "= 81a4 2 1700000000 1000 1001 x6869")
+	if !ok || in.Real != "/a/f" || in.Info.Size() != 2 || in.Info.Mode() != 0o644 || in.UID != 1000 || in.GID != 1001 || !in.Owned || string(in.Content) != "hi" {
+		t.Errorf("a file: %+v %v", in, ok)
+	}
+	for _, bad := range []string{"", "?", "!", "=", "= 81a4 2 1 0 0", "= 81a4 2 1 0 0 x686", "= 81a4 3 1 0 0 x6869", "= 81a4 2 1 0 0 y", "= zz 2 1 0 0 -",
+		"= 81a4 -2 1 0 0 -", "= 81a4 2 1 0 0 - extra", "-x"} {
+		if in, ok := parseLook("/a", bad); ok {
+			t.Errorf("%q read as %+v", bad, in)
+		}
+	}
+}
+
+func FuzzParseLook(f *testing.F) {
+	f.Add("= 81a4 2 1700000000 1000 1001 x6869")
+	f.Add("-")
+	f.Add("= 41ed 4096 1 0 0 -")
+	f.Fuzz(func(t *testing.T, line string) {
+		in, ok := parseLook("/p", line)
+		if !ok {
+			return
+		}
+		if in.Real != "/p" || in.Read && (in.Info == nil || int64(len(in.Content)) != in.Info.Size()) {
+			t.Fatalf("%q read as %+v", line, in)
+		}
+	})
+}
