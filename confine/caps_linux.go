@@ -61,20 +61,30 @@ func dropCaps(keep uint64) error {
 		// nothing either (no set-user-ID, no file capabilities).
 		return nil
 	}
+	setpcap := eff&(1<<unix.CAP_SETPCAP) != 0
 	for c := 0; c < 64; c++ {
 		if keep&(1<<uint(c)) != 0 {
+			continue
+		}
+		if setpcap {
+			// Dropped without asking first (one system call, not two, for
+			// each of the ~41 a thread confines itself from): one not in
+			// the set drops fine, one past the kernel's last is EINVAL,
+			// and so is every one after it.
+			err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+			if errors.Is(err, unix.EINVAL) {
+				break
+			}
+			if err != nil {
+				return wrap("drop capability "+strconv.Itoa(c), err)
+			}
 			continue
 		}
 		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
 		if err != nil || in == 0 {
 			continue // past the kernel's last capability, or already gone
 		}
-		if eff&(1<<unix.CAP_SETPCAP) == 0 {
-			return errors.New("cannot drop capability " + strconv.Itoa(c) + " from the bounding set (no CAP_SETPCAP)")
-		}
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			return wrap("drop capability "+strconv.Itoa(c), err)
-		}
+		return errors.New("cannot drop capability " + strconv.Itoa(c) + " from the bounding set (no CAP_SETPCAP)")
 	}
 	for i := range data {
 		k := uint32(keep >> (32 * uint(i)))

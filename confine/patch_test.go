@@ -342,6 +342,20 @@ func TestRestrictorPatchesInPlace(t *testing.T) {
 	if in, re := counts(); in != 2 || re != 0 {
 		t.Fatalf("patched in place %d times, built again %d: want 2 and 0", in, re)
 	}
+	// A file removed alone: its rule may stay, the rules' generation
+	// (a shell confined ahead of its command) holds.
+	gen, _ := r.Rules()
+	if err := os.Remove(filepath.Join(h, "b")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := r.Current(gen); !ok || err != nil {
+		t.Fatalf("a file removed: the rules of generation %d no longer hold (%v)", gen, err)
+	}
+	write("b", "content b")
+	if ok, _ := r.Current(gen); ok {
+		t.Fatal("a file made: the rules of the generation before still hold")
+	}
+	run("true")
 	denied := filepath.Join(deep, "b")
 	if err := os.Rename(filepath.Join(h, "b"), denied); err != nil {
 		t.Fatal(err)

@@ -218,7 +218,12 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 				// again is a system call or three a rule, hundreds of
 				// rules when /tmp is listed.
 				if !dl.rebuild && addRules(r.fds[i], dl.added) == nil {
-					r.rss[i], r.lists[i], changed = rs, l, true
+					// Only a grant moves the generation: a thread
+					// confined before lacks it (the served worker's shell
+					// started ahead is not used), while the rules of
+					// files unlinked since grant nothing.
+					r.rss[i], r.lists[i] = rs, l
+					changed = changed || len(dl.added) > 0
 					r.inPlace++
 					continue
 				}
