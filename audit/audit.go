@@ -270,14 +270,25 @@ func (a *Log) caughtUp() error {
 // Append's fsync (the group commit) to make it durable: the line an
 // allowed step writes before it runs, whose write is what fails on a
 // full disk, and whose result line follows. It returns once the line is
-// written.
+// written, without waiting for the lines AppendBehind left: the caller
+// calls CaughtUp before the step runs, so that the fsync overlaps what
+// comes between (the step's confinement). A failed fsync already known
+// fails it.
 func (a *Log) AppendUnsynced(ctx context.Context, e Entry) error {
-	if err := a.caughtUp(); err != nil {
+	a.behindMu.Lock()
+	err := a.behindErr
+	a.behindMu.Unlock()
+	if err != nil {
 		return err
 	}
-	_, err := a.write(ctx, e)
+	_, err = a.write(ctx, e)
 	return err
 }
+
+// CaughtUp returns once the lines AppendBehind left to a background
+// fsync are on disk, or with that fsync's error (then every later append
+// fails too).
+func (a *Log) CaughtUp() error { return a.caughtUp() }
 
 // write appends e's line and returns its number among the lines this
 // Log wrote.

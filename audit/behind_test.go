@@ -11,8 +11,10 @@ import (
 )
 
 // TestAppendBehind: the line returns before its fsync ends; the next
-// append waits for that fsync (a step never starts before the line of the
-// one before is on disk); Close does too.
+// step's started line is written without waiting for it, and CaughtUp,
+// which the step waits for before it runs, returns once it ended (a step
+// never starts before the line of the one before is on disk); a synced
+// append and Close wait too.
 func TestAppendBehind(t *testing.T) {
 	a, err := Open(filepath.Join(t.TempDir(), "audit.log"))
 	if err != nil {
@@ -38,8 +40,14 @@ func TestAppendBehind(t *testing.T) {
 	if err := a.AppendUnsynced(ctx, Entry{Session: "s", Tool: "t", Decision: Started}); err != nil {
 		t.Fatal(err)
 	}
+	if d := time.Since(start); d > 50*time.Millisecond {
+		t.Fatalf("the started line waited for the fsync behind (%v)", d)
+	}
+	if err := a.CaughtUp(); err != nil {
+		t.Fatal(err)
+	}
 	if synced.Load() < 1 {
-		t.Fatal("the next line was written before the one behind was on disk")
+		t.Fatal("CaughtUp returned before the line behind was on disk")
 	}
 	if err := a.AppendBehind(ctx, Entry{Session: "s", Tool: "t", Decision: Allowed}); err != nil {
 		t.Fatal(err)
@@ -68,8 +76,15 @@ func TestAppendBehindFails(t *testing.T) {
 	if err := a.AppendBehind(ctx, Entry{Session: "s", Tool: "t", Decision: Allowed}); err != nil {
 		t.Fatal(err)
 	}
+	err = a.AppendUnsynced(ctx, Entry{Session: "s", Tool: "t", Decision: Started})
+	if err == nil { // written while the fsync behind was failing
+		err = a.CaughtUp()
+	}
+	if !errors.Is(err, bad) {
+		t.Errorf("the next step: %v, want the fsync's error", err)
+	}
 	if err := a.AppendUnsynced(ctx, Entry{Session: "s", Tool: "t", Decision: Started}); !errors.Is(err, bad) {
-		t.Errorf("the next line: %v, want the fsync's error", err)
+		t.Errorf("a started line after it: %v, want the fsync's error", err)
 	}
 	if err := a.Append(ctx, Entry{Session: "s", Tool: "t", Decision: Allowed}); !errors.Is(err, bad) {
 		t.Errorf("a later line: %v, want the fsync's error", err)

@@ -215,6 +215,9 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		cfg.Started = func(pgid int) {
 			h.rec.Write(session.Record{R: session.RecProc, Host: h.Name, PGID: pgid}, false)
 		}
+		// The step's start record (written behind, session.go) is on
+		// disk before its command starts.
+		cfg.Durable = func() error { h.rec.Wait(); return nil }
 	}
 	if o.Progress != nil {
 		cfg.ToolOptions = append(cfg.ToolOptions, tools.WithProgress(o.Progress))

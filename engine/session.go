@@ -25,8 +25,11 @@ func (h *Host) record(ev event.Event) {
 	switch ev.Kind {
 	case event.KindStepStart:
 		s := ev.StepStart
-		l.Write(session.Record{R: session.RecStepStart, Host: h.Name, Phase: s.Phase, Step: s.Step, Tool: s.Tool,
-			Params: s.Parameters, Command: s.Command, Path: s.Path, Risk: s.Risk}, true)
+		// Synced behind: the executor waits for it (Config.Durable)
+		// before the step's command starts, the fsync overlapping the
+		// step's confinement.
+		l.WriteBehind(session.Record{R: session.RecStepStart, Host: h.Name, Phase: s.Phase, Step: s.Step, Tool: s.Tool,
+			Params: s.Parameters, Command: s.Command, Path: s.Path, Risk: s.Risk})
 	case event.KindStep:
 		s := ev.Step
 		r := session.Record{R: session.RecStep, Host: h.Name, Phase: s.Phase, Step: s.Step, Tool: s.Tool,

@@ -98,13 +98,42 @@ type wrapped struct {
 }
 
 func (w wrapped) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
+	dw, _ := ctx.Value(durableKey{}).(*durableWait)
 	if w.c.Thread != nil && len(c.Wrap) == 0 {
+		// What must be on disk before the command starts (the step's
+		// audit lines and start record, Executor.run) is waited for here,
+		// unconfined, while the thread is confined; the thread only
+		// receives the outcome.
+		ready := make(chan error, 1)
+		if dw != nil {
+			go func() { ready <- dw.wait() }()
+		} else {
+			ready <- nil
+		}
 		var res transport.Result
 		var err error
-		if terr := w.c.Thread.Do(func() { res, err = w.Transport.Run(ctx, c) }); terr != nil {
+		received := false
+		if terr := w.c.Thread.Do(func() {
+			derr := <-ready
+			received = true
+			if derr != nil {
+				dw.err, err = derr, fmt.Errorf("not run: %w", derr)
+				return
+			}
+			res, err = w.Transport.Run(ctx, c)
+		}); terr != nil {
+			if !received {
+				<-ready // nothing ran: the wait is not left behind
+			}
 			return transport.Result{}, fmt.Errorf("confine: not confined, not run: %w", terr)
 		}
 		return res, err
+	}
+	if dw != nil {
+		if err := dw.wait(); err != nil {
+			dw.err = err
+			return transport.Result{}, fmt.Errorf("not run: %w", err)
+		}
 	}
 	if w.c.Wrap == nil {
 		return transport.Result{}, fmt.Errorf("confine: no launcher to run %q under its wrapper %q", c.Command, c.Wrap[0])

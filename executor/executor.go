@@ -66,6 +66,12 @@ type Config struct {
 	// it in the session record, so that what a killed agent left running
 	// can be reaped (mcpserver/reap.go).
 	Started func(pgid int)
+	// Durable, when set, returns once the step's start record (emitted
+	// with its step_start event) is on disk: called before the step's
+	// effect — for a command on a confined thread, while the thread is
+	// being confined — so that its fsync overlaps that work. An error
+	// refuses the step.
+	Durable func() error
 	// LocalJournal records the operator's files a download writes, when
 	// the Transport is not this machine (the session's journal of host
 	// "local"); with a local Transport, Journal does. nil: not journaled.

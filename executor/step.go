@@ -368,7 +368,22 @@ func (e *Executor) run(ctx context.Context, s *stepRun) *denial {
 	if reads != nil {
 		runCtx = transport.WithAfterStates(runCtx, reads)
 	}
+	// The lines and records before the step on disk before it runs: on a
+	// confined thread the command waits for them while the thread is
+	// confined (wrapped.Run), anything else waits here.
+	var dw *durableWait
+	if durable := e.durable(); durable != nil {
+		if w, ok := s.runOn.(wrapped); ok && w.c.Thread != nil && p.call.Name == tools.ExecuteCommandName {
+			dw = &durableWait{wait: durable}
+			runCtx = context.WithValue(runCtx, durableKey{}, dw)
+		} else if err := durable(); err != nil {
+			return notDurable(r, s.st.Tool, err)
+		}
+	}
 	out, err := p.call.Run(runCtx, runOn)
+	if dw != nil && dw.err != nil {
+		return notDurable(r, s.st.Tool, dw.err)
+	}
 	if len(p.cls.undo) > 0 {
 		after, sizes, jerr := e.shellChanged(context.WithoutCancel(ctx), p.tr, p.cls.undo, hostStates(reads))
 		r.shellBytes = bytesChanged(s.before, after, sizes)
@@ -625,4 +640,42 @@ func oneLine(s string, n int) string {
 		s = s[:cut] + "…"
 	}
 	return s
+}
+
+// durable is what the step waits for before it runs: the audit lines
+// whose fsync runs behind (audit.Log.CaughtUp) and the step's start
+// record (Config.Durable); nil when there is neither.
+func (e *Executor) durable() func() error {
+	a, d := e.cfg.Audit, e.cfg.Durable
+	if a == nil && d == nil {
+		return nil
+	}
+	return func() error {
+		if a != nil {
+			if err := a.CaughtUp(); err != nil {
+				return err
+			}
+		}
+		if d != nil {
+			return d()
+		}
+		return nil
+	}
+}
+
+// durableKey carries a *durableWait to wrapped.Run.
+type durableKey struct{}
+
+// durableWait is durable for wrapped.Run to wait for, and its failure
+// (then the command did not start).
+type durableWait struct {
+	wait func() error
+	err  error
+}
+
+// notDurable is the denial of a step whose audit lines or start record
+// could not be put on disk: it did not run (fail closed).
+func notDurable(r *StepResult, tool string, err error) *denial {
+	return &denial{kind: notAudited, reason: "the audit log cannot record this step, so it did not run: " + err.Error(),
+		err: fmt.Errorf("step %d (%s) not run: %w", r.Step, tool, err)}
 }

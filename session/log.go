@@ -167,6 +167,37 @@ func (l *Log) Write(r Record, sync bool) {
 	}
 }
 
+// WriteBehind appends r like Write with sync, but returns once it is
+// written, its fsync running behind: a step's start record, whose fsync
+// overlaps the step's confinement; Wait, before the step's command
+// starts, returns once it is on disk.
+func (l *Log) WriteBehind(r Record) {
+	if l == nil {
+		return
+	}
+	l.Write(r, false)
+	l.mu.Lock()
+	f, seq, sync := l.f, l.written, l.err == nil && !l.noSync
+	l.mu.Unlock()
+	if sync && f != nil {
+		go l.sync(f, seq)
+	}
+}
+
+// Wait returns once every record written so far is on disk (nothing to
+// do under NoSync); a failure is Err's, as with Write.
+func (l *Log) Wait() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	f, seq, sync := l.f, l.written, l.err == nil && !l.noSync
+	l.mu.Unlock()
+	if sync && f != nil {
+		l.sync(f, seq)
+	}
+}
+
 // NoSync makes l write its records without fsync: for a session nobody
 // resumes (agent mcp's, whose records list the calls, name their undo
 // and the commands to reap), a write that is in the kernel's cache
