@@ -100,7 +100,7 @@ func TestPatternMemoSameAnswers(t *testing.T) {
 		"export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
 		"mysql -u root -pS3cr3tPassw0rd db",
 		"nothing here",
-		strings.Repeat("token=abcdefgh12345678 ", 1000), // longer than maxMemoText: not remembered
+		strings.Repeat("token=abcdefgh12345678 ", 1000), // longer than maxMemoText: remembered apart
 	} {
 		want := redactGated(text, newRedactGate(text), plainMark)
 		for i := range 2 {
@@ -108,5 +108,36 @@ func TestPatternMemoSameAnswers(t *testing.T) {
 				t.Errorf("call %d of %.40q: %.80q, want %.80q", i, text, got, want)
 			}
 		}
+	}
+}
+
+// A long text (a step's observation, up to 64 KiB) is remembered apart,
+// the last few: redacted again for the audit line and the record, it is
+// not scanned again; a change to the set forgets it.
+func TestMemoBigTexts(t *testing.T) {
+	s := NewSet()
+	const secret = "k7Qz9vLmP2xW4rT8"
+	text := strings.Repeat("an ordinary line of output\n", 2000) + "key " + secret + "\n"
+	if len(text) <= maxMemoText || len(text) > maxBigText {
+		t.Fatalf("text of %d bytes", len(text))
+	}
+	first := s.String(text)
+	if s.memo.big.n != 1 {
+		t.Fatalf("%d long texts remembered, want 1", s.memo.big.n)
+	}
+	if again := s.String(strings.Clone(text)); again != first || s.memo.big.n != 1 {
+		t.Fatalf("the same long text again: scanned again (%d remembered) or answered otherwise", s.memo.big.n)
+	}
+	s.Add("DEPLOY", secret, Known)
+	if got := s.String(text); strings.Contains(got, secret) {
+		t.Fatalf("after Add: the long text still shows the value")
+	}
+	// the pattern memo too
+	p := strings.Repeat("an ordinary line of output\n", 2000) + "password=hunter2hunter2\n"
+	if a, b := String(p), String(p); a != b || strings.Contains(a, "hunter2hunter2") {
+		t.Fatal("String of a long text")
+	}
+	if _, ok := patternMemo.big.get(p); !ok {
+		t.Fatal("String did not remember a long text")
 	}
 }

@@ -241,7 +241,7 @@ func (s *Set) String(text string) string {
 // (--send-secrets), the patterns are not applied and only Known values
 // are hidden.
 func (s *Set) Named(text string, sendSecrets bool) (out string, names []string) {
-	if s == nil || text == "" || len(text) > maxMemoText {
+	if s == nil || text == "" || len(text) > maxBigText {
 		return s.named(text, sendSecrets)
 	}
 	return s.memoNamed(text, sendSecrets)
