@@ -37,7 +37,7 @@ type Chatter interface {
 func SubmitPlanTool() llm.Tool {
 	return llm.Tool{
 		Name:        SubmitPlanName,
-		Description: fmt.Sprintf("Phases in order (at most %d); in a phase, only beside a REPLAN: phase_done.", MaxPhases),
+		Description: fmt.Sprintf("Phases in order (at most %d); later, the phases replacing the rest.", MaxPhases),
 		Parameters: json.RawMessage(`{"type":"object","properties":{"phases":{"type":"array","items":{"type":"object","properties":{` +
 			`"goal":{"type":"string"},"description":{"type":"string"},` +
 			`"success_criteria":{"type":"string"}},` +

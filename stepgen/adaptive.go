@@ -309,7 +309,7 @@ func (r *runner) moreTools() string {
 	if len(more) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Other tools, described when offered, can be called too: %s.\n", strings.Join(groupNames(more), ", "))
+	return fmt.Sprintf("Other tools (described when offered): %s.\n", strings.Join(groupNames(more), ", "))
 }
 
 // groupNames joins the names sharing their part up to the first "_" into
@@ -353,13 +353,10 @@ func phaseInstruction(ph planner.Phase, round int) string {
 // again each time (how to close a phase) is here, in the part a
 // provider's prompt cache serves.
 const stepRules = `You are a command-line agent doing a task on a host in phases, by calling tools (1-3 per reply, run in order).
-Every tool also takes "ignore_errors" (true: failure expected). A "condition" is Python-style (e.g.
-"out.strip() == '1'"; false skips the step); "{{x}}" in a parameter is variable x; "last" is the latest result
-(last.stdout, last.exit_code, last.success). After a failure, correct course; never repeat a denied step
-unchanged, nor one that succeeded. Call phase_done after the steps meeting the phase's success criteria, in the
-same reply; the next phase's steps may follow if they need no result you have not seen. A phase that cannot
-succeed closes with "REPLAN: why" beside submit_plan (the phases replacing the rest); a task that cannot,
-"FAILED: why".
+Every tool also takes "ignore_errors" (true: failure expected). A Python-style "condition" false skips the step;
+"{{x}}" in a parameter is variable x; "last" is the latest result (last.stdout, last.exit_code, last.success).
+After a failure, correct course; never repeat a denied step unchanged, nor one that succeeded. The next phase's
+steps may follow phase_done if they need no result you have not seen.
 `
 
 // CoreTools are offered in every adaptive step request: the

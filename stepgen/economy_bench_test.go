@@ -30,7 +30,7 @@ func TestAdaptiveOffersCoreTools(t *testing.T) {
 			t.Errorf("step request %d offers %v, want %v", i+1, got, core)
 		}
 		sys := r.Request.Messages[0].Text()
-		if !strings.Contains(sys, "Other tools, described when offered, can be called too: ") || !strings.Contains(sys, "sys_monitor") {
+		if !strings.Contains(sys, "Other tools (described when offered): ") || !strings.Contains(sys, "sys_monitor") {
 			t.Errorf("step request %d does not list the other tools:\n%s", i+1, sys)
 		}
 	}

@@ -21,9 +21,9 @@ const PhaseDoneName = "phase_done"
 func phaseDoneTool() llm.Tool {
 	return llm.Tool{
 		Name:        PhaseDoneName,
-		Description: "Close the phase; refused if a step of the reply failed (but for ignore_errors).",
+		Description: "Close the phase after the steps meeting its success criteria, in their reply (refused if one failed).",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"summary":{"type":"string",` +
-			`"description":"what it found or changed"}},"required":["summary"]}`),
+			`"description":"What it found or changed; REPLAN: why, beside submit_plan, if the phase cannot succeed; FAILED: why if the task cannot."}},"required":["summary"]}`),
 	}
 }
 

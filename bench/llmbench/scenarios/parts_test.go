@@ -8,7 +8,7 @@ import (
 
 // RequestParts names each part of a request and accounts for every byte.
 func TestRequestParts(t *testing.T) {
-	sys := "You are an agent.\nOther tools, described when offered, can be called too: grep.\n\n## Environment\nhost: h\n\n## Task\nfix it\n\n" +
+	sys := "You are an agent.\nOther tools (described when offered): grep.\n\n## Environment\nhost: h\n\n## Task\nfix it\n\n" +
 		"## Plan\n1. a\n\n## Steps run\n1. read_file [ok]\n   output: x <y>\nPhase 1: done\n\nVariables:\n  v = \"1\"\n\n## Current phase 2: b\nSuccess criteria: c\n"
 	msgs := []map[string]any{{"role": "system", "content": sys}, {"role": "user", "content": "Do phase 2."}}
 	tools := []map[string]any{
@@ -33,7 +33,7 @@ func TestRequestParts(t *testing.T) {
 	}
 	enc := func(s string) int { b, _ := json.Marshal(s); return len(b) - 2 }
 	for name, text := range map[string]string{
-		PartOtherTools:  "Other tools, described when offered, can be called too: grep.\n",
+		PartOtherTools:  "Other tools (described when offered): grep.\n",
 		"environment":   "\n## Environment\nhost: h\n",
 		"task":          "\n## Task\nfix it\n",
 		"plan":          "\n## Plan\n1. a\n",
