@@ -136,7 +136,8 @@ func (c *Context) stepEntries(budget, header int, compact bool) (text string, sh
 		}
 		if r.SaveAs != "" && !saved[r.SaveAs] {
 			saved[r.SaveAs] = true
-			if v, ok := c.vars[r.SaveAs].(string); ok && isFull && v == r.Output && len(strings.TrimRight(c.redactor()(r.Output), "\n")) <= outMax {
+			if v, ok := c.vars[r.SaveAs].(string); ok && isFull && v == r.Output && len(strings.TrimRight(c.redactor()(r.Output), "\n")) <= outMax &&
+				(!compact || exitLineShown(r)) {
 				if shown == nil {
 					shown = map[string]int{}
 				}
@@ -185,13 +186,45 @@ func fullEntry(num int, r StepRecord, outMax int, red func(string) string, compa
 	if r.SaveAs != "" {
 		b.WriteString("   saved as: " + r.SaveAs + "\n")
 	}
-	out := clipMiddle(strings.TrimRight(red(r.Output), "\n"), outMax)
+	out := strings.TrimRight(red(r.Output), "\n")
+	if compact && !exitLineShown(r) {
+		out = withoutExitLine(out, r.ExitCode)
+	}
+	out = clipMiddle(out, outMax)
 	if out == "" {
 		b.WriteString("   output: (none)\n")
 	} else {
 		b.WriteString("   output: " + strings.ReplaceAll(out, "\n", "\n     ") + "\n")
 	}
 	return b.String()
+}
+
+// exitLineShown reports whether a compact entry shows r's output as it is:
+// when its status does not show the exit code, or the output does not end
+// with the "[exit code N]" line (withoutExitLine).
+func exitLineShown(r StepRecord) bool {
+	if r.Status != StatusError && r.Status != StatusOK {
+		return true
+	}
+	out := strings.TrimRight(r.Output, "\n")
+	return withoutExitLine(out, r.ExitCode) == out
+}
+
+// withoutExitLine is out without the "[exit code N]" line a command's
+// observation ends with (tools.Observe) when N is the step's exit code:
+// a compact entry's status shows it ("[error, exit 1]").
+func withoutExitLine(out string, code int) string {
+	if code == 0 {
+		return out
+	}
+	line := fmt.Sprintf("[exit code %d]", code)
+	if out == line {
+		return ""
+	}
+	if rest, ok := strings.CutSuffix(out, "\n"+line); ok {
+		return rest
+	}
+	return out
 }
 
 func oneLine(num int, r StepRecord, red func(string) string, compact bool) string {

@@ -154,6 +154,10 @@ func TestSummaryParts(t *testing.T) {
 	if strings.Contains(p.Steps, "Steps run") || !strings.HasPrefix(p.Steps, "1. read_file [ok]\n") || !strings.Contains(p.Steps, "\n2. execute_command [error, exit 1]\n") {
 		t.Errorf("steps:\n%s", p.Steps)
 	}
+	// the status shows the exit code; the output does not say it again
+	if !strings.Contains(p.Steps, "   output: [ERROR]: no\n3. ") || strings.Contains(p.Steps, "[exit code") {
+		t.Errorf("the failed step's entry:\n%s", p.Steps)
+	}
 	for _, want := range []string{"  f = \"\"\n", "  b = \"zzz"} {
 		if !strings.Contains(p.Vars, want) {
 			t.Errorf("vars lack %q:\n%s", want, p.Vars)
@@ -184,8 +188,9 @@ func TestSummaryParts(t *testing.T) {
 	if p := c.Parts(0); !strings.Contains(p.Steps, "\n4. execute_command [ok, 2000ms]\n") {
 		t.Errorf("steps:\n%s", p.Steps)
 	}
-	// Summary keeps every value, and every status in full
-	if s := c.Summary(0); !strings.Contains(s, "  a = \"x\\ny\\n\"\n") || !strings.HasPrefix(s, "Steps run: 4\n1. read_file [ok, exit 0, 0ms]") {
+	// Summary keeps every value, every status and output in full
+	if s := c.Summary(0); !strings.Contains(s, "  a = \"x\\ny\\n\"\n") || !strings.HasPrefix(s, "Steps run: 4\n1. read_file [ok, exit 0, 0ms]") ||
+		!strings.Contains(s, "output: [ERROR]: no\n     [exit code 1]\n") {
 		t.Errorf("Summary:\n%s", s)
 	}
 	for _, budget := range []int{300, 1000, 4000} {

@@ -353,7 +353,7 @@ func phaseInstruction(ph planner.Phase, round int) string {
 // again each time (how to close a phase) is here, in the part a
 // provider's prompt cache serves.
 const stepRules = `You are a command-line agent doing a task on a host in phases, by calling tools (1-3 per reply, run in order).
-Every tool also takes "ignore_errors" (true: failure expected). A Python-style "condition" false skips the step;
+Every tool also takes ignore_errors (true: failure expected). A Python-style condition that is false skips the step;
 "{{x}}" in a parameter is variable x; "last" is the latest result (last.stdout, last.exit_code, last.success).
 After a failure, correct course; never repeat a denied step unchanged, nor one that succeeded. The next phase's
 steps may follow phase_done if they need no result you have not seen.

@@ -233,7 +233,7 @@ func TestToolSchemasHaveStepKeys(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(stepRules, `"ignore_errors"`) || !strings.Contains(stepRules, `"condition"`) {
+	if !strings.Contains(stepRules, " ignore_errors ") || !strings.Contains(stepRules, " condition ") {
 		t.Error("the rules do not name ignore_errors and condition")
 	}
 }
