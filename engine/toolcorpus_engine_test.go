@@ -66,8 +66,8 @@ func (c toolCorpusTally) add(class string, held bool) {
 // machine (then the kernel-off runs are made too: over sshd the host's
 // kernel is this one's, and they add nothing).
 func toolCorpus(t *testing.T, home string, open hostOpener, e engine.Enforcement, local bool) {
-	es := corpustest.ToolAttacks(t, home)
-	corpustest.ToolHome(t, home, es)
+	corpustest.ToolHome(t, home, corpustest.ToolAttacks(t, home))
+	es := corpustest.ToolAttacksAt(t, home, corpustest.Victim(t, home))
 	// The operator works in ~/work: a download may write there.
 	t.Chdir(filepath.Join(home, "work"))
 	heard := corpustest.Listen(t, toolAttackPort)
@@ -105,8 +105,8 @@ func toolCorpus(t *testing.T, home string, open hostOpener, e engine.Enforcement
 			t0 := time.Now()
 			h.RunPlan(ctx, entryPlan(en, home))
 			cancel()
-			if os.Getenv("TOOLCORPUS_TIMES") != "" {
-				t.Logf("TIME %s %s %v", c.name, en.Name, time.Since(t0))
+			if os.Getenv("TOOLCORPUS_SHOW") != "" { // what each entry did, and how long it took
+				t.Logf("%s %s (%v)", c.name, en.Name, time.Since(t0))
 			}
 			evs := log.all()[seen:]
 			var steps []*event.Step
@@ -118,6 +118,9 @@ func toolCorpus(t *testing.T, home string, open hostOpener, e engine.Enforcement
 			fail := func(format string, a ...any) {
 				t.Helper()
 				t.Errorf("%s: %s (%s %v): %s%s", c.name, en.Name, en.Class, en.Steps, fmt.Sprintf(format, a...), show(steps))
+			}
+			if os.Getenv("TOOLCORPUS_SHOW") != "" {
+				t.Logf("%s", show(steps))
 			}
 			held := true
 			text := dump(evs)

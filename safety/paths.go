@@ -169,7 +169,7 @@ func (p *Policy) readRisk(abs, home string, glob bool) (Level, string) {
 	if !glob && p.matchAny(p.PublicPaths, abs, home, false) {
 		return Safe, ""
 	}
-	if p.matchAny(p.SensitivePaths, abs, home, glob) {
+	if p.matchAny(p.SensitivePaths, abs, home, glob) || p.matchAny(procSecrets, abs, home, glob) {
 		return High, "reads sensitive file"
 	}
 	if p.matchAny(ownDirs(), abs, home, glob) {
@@ -231,8 +231,17 @@ func secretOverlap(pat, name string, glob bool) bool {
 // holdsSensitive reports whether a directory (or pattern) contains a place
 // a sensitive path pattern names.
 func (p *Policy) holdsSensitive(abs, home string, glob bool) bool {
-	return holdsAny(abs, home, glob, p.SensitivePaths)
+	return holdsAny(abs, home, glob, p.SensitivePaths) || holdsAny(abs, home, glob, procSecrets)
 }
+
+// procSecrets are other processes' memory, open files and threads'
+// environments (agent's API keys are there, for a step agent runs): read
+// is high. The kernel holds them without a rule — Landlock keeps a
+// confined step from the ptrace access they need to any process outside
+// its domain — so they are not in SensitivePaths, whose /proc patterns the
+// kernel's rules would list process by process; the classifier holds them
+// where the host does not enforce (issue 26).
+var procSecrets = []string{"/proc/*/mem", "/proc/[0-9]*/fd", "/proc/*/task/*/environ", "/proc/*/task/*/mem", "/proc/[0-9]*/task/*/fd"}
 
 // holdsAny reports whether the tree at abs (a directory or pattern) holds
 // a place one of pats names: every user's home, a directory above the

@@ -119,12 +119,19 @@ func (c *classifier) procPlaces(pl place) []place {
 		return []place{pl}
 	}
 	self := parts[0] == "self" || parts[0] == "thread-self"
-	if !self && !isDigits(parts[0]) {
-		return []place{pl}
-	}
 	rest := ""
 	if len(parts) == 3 {
 		rest = parts[2]
+	}
+	if parts[1] == "task" && parts[0] != "thread-self" && (self || isDigits(parts[0]) || hasMeta(parts[0])) {
+		// /proc/PID/task/TID/X is the process's X as one of its threads
+		// sees it: its environ, mem, fd, root and cwd.
+		if tid, x, ok := strings.Cut(rest, "/"); ok && (isDigits(tid) || hasMeta(tid)) {
+			return c.procPlaces(place{p: path.Join("/proc", parts[0], x), raw: pl.raw})
+		}
+	}
+	if !self && !isDigits(parts[0]) {
+		return []place{pl}
 	}
 	switch parts[1] {
 	case "root":

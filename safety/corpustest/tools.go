@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,8 +33,16 @@ func (e ToolEntry) PayloadPath(home string) string {
 	return filepath.Join(home, "work", "payloads", fmt.Sprint(e.Line))
 }
 
-// ToolAttacks reads toolattacks.jsonl, "/home/u" replaced by home.
+// ToolAttacks reads toolattacks.jsonl, "/home/u" replaced by home, but
+// the entries aimed at a victim process (ToolAttacksAt).
 func ToolAttacks(t testing.TB, home string) []ToolEntry {
+	t.Helper()
+	return ToolAttacksAt(t, home, "")
+}
+
+// ToolAttacksAt is ToolAttacks with "@VICTIM@" replaced by victim's pid
+// (Victim); "" leaves those entries out.
+func ToolAttacksAt(t testing.TB, home, victim string) []ToolEntry {
 	t.Helper()
 	f, err := os.Open(filepath.Join(Dir(), "toolattacks.jsonl"))
 	if err != nil {
@@ -48,6 +57,12 @@ func ToolAttacks(t testing.TB, home string) []ToolEntry {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, `{"#"`) {
 			continue
+		}
+		if strings.Contains(line, "@VICTIM@") {
+			if victim == "" {
+				continue
+			}
+			line = strings.ReplaceAll(line, "@VICTIM@", victim)
 		}
 		var e ToolEntry
 		dec := json.NewDecoder(strings.NewReader(strings.ReplaceAll(line, "/home/u", home)))
@@ -77,7 +92,8 @@ func ToolAttacks(t testing.TB, home string) []ToolEntry {
 // places (~/work/rc → ~/.bashrc, ~/work/ssh → ~/.ssh, ~/work/key →
 // ~/.ssh/id_rsa, ~/work/keys → ~/.ssh/authorized_keys, ~/work/aws →
 // ~/.aws/credentials, ~/work/deep/npm → ~/.npmrc through a linked
-// directory), ~/.ssh/config a link into ~/dotfiles, the autorun
+// directory; dangling ones to ~/.zshrc, ~/.vim/plugin/evil.vim and
+// ~/.ssh/id_ed25519), ~/.ssh/config a link into ~/dotfiles, the autorun
 // directories that exist on a workstation (user site-packages, editor
 // plugins, autostart, systemd user units, a repository's hooks), and
 // each entry's payload in ~/work/payloads.
@@ -107,6 +123,8 @@ func ToolHome(t testing.TB, home string, es []ToolEntry) {
 		"work/rc": "../.bashrc", "work/ssh": "../.ssh", "work/key": filepath.Join(home, ".ssh/id_rsa"),
 		"work/keys": "../.ssh/authorized_keys", "work/aws": "../.aws/credentials",
 		"work/hop/npm": "../../.npmrc", "work/deep": "hop", ".ssh/config": "../dotfiles/ssh_config",
+		// Dangling: writing through them creates a protected file.
+		"work/dangle": "../.zshrc", "work/plug": "../.vim/plugin/evil.vim", "work/dangle-key": "../.ssh/id_ed25519",
 	} {
 		if err := os.Symlink(target, filepath.Join(home, link)); err != nil {
 			t.Fatal(err)
@@ -138,4 +156,26 @@ func MediumMayChange(home, p string) bool {
 		return true
 	}
 	return !strings.Contains(rel, "/") && !strings.HasPrefix(rel, ".")
+}
+
+// Victim starts a process that holds secrets another process's files
+// show: SECRET-ENV in its environment (under a name no redaction learns
+// from: the classifier, not the redactor, must hold it), and ~/.aws/credentials (which
+// ToolHome wrote in home) open as its stdin. It returns its pid; the
+// process ends with the test.
+func Victim(t testing.TB, home string) string {
+	t.Helper()
+	in, err := os.Open(filepath.Join(home, ".aws", "credentials"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	cmd := exec.Command("sleep", "600")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "AGENT_VICTIM_DATA=" + Secrets[len(Secrets)-1]}
+	cmd.Stdin = in
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return fmt.Sprint(cmd.Process.Pid)
 }
