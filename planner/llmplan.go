@@ -29,17 +29,18 @@ type Chatter interface {
 }
 
 // SubmitPlanTool is the submit_plan function offered to the model. Its
-// schema holds what the planner reads: the phases, each a goal, a
-// description and success criteria. It is in every adaptive request (a
-// phase may close with REPLAN: and a new plan), so it is kept short:
-// ParseLLMPlan numbers the phases itself and still accepts the
+// schema holds what a phase needs: a goal and success criteria (a
+// description besides said the goal again, in every plan's completion
+// and every phase request). It is in every adaptive request (a phase may
+// close with REPLAN: and a new plan), so it is kept short: ParseLLMPlan
+// numbers the phases itself and still accepts the description,
 // task_type, complexity and phase numbers models add.
 func SubmitPlanTool() llm.Tool {
 	return llm.Tool{
 		Name:        SubmitPlanName,
 		Description: fmt.Sprintf("Phases in order (at most %d); later, the phases replacing the rest.", MaxPhases),
 		Parameters: json.RawMessage(`{"type":"object","properties":{"phases":{"type":"array","items":{"type":"object","properties":{` +
-			`"goal":{"type":"string"},"description":{"type":"string"},` +
+			`"goal":{"type":"string"},` +
 			`"success_criteria":{"type":"string"}},` +
 			`"required":["goal"]}}},"required":["phases"]}`),
 	}
@@ -276,8 +277,8 @@ func criteriaText(v any) string {
 
 func planSystemPrompt(env string) string {
 	return `You are the planner of a command-line agent that runs tools (shell commands, file reads, writes and edits) on a host.
-Break the user's task into a few phases (usually 1-4; simple tasks need one or two). Each phase has a concrete goal,
-a short description and success criteria that the results of its steps can show. Do not write the steps themselves:
+Break the user's task into a few phases (usually 1-4; simple tasks need one or two). Each phase has a concrete goal
+and success criteria that the results of its steps can show. Do not write the steps themselves:
 another call chooses them, phase by phase, seeing the results. Call submit_plan exactly once.
 
 Execution environment:
@@ -287,16 +288,16 @@ Execution environment:
 // headPlanning follows FirstPhase.Head in the planning prompt.
 const headPlanning = `
 ## Planning
-Call submit_plan once with the phases (1-4, fewer for a simple task), each a concrete goal, a short description
-and success criteria its steps' results can show; start phase 1 in the same reply.
+Call submit_plan once with the phases (1-4, fewer for a simple task), each a concrete goal and success criteria
+its steps' results can show; start phase 1 in the same reply.
 `
 
 // firstPhasePrompt is the planning prompt when the reply may start the
 // first phase; rules say how to call its tools.
 func firstPhasePrompt(env, rules string) string {
 	return `You are the planner of a command-line agent that runs tools (shell commands, file reads, writes and edits) on a host.
-Break the user's task into a few phases (usually 1-4; simple tasks need one or two). Each phase has a concrete goal,
-a short description and success criteria that the results of its steps can show. Call submit_plan exactly once.
+Break the user's task into a few phases (usually 1-4; simple tasks need one or two). Each phase has a concrete goal
+and success criteria that the results of its steps can show. Call submit_plan exactly once.
 In the same reply, after submit_plan, start phase 1: call 1-3 of the other tools for its first steps. Later phases'
 steps are chosen later, seeing the results.
 ` + rules + `
