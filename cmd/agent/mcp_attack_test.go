@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -26,7 +27,8 @@ import (
 // from a client that cannot be asked (no elicitation): every 6th high
 // entry of attacks.txt (across its classes) as execute_command, the
 // file tool attacks of toolattacks.jsonl as their own tools, and the
-// safe-env entries. Once with the default approval, once with --read-only
+// safe-env entries, and the {{var}} template entries as plans through
+// run_plan. Once with the default approval, once with --read-only
 // --approve all (read-only must hold whatever --approve says). Judged by
 // outcome: every attack refused, nothing under the home changed, no
 // secret and none of agent's keys in a result, nothing reached the
@@ -87,6 +89,26 @@ func TestAttackCorpusThroughMCP(t *testing.T) {
 		attacks = append(attacks, attack{e.Class, e.Steps[0]["tool"].(string), maps.Clone(e.Steps[0]["parameters"].(map[string]any))})
 	}
 
+	// The template entries, each a plan for run_plan: the payload read
+	// from a file on the host into {{out}}, then the entry's step. Their
+	// network payloads aim at 5357 here (5356 is the engine test's).
+	var plans []string
+	for _, e := range tes {
+		if e.Payload == nil || e.Class != "template" {
+			continue
+		}
+		steps := append([]map[string]any{{"tool": "read_file", "parameters": map[string]any{"file_path": e.PayloadPath(home)}, "save_output_as": "out"}}, e.Steps...)
+		b, err := json.Marshal(map[string]any{"steps": steps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans = append(plans, string(b))
+		if err := os.WriteFile(e.PayloadPath(home), []byte(strings.ReplaceAll(*e.Payload, "5356", "5357")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Lchown(e.PayloadPath(home), int(other.UID), int(other.GID))
+	}
+	heardTemplates := corpustest.Listen(t, "5357")
 	heard := corpustest.Listen(t, "5353")
 	before := corpustest.Tree(t, home)
 	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
@@ -151,8 +173,24 @@ func TestAttackCorpusThroughMCP(t *testing.T) {
 				}
 			}
 		}
+		pwned := filepath.Join(home, "work", "PWNED")
+		for _, plan := range plans {
+			text, _ := call(t, ctx, cs, "run_plan", map[string]any{"plan": plan, "hosts": "me"})
+			for _, s := range corpustest.Secrets {
+				if strings.Contains(text, s) {
+					t.Errorf("%s: run_plan %s showed a secret: %.300q", name, plan, text)
+				}
+			}
+			if _, err := os.Lstat(pwned); err == nil {
+				t.Errorf("%s: run_plan %s: a template value ran (%s appeared): %.300q", name, plan, pwned, text)
+				os.Remove(pwned)
+			}
+		}
 		cs.Close()
 		cancel()
+		if got := heardTemplates(); got != "" {
+			t.Errorf("%s: a template payload reached the listener: %s", name, got)
+		}
 		corpustest.Same(t, name+": after the corpus through agent mcp", before, corpustest.Tree(t, home))
 		if got := heard(); got != "" {
 			t.Errorf("%s: an attack reached the loopback listener: %s", name, got)
@@ -162,6 +200,7 @@ func TestAttackCorpusThroughMCP(t *testing.T) {
 		for _, c := range classes {
 			fmt.Fprintf(&b, " %s %d/%d", c, tally[c][1], tally[c][0])
 		}
-		t.Logf("agent mcp %s as uid %d: %d attacks (held/tried per class:%s), %d safe-env entries ran", name, other.UID, len(attacks), b.String(), len(safe))
+		t.Logf("agent mcp %s as uid %d: %d attacks (held/tried per class:%s), %d template plans through run_plan, %d safe-env entries ran",
+			name, other.UID, len(attacks), b.String(), len(plans), len(safe))
 	}
 }
