@@ -288,6 +288,13 @@ func TestRestrictorNotified(t *testing.T) {
 // which leaves the directory's entries as they were — is unreadable at
 // the next command: the ruleset is built again without its rule.
 func TestRestrictorPatchesInPlace(t *testing.T) {
+	t.Run("thread a command", func(t *testing.T) { testRestrictorPatchesInPlace(t, false) })
+	// The next command's thread confined while one runs (KeepSpare): one
+	// confined to rules since changed is not used.
+	t.Run("spare thread", func(t *testing.T) { testRestrictorPatchesInPlace(t, true) })
+}
+
+func testRestrictorPatchesInPlace(t *testing.T, spare bool) {
 	needLandlock(t)
 	h, s := home(t, ReadOnly)
 	// Deep in the denied directory: no stamp watches it.
@@ -302,6 +309,9 @@ func TestRestrictorPatchesInPlace(t *testing.T) {
 	defer r.Close()
 	if r.notify == nil {
 		t.Skip("no inotify")
+	}
+	if spare {
+		r.KeepSpare()
 	}
 	for _, st := range r.rss[0].Stamps {
 		if st.Path == deep {
@@ -366,5 +376,18 @@ func TestRestrictorPatchesInPlace(t *testing.T) {
 	}
 	if _, re := counts(); re != 1 {
 		t.Fatalf("built again %d times, want 1", re)
+	}
+	if spare {
+		// Nothing changes from here: a spare runs the next commands
+		// (the home is under a busy /tmp: one that changed retires it).
+		for i := 0; i < 20; i++ {
+			run("true")
+		}
+		r.mu.Lock()
+		spared := r.spared
+		r.mu.Unlock()
+		if spared == 0 {
+			t.Error("no command started on a spare thread")
+		}
 	}
 }

@@ -40,6 +40,11 @@ type Restrictor struct {
 	// compiled again.
 	notify  *dirnotify.Watcher
 	compile bool
+	// keepSpare: see KeepSpare; spare is the thread confined for the next
+	// command, if any.
+	keepSpare bool
+	spare     *thread
+	spared    int // commands started on a spare (tests)
 }
 
 // NewRestrictor builds each ruleset into a Landlock ruleset; Do confines
@@ -118,22 +123,89 @@ func (r *Restrictor) do(check bool, fn func()) (int, error) {
 		}
 	}
 	gen := r.gen
+	t := r.spare
+	r.spare = nil
+	if t != nil && t.gen != gen {
+		t.retire() // confined to rules since changed
+		t = nil
+	}
+	spared := t != nil
+	if spared {
+		r.spared++
+	}
+	if t == nil {
+		t = r.confined()
+	}
+	r.mu.Unlock()
+	if err := <-t.ready; err != nil {
+		if !spared {
+			return 0, err
+		}
+		// The spare's confinement failed: a thread of its own, once.
+		r.mu.Lock()
+		t = r.confined()
+		r.mu.Unlock()
+		if err := <-t.ready; err != nil {
+			return 0, err
+		}
+	}
+	t.fn <- fn
+	r.mu.Lock()
+	if r.keepSpare && !r.closed {
+		// The next command's thread is confined while this one runs.
+		r.spare = r.confined()
+	}
+	r.mu.Unlock()
+	<-t.done
+	return gen, nil
+}
+
+// KeepSpare has the Restrictor confine the next command's thread while a
+// command runs (its rules as they are then): a Do whose rules have not
+// changed since starts its command on that thread at once, the thread's
+// confinement (capabilities, Landlock's domain, the seccomp filter) off
+// its way. The spare thread is as any: confined before it runs one
+// function, ended after; one confined to rules since changed is ended
+// unused.
+func (r *Restrictor) KeepSpare() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keepSpare = true
+}
+
+// thread is a goroutine locked to a new thread confined to the rules of
+// generation gen: ready says whether the confinement held; then it runs
+// the one function sent on fn (none when fn is closed) and ends, with
+// its thread; done is closed then.
+type thread struct {
+	gen   int
+	ready chan error
+	fn    chan func()
+	done  chan struct{}
+}
+
+// retire ends t unused.
+func (t *thread) retire() { close(t.fn) }
+
+// confined starts a thread confined to the rules as they are. r.mu is
+// held.
+func (r *Restrictor) confined() *thread {
+	t := &thread{gen: r.gen, ready: make(chan error, 1), fn: make(chan func(), 1), done: make(chan struct{})}
 	fds, rss := slices.Clone(r.fds), slices.Clone(r.rss)
 	keep, limited := keepOf(r.rss)
-	r.mu.Unlock()
-	errc := make(chan error, 1)
 	go offMain(func() {
 		// Never unlocked: the runtime ends the thread with this goroutine,
 		// so no other goroutine ever runs confined.
+		defer close(t.done)
 		if limited {
 			if err := dropCaps(keep); err != nil {
-				errc <- err
+				t.ready <- err
 				return
 			}
 		}
 		for _, fd := range fds {
 			if err := restrictThread(fd); err != nil {
-				errc <- err
+				t.ready <- err
 				return
 			}
 		}
@@ -141,13 +213,15 @@ func (r *Restrictor) do(check bool, fn func()) (int, error) {
 		// which ends with the goroutine: no unconfined work runs on it
 		// again.
 		if err := applySyscalls(rss); err != nil {
-			errc <- err
+			t.ready <- err
 			return
 		}
-		defer func() { errc <- nil }()
-		fn()
+		t.ready <- nil
+		if fn, ok := <-t.fn; ok {
+			fn()
+		}
 	})
-	return gen, <-errc
+	return t
 }
 
 // offMain runs f on the calling goroutine locked to a thread that is not
@@ -299,6 +373,10 @@ func (r *Restrictor) Close() error {
 	}
 	if r.notify != nil {
 		r.notify.Close()
+	}
+	if r.spare != nil {
+		r.spare.retire()
+		r.spare = nil
 	}
 	r.fds, r.old, r.closed = nil, nil, true
 	return nil

@@ -22,6 +22,9 @@ func (r *Restrictor) Current(int) (bool, error) { return false, errNoLandlock }
 // Rules has none.
 func (r *Restrictor) Rules() (int, []Ruleset) { return 0, nil }
 
+// KeepSpare does nothing.
+func (r *Restrictor) KeepSpare() {}
+
 // Close does nothing.
 func (r *Restrictor) Close() error { return nil }
 

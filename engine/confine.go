@@ -454,6 +454,7 @@ func (h *confiner) setupLocal(ctx context.Context) {
 			h.err = fmt.Errorf("confine: %w", err)
 			return
 		}
+		r.KeepSpare() // the next step's thread confined while a step runs
 		h.restrictors = append(h.restrictors, r)
 		h.conf[l] = confine.Confinement{Thread: r, Wrap: append(wrap, "--")}
 	}
