@@ -204,7 +204,8 @@ type phaseNote struct {
 // plan (only a replan changes it), then the steps run, each phase's
 // closing text after its last step (they only grow at the end, until
 // older steps are shortened), then what changes from request to request
-// (the variables and files the steps do not show, the current phase).
+// (the variables and files the steps do not show); the current phase is
+// the user message after it (phaseInstruction).
 // Nothing in it changes with time alone, and nothing is said twice: a
 // phase done is its number and summary (the plan has its goal).
 func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, closed []phaseNote) string {
@@ -236,13 +237,6 @@ func (r *runner) phasePrompt(task string, plan *planner.Plan, ph planner.Phase, 
 	}
 	if hist.Vars+hist.Files != "" {
 		b.WriteString("\n" + hist.Vars + hist.Files)
-	}
-	fmt.Fprintf(&b, "\n## Current phase %d: %s\n", ph.Phase, ph.Goal)
-	if ph.Description != "" {
-		fmt.Fprintf(&b, "Description: %s\n", ph.Description)
-	}
-	if ph.SuccessCriteria != "" {
-		fmt.Fprintf(&b, "Success criteria: %s\n", ph.SuccessCriteria)
 	}
 	return b.String()
 }
@@ -339,11 +333,27 @@ func groupNames(names []string) []string {
 	return out
 }
 
+// phaseInstruction is a phase request's user message: the phase to do,
+// its goal and what shows it done. It is the request's last part, the
+// one that changes from phase to phase (the system prompt does not say
+// it again).
 func phaseInstruction(ph planner.Phase, round int) string {
-	if round == 1 {
-		return fmt.Sprintf("Do phase %d.", ph.Phase)
+	var b strings.Builder
+	verb := "Do"
+	if round > 1 {
+		verb = "Continue"
 	}
-	return fmt.Sprintf("Continue phase %d; add phase_done after its last steps, or call it alone if it is done.", ph.Phase)
+	fmt.Fprintf(&b, "%s phase %d: %s", verb, ph.Phase, ph.Goal)
+	if ph.Description != "" {
+		fmt.Fprintf(&b, "\nDescription: %s", ph.Description)
+	}
+	if ph.SuccessCriteria != "" {
+		fmt.Fprintf(&b, "\nSuccess criteria: %s", ph.SuccessCriteria)
+	}
+	if round > 1 {
+		b.WriteString("\nAdd phase_done after its last steps, or call it alone if it is done.")
+	}
+	return b.String()
 }
 
 // stepRules is the fixed part of the step requests' system prompt (the

@@ -147,10 +147,14 @@ func TestAdaptiveScriptFix(t *testing.T) {
 				t.Errorf("planning request tools = %v, step request tools %v", names, reqs[1].Request.ToolNames())
 			}
 			sys := reqs[1].Request.Messages[0].Text()
-			for _, want := range []string{"os: ", "containers: ", "cwd: ", "Success criteria: its output is known", "run a.sh;"} {
+			for _, want := range []string{"os: ", "containers: ", "cwd: ", "run a.sh;"} {
 				if !strings.Contains(sys, want) {
 					t.Errorf("phase prompt lacks %q:\n%s", want, sys)
 				}
+			}
+			if user := reqs[1].Request.Messages[1].Text(); !strings.HasPrefix(user, "Do phase 1: run the script") || !strings.Contains(user, "\nSuccess criteria: its output is known") ||
+				strings.Contains(sys, "its output is known") {
+				t.Errorf("the phase is said in the user message %q, and only there:\n%s", user, sys)
 			}
 			// phase 2's first request starts afresh: no tool messages, and the
 			// summary carries phase 1's result and variable.
