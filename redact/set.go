@@ -311,8 +311,8 @@ func (s *Set) valuesScan(text string, found bool, mark func(name string) string,
 		return text, changed, nil
 	}
 	m := s.matcher()
-	r := scanAll(text, m)
-	if changed {
+	r := scanAll(text, m) // the gate words come with it, at no cost a byte
+	if changed || !gates {
 		r.gates = nil
 	}
 	spans := r.spans
