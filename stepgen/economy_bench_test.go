@@ -236,4 +236,12 @@ func TestToolSchemasHaveStepKeys(t *testing.T) {
 	if !strings.Contains(stepRules, " ignore_errors ") || !strings.Contains(stepRules, " condition ") {
 		t.Error("the rules do not name ignore_errors and condition")
 	}
+	// how to close a phase is said once: in phase_done's schema
+	pd := phaseDoneTool()
+	text := pd.Description + string(pd.Parameters)
+	for _, want := range []string{"success criteria", "REPLAN: why", "submit_plan", "FAILED: why"} {
+		if !strings.Contains(text, want) || strings.Contains(stepRules, want) {
+			t.Errorf("%q is not said once, in phase_done: %s\nrules: %s", want, text, stepRules)
+		}
+	}
 }
