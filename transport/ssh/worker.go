@@ -50,6 +50,7 @@ type worker struct {
 	broken    bool   // set under busy: the worker must not be used again
 	lingering bool   // set under busy: its last command left processes in its group
 	home      string // $HOME as the shell has it (what commands inherit); "" if not absolute
+	sized     bool   // a shell worker that reads a long request by its length (sizedMin)
 	command   int    // the workerCommands entry that started it
 	served    string // the command that started a served worker (Transport.ServeWorker); "" for the shell
 	// starting yields the ready marker of the served worker become
@@ -75,7 +76,12 @@ var workerCommands = []string{
 // ready marker, then reads one request a line: NONCE, the ahead key, NEXT
 // (1, or 0 when no command is expected after this one:
 // transport.WithLastStep), then the command's arguments quoted for a POSIX
-// shell on one line (requestLine): CMD DIR PIDNONCE [WRAP...]. Each runs
+// shell on one line (requestLine): CMD DIR PIDNONCE [WRAP...]. Under bash
+// 4.1 and later ("sized" in its hello's answer) a long request's words
+// come instead as "=LENGTH" and, after the line, that many bytes (no
+// newline), read with read -N: bash reads a line from a pipe a byte at a
+// time, a read(2) each (a plan's 22 KB set-up command cost every host
+// 22,500 of them; read -N reads them in blocks). Each runs
 // the wrapper under /bin/sh (whatever the worker shell is), in a process
 // group of its own, with stdin from /dev/null; its output goes to the
 // worker's stdout and stderr (kept as fds 8 and 9: bash's own stderr is
@@ -98,6 +104,7 @@ var workerCommands = []string{
 // wait's stderr is discarded: bash would report a job killed by a signal
 // there ("[1]+ Terminated"), which is not the command's output.
 var workerScript = `exec 8>&1 9>&2
+agent_sized=
 agent_nl='
 '
 agent_wrapper=` + shellQuote(wrapper) + `
@@ -105,6 +112,7 @@ if [ -n "${BASH_VERSION:-}" ]; then
 	set -m
 	exec 2>/dev/null
 	trap : PIPE
+	[ "${BASH_VERSINFO[0]}" -gt 4 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${BASH_VERSINFO[1]}" -ge 1 ]; } && agent_sized=sized
 	agent_spawn() { ( exec /bin/sh -c "$agent_wrapper" sh "$@" 2>&9 8>&- 9>&- ) </dev/null & }
 	if [ "${BASH_VERSINFO[0]}" -ge 4 ]; then
 		agent_child="agent_nl='$agent_nl'"'; agent_ck=$1; IFS=" " read -r agent_rk agent_req || exit 0; exec </dev/null; if [ "$agent_ck" != - ] && [ "$agent_rk" != "$agent_ck" ]; then echo "agent: a request for another wrapper" >&2; exit 125; fi; eval "set -- $agent_req"; [ "$agent_ck" = - ] || set -- "$1" "$2" "$3"; unset agent_req agent_rk agent_ck agent_nl; '"$agent_wrapper"
@@ -150,6 +158,7 @@ command -v agent_ahead >/dev/null 2>&1 || {
 
 const workerLoop = `agent_ahead
 while read -r agent_n agent_k agent_next agent_req; do
+	case $agent_req in =[0-9]*) IFS= read -r -N "${agent_req#=}" agent_req || exit 0 ;; esac
 	if [ "$agent_next" = exec ]; then
 		agent_stop
 		eval "exec $agent_req 2>&9 8>&- 9>&-"
@@ -207,7 +216,7 @@ const workerReadyTimeout = 10 * time.Second
 // host runs. It fails when the host lacks both bash and setsid.
 func startWorker(ctx context.Context, c *conn) (*worker, error) {
 	for i, command := range workerCommands {
-		w, err := startWorkerWith(ctx, c, command, shellHello)
+		w, err := startWorkerWith(ctx, c, command, shellHello, true)
 		if err == nil {
 			w.command = i
 			return w, nil
@@ -222,10 +231,11 @@ func startWorker(ctx context.Context, c *conn) (*worker, error) {
 // errWorkerExited is the worker's shell exiting before it answered.
 var errWorkerExited = errors.New("worker start: the host's shell exited (neither bash nor setsid?)")
 
-// shellHello is what the shell worker is sent first: its script, $HOME and
-// the ready markers of nonce, then its loop.
+// shellHello is what the shell worker is sent first: its script, then
+// "sized" (long requests by their length) or "line", $HOME and the ready
+// markers of nonce, then its loop.
 func shellHello(nonce string) string {
-	return workerScript + "printf '%s\\n' \"$HOME\" >&8; printf '%s:0:0\\n' " + nonce + " >&8; printf '%s\\n' " + nonce + " >&9\n" + workerLoop
+	return workerScript + "printf '%s\\n' \"${agent_sized:-line}\" \"$HOME\" >&8; printf '%s:0:0\\n' " + nonce + " >&8; printf '%s\\n' " + nonce + " >&9\n" + workerLoop
 }
 
 // servedHello is what a served worker is sent first (confine.Serve): the
@@ -238,7 +248,7 @@ func servedHello(nonce string) string {
 // program that speaks the worker's protocol itself (a launcher's -serve,
 // Transport.ServeWorker).
 func startServed(ctx context.Context, c *conn, command string) (*worker, error) {
-	w, err := startWorkerWith(ctx, c, command, servedHello)
+	w, err := startWorkerWith(ctx, c, command, servedHello, false)
 	if err != nil {
 		return nil, err
 	}
@@ -247,8 +257,9 @@ func startServed(ctx context.Context, c *conn, command string) (*worker, error) 
 }
 
 // startWorkerWith opens the worker's session on c, starts command, sends
-// it hello and waits until it answers.
-func startWorkerWith(ctx context.Context, c *conn, command string, hello func(nonce string) string) (*worker, error) {
+// it hello and waits until it answers (a shell worker's answer begins
+// with its "sized" or "line").
+func startWorkerWith(ctx context.Context, c *conn, command string, hello func(nonce string) string, shell bool) (*worker, error) {
 	sess, err := openSession(ctx, c.client)
 	if err != nil {
 		return nil, fmt.Errorf("worker session: %w", err)
@@ -287,7 +298,13 @@ func startWorkerWith(ctx context.Context, c *conn, command string, hello func(no
 		sess.Close()
 		return nil, err
 	}
-	if h := strings.TrimSuffix(home.String(), "\n"); path.IsAbs(h) && !strings.ContainsRune(h, '\n') {
+	h := strings.TrimSuffix(home.String(), "\n")
+	if shell {
+		var how string
+		how, h, _ = strings.Cut(h, "\n")
+		w.sized = how == "sized"
+	}
+	if path.IsAbs(h) && !strings.ContainsRune(h, '\n') {
 		w.home = h
 	}
 	return w, nil
@@ -324,7 +341,7 @@ func (w *worker) become(argv []string, served string) error {
 	if _, err := io.WriteString(w.in, randomHex(16)+" - exec "+requestLine(argv...)+"\n"+servedHello(nonce)); err != nil {
 		return fmt.Errorf("worker exec: %w", err)
 	}
-	w.served, w.starting = served, done
+	w.served, w.starting, w.sized = served, done, false
 	return nil
 }
 
@@ -370,7 +387,7 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 	if transport.IsLastStep(ctx) {
 		next = "0"
 	}
-	req := nonce + " " + aheadKey(cmd) + " " + next + " " + requestLine(append([]string{cmd.Command, cmd.Dir, pidNonce}, cmd.Wrap...)...) + "\n"
+	req := nonce + " " + aheadKey(cmd) + " " + next + " " + w.sizedLine(requestLine(append([]string{cmd.Command, cmd.Dir, pidNonce}, cmd.Wrap...)...))
 	after := w.afterStates(ctx)
 	var states bytes.Buffer
 	var statesDone <-chan string
@@ -460,6 +477,26 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 	}
 	res.ExitCode = code
 	return res, nil, true
+}
+
+// sizedMin is the shortest request a sized worker gets by its length: a
+// line that short costs bash few reads.
+const sizedMin = 256
+
+// sizedLine is a request's words as the worker reads them: the line, or
+// for a long one when the worker reads by length, "=LENGTH" and then the
+// words without a newline. Only ASCII: bash's read -N counts characters
+// in the host's locale, which are bytes then in every locale it has.
+func (w *worker) sizedLine(words string) string {
+	if !w.sized || len(words) < sizedMin {
+		return words + "\n"
+	}
+	for i := 0; i < len(words); i++ {
+		if words[i] >= 0x80 {
+			return words + "\n"
+		}
+	}
+	return "=" + strconv.Itoa(len(words)) + "\n" + words
 }
 
 // parseMarker parses ":STATUS:BG" after the nonce.

@@ -540,3 +540,66 @@ func commandOf(w *worker) string {
 	}
 	return strconv.Quote(workerCommands[w.command])
 }
+
+// A long request reaches a bash worker by its length, read in blocks: the
+// worker makes far fewer read(2) calls than the request has bytes (bash
+// reads a line from a pipe a byte at a time), and the command is run as
+// sent: quotes, backslashes, newlines, a non-ASCII word (that one by the
+// line). A /bin/sh worker gets it by the line.
+func TestWorkerLongRequestByLength(t *testing.T) {
+	long := func(n int, extra string) (cmd, want string) {
+		var c, w strings.Builder
+		for i := 0; c.Len() < n; i++ {
+			word := fmt.Sprintf(`a'b"c\d$x%d`, i)
+			fmt.Fprintf(&c, "printf '%%s\\n' %s\n", shellQuote(word))
+			w.WriteString(word + "\n")
+		}
+		c.WriteString("printf '%s\\n' " + shellQuote(extra))
+		return c.String(), w.String() + extra + "\n"
+	}
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	tr := dial(t, hostConfig(h.Host), Options{})
+	reads := func() int {
+		out := runOK(t, tr, transport.Command{Command: `while read -r k v; do [ "$k" = syscr: ] && echo "$v"; done < /proc/$PPID/io`}).Stdout
+		n, err := strconv.Atoi(strings.TrimSpace(out))
+		if err != nil {
+			t.Fatalf("the worker's read count: %q", out)
+		}
+		return n
+	}
+	before := reads()
+	if w := workerOf(tr); w == nil || !w.sized {
+		t.Fatalf("the bash worker does not read by length")
+	}
+	cmd, want := long(20000, "end")
+	if got := runOK(t, tr, transport.Command{Command: cmd}).Stdout; got != want {
+		t.Fatalf("long command's output differs: %d bytes, want %d", len(got), len(want))
+	}
+	// The read count command's own request: a line of ~100 bytes.
+	if n := reads() - before; n > 1000 {
+		t.Errorf("the worker made %d reads for a %d-byte request", n, len(cmd))
+	}
+	cmd, want = long(2000, "é ü")
+	if got := runOK(t, tr, transport.Command{Command: cmd}).Stdout; got != want {
+		t.Errorf("non-ASCII long command's output differs: %q", got)
+	}
+
+	bin := t.TempDir()
+	p, err := exec.LookPath("setsid")
+	if err != nil {
+		t.Skip("no setsid here")
+	}
+	if err := os.Symlink(p, filepath.Join(bin, "setsid")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin) // no bash: the worker is /bin/sh
+	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	tr = dial(t, hostConfig(srv.Host), Options{})
+	cmd, want = long(20000, "end")
+	if got := runOK(t, tr, transport.Command{Command: cmd}).Stdout; got != want {
+		t.Errorf("/bin/sh worker: long command's output differs")
+	}
+	if w := workerOf(tr); w == nil || w.sized || w.served != "" {
+		t.Errorf("the /bin/sh worker reads by length, or is not the worker")
+	}
+}
