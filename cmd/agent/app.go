@@ -119,6 +119,7 @@ func commands() []command {
 
 // Main runs agent with args and returns the process exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	keepInheritedFromSteps()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, args: args}
