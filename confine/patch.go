@@ -184,11 +184,19 @@ func patch(rs Ruleset, l *listings, known func(dir string) (names []dirnotify.En
 						}
 					}
 				}
-				if sameEntries(was, now) {
-					continue
-				}
 				if set == nil {
 					set = ruleSetOf(rs.Rules)
+				}
+				if sameEntries(was, now) {
+					// Removed and made again (an editor's save, a
+					// rename over it): the new file has no rule yet.
+					for n, k := range now {
+						if !d.passed[n] && !d.grant(set, rs.Spec, path.Join(st.Path, n), k, &dl) {
+							return rs, l, dl, false, false
+						}
+					}
+					changed = changed || len(dl.added) > 0
+					continue
 				}
 				part := d
 				part.ents = was

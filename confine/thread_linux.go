@@ -151,8 +151,9 @@ func (r *Restrictor) do(check bool, fn func()) (int, error) {
 	}
 	t.fn <- fn
 	r.mu.Lock()
-	if r.keepSpare && !r.closed {
-		// The next command's thread is confined while this one runs.
+	if r.keepSpare && !r.closed && r.spare == nil {
+		// The next command's thread is confined while this one runs
+		// (one spare: a Do running beside this one may have left it).
 		r.spare = r.confined()
 	}
 	r.mu.Unlock()
