@@ -25,6 +25,13 @@ const (
 	killTimeout = 5 * time.Second
 	// closeWait bounds the wait for a killed session's channel to close.
 	closeWait = 2 * time.Second
+	// pidWait bounds the wait for a stopped command's process group ID,
+	// which its kill needs: the marker that says it comes when the shell
+	// has started (a served worker's also after the thread that confined
+	// it ended), which a loaded host can take seconds to do. A command
+	// stopped before its marker would otherwise run on unkilled. It
+	// returns as soon as the marker comes, or the command ends.
+	pidWait = 10 * time.Second
 	// maxPreamble bounds the stderr held back while looking for the marker.
 	maxPreamble = 64 << 10
 )
@@ -178,7 +185,7 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 		stopped = ctx.Err()
 	}
 	if stopped != nil {
-		t.killRemote(c, sess, filter.waitPID(closeWait))
+		t.killRemote(c, sess, filter.waitPID(pidWait))
 		select {
 		case werr = <-waitc:
 		case <-time.After(closeWait):

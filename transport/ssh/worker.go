@@ -426,7 +426,7 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 		stopped = ctx.Err()
 	}
 	if stopped != nil {
-		t.killGroup(w.c, filter.waitPID(closeWait))
+		t.killGroup(w.c, filter.waitPID(pidWait))
 		select {
 		case marker = <-done:
 		case <-w.exited:
