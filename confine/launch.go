@@ -50,7 +50,7 @@ func Launch(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 1 && args[0] == ServeFlag {
 		// The launcher's own argv before -serve names it in a request's
 		// wrapper.
-		return Serve(os.Stdin, os.Stdout, os.Stderr, os.Args[:len(os.Args)-1])
+		return Serve(serveInput(), os.Stdout, os.Stderr, os.Args[:len(os.Args)-1])
 	}
 	if len(args) >= 1 && args[0] == ProbeFlag {
 		sc := "0"

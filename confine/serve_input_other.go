@@ -1,0 +1,7 @@
+//go:build !linux
+
+package confine
+
+import "os"
+
+func serveInput() *os.File { return os.Stdin }
