@@ -50,7 +50,10 @@ func (t *Transport) workerHome(ctx context.Context) string {
 	if w != nil && w.home != "" {
 		return w.home
 	}
-	if w = t.takeWorker(ctx); w == nil {
+	// Asked first by a confined plan, whose next request is its 22 KB
+	// set-up: no shell started ahead for it (startWorker); the first
+	// step of an unconfined one starts its own, later ones get it.
+	if w = t.takeWorker(ctx, true); w == nil {
 		return ""
 	}
 	home := w.home

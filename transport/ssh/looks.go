@@ -38,7 +38,7 @@ func (t *Transport) InspectAll(ctx context.Context, paths []string, readMax []in
 	if !serving {
 		return in, errs, ok // no worker is started for it: the file session answers
 	}
-	w := t.takeWorker(ctx)
+	w := t.takeWorker(ctx, false)
 	if w == nil {
 		return in, errs, ok
 	}

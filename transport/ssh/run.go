@@ -95,7 +95,9 @@ func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.R
 		a.Set(nil) // read after this command, or by the caller
 	}
 	if cmd.Stdin == nil {
-		if w := t.takeWorker(ctx); w != nil {
+		// Quoted, the request is at least as long as these.
+		late := len(cmd.Command)+len(cmd.Dir) > workerPipedMax
+		if w := t.takeWorker(ctx, late); w != nil {
 			res, err, ok := w.run(ctx, t, cmd)
 			t.releaseWorker(w)
 			if ok {

@@ -97,8 +97,9 @@ const maxRetired = 2
 // takeWorker returns the connection's worker shell, reserved for the
 // caller, starting it when there is none. It returns nil, and the caller
 // uses a session of its own, when the worker is busy, being started, or
-// cannot run on this host.
-func (t *Transport) takeWorker(ctx context.Context) *worker {
+// cannot run on this host. late: the caller's request is too long for a
+// shell started ahead (startWorker).
+func (t *Transport) takeWorker(ctx context.Context, late bool) *worker {
 	if !t.wmu.TryLock() {
 		return nil
 	}
@@ -147,7 +148,7 @@ func (t *Transport) takeWorker(ctx context.Context) *worker {
 		}
 	}
 	if w == nil && ctx.Err() == nil {
-		w, err = startWorker(ctx, c)
+		w, err = startWorker(ctx, c, late)
 	}
 	if w == nil {
 		<-t.sem

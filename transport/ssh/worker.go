@@ -156,7 +156,7 @@ command -v agent_ahead >/dev/null 2>&1 || {
 // NEXT is "exec" has the worker exec its arguments in its place, on the
 // same session, its own stderr back (worker.become).
 
-const workerLoop = `agent_ahead
+const workerLoop = `[ "$agent_first" = late ] || agent_ahead
 while read -r agent_n agent_k agent_next agent_req; do
 	case $agent_req in =[0-9]*) IFS= read -r -N "${agent_req#=}" agent_req || exit 0 ;; esac
 	if [ "$agent_next" = exec ]; then
@@ -213,10 +213,14 @@ func requestLine(args ...string) string {
 const workerReadyTimeout = 10 * time.Second
 
 // startWorker starts the worker on c with the first of workerCommands the
-// host runs. It fails when the host lacks both bash and setsid.
-func startWorker(ctx context.Context, c *conn) (*worker, error) {
+// host runs. It fails when the host lacks both bash and setsid. late: the
+// first request is too long for a shell started ahead (workerPipedMax),
+// so none is started before it (a fork and an exec wasted on every host
+// of a confined fan-out, whose first request is the 22 KB set-up).
+func startWorker(ctx context.Context, c *conn, late bool) (*worker, error) {
+	hello := func(nonce string) string { return shellHello(nonce, late) }
 	for i, command := range workerCommands {
-		w, err := startWorkerWith(ctx, c, command, shellHello, true)
+		w, err := startWorkerWith(ctx, c, command, hello, true)
 		if err == nil {
 			w.command = i
 			return w, nil
@@ -233,9 +237,14 @@ var errWorkerExited = errors.New("worker start: the host's shell exited (neither
 
 // shellHello is what the shell worker is sent first: its script, then
 // "sized" (long requests by their length) or "line", $HOME and the ready
-// markers of nonce, then its loop.
-func shellHello(nonce string) string {
-	return workerScript + "printf '%s\\n' \"${agent_sized:-line}\" \"$HOME\" >&8; printf '%s:0:0\\n' " + nonce + " >&8; printf '%s\\n' " + nonce + " >&9\n" + workerLoop
+// markers of nonce, then its loop (late: no shell started ahead before its
+// first request).
+func shellHello(nonce string, late bool) string {
+	first := "agent_first=\n"
+	if late {
+		first = "agent_first=late\n"
+	}
+	return workerScript + first + "printf '%s\\n' \"${agent_sized:-line}\" \"$HOME\" >&8; printf '%s:0:0\\n' " + nonce + " >&8; printf '%s\\n' " + nonce + " >&9\n" + workerLoop
 }
 
 // servedHello is what a served worker is sent first (confine.Serve): the

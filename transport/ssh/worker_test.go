@@ -603,3 +603,23 @@ func TestWorkerLongRequestByLength(t *testing.T) {
 		t.Errorf("the /bin/sh worker reads by length, or is not the worker")
 	}
 }
+
+// A worker whose first request is too long for a shell started ahead
+// starts none before it (a confined fan-out's first request is the 22 KB
+// set-up: the shell would be a fork and an exec wasted on every host): the
+// worker's only child is the command's shell. A short first request runs
+// in the shell started ahead, as later ones do.
+func TestWorkerNoShellAheadBeforeALongFirstRequest(t *testing.T) {
+	h := testenv.StartSSHD(t, testenv.SSHDOptions{})
+	children := `read -r c < /proc/$PPID/task/$PPID/children; set -- $c; echo $#`
+	for _, pad := range []int{0, workerPipedMax + 100} {
+		tr := dial(t, hostConfig(h.Host), Options{})
+		cmd := ": " + strings.Repeat("x", pad) + "; " + children
+		if got := runOK(t, tr, transport.Command{Command: cmd}).Stdout; got != "1\n" {
+			t.Errorf("first request of %d bytes: the worker has %q children, want 1 (its shell alone)", len(cmd), got)
+		}
+		if got := runOK(t, tr, transport.Command{Command: children}).Stdout; got != "1\n" {
+			t.Errorf("after it: %q children, want 1 (the shell started ahead runs it)", got)
+		}
+	}
+}
