@@ -167,7 +167,7 @@ func (s *server) fail(msg string) (int, bool) {
 func (s *server) run(req string) (status int, bg bool, key string, r *Restrictor) {
 	a := s.next
 	s.next = nil
-	words, err := ParseRequest(req)
+	words, ends, err := parseRequest(req)
 	if err != nil || len(words) < 3 {
 		if a != nil {
 			a.drop()
@@ -191,7 +191,11 @@ func (s *server) run(req string) (status int, bg bool, key string, r *Restrictor
 	case len(words) == 3:
 		key = "-"
 	}
-	pid := s.handOver(a, key, r, req)
+	// The shell started ahead keeps CMD DIR PIDNONCE alone (it runs
+	// confined already, no launcher after it): the wrapper's words are
+	// not sent, so that it reads (a byte at a time: dash has no read -N)
+	// some 50 bytes for `true` rather than 250.
+	pid := s.handOver(a, key, r, requestHead(req, ends, 3))
 	if pid == 0 {
 		if r == nil {
 			pid, _, _, err = s.start(argv, s.devnull, nil, false)
@@ -427,48 +431,65 @@ func (s *server) close() {
 // backslash-escaped characters and "$agent_nl" (a newline), words
 // separated by one space.
 func ParseRequest(line string) ([]string, error) {
+	words, _, err := parseRequest(line)
+	return words, err
+}
+
+// requestHead is the part of a request line (which ParseRequest read as
+// words, ending at ends) that holds its first n words.
+func requestHead(line string, ends []int, n int) string {
+	if n >= len(ends) {
+		return line
+	}
+	return line[:ends[n-1]]
+}
+
+// parseRequest is ParseRequest that also says where in line each word
+// ends.
+func parseRequest(line string) ([]string, []int, error) {
 	var words []string
+	var ends []int
 	var w strings.Builder
 	in := false // within a word
 	for i := 0; i < len(line); {
 		switch c := line[i]; c {
 		case ' ':
 			if !in {
-				return nil, errors.New("request: an empty word")
+				return nil, nil, errors.New("request: an empty word")
 			}
-			words, in = append(words, w.String()), false
+			words, ends, in = append(words, w.String()), append(ends, i), false
 			w.Reset()
 			i++
 			continue
 		case '\'':
 			j := strings.IndexByte(line[i+1:], '\'')
 			if j < 0 {
-				return nil, errors.New("request: an unterminated quote")
+				return nil, nil, errors.New("request: an unterminated quote")
 			}
 			w.WriteString(line[i+1 : i+1+j])
 			i += j + 2
 		case '\\':
 			if i+1 >= len(line) {
-				return nil, errors.New("request: a backslash at the end")
+				return nil, nil, errors.New("request: a backslash at the end")
 			}
 			w.WriteByte(line[i+1])
 			i += 2
 		case '"':
 			const nl = `"$agent_nl"`
 			if !strings.HasPrefix(line[i:], nl) {
-				return nil, errors.New("request: a double quote that is not a newline")
+				return nil, nil, errors.New("request: a double quote that is not a newline")
 			}
 			w.WriteByte('\n')
 			i += len(nl)
 		default:
-			return nil, errors.New("request: an unquoted character")
+			return nil, nil, errors.New("request: an unquoted character")
 		}
 		in = true
 	}
 	if in {
-		words = append(words, w.String())
+		words, ends = append(words, w.String()), append(ends, len(line))
 	} else if len(line) > 0 {
-		return nil, errors.New("request: a trailing space")
+		return nil, nil, errors.New("request: a trailing space")
 	}
-	return words, nil
+	return words, ends, nil
 }

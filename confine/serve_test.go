@@ -273,6 +273,24 @@ func TestParseRequest(t *testing.T) {
 	}
 }
 
+// TestRequestHead: the head of a request handed to a shell started ahead
+// is its first words, exactly, whatever they hold.
+func TestRequestHead(t *testing.T) {
+	words := []string{"echo 'a b'", "", "0123abcd", "/launcher path", "-rules", "x\ny", "--"}
+	line := quoteRequest(words...)
+	got, ends, err := parseRequest(line)
+	if err != nil || !slices.Equal(got, words) {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	for n := 1; n <= len(words)+1; n++ {
+		head := requestHead(line, ends, n)
+		hw, err := ParseRequest(head)
+		if err != nil || !slices.Equal(hw, words[:min(n, len(words))]) {
+			t.Errorf("head %d %q: %q, %v", n, head, hw, err)
+		}
+	}
+}
+
 func FuzzParseRequest(f *testing.F) {
 	f.Add("a b\nc", "it's")
 	f.Add("", `\"$agent_nl"`)
@@ -280,6 +298,14 @@ func FuzzParseRequest(f *testing.F) {
 		got, err := ParseRequest(quoteRequest(a, b))
 		if err != nil || !slices.Equal(got, []string{a, b}) {
 			t.Fatalf("%q %q: got %q, %v", a, b, got, err)
+		}
+		line := quoteRequest(a, b, a)
+		_, ends, err := parseRequest(line)
+		if err != nil || len(ends) != 3 {
+			t.Fatalf("%q: ends %v, %v", line, ends, err)
+		}
+		if head, err := ParseRequest(requestHead(line, ends, 2)); err != nil || !slices.Equal(head, []string{a, b}) {
+			t.Fatalf("%q: head %q, %v", line, head, err)
 		}
 		ParseRequest(a + b) // never panics
 	})
