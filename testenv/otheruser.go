@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -107,4 +108,20 @@ func setupUser(name, shell string) (OtherUser, error) {
 		return OtherUser{}, fmt.Errorf("user %s: uid %s gid %s: %v", name, u.Uid, u.Gid, err)
 	}
 	return OtherUser{Name: name, UID: uint32(uid), GID: uint32(gid)}, nil
+}
+
+// Own makes u the owner of root and everything below it (links
+// themselves, not what they point to), as a scratch home the user runs
+// agent in must be.
+func (u OtherUser) Own(t testing.TB, root string) {
+	t.Helper()
+	err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, int(u.UID), int(u.GID))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -67,14 +67,7 @@ func TestAttackCorpusOtherUserSSHD(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".ssh", "authorized_keys"), ssh.MarshalAuthorizedKey(signer.PublicKey()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, int(other.UID), int(other.GID))
-	}); err != nil {
-		t.Fatal(err)
-	}
+	other.Own(t, base)
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", filepath.Join(state, "state"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(state, "config"))

@@ -22,25 +22,9 @@ import (
 func TestAttackCorpusOtherUser(t *testing.T) {
 	other := testenv.StartOtherUser(t)
 	agent := otherUserAgent(t)
-	base := openDir(t, "agent-attack-other-")
-	home := filepath.Join(base, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	base, home, inv := otherUserScratch(t, "agent-attack-other-")
 	corpustest.Home(t, home)
-	inv := filepath.Join(base, "hosts.ini")
-	if err := os.WriteFile(inv, []byte("me ansible_connection=local\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	err := filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, int(other.UID), int(other.GID))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other.Own(t, base)
 	var cmds, safe []string
 	n := 0
 	for _, e := range corpustest.Attacks(t, home) {
@@ -108,4 +92,22 @@ func TestAttackCorpusOtherUser(t *testing.T) {
 	}
 	t.Logf("%d attacks denied as uid %d, by default and at --approve medium; %d safe-env entries ran; home unchanged, no secret out, nothing on port 5353",
 		len(cmds), other.UID, len(safe))
+}
+
+// otherUserScratch is a scratch directory (prefix, under openDir) for
+// agent run as another user: an empty home and, beside it, a local
+// inventory (hosts.ini). The caller seeds them, then hands them to the
+// user (testenv.OtherUser.Own).
+func otherUserScratch(t *testing.T, prefix string) (base, home, inv string) {
+	t.Helper()
+	base = openDir(t, prefix)
+	home = filepath.Join(base, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	inv = filepath.Join(base, "hosts.ini")
+	if err := os.WriteFile(inv, []byte("me ansible_connection=local\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return base, home, inv
 }

@@ -23,20 +23,8 @@ import (
 func TestStepsDoNotInheritAgentsDescriptors(t *testing.T) {
 	other := testenv.StartOtherUser(t)
 	agent := otherUserAgent(t)
-	base := openDir(t, "agent-fds-")
-	home := filepath.Join(base, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	inv := filepath.Join(base, "hosts.ini")
-	if err := os.WriteFile(inv, []byte("me ansible_connection=local\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{base, home, inv} {
-		if err := os.Lchown(p, int(other.UID), int(other.GID)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base, home, inv := otherUserScratch(t, "agent-fds-")
+	other.Own(t, base)
 	secretFile := filepath.Join(t.TempDir(), "leaked")
 	if err := os.WriteFile(secretFile, []byte(corpustest.Secrets[2]+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -36,25 +36,10 @@ import (
 func TestAttackCorpusThroughMCP(t *testing.T) {
 	other := testenv.StartOtherUser(t)
 	agent := otherUserAgent(t)
-	base := openDir(t, "agent-attack-mcp-")
-	home := filepath.Join(base, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	base, home, inv := otherUserScratch(t, "agent-attack-mcp-")
 	tes := corpustest.ToolAttacks(t, home)
 	corpustest.ToolHome(t, home, tes)
-	inv := filepath.Join(base, "hosts.ini")
-	if err := os.WriteFile(inv, []byte("me ansible_connection=local\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, int(other.UID), int(other.GID))
-	}); err != nil {
-		t.Fatal(err)
-	}
+	other.Own(t, base)
 
 	// The calls: name (class), tool, arguments.
 	type attack struct {

@@ -50,15 +50,7 @@ func TestUndoBlockedModesOtherUser(t *testing.T) {
 			if err := os.WriteFile(inv, []byte("me ansible_connection=local\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			err := filepath.Walk(base, func(p string, _ fs.FileInfo, err error) error {
-				if err != nil {
-					return err
-				}
-				return os.Lchown(p, int(other.UID), int(other.GID))
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			other.Own(t, base)
 			before := modeSnapshot(t, w)
 			env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, ".state"),
 				"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true"}
