@@ -14,7 +14,11 @@ type automaton struct {
 	// state (0: none) and which secret it belongs to.
 	best   []int32
 	secret []int32
+	// depth[state] is how many bytes the state has read: the length of
+	// the longest needle prefix the text ends with there.
+	depth  []int32
 	maxLen int
+	minLen int // the shortest needle
 	// next is delta with each state as its offset in next (state*stride),
 	// and matchBit set on a state where a needle ends: the scans' table.
 	next []int32
@@ -76,6 +80,9 @@ func newAutomaton(needles []string, owner []int) *automaton {
 			}
 		}
 		a.maxLen = max(a.maxLen, len(n))
+		if a.minLen == 0 || len(n) < a.minLen {
+			a.minLen = len(n)
+		}
 	}
 	nc := a.nclass
 	// the trie; 0 (the root, no state's child) is "no edge" until the
@@ -88,10 +95,12 @@ func newAutomaton(needles []string, owner []int) *automaton {
 	}
 	a.delta = make([]int32, nc, bound*int(nc))
 	a.best, a.secret = make([]int32, 1, bound), make([]int32, 1, bound)
-	newState := func() int32 {
+	a.depth = make([]int32, 1, bound)
+	newState := func(depth int) int32 {
 		s := int32(len(a.best))
 		a.delta = a.delta[:len(a.delta)+int(nc)] // zeroed by make
 		a.best, a.secret = append(a.best, 0), append(a.secret, 0)
+		a.depth = append(a.depth, int32(depth))
 		return s
 	}
 	for i, n := range needles {
@@ -99,7 +108,7 @@ func newAutomaton(needles []string, owner []int) *automaton {
 		for j := 0; j < len(n); j++ {
 			c := int32(a.class[n[j]])
 			if a.delta[s*nc+c] == 0 {
-				t := newState()
+				t := newState(j + 1)
 				a.delta[s*nc+c] = t
 			}
 			s = a.delta[s*nc+c]

@@ -1,18 +1,24 @@
 package redact
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 )
 
 // The patterns' gate words are looked for in one pass over the text, all
-// at once: an Aho-Corasick automaton over the words, with A-Z read as
-// a-z (a word gated in any case matches so; one gated as written is
-// checked against the text where it ends). Looking for each word with
-// strings.Index cost more than the patterns on an output holding few of
-// them (base64, in which the first letters of "key", "pass" or "api"
-// are everywhere).
+// at once, by a filter that reads one byte pair in two: every word of
+// three bytes or more has, at a pair starting at an even offset of the
+// text, its first or its second pair of bytes (pairTab, both cases for a
+// word gated in any case), and the words a pair can start are compared
+// with the text there. The words of one or two bytes ("?", "&", "-p",
+// "ſ") are looked for with strings.Index. The Aho-Corasick automaton over
+// the words (A-Z read as a-z), one table lookup a byte, is what the
+// unfiltered scan (scanAll's fused loop) runs; the filter reads half the
+// bytes and no state. Looking for each word with strings.Index cost more
+// than the patterns on an output holding few of them (base64, in which
+// the first letters of "key", "pass" or "api" are everywhere).
 
 // gateWord is a word a gate needs: in any case (fold) or as written.
 type gateWord struct {
@@ -22,7 +28,9 @@ type gateWord struct {
 
 // gateWords holds every gate's words; their automaton is compiled at the
 // first scan.
-var gateWords struct {
+var gateWords gateWordTables
+
+type gateWordTables struct {
 	once  sync.Once
 	ids   map[gateWord]int
 	list  []gateWord
@@ -39,6 +47,19 @@ var gateWords struct {
 	col [256]int32
 	// fold[id] says word id is one of foldRunes.
 	fold []bool
+	// pairTab maps a byte pair (first<<8 | second) to the group of words
+	// it may be in, as pairGroups[pairTab-1] (0: none): words of three
+	// bytes or more, by their pairs at offsets 0 and 1.
+	pairTab    [1 << 16]uint8
+	pairGroups [][]pairCand
+	// short are the words of one or two bytes.
+	short []int
+}
+
+// pairCand is a word (its id) whose bytes at off, off+1 are a pair.
+type pairCand struct {
+	id  int32
+	off int32
 }
 
 // foldRunes are the runes that (?i) folds to an ASCII letter: ſ to s, the
@@ -130,6 +151,77 @@ func compileGates() {
 	for _, w := range g.list {
 		g.fold = append(g.fold, !w.fold && slices.Contains(foldRunes, w.w))
 	}
+	g.pairs()
+}
+
+// pairs fills the filter's tables: pairTab, pairGroups and short.
+func (g *gateWordTables) pairs() {
+	groups := map[uint16][]pairCand{}
+	var keys []uint16
+	cases := func(c byte, fold bool) []byte {
+		if fold && c >= 'a' && c <= 'z' {
+			return []byte{c, c - 'a' + 'A'}
+		}
+		if fold && c >= 'A' && c <= 'Z' {
+			panic("redact: a gate word in any case is written in lower case: " + string(c))
+		}
+		return []byte{c}
+	}
+	for id, w := range g.list {
+		if len(w.w) < 3 {
+			if w.fold {
+				panic("redact: a short gate word is gated as written: " + w.w)
+			}
+			g.short = append(g.short, id)
+			continue
+		}
+		for off := 1; off >= 0; off-- { // a group's words by their start: off 1 first
+			for _, a := range cases(w.w[off], w.fold) {
+				for _, b := range cases(w.w[off+1], w.fold) {
+					k := uint16(a)<<8 | uint16(b)
+					if _, ok := groups[k]; !ok {
+						keys = append(keys, k)
+					}
+					groups[k] = append(groups[k], pairCand{int32(id), int32(off)})
+				}
+			}
+		}
+	}
+	index := map[string]uint8{}
+	for _, k := range keys {
+		cands := groups[k]
+		slices.SortStableFunc(cands, func(a, b pairCand) int { return int(b.off - a.off) })
+		key := fmt.Sprint(cands)
+		i, ok := index[key]
+		if !ok {
+			if len(g.pairGroups) == 255 {
+				panic("redact: too many gate word pairs")
+			}
+			g.pairGroups = append(g.pairGroups, cands)
+			i = uint8(len(g.pairGroups))
+			index[key] = i
+		}
+		g.pairTab[k] = i
+	}
+}
+
+// wordAt reports whether gate word id is in s at at (s holds its length
+// from there): in any case (fold) or as written.
+func (g *gateWordTables) wordAt(s string, at int, id int32) bool {
+	w := g.list[id]
+	if !w.fold {
+		return s[at:at+len(w.w)] == w.w
+	}
+	for i := 0; i < len(w.w); i++ {
+		c := s[at+i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w.w[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // gateScan is where a text holds each gate word: the starts of the lines
@@ -141,10 +233,54 @@ type gateScan struct {
 	folded []int
 }
 
-// scanGates finds every gate word of s in one pass: one table lookup a
-// byte, the line a word is on looked for only where one ends (scanAll
-// does the same alongside the set's automata).
+// scanGates finds every gate word of s: the pair filter, and
+// strings.Index for the short words. The lines it records are those the
+// automaton finds (runGates, refScanGates in the tests).
 func scanGates(s string) *gateScan {
+	sc := newGateScan(s)
+	g := &gateWords
+	ls, seen := 0, 0            // ls starts the line holding s[seen]
+	lineOf := func(i int) int { // i never less than before
+		if k := strings.LastIndexByte(s[seen:i], '\n'); k >= 0 {
+			ls = seen + k + 1
+		}
+		seen = i
+		return ls
+	}
+	for p := 0; p+1 < len(s); p += 2 {
+		gi := g.pairTab[uint16(s[p])<<8|uint16(s[p+1])]
+		if gi == 0 {
+			continue
+		}
+		for _, c := range g.pairGroups[gi-1] {
+			at := p - int(c.off)
+			if at >= 0 && at+len(g.list[c.id].w) <= len(s) && g.wordAt(s, at, c.id) {
+				sc.record(int(c.id), lineOf(at))
+			}
+		}
+	}
+	for _, id := range g.short {
+		w := g.list[id].w
+		ls, seen = 0, 0
+		for at := 0; at < len(s); at++ {
+			k := strings.Index(s[at:], w)
+			if k < 0 {
+				break
+			}
+			at += k
+			sc.record(id, lineOf(at))
+		}
+	}
+	if len(sc.folded) > 1 { // by two filters: ſ is short
+		slices.Sort(sc.folded)
+		sc.folded = slices.Compact(sc.folded)
+	}
+	return sc
+}
+
+// scanGatesAutomaton is scanGates by the automaton alone: one table
+// lookup a byte (the scan before the filter; the fused loop's).
+func scanGatesAutomaton(s string) *gateScan {
 	sc := newGateScan(s)
 	g := &gateWords
 	off := int32(0)
@@ -194,12 +330,18 @@ func (sc *gateScan) hit(i, ls int, off int32) {
 		if !w.fold && s[i+1-len(w.w):i+1] != w.w {
 			continue
 		}
-		if l := sc.lines[id]; len(l) == 0 || l[len(l)-1] != ls {
-			sc.lines[id] = append(l, ls)
-		}
-		if g.fold[id] && (len(sc.folded) == 0 || sc.folded[len(sc.folded)-1] != ls) {
-			sc.folded = append(sc.folded, ls)
-		}
+		sc.record(int(id), ls)
+	}
+}
+
+// record notes that word id is on the line starting at ls (the lines
+// come in order).
+func (sc *gateScan) record(id, ls int) {
+	if l := sc.lines[id]; len(l) == 0 || l[len(l)-1] != ls {
+		sc.lines[id] = append(l, ls)
+	}
+	if gateWords.fold[id] && (len(sc.folded) == 0 || sc.folded[len(sc.folded)-1] != ls) {
+		sc.folded = append(sc.folded, ls)
 	}
 }
 

@@ -2,7 +2,28 @@ package redact
 
 import "strings"
 
-// scanAll is one pass over a text: the gate words' automaton (gatescan.go)
+// scanAll finds the set's needles in a text, and where its gate words
+// are (when gates): the gate words' pair filter (gatescan.go) and the
+// set's views through their filters (filter.go), which run the automata
+// only where a needle may be. scanFused is the same without the filters.
+func scanAll(s string, m *matcher, gates bool) scanResult {
+	if m == nil || m.noFilter || m.sqf == nil || m.hxf == nil {
+		r := scanFused(s, m)
+		if !gates {
+			r.gates = nil
+		}
+		return r
+	}
+	var r scanResult
+	if gates {
+		r.gates = scanGates(s)
+	}
+	r.spans = m.sqf.scanSqueezed(s, r.spans)
+	m.hxf.scanHex(s, &r)
+	return r
+}
+
+// scanFused is one pass over a text: the gate words' automaton (gatescan.go)
 // and the set's squeezed (which holds the base64 shapes too) and hex
 // automata, each byte read once
 // and fed to each through its view's column table (a byte a view leaves
@@ -79,8 +100,8 @@ func newFused(sq, hx *automaton) *fused {
 	return f
 }
 
-// scanAll runs the gate words' automaton and m's (m may be nil) over s.
-func scanAll(s string, m *matcher) scanResult {
+// scanFused runs the gate words' automaton and m's (m may be nil) over s.
+func scanFused(s string, m *matcher) scanResult {
 	f := noSet
 	if m != nil {
 		f = m.fused

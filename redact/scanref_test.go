@@ -153,7 +153,7 @@ func refScanHex(a *automaton, s string, spans []span) []span {
 func sameScan(t *testing.T, set *Set, text string) int {
 	t.Helper()
 	m := set.matcher()
-	r := scanAll(text, m)
+	r := scanAll(text, m, true)
 	got := r.spans
 	if m.squeezed != nil {
 		got = scanDecoded(m.squeezed, text, r.dump, got)
@@ -176,6 +176,19 @@ func sameScan(t *testing.T, set *Set, text string) int {
 	ref := refScanGates(text)
 	if fmt.Sprint(r.gates.lines, r.gates.folded) != fmt.Sprint(ref.lines, ref.folded) {
 		t.Fatalf("gates of %q:\n got %v %v\nwant %v %v", text, r.gates.lines, r.gates.folded, ref.lines, ref.folded)
+	}
+	// the unfiltered pass too
+	fr := scanFused(text, m)
+	full := fr.spans
+	if m.squeezed != nil {
+		full = scanDecoded(m.squeezed, text, fr.dump, full)
+	}
+	slices.SortFunc(full, order)
+	if !slices.Equal(full, want) {
+		t.Fatalf("unfiltered spans of %q:\n got %v\nwant %v", text, full, want)
+	}
+	if fmt.Sprint(fr.gates.lines, fr.gates.folded) != fmt.Sprint(ref.lines, ref.folded) {
+		t.Fatalf("unfiltered gates of %q differ", text)
 	}
 	return len(got)
 }

@@ -52,6 +52,9 @@ type Set struct {
 	// text while the set was as gen says (memo.go).
 	gen  uint64
 	memo memo
+	// noFilter makes the set's scans read every byte (scanFused): the
+	// tests' reference for the filters.
+	noFilter bool
 }
 
 // minShort is the shortest Known value hidden (as is only).
@@ -194,7 +197,9 @@ func plausible(v string) bool {
 // kinds of the values they find.
 type matcher struct {
 	squeezed, hex *automaton
-	fused         *fused // both, with the gate words (scanAll)
+	fused         *fused // both, with the gate words (scanFused)
+	sqf, hxf      *viewFilter
+	noFilter      bool // scanAll runs scanFused (tests)
 	names         []string
 	kinds         []Kind
 }
@@ -218,6 +223,8 @@ func (s *Set) matcher() *matcher {
 	m.squeezed = newAutomaton(n.squeezed, n.sqOf)
 	m.hex = newAutomaton(n.hex, n.hexOf)
 	m.fused = newFused(m.squeezed, m.hex)
+	m.sqf, m.hxf = newSqFilter(m.squeezed, n.squeezed), newHexFilter(m.hex, n.hex)
+	m.noFilter = s.noFilter
 	s.m.Store(m)
 	return m
 }
@@ -311,10 +318,7 @@ func (s *Set) valuesScan(text string, found bool, mark func(name string) string,
 		return text, changed, nil
 	}
 	m := s.matcher()
-	r := scanAll(text, m) // the gate words come with it, at no cost a byte
-	if changed || !gates {
-		r.gates = nil
-	}
+	r := scanAll(text, m, gates && !changed)
 	spans := r.spans
 	if m.squeezed != nil {
 		spans = scanDecoded(m.squeezed, text, r.dump, spans)
