@@ -140,18 +140,7 @@ func removed(in, out string) int {
 // worst case) and on what BenchmarkStep1MiB prints (base64 of random
 // bytes).
 func BenchmarkRedact(b *testing.B) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	blob := make([]byte, 786432)
-	for i := range blob {
-		blob[i] = byte(rng.Uint32())
-	}
-	var b64 strings.Builder
-	for s := base64.StdEncoding.EncodeToString(blob); len(s) > 0; {
-		n := min(76, len(s))
-		b64.WriteString(s[:n] + "\n")
-		s = s[n:]
-	}
-	for _, c := range []struct{ name, text string }{{"mixed", benignCorpus(b, 1<<20)}, {"base64", b64.String()}} {
+	for _, c := range []struct{ name, text string }{{"mixed", benignCorpus(b, 1<<20)}, {"base64", base64Output()}} {
 		corpus := c.text
 		b.Run(c.name+"/patterns", func(b *testing.B) {
 			b.SetBytes(int64(len(corpus)))
@@ -211,4 +200,41 @@ func cpuTime() time.Duration {
 // reportCPU reports the CPU time per op since t0 (cpuTime) as cpu-ms/op.
 func reportCPU(b *testing.B, t0 time.Duration) {
 	b.ReportMetric(float64(cpuTime()-t0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
+// BenchmarkScanGates is the gate words' scan alone, per MiB: the pair
+// filter (scanGates) and the automaton reading every byte.
+func BenchmarkScanGates(b *testing.B) {
+	for _, c := range []struct{ name, text string }{{"mixed", benignCorpus(b, 1<<20)}, {"base64", base64Output()}} {
+		for _, s := range []struct {
+			name string
+			scan func(string) *gateScan
+		}{{"filter", scanGates}, {"automaton", scanGatesAutomaton}} {
+			b.Run(c.name+"/"+s.name, func(b *testing.B) {
+				b.SetBytes(int64(len(c.text)))
+				t0 := cpuTime()
+				for b.Loop() {
+					s.scan(c.text)
+				}
+				reportCPU(b, t0)
+			})
+		}
+	}
+}
+
+// base64Output is what BenchmarkStep1MiB prints: 1 MiB of base64 of
+// random bytes, in lines of 76.
+func base64Output() string {
+	rng := rand.New(rand.NewPCG(5, 6))
+	blob := make([]byte, 786432)
+	for i := range blob {
+		blob[i] = byte(rng.Uint32())
+	}
+	var b64 strings.Builder
+	for s := base64.StdEncoding.EncodeToString(blob); len(s) > 0; {
+		n := min(76, len(s))
+		b64.WriteString(s[:n] + "\n")
+		s = s[n:]
+	}
+	return b64.String()
 }

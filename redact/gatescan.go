@@ -48,15 +48,18 @@ type gateWordTables struct {
 	// fold[id] says word id is one of foldRunes.
 	fold []bool
 	// pairTab maps a byte pair (first<<8 | second) to the group of words
-	// it may be in, as pairGroups[pairTab-1] (0: none): words of three
-	// bytes or more, by their pairs at offsets 0 and 1.
+	// it may be in, as pairGroups[pairTab-1] (0: none): a word of three
+	// bytes or more by its pairs at offsets 0 and 1, a shorter one by the
+	// pairs it starts or ends.
 	pairTab    [1 << 16]uint8
 	pairGroups [][]pairCand
-	// short are the words of one or two bytes.
-	short []int
+	// pairNext[group-1] is the bytes a group's words can have after
+	// the pair (a bitmap; every byte where a word may end there).
+	pairNext [][4]uint64
 }
 
-// pairCand is a word (its id) whose bytes at off, off+1 are a pair.
+// pairCand is a word (its id) that starts off bytes before a pair (-1:
+// at its second byte).
 type pairCand struct {
 	id  int32
 	off int32
@@ -154,7 +157,7 @@ func compileGates() {
 	g.pairs()
 }
 
-// pairs fills the filter's tables: pairTab, pairGroups and short.
+// pairs fills the filter's tables: pairTab and pairGroups.
 func (g *gateWordTables) pairs() {
 	groups := map[uint16][]pairCand{}
 	var keys []uint16
@@ -167,29 +170,39 @@ func (g *gateWordTables) pairs() {
 		}
 		return []byte{c}
 	}
-	for id, w := range g.list {
-		if len(w.w) < 3 {
-			if w.fold {
-				panic("redact: a short gate word is gated as written: " + w.w)
-			}
-			g.short = append(g.short, id)
-			continue
-		}
-		for off := 1; off >= 0; off-- { // a group's words by their start: off 1 first
-			for _, a := range cases(w.w[off], w.fold) {
-				for _, b := range cases(w.w[off+1], w.fold) {
-					k := uint16(a)<<8 | uint16(b)
-					if _, ok := groups[k]; !ok {
-						keys = append(keys, k)
-					}
-					groups[k] = append(groups[k], pairCand{int32(id), int32(off)})
+	add := func(id, off int, first, second []byte) {
+		for _, a := range first {
+			for _, b := range second {
+				k := uint16(a)<<8 | uint16(b)
+				if _, ok := groups[k]; !ok {
+					keys = append(keys, k)
 				}
+				groups[k] = append(groups[k], pairCand{int32(id), int32(off)})
 			}
+		}
+	}
+	any := make([]byte, 256)
+	for c := range any {
+		any[c] = byte(c)
+	}
+	for id, w := range g.list {
+		c0 := cases(w.w[0], w.fold)
+		switch len(w.w) {
+		case 1: // at a pair's second byte, or its first
+			add(id, -1, any, c0)
+			add(id, 0, c0, any)
+		case 2:
+			add(id, -1, any, c0)
+			add(id, 0, c0, cases(w.w[1], w.fold))
+		default:
+			add(id, 1, cases(w.w[1], w.fold), cases(w.w[2], w.fold))
+			add(id, 0, c0, cases(w.w[1], w.fold))
 		}
 	}
 	index := map[string]uint8{}
 	for _, k := range keys {
 		cands := groups[k]
+		// by where the word starts: the larger offset first
 		slices.SortStableFunc(cands, func(a, b pairCand) int { return int(b.off - a.off) })
 		key := fmt.Sprint(cands)
 		i, ok := index[key]
@@ -198,6 +211,19 @@ func (g *gateWordTables) pairs() {
 				panic("redact: too many gate word pairs")
 			}
 			g.pairGroups = append(g.pairGroups, cands)
+			var next [4]uint64
+			for _, c := range cands {
+				w := g.list[c.id]
+				at := 2 + int(c.off) // the byte after the pair, in the word
+				if at >= len(w.w) {
+					next = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+					break
+				}
+				for _, b := range cases(w.w[at], w.fold) {
+					next[b>>6] |= 1 << (b & 63)
+				}
+			}
+			g.pairNext = append(g.pairNext, next)
 			i = uint8(len(g.pairGroups))
 			index[key] = i
 		}
@@ -233,49 +259,56 @@ type gateScan struct {
 	folded []int
 }
 
-// scanGates finds every gate word of s: the pair filter, and
-// strings.Index for the short words. The lines it records are those the
-// automaton finds (runGates, refScanGates in the tests).
+// scanGates finds every gate word of s by the pair filter. The lines it
+// records are those the automaton finds (scanGatesAutomaton,
+// refScanGates in the tests).
 func scanGates(s string) *gateScan {
 	sc := newGateScan(s)
 	g := &gateWords
-	ls, seen := 0, 0            // ls starts the line holding s[seen]
-	lineOf := func(i int) int { // i never less than before
-		if k := strings.LastIndexByte(s[seen:i], '\n'); k >= 0 {
-			ls = seen + k + 1
-		}
-		seen = i
-		return ls
-	}
-	for p := 0; p+1 < len(s); p += 2 {
-		gi := g.pairTab[uint16(s[p])<<8|uint16(s[p+1])]
-		if gi == 0 {
-			continue
+	ls, seen := 0, 0 // ls starts the line holding s[seen]
+	check := func(p int, gi uint8) {
+		if p+2 < len(s) {
+			if c := s[p+2]; g.pairNext[gi-1][c>>6]&(1<<(c&63)) == 0 {
+				return
+			}
 		}
 		for _, c := range g.pairGroups[gi-1] {
 			at := p - int(c.off)
-			if at >= 0 && at+len(g.list[c.id].w) <= len(s) && g.wordAt(s, at, c.id) {
-				sc.record(int(c.id), lineOf(at))
+			if at < 0 || at+len(g.list[c.id].w) > len(s) || !g.wordAt(s, at, c.id) {
+				continue
 			}
+			if k := strings.LastIndexByte(s[seen:at], '\n'); k >= 0 {
+				ls = seen + k + 1
+			}
+			seen = at
+			sc.record(int(c.id), ls)
 		}
 	}
-	for _, id := range g.short {
-		w := g.list[id].w
-		ls, seen = 0, 0
-		for at := 0; at < len(s); at++ {
-			k := strings.Index(s[at:], w)
-			if k < 0 {
-				break
-			}
-			at += k
-			sc.record(id, lineOf(at))
+	p := 0
+	for ; ; p += 2 {
+		var gi uint8
+		if p, gi = nextPair(&g.pairTab, s, p); gi == 0 {
+			break
 		}
+		check(p, gi)
 	}
-	if len(sc.folded) > 1 { // by two filters: ſ is short
-		slices.Sort(sc.folded)
-		sc.folded = slices.Compact(sc.folded)
+	if p == len(s)-1 { // the last byte, alone: a word of one byte, maybe
+		if gi := g.pairTab[uint16(s[p])<<8]; gi != 0 {
+			check(p, gi)
+		}
 	}
 	return sc
+}
+
+// nextPair is the first pair at an even offset from p on (p even) that
+// tab has a group for: where, and the group (0 when there is none).
+func nextPair(tab *[1 << 16]uint8, s string, p int) (int, uint8) {
+	for ; p+1 < len(s); p += 2 {
+		if gi := tab[uint16(s[p])<<8|uint16(s[p+1])]; gi != 0 {
+			return p, gi
+		}
+	}
+	return p, 0
 }
 
 // scanGatesAutomaton is scanGates by the automaton alone: one table
