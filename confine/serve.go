@@ -106,8 +106,8 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 		if fields[2] != "0" && key != "" {
 			s.startAhead(key, r)
 		}
-		if rf := s.confined[key]; rf != nil {
-			rf.save()
+		if rf := s.confined[key]; rf != nil && rf.r.Compiles() != rf.compiles {
+			rf.save() // compiled again: the next session need not; patched, at the end
 		}
 	}
 }
@@ -371,20 +371,30 @@ func (s *server) rulesOf(wrap []string) ([]string, bool) {
 	return files, true
 }
 
-// rulesFiles is a Restrictor built from rules files, and the generation
-// of its rules last written back to them.
+// rulesFiles is a Restrictor built from rules files, the generation of
+// its rules last written back to them and its count of compilations
+// then.
 type rulesFiles struct {
-	r     *Restrictor
-	files []string
-	saved int
+	r        *Restrictor
+	files    []string
+	saved    int
+	compiles int
 }
 
-// save writes back the rules the Restrictor compiled again since they
-// were read or last saved (best effort, as the launcher does): kept on
-// the host (the default), stale rules would otherwise be compiled
-// again by every later session's first command.
+// save writes back the rules the Restrictor compiled again or patched
+// since they were read or last saved (best effort, as the launcher
+// does): kept on the host (the default), stale rules would otherwise be
+// compiled again by every later session's first command. Serve saves
+// after a command whose rules were compiled again (seldom, and costly to
+// do again), else at the end of the session: rules patched for a new
+// entry in /tmp, as on a busy host between most commands, would be
+// written (~200 KB) after each, and each writing moves the time of the
+// launcher's directory, which the rules watch (agent's state lies in the
+// home, searched for links) — the next commands' checks read its
+// hundreds of entries again (docs/bench.md).
 func (rf *rulesFiles) save() {
 	gen, rss := rf.r.Rules()
+	rf.compiles = rf.r.Compiles()
 	if gen == rf.saved || len(rss) != len(rf.files) {
 		return
 	}
@@ -422,6 +432,7 @@ func (s *server) close() {
 		s.next.drop()
 	}
 	for _, rf := range s.confined {
+		rf.save()
 		rf.r.Close()
 	}
 }

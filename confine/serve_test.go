@@ -40,6 +40,7 @@ const testWrapper = `cd "$2" || exit 127; printf '%s %s ok\n' "$3" "$$" >&2; age
 // drives its worker.
 type served struct {
 	t        *testing.T
+	cmd      *exec.Cmd
 	in       io.WriteCloser
 	out, err *bufio.Reader
 	n        int
@@ -55,7 +56,7 @@ func serve(t *testing.T) *served {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
-	s := &served{t: t, in: in, out: bufio.NewReader(out), err: bufio.NewReader(errs)}
+	s := &served{t: t, cmd: cmd, in: in, out: bufio.NewReader(out), err: bufio.NewReader(errs)}
 	io.WriteString(in, "hello "+quoteRequest(testWrapper)+"\n")
 	stdout, _, status, bg := s.read("hello")
 	if stdout != os.Getenv("HOME")+"\n" || status != 0 || bg {
@@ -209,6 +210,56 @@ func TestServeConfines(t *testing.T) {
 	// list.)
 	if b, err := os.ReadFile(rules); err != nil || string(b) == string(compiled) {
 		t.Errorf("the rules file was not written back after the recompilation (%v)", err)
+	}
+}
+
+// TestServeSavesPatchesAtTheEnd: rules patched for a new entry (as /tmp
+// gets between most commands on a busy host) are written back when the
+// session ends, not after each command: each writing moved the time of
+// the launcher's directory, which the rules watch, and made the next
+// commands' checks read its entries again.
+func TestServeSavesPatchesAtTheEnd(t *testing.T) {
+	needLandlock(t)
+	h, spec := home(t, ReadOnly)
+	rules := filepath.Join(t.TempDir(), "safe.rules")
+	if err := WriteRuleset(rules, Compile(spec)); err != nil {
+		t.Fatal(err)
+	}
+	self := []string{os.Args[0], LaunchArg}
+	wrap := append(slices.Clone(self), RulesFlag, rules, "--")
+	s := serve(t)
+	if out, _, status, _ := s.run("cat work/notes", h, wrap...); out != "notes" || status != 0 {
+		t.Fatalf("a safe read: %q, status %d", out, status)
+	}
+	before, _ := os.ReadFile(rules) // as saved if the first command compiled
+	writes := 0
+	for i := range 4 {
+		name := "new" + strconv.Itoa(i)
+		if err := os.WriteFile(filepath.Join(h, name), []byte(name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// A new entry beside ~/.ssh: granted by a patch, at once.
+		if out, _, status, _ := s.run("cat "+name, h, wrap...); out != name || status != 0 {
+			t.Fatalf("a new file in the home: %q, status %d", out, status)
+		}
+		if b, _ := os.ReadFile(rules); string(b) != string(before) {
+			writes++
+			before = b
+		}
+	}
+	// Not 0: a change in the busy /tmp above the home may compile the
+	// rules again, which is saved at once.
+	if writes > 1 {
+		t.Errorf("the rules file was written back %d times in 4 commands whose rules were patched", writes)
+	}
+	s.in.Close()
+	s.cmd.Wait()
+	rs, err := ReadRuleset(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rs.Allows(filepath.Join(h, "new3"), false) {
+		t.Error("at the end of the session the patched rules were not written back")
 	}
 }
 

@@ -22,6 +22,9 @@ func (r *Restrictor) Current(int) (bool, error) { return false, errNoLandlock }
 // Rules has none.
 func (r *Restrictor) Rules() (int, []Ruleset) { return 0, nil }
 
+// Compiles has none.
+func (r *Restrictor) Compiles() int { return 0 }
+
 // KeepSpare does nothing.
 func (r *Restrictor) KeepSpare() {}
 
