@@ -153,9 +153,14 @@ func entryKeys(d string, ents []dirEntry) map[string]entKey {
 // renewed either way); l is not modified, nl is the listings of out.
 //
 // known, when not nil, is what a DirNotifier vouches for: the names that
-// may have changed in a listed directory since the last check (ok false:
-// it cannot say, the directory is checked by its stamp). Only those
-// entries are looked at again, the directory is not read.
+// may have changed in a watched directory since the last check (ok false:
+// it cannot say, the directory is checked by its stamp). In a listed
+// directory only those entries are looked at again, the directory is not
+// read; any other watched directory is read only when a name changed
+// there — its time is not asked (a Hot stamp, one taken less than settle
+// after the directory changed, would be read at every check: agent's own
+// state directory, changed when a run starts, for the first two seconds
+// of every run).
 //
 // dl says how the rules changed, for a Restrictor to change its Landlock
 // ruleset in place rather than build it again.
@@ -164,70 +169,73 @@ func patch(rs Ruleset, l *listings, known func(dir string) (names []dirnotify.En
 	var set *ruleSet
 	cloned := false
 	for i, st := range rs.Stamps {
-		if d, found := nl.dirs[st.Path]; found && known != nil {
-			if names, ok := known(st.Path); ok {
-				if len(names) == 0 {
-					continue
-				}
-				was, now, err := entriesNamed(st.Path, d.ents, names)
-				if err != nil {
-					return rs, l, dl, false, false
-				}
-				away := map[string]bool{}
-				for _, e := range names {
-					if e.Away {
-						away[e.Name] = true
-						if rulesAt(rs.Rules, path.Join(st.Path, e.Name)) {
-							// Renamed away, maybe put back: the rule
-							// holds the file where it went.
-							dl.rebuild, changed = true, true
-						}
+		var names []dirnotify.Entry
+		told := false
+		if known != nil {
+			names, told = known(st.Path)
+		}
+		if told && len(names) == 0 {
+			continue // its entries are as they were
+		}
+		if d, found := nl.dirs[st.Path]; found && told {
+			was, now, err := entriesNamed(st.Path, d.ents, names)
+			if err != nil {
+				return rs, l, dl, false, false
+			}
+			away := map[string]bool{}
+			for _, e := range names {
+				if e.Away {
+					away[e.Name] = true
+					if rulesAt(rs.Rules, path.Join(st.Path, e.Name)) {
+						// Renamed away, maybe put back: the rule
+						// holds the file where it went.
+						dl.rebuild, changed = true, true
 					}
 				}
-				if set == nil {
-					set = ruleSetOf(rs.Rules)
-				}
-				if sameEntries(was, now) {
-					// Removed and made again (an editor's save, a
-					// rename over it): the new file has no rule yet.
-					for n, k := range now {
-						if !d.passed[n] && !d.grant(set, rs.Spec, path.Join(st.Path, n), k, &dl) {
-							return rs, l, dl, false, false
-						}
-					}
-					changed = changed || len(dl.added) > 0
-					continue
-				}
-				part := d
-				part.ents = was
-				if !part.apply(set, rs.Spec, st.Path, now, &dl, away) {
-					return rs, l, dl, false, false
-				}
-				ents := make(map[string]entKey, len(d.ents)+len(now))
-				for n, k := range d.ents {
-					if _, ok := was[n]; !ok {
-						ents[n] = k
-					}
-				}
+			}
+			if set == nil {
+				set = ruleSetOf(rs.Rules)
+			}
+			if sameEntries(was, now) {
+				// Removed and made again (an editor's save, a
+				// rename over it): the new file has no rule yet.
 				for n, k := range now {
-					ents[n] = k
+					if !d.passed[n] && !d.grant(set, rs.Spec, path.Join(st.Path, n), k, &dl) {
+						return rs, l, dl, false, false
+					}
 				}
-				if nl == l {
-					nl = &listings{dirs: maps.Clone(l.dirs)}
-				}
-				d.ents = ents
-				nl.dirs[st.Path] = d
-				if !cloned {
-					out.Stamps, cloned = slices.Clone(rs.Stamps), true
-				}
-				// Hot: should the notifier lose track, the stamp's time
-				// alone is not trusted, the entries are read.
-				out.Stamps[i] = Stamp{Path: st.Path, MTime: mtime(st.Path), Names: keysDigest(ents), Hot: true}
+				changed = changed || len(dl.added) > 0
 				continue
 			}
+			part := d
+			part.ents = was
+			if !part.apply(set, rs.Spec, st.Path, now, &dl, away) {
+				return rs, l, dl, false, false
+			}
+			ents := make(map[string]entKey, len(d.ents)+len(now))
+			for n, k := range d.ents {
+				if _, ok := was[n]; !ok {
+					ents[n] = k
+				}
+			}
+			for n, k := range now {
+				ents[n] = k
+			}
+			if nl == l {
+				nl = &listings{dirs: maps.Clone(l.dirs)}
+			}
+			d.ents = ents
+			nl.dirs[st.Path] = d
+			if !cloned {
+				out.Stamps, cloned = slices.Clone(rs.Stamps), true
+			}
+			// Hot: should the notifier lose track, the stamp's time
+			// alone is not trusted, the entries are read.
+			out.Stamps[i] = Stamp{Path: st.Path, MTime: mtime(st.Path), Names: keysDigest(ents), Hot: true}
+			continue
 		}
 		m := mtime(st.Path)
-		if m == st.MTime && !st.Hot {
+		if m == st.MTime && !st.Hot && !told {
 			continue
 		}
 		if m == -1 || st.MTime == -1 {

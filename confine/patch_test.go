@@ -35,14 +35,17 @@ func TestPatchIsCompile(t *testing.T) {
 	t.Run("notified", func(t *testing.T) { testPatchIsCompile(t, true) })
 }
 
-// notifiedOf asks n about l's directories, as Restrictor.notified does.
-func notifiedOf(n *dirnotify.Watcher, l *listings) func(string) ([]dirnotify.Entry, bool) {
+// notifiedOf asks n about rs's watched directories, as
+// Restrictor.notified does.
+func notifiedOf(n *dirnotify.Watcher, rs Ruleset) func(string) ([]dirnotify.Entry, bool) {
+	asked := map[string]bool{}
 	var dirs []string
-	for d := range l.dirs {
-		dirs = append(dirs, d)
+	for _, st := range rs.Stamps {
+		asked[st.Path] = true
+		dirs = append(dirs, st.Path)
 	}
 	names, unknown := n.Changes(dirs)
-	return func(d string) ([]dirnotify.Entry, bool) { return names[d], !unknown[d] }
+	return func(d string) ([]dirnotify.Entry, bool) { return names[d], asked[d] && !unknown[d] }
 }
 
 func testPatchIsCompile(t *testing.T, notified bool) {
@@ -59,7 +62,7 @@ func testPatchIsCompile(t *testing.T, notified bool) {
 		}
 		defer w.Close()
 		n = w
-		notifiedOf(n, l) // watched from now on
+		notifiedOf(n, rs) // watched from now on
 	}
 	steps := []struct {
 		name  string
@@ -93,7 +96,14 @@ func testPatchIsCompile(t *testing.T, notified bool) {
 		}
 		var known func(string) ([]dirnotify.Entry, bool)
 		if n != nil {
-			known = notifiedOf(n, l)
+			// The change in what the stamps take for the same tick:
+			// each directory's time as it is now, settled. The
+			// notifier alone tells what changed, in a listed directory
+			// or in one read for anything else (Public names).
+			for i := range rs.Stamps {
+				rs.Stamps[i].MTime, rs.Stamps[i].Hot = mtime(rs.Stamps[i].Path), false
+			}
+			known = notifiedOf(n, rs)
 			if _, ok := known(h); !ok {
 				t.Fatalf("%s: the home is not known to the notifier", st.name)
 			}
@@ -456,5 +466,44 @@ func TestRestrictorOneSpare(t *testing.T) {
 	}
 	if threads() >= before {
 		t.Errorf("%d threads before Close, %d after: the spare did not end", before, threads())
+	}
+}
+
+// TestNotifiedStampsNotRead: with a notifier that saw no change, a check
+// reads no watched directory, listed or not, even where its stamp is Hot
+// (taken less than settle after the directory changed: agent's state
+// directory at the start of every run), which the stamps alone read at
+// every check.
+func TestNotifiedStampsNotRead(t *testing.T) {
+	_, s := home(t, ReadOnly) // just made: every stamp Hot
+	rs, l := compileListed(s)
+	hot := 0
+	for _, st := range rs.Stamps {
+		if _, listed := l.dirs[st.Path]; st.Hot && !listed {
+			hot++
+		}
+	}
+	if hot == 0 {
+		t.Fatalf("no Hot stamp of a directory not listed: %+v", rs.Stamps)
+	}
+	reads := func(known func(string) ([]dirnotify.Entry, bool)) int64 {
+		before := stampReads.Load()
+		_, _, _, changed, ok := patch(rs, l, known)
+		if !ok || changed {
+			t.Fatalf("nothing changed, yet patched %v changed %v", ok, changed)
+		}
+		return stampReads.Load() - before
+	}
+	if n := reads(nil); n < int64(hot) {
+		t.Fatalf("the stamps alone read %d directories, %d Hot", n, hot)
+	}
+	w, err := dirnotify.New()
+	if err != nil {
+		t.Skip(err)
+	}
+	defer w.Close()
+	notifiedOf(w, rs) // watched from now on
+	if n := reads(notifiedOf(w, rs)); n != 0 {
+		t.Fatalf("told nothing changed, the check read %d directories", n)
 	}
 }

@@ -40,8 +40,10 @@ type Restrictor struct {
 	// compiled again.
 	notify  *dirnotify.Watcher
 	compile bool
-	// dirs: the directories lists hold (listedDirs), as of dirsOf.
+	// dirs, asked: the directories the stamps name (watchedDirs), as of
+	// dirsOf.
 	dirs   []string
+	asked  map[string]bool
 	dirsOf []*listings
 	// keepSpare: see KeepSpare; spare is the thread confined for the next
 	// command, if any.
@@ -347,49 +349,53 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 	return changed, nil
 }
 
-// notified asks the notifier about the directories the rulesets list:
-// nil when there is no notifier. r.mu is held.
+// notified asks the notifier about the directories the rulesets watch
+// (their stamps: the listed ones and those read for anything else): nil
+// when there is no notifier. A directory it was not asked about is not
+// vouched for. r.mu is held.
 func (r *Restrictor) notified() func(dir string) ([]dirnotify.Entry, bool) {
 	if r.notify == nil {
 		return nil
 	}
-	dirs := r.listedDirs()
+	dirs, asked := r.watchedDirs()
 	if len(dirs) == 0 {
 		return nil
 	}
 	names, unknown := r.notify.Changes(dirs)
 	return func(d string) ([]dirnotify.Entry, bool) {
-		if unknown[d] {
+		if !asked[d] || unknown[d] {
 			return nil, false
 		}
 		return names[d], true
 	}
 }
 
-// listedDirs is the directories the rulesets list, each once: kept
-// while the listings are the same (a check finding nothing new leaves
-// them so), since a home holds hundreds (a test's scratch tree of keys
-// and .aws directories: 365) and finding each once among the others was
-// a quarter of a check. r.mu is held.
-func (r *Restrictor) listedDirs() []string {
+// watchedDirs is the directories the rulesets patched here watch (their
+// stamps), each once, and their set: kept while the listings are the
+// same (a check finding nothing new leaves them so; a compilation, which
+// alone changes the stamps' directories, makes new ones), since a home
+// holds hundreds (a test's scratch tree of keys and .aws directories:
+// 365) and finding each once among the others was a quarter of a check.
+// r.mu is held.
+func (r *Restrictor) watchedDirs() ([]string, map[string]bool) {
 	if r.dirsOf != nil && slices.Equal(r.dirsOf, r.lists) {
-		return r.dirs
+		return r.dirs, r.asked
 	}
-	seen := map[string]bool{}
+	asked := map[string]bool{}
 	dirs := []string{}
-	for _, l := range r.lists {
-		if l == nil {
-			continue
+	for i, rs := range r.rss {
+		if r.lists[i] == nil {
+			continue // not patched here: checked by its stamps alone
 		}
-		for d := range l.dirs {
-			if !seen[d] {
-				seen[d] = true
-				dirs = append(dirs, d)
+		for _, st := range rs.Stamps {
+			if !asked[st.Path] {
+				asked[st.Path] = true
+				dirs = append(dirs, st.Path)
 			}
 		}
 	}
-	r.dirs, r.dirsOf = dirs, slices.Clone(r.lists)
-	return dirs
+	r.dirs, r.asked, r.dirsOf = dirs, asked, slices.Clone(r.lists)
+	return dirs, asked
 }
 
 // Close releases the ruleset; Do fails afterwards.

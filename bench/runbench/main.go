@@ -1,12 +1,18 @@
 // Command runbench measures the per-step overhead of `agent run` for make
 // bench: a plan of N `true` execute_command steps run locally, against a
 // shell loop running `sh -c true` N times, in the same process: -runs
-// rounds of one run each, interleaved so that load from other jobs hits
-// both alike, and the medians compared. It prints both medians, the
-// overhead per step, the time per step against issue 31's target (≤ 1.5
-// ms and ≤ 1.5× the shell's) and the load average. Each step of the plan goes through the whole
-// machinery: condition, templating, validation, risk classification,
-// approval, the tool, the record, an fsynced audit line and a JSON event.
+// rounds, interleaved so that load from other jobs hits both alike, and
+// the medians compared. Each round also runs a plan of one step, so that
+// agent's marginal step — (plan of N − plan of 1) / (N − 1), without the
+// process's start and the confinement's set-up — is reported beside the
+// whole run's. It prints the medians, the time per step against issue
+// 31's target (≤ 1.5 ms and ≤ 1.5× the shell's) and the load average.
+// Each step of the plan goes through the whole machinery: condition,
+// templating, validation, risk classification, approval, the tool, the
+// record, an fsynced audit line and a JSON event.
+//
+// With -base OLD it is an A/B: each round runs OLD's plans too, in the
+// same interleaving, and both builds' figures are printed.
 package main
 
 import (
@@ -31,72 +37,108 @@ func main() {
 	}
 }
 
+// build is one agent binary under test and its timings.
+type build struct {
+	name, bin string
+	whole     []time.Duration // the plan of n
+	one       []time.Duration // the plan of 1
+	cpu       []time.Duration // the plan of n's user and system time
+}
+
 func run() error {
 	agent := flag.String("agent", "bin/agent", "the agent binary")
+	base := flag.String("base", "", "an older agent binary to compare against (A/B in the same rounds)")
 	n := flag.Int("n", 500, "steps in the plan")
 	runs := flag.Int("runs", 5, "interleaved rounds; the medians count")
 	flag.Parse()
-	bin, err := filepath.Abs(*agent)
-	if err != nil {
-		return err
+	if *n < 2 {
+		return errors.New("-n must be at least 2")
+	}
+	var builds []*build
+	for _, b := range []struct{ name, bin string }{{"base", *base}, {"agent", *agent}} {
+		if b.bin == "" {
+			continue
+		}
+		abs, err := filepath.Abs(b.bin)
+		if err != nil {
+			return err
+		}
+		builds = append(builds, &build{name: b.name, bin: abs})
 	}
 	work, err := os.MkdirTemp("", "agent-runbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	plan := filepath.Join(work, "plan.yaml")
-	var b strings.Builder
-	b.WriteString("name: bench\nsteps:\n")
-	for i := 0; i < *n; i++ {
-		b.WriteString("  - tool: execute_command\n    parameters: {command: \"true\"}\n")
-	}
-	if err := os.WriteFile(plan, []byte(b.String()), 0o644); err != nil {
-		return err
+	plans := map[int]string{}
+	for _, k := range []int{*n, 1} {
+		p := filepath.Join(work, "plan"+strconv.Itoa(k)+".yaml")
+		var b strings.Builder
+		b.WriteString("name: bench\nsteps:\n")
+		for range k {
+			b.WriteString("  - tool: execute_command\n    parameters: {command: \"true\"}\n")
+		}
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+		plans[k] = p
 	}
 	env := append(os.Environ(), "CI=true", "XDG_STATE_HOME="+filepath.Join(work, "state"))
-	agentRun := func() error {
-		cmd := exec.Command(bin, "run", plan, "--json", "--approve", "never")
+	agentRun := func(bin string, k int) (time.Duration, time.Duration, error) {
+		cmd := exec.Command(bin, "run", plans[k], "--json", "--approve", "never")
 		cmd.Env = env
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
+		start := time.Now()
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("agent run: %w\n%s", err, errOut.String())
+			return 0, 0, fmt.Errorf("%s run: %w\n%s", bin, err, errOut.String())
 		}
-		return checkDone(out.Bytes(), *n)
+		d := time.Since(start)
+		return d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), checkDone(out.Bytes(), k)
 	}
 	loop := "i=0; while [ $i -lt " + strconv.Itoa(*n) + " ]; do sh -c true; i=$((i+1)); done"
-	shellRun := func() error {
-		cmd := exec.Command("sh", "-c", loop)
-		cmd.Env = env
-		return cmd.Run()
-	}
-	load0 := loadAvg()
-	var agentTs, shellTs []time.Duration
-	for range max(*runs, 1) {
-		for _, r := range []struct {
-			f  func() error
-			ts *[]time.Duration
-		}{{agentRun, &agentTs}, {shellRun, &shellTs}} {
-			start := time.Now()
-			if err := r.f(); err != nil {
-				return err
-			}
-			*r.ts = append(*r.ts, time.Since(start))
+	var shellTs, shellCPU []time.Duration
+	for _, b := range builds { // warm: the state directory, the page cache
+		if _, _, err := agentRun(b.bin, 1); err != nil {
+			return err
 		}
 	}
-	agentT, shellT := median(agentTs), median(shellTs)
-	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(*n) }
-	overhead := per(agentT) - per(shellT)
-	ratio := agentT.Seconds() / shellT.Seconds()
-	verdict := "ok"
-	if per(agentT) > 1.5 || ratio > 1.5 {
-		verdict = "ABOVE TARGET"
+	load0 := loadAvg()
+	for range max(*runs, 1) {
+		for _, b := range builds {
+			d, cpu, err := agentRun(b.bin, *n)
+			if err != nil {
+				return err
+			}
+			b.whole, b.cpu = append(b.whole, d), append(b.cpu, cpu)
+			if d, _, err = agentRun(b.bin, 1); err != nil {
+				return err
+			}
+			b.one = append(b.one, d)
+		}
+		cmd := exec.Command("sh", "-c", loop)
+		cmd.Env = env
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("shell loop: %w", err)
+		}
+		shellTs = append(shellTs, time.Since(start))
+		shellCPU = append(shellCPU, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 	}
-	fmt.Printf("agent run: %d × true: median %.3fs (%.3f ms/step); shell loop of sh -c true: median %.3fs (%.3f ms/step); %d interleaved rounds, load %s → %s\n",
-		*n, agentT.Seconds(), per(agentT), shellT.Seconds(), per(shellT), max(*runs, 1), load0, loadAvg())
-	fmt.Printf("overhead %.3f ms/step; ratio agent/shell = %.2f (target ≤ 1.5 ms/step and ≤ 1.5×: %s)\n",
-		overhead, ratio, verdict)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	shell := ms(median(shellTs)) / float64(*n)
+	fmt.Printf("%d × true, %d interleaved rounds, load %s → %s; shell loop of sh -c true: %.3f ms/command, CPU %.3f ms\n",
+		*n, max(*runs, 1), load0, loadAvg(), shell, ms(median(shellCPU))/float64(*n))
+	for _, b := range builds {
+		whole := ms(median(b.whole)) / float64(*n)
+		marginal := (ms(median(b.whole)) - ms(median(b.one))) / float64(*n-1)
+		verdict := "ok"
+		if marginal > 1.5 || marginal/shell > 1.5 {
+			verdict = "ABOVE TARGET"
+		}
+		fmt.Printf("%s (%s): whole %.3f ms/step (%.2f×), marginal %.3f ms/step (%.2f× the loop; target ≤ 1.5 ms and ≤ 1.5×: %s); CPU %.3f ms/step whole\n",
+			b.name, b.bin, whole, whole/shell, marginal, marginal/shell, verdict, ms(median(b.cpu))/float64(*n))
+	}
 	return nil
 }
 
