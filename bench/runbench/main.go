@@ -1,6 +1,6 @@
 // Command runbench measures the per-step overhead of `agent run` for make
-// bench: a plan of N `true` execute_command steps run locally, against a
-// shell loop running `sh -c true` N times, in the same process: -runs
+// bench: a plan of N `true` execute_command steps run locally (-command
+// another), against a shell loop running `sh -c true` N times, in the same process: -runs
 // rounds, interleaved so that load from other jobs hits both alike, and
 // the medians compared. Each round also runs a plan of one step, so that
 // agent's marginal step — (plan of N − plan of 1) / (N − 1), without the
@@ -50,7 +50,11 @@ func run() error {
 	base := flag.String("base", "", "an older agent binary to compare against (A/B in the same rounds)")
 	n := flag.Int("n", 500, "steps in the plan")
 	runs := flag.Int("runs", 5, "interleaved rounds; the medians count")
+	command := flag.String("command", "true", "each step's command (plain words: YAML and sh take it as it is)")
 	flag.Parse()
+	if strings.ContainsAny(*command, "'\"\\\n{}[]#:&*!|>%@`") {
+		return errors.New("-command: plain words only (YAML and sh read it as it is)")
+	}
 	if *n < 2 {
 		return errors.New("-n must be at least 2")
 	}
@@ -76,7 +80,7 @@ func run() error {
 		var b strings.Builder
 		b.WriteString("name: bench\nsteps:\n")
 		for range k {
-			b.WriteString("  - tool: execute_command\n    parameters: {command: \"true\"}\n")
+			b.WriteString("  - tool: execute_command\n    parameters: {command: \"" + *command + "\"}\n")
 		}
 		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 			return err
@@ -96,7 +100,7 @@ func run() error {
 		d := time.Since(start)
 		return d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), checkDone(out.Bytes(), k)
 	}
-	loop := "i=0; while [ $i -lt " + strconv.Itoa(*n) + " ]; do sh -c true; i=$((i+1)); done"
+	loop := "i=0; while [ $i -lt " + strconv.Itoa(*n) + " ]; do sh -c '" + *command + "' >/dev/null; i=$((i+1)); done"
 	var shellTs, shellCPU []time.Duration
 	for _, b := range builds { // warm: the state directory, the page cache
 		if _, _, err := agentRun(b.bin, 1); err != nil {
@@ -127,8 +131,8 @@ func run() error {
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	shell := ms(median(shellTs)) / float64(*n)
-	fmt.Printf("%d × true, %d interleaved rounds, load %s → %s; shell loop of sh -c true: %.3f ms/command, CPU %.3f ms\n",
-		*n, max(*runs, 1), load0, loadAvg(), shell, ms(median(shellCPU))/float64(*n))
+	fmt.Printf("%d × %s, %d interleaved rounds, load %s → %s; shell loop of sh -c '%s': %.3f ms/command, CPU %.3f ms\n",
+		*n, *command, max(*runs, 1), load0, loadAvg(), *command, shell, ms(median(shellCPU))/float64(*n))
 	for _, b := range builds {
 		whole := ms(median(b.whole)) / float64(*n)
 		marginal := (ms(median(b.whole)) - ms(median(b.one))) / float64(*n-1)

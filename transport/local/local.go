@@ -33,6 +33,10 @@ type Transport struct {
 	user    string
 	passEnv []string
 	closed  atomic.Bool
+	// noDirect: every command through sh (tests); directs counts the
+	// commands started without it (direct.go).
+	noDirect bool
+	directs  atomic.Int64
 }
 
 // The transport and its optional capabilities (transport.As).
@@ -89,7 +93,9 @@ func (t *Transport) expand(p string) (string, error) {
 }
 
 // Run runs c.Command with /bin/sh -c (under c.Wrap when set) in a new
-// process group, in agent's environment cut to transport.StepEnv; on timeout or cancellation the whole group is killed.
+// process group, in agent's environment cut to transport.StepEnv; on
+// timeout or cancellation the whole group is killed. A command of plain
+// words naming a program is executed directly, as sh would (direct.go).
 func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
 	if t.closed.Load() {
 		return transport.Result{}, transport.ErrClosed
@@ -101,27 +107,35 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 	defer cancel()
 
 	stdout, stderr := transport.NewCapture(c.CaptureLimit), transport.NewCapture(c.CaptureLimit)
-	argv := append(slices.Clone(c.Wrap), "/bin/sh", "-c", c.Command)
-	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	// A command starts from the allow-list, never from agent's whole
 	// environment (its API key, AGENT_* settings): the confined thread and
 	// the launcher (which execs with what it was given) inherit this.
-	cmd.Env = transport.StepEnv(os.Environ(), t.passEnv)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = waitDelay
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, transport.Tee(stdout, c.Stdout), transport.Tee(stderr, c.Stderr)
+	env := transport.StepEnv(os.Environ(), t.passEnv)
+	dir := ""
 	if c.Dir != "" {
-		dir, err := t.expand(c.Dir)
+		d, err := t.expand(c.Dir)
 		if err != nil {
 			return transport.Result{}, fmt.Errorf("run: dir: %w", err)
 		}
-		cmd.Dir = dir
+		dir = d
+	}
+	command := func(argv []string, env []string) *exec.Cmd {
+		cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
+		cmd.Env, cmd.Dir = env, dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = waitDelay
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, transport.Tee(stdout, c.Stdout), transport.Tee(stderr, c.Stderr)
+		return cmd
 	}
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return transport.Result{}, fmt.Errorf("run %q: %w", c.Command, err)
+	cmd := t.direct(c, env, dir, command)
+	if cmd == nil {
+		cmd = command(append(slices.Clone(c.Wrap), "/bin/sh", "-c", c.Command), env)
+		if err := cmd.Start(); err != nil {
+			return transport.Result{}, fmt.Errorf("run %q: %w", c.Command, err)
+		}
 	}
 	transport.Started(ctx, cmd.Process.Pid) // Setpgid: its PID is its group
 	waitErr := cmd.Wait()
@@ -139,6 +153,35 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 		return res, fmt.Errorf("run %q: %w", c.Command, waitErr)
 	}
 	return res, nil
+}
+
+// direct starts c's command without sh when it is one simple command of
+// plain words (direct.go): the started command, or nil when sh must run
+// it (nothing was started then).
+func (t *Transport) direct(c transport.Command, env []string, dir string, command func(argv, env []string) *exec.Cmd) *exec.Cmd {
+	if len(c.Wrap) > 0 || t.noDirect {
+		return nil
+	}
+	words := directWords(c.Command)
+	if words == nil {
+		return nil
+	}
+	prog, err := lookProgram(words[0], env, dir)
+	if err != nil {
+		return nil
+	}
+	if env, err = shellPWD(env, dir); err != nil {
+		return nil
+	}
+	// prog has a slash: no look-up in agent's own PATH; argv[0] is the
+	// word typed, as sh passes it.
+	cmd := command(append([]string{prog}, words[1:]...), env)
+	cmd.Args[0] = words[0]
+	if cmd.Start() != nil {
+		return nil // not run (ENOEXEC, EACCES…): sh runs it, and says why
+	}
+	t.directs.Add(1)
+	return cmd
 }
 
 // ReadFile copies the file at path into w.
