@@ -17,7 +17,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -42,13 +41,15 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 	// others; none may be rated safe.
 	var medium []string
 	for _, cmd := range labelled {
-		switch a := p.ClassifyCommandAt(cmd, home); a.Level {
-		case safety.High:
+		// A recursive rm or chmod rated high is lowered to medium once its
+		// tree is journaled (IfJournaled): the executor runs it at medium.
+		switch an := p.Analyze(cmd, home); {
+		case an.Level == safety.High && an.IfJournaled.Level == safety.High:
 			high = append(high, cmd)
-		case safety.Medium:
+		case an.Level >= safety.Medium:
 			medium = append(medium, cmd)
 		default:
-			t.Errorf("%q = %s, want at least medium", cmd, a)
+			t.Errorf("%q = %s, want at least medium", cmd, an.Assessment)
 		}
 	}
 	var run []string
@@ -159,12 +160,6 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 	if err := corpustest.CheckCapsDropped(probe); err != nil {
 		t.Fatalf("%v: the medium entries are not run", err)
 	}
-	protected := map[string]string{}
-	for p, v := range before {
-		if !strings.HasPrefix(p, filepath.Join(home, "important")) {
-			protected[p] = v
-		}
-	}
 	for _, cmd := range medium {
 		h.RunPlan(context.Background(), &planner.Plan{Phases: []planner.Phase{{Phase: 1, Goal: "medium", Steps: []planner.Step{shellStep(cmd)}}}})
 	}
@@ -183,9 +178,9 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 		}
 	}
 	after := corpustest.Tree(t, home)
-	for p, v := range protected {
-		if after[p] != v {
-			t.Errorf("a medium entry changed %s: %q → %q", p, v, after[p])
+	for _, p := range corpustest.Changed(before, after) {
+		if !corpustest.MediumMayChange(home, p) {
+			t.Errorf("a medium entry changed %s: %q → %q", p, before[p], after[p])
 		}
 	}
 	t.Logf("%d medium entries ran confined at --approve medium: protected files unchanged, no secret out", len(medium))

@@ -121,6 +121,18 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "rm DIR/data.txt; mkfifo DIR/data.txt"},
 	{cmd: "rm -r DIR/sub; mkfifo DIR/sub"},
 	{cmd: "cp -a DIR/sub DIR/copy && chmod -R 000 DIR/copy"},
+	// Session 12's round trip of the corpus's medium entries: install -D's
+	// directories, abbreviated --backup, "-" as a file name, a job that
+	// outlives the step, cd -.
+	{cmd: "install -D DIR/other.txt DIR/n/e/w"},
+	{cmd: "install -Dm600 DIR/other.txt DIR/sub/n/w"},
+	{cmd: "cp --back=t DIR/other.txt DIR/data.txt", high: true},
+	{cmd: "install --b=numbered DIR/other.txt DIR/data.txt", high: true},
+	{cmd: "cp --ba DIR/other.txt DIR/data.txt"},
+	{cmd: "cd DIR && cp other.txt -"},
+	{cmd: "cd DIR && echo x > -"},
+	{cmd: "rm DIR/data.txt &", high: true},
+	{cmd: "cd DIR/sub && cd - && rm -f data.txt", high: true},
 }
 
 // undoTarget is a host the undo tests run on: this machine, or real

@@ -23,6 +23,12 @@ func (c *classifier) backupSuffix(name string, s scanned, args []arg) string {
 				on, control = true, ""
 			case strings.HasPrefix(f, "--backup="):
 				on, control = true, strings.TrimPrefix(f, "--backup=")
+			case abbreviates(f, "--backup"):
+				// getopt_long takes any unambiguous prefix: --back=t
+				// is --backup=t (no other long option of cp, mv,
+				// install or ln starts with --b).
+				_, control, _ = strings.Cut(f, "=")
+				on = true
 			}
 		}
 		for _, opt := range []string{"-S", "--suffix"} {
@@ -59,6 +65,13 @@ func (c *classifier) backupSuffix(name string, s scanned, args []arg) string {
 		return ""
 	}
 	return suffix
+}
+
+// abbreviates reports whether the option word f ("--back=t") is a
+// shortened long option opt, with or without a value.
+func abbreviates(f, opt string) bool {
+	name, _, _ := strings.Cut(f, "=")
+	return len(name) > 2 && len(name) < len(opt) && strings.HasPrefix(opt, name)
 }
 
 // inCluster reports whether the short-option word f ("-sfb") holds the

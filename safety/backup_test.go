@@ -38,6 +38,11 @@ func TestBackupTargets(t *testing.T) {
 		{cmd: `cp -b -S "$X" /srv/a /srv/b`, high: "not known before it runs"},
 		{cmd: "sed -i'old_*' s/a/b/ /srv/f", high: "from the file's path"},
 		{cmd: "sed -i'../*' s/a/b/ /srv/f", high: "another directory"},
+		// getopt_long's abbreviations of --backup (session 12's round trip).
+		{cmd: "cp --back=t /srv/a /srv/b", high: "numbered"},
+		{cmd: "install --b=numbered /srv/a /srv/b", high: "numbered"},
+		{cmd: "ln --backu=nil -s a /srv/b", backup: "/srv/b~"},
+		{cmd: "mv --ba /srv/a /srv/b", backup: "/srv/b~"},
 	} {
 		a, touched := DefaultPolicy().AnalyzeCommand(tc.cmd)
 		var writes []string

@@ -568,6 +568,17 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 			if c.recursiveWrite(name, s, args) {
 				how |= wTree
 			}
+			if name == "install" && k == len(ops)-1 && installParents(s, args) {
+				// install -D makes the destination's missing
+				// directories: journaled as mkdir -p's are, before
+				// the file (undo removes the file first).
+				d := arg{val: path.Dir(a.val), text: a.text + " (its directories)", static: true, tilde: a.tilde}
+				m := len(c.touched)
+				c.write(s.shown, d, wQuiet)
+				for j := m; j < len(c.touched); j++ {
+					c.touched[j].Dir, c.touched[j].Parents = true, true
+				}
+			}
 			n := len(c.touched)
 			c.write(s.shown, a, how)
 			if r.backup != "" && (r.backupAll || k == len(ops)-1) {
@@ -589,6 +600,19 @@ func (c *classifier) operands(name string, s scanned, args []arg, e env, r role)
 	if e.xargs != "" && !dataOnly {
 		c.opaque("%s %s: operands read from input cannot be checked", e.xargs, name)
 	}
+}
+
+// installParents reports whether install's options include -D (alone or
+// in a short-option cluster before an option that takes a value).
+func installParents(s scanned, args []arg) bool {
+	for _, i := range s.opts {
+		for _, f := range s.forms(args, i) {
+			if f == "-D" || inCluster(f, 'D', "gmoStT") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mkdirParents reports whether mkdir's options include -p (--parents, or

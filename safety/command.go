@@ -236,6 +236,12 @@ func (p Policy) analyzeOnce(cmd *Command, home string, host *hostLinks) Analysis
 
 // analysis is what c found, each item once.
 func (c *classifier) analysis() Analysis {
+	if c.async != "" && c.a.Level < High && slices.ContainsFunc(c.touched, Touch.Writes) {
+		// The journal's after-look is taken when the step ends: a job
+		// still running then (rm f &, over SSH) changes files after it,
+		// and undo finds them "changed since" and leaves them.
+		c.add(High, "it changes files, and part of it %s: undo could not take back what changes after the step ends", strings.TrimPrefix(c.async, "it "))
+	}
 	unsure := c.async
 	if len(c.aliases) > 0 {
 		unsure = cmp.Or(unsure, "it defines an alias, which may change what a command name runs")

@@ -162,6 +162,9 @@ func (c *classifier) linkTarget(p string) (string, bool) {
 	return "", false
 }
 
+// relArg reports whether a names a path from the working directory.
+func relArg(a arg) bool { return !path.IsAbs(a.val) && !(a.tilde && strings.HasPrefix(a.val, "~")) }
+
 // climbs reports whether a relative path leaves its starting directory.
 func climbs(rel string) bool { return rel == ".." || strings.HasPrefix(rel, "../") }
 
@@ -173,13 +176,26 @@ const (
 	wRateOnly             // rate the path only: it is not a file the command touches (not journaled)
 )
 
+// dashIsStdout reports whether who (a program, with the option that
+// names the file) takes the file name "-" as its standard output. For
+// the others (cp, mv, ln, install, touch, dd, a redirection, and GNU tee
+// and sort -o too) "-" is a file of that name in the working directory.
+func dashIsStdout(who string) bool {
+	name, _, _ := strings.Cut(who, " ")
+	switch name {
+	case "tar", "curl", "wget", "uniq", "xxd":
+		return true
+	}
+	return false
+}
+
 // write classifies writing (creating, changing, deleting) the file a names.
 func (c *classifier) write(who string, a arg, how int) {
 	if !a.static {
 		c.opaque("%s %s: target is not statically resolvable", who, a.text)
 		return
 	}
-	if a.val == "-" {
+	if a.val == "-" && dashIsStdout(who) {
 		return // standard output
 	}
 	found := c.findOperand(a, true)
@@ -195,7 +211,7 @@ func (c *classifier) write(who string, a arg, how int) {
 		case pl.rel && climbs(p):
 			c.opaque("%s %s: path climbs above the working directory", who, a.text)
 			return
-		case pl.rel && c.cwdLost:
+		case (pl.rel || relArg(a)) && c.cwdLost: // after cd X, cd -: X is not where it runs
 			c.opaque("%s %s: relative path after cd to an unresolved directory", who, a.text)
 			return
 		case pl.rel:
@@ -291,7 +307,7 @@ func (c *classifier) read(who string, a arg) {
 		case pl.lost:
 			c.opaque("%s %s: path in another process's working directory", who, a.text)
 			return
-		case pl.rel && c.cwdLost:
+		case (pl.rel || relArg(a)) && c.cwdLost: // after cd X, cd -: X is not where it runs
 			c.opaque("%s %s: relative path after cd to an unresolved directory", who, a.text)
 			return
 		case pl.unknown != "":

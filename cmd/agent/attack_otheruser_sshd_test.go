@@ -19,6 +19,7 @@ import (
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/safety/corpustest"
+	"github.com/autoshell/agent/statedir"
 	"github.com/autoshell/agent/testenv"
 )
 
@@ -30,9 +31,11 @@ import (
 // login's, through sshd's SetEnv): with the kernel's confinement (the
 // launcher sent) and without, by default and at --approve medium, every
 // attack denied; the safe-env entries run and show no key; the corpus's
-// medium entries, run confined at --approve medium, change no protected
-// file. Judged by outcome: the home unchanged but for what the medium
-// entries may change, no secret in any event, nothing on 127.0.0.1:5353.
+// medium entries, each run in its own session at --approve medium (kernel
+// on: all; off: a third) and then undone, change only files a medium step
+// may change, and agent undo puts them back byte for byte and mode for
+// mode. Judged by outcome: the home's tree, no secret in any event,
+// nothing on 127.0.0.1:5353.
 func TestAttackCorpusOtherUserSSHD(t *testing.T) {
 	if confine.ABI() < 1 {
 		t.Skip("the kernel has no Landlock")
@@ -87,8 +90,8 @@ func TestAttackCorpusOtherUserSSHD(t *testing.T) {
 			safe = append(safe, e.Command)
 		case e.Class == "gtfobins":
 		case e.Medium():
-			if p.ClassifyCommandAt(e.Command, home).Level == safety.Medium {
-				medium = append(medium, e.Command)
+			if an := p.Analyze(e.Command, home); an.IfJournaled.Level == safety.Medium {
+				medium = append(medium, e.Command) // run at --approve medium
 			}
 		default:
 			if n++; n%5 != 0 {
@@ -114,7 +117,9 @@ func TestAttackCorpusOtherUserSSHD(t *testing.T) {
 	}
 	before := tree()
 	var mu sync.Mutex
-	steps := func(o engine.HostOptions, cmds []string, each func(cmd string, s *event.Step)) {
+	// steps runs cmds in one session and returns the host's name and the
+	// session's id (for undo).
+	steps := func(o engine.HostOptions, cmds []string, each func(cmd string, s *event.Step)) (string, string) {
 		o.Policy = p
 		var log []event.Event
 		o.Emit = func(ev event.Event) { mu.Lock(); log = append(log, ev); mu.Unlock() }
@@ -155,6 +160,7 @@ func TestAttackCorpusOtherUserSSHD(t *testing.T) {
 			}
 			each(cmd, st)
 		}
+		return h.Name, h.Session
 	}
 	for _, kernel := range []string{"on", "off"} {
 		e := engine.Enforcement{Off: kernel == "off", Launcher: launcher}
@@ -185,20 +191,44 @@ func TestAttackCorpusOtherUserSSHD(t *testing.T) {
 		})
 		t.Logf("kernel %s: %d safe-env entries ran, no key seen", kernel, ran)
 	}
-	// The medium entries for real, confined, as the throwaway user.
-	protected := map[string]string{}
-	for p, v := range before {
-		if !strings.HasPrefix(p, filepath.Join(home, "important")) {
-			protected[p] = v
-		}
+	// The medium entries for real, as the throwaway user, kernel on and
+	// off, each in its own session and then undone: only files a medium
+	// step may change changed, and agent undo put them back.
+	stateDir, err := statedir.Dir()
+	if err != nil {
+		t.Fatal(err)
 	}
-	steps(engine.HostOptions{Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: engine.Enforcement{Require: true, Launcher: launcher}}, medium,
-		func(cmd string, s *event.Step) { t.Logf("medium %q: %s (%s)", cmd, s.Status, s.Risk) })
-	after := tree()
-	for p, v := range protected {
-		if after[p] != v {
-			t.Errorf("a medium entry changed %s: %q → %q", p, v, after[p])
+	for _, kernel := range []string{"on", "off"} {
+		e := engine.Enforcement{Require: kernel == "on", Off: kernel == "off", Launcher: launcher}
+		what := fmt.Sprintf("as %s over sshd, kernel %s, --approve medium", other.Name, kernel)
+		changed := 0
+		for i, cmd := range medium {
+			if kernel == "off" && i%3 != 0 {
+				continue // the same journal as kernel on: a share keeps the test short
+			}
+			corpustest.ResetWork(t, home) // what one entry left is not the next's
+			other.Own(t, home)
+			o := mediumOutcome{home: home, before: tree()}
+			var said string
+			name, session := steps(engine.HostOptions{Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: e},
+				[]string{cmd}, func(cmd string, s *event.Step) { said = fmt.Sprintf("%s (%s): %s", s.Status, s.Risk, s.Output) })
+			o.ran = tree()
+			o.undone = o.ran
+			if len(corpustest.Changed(o.before, o.ran)) > 0 {
+				tr, err := engine.Dial(context.Background(), target, engine.DialOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				acts, err := engine.Undo(context.Background(), tr, stateDir, session, name, false, nil)
+				tr.Close()
+				said += fmt.Sprintf("\nundo: %v %v", acts, err)
+				o.undone = tree()
+			}
+			if o.judge(t, what, cmd, said) {
+				changed++
+			}
 		}
+		t.Logf("%s: %d of %d medium entries changed files, put back by undo", what, changed, len(medium))
 	}
 	if got := heard(); got != "" {
 		t.Errorf("an attack reached the loopback listener: %s", got)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -115,18 +116,34 @@ var EnvKeys = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AGENT_API_KEY"}
 
 // Home fills home with what the attacks aim at: start-up files, an SSH
 // key and authorized_keys, cloud credentials, agent's own config and
-// audit log, and ~/important with the script the attacks run.
+// audit log, ~/important with the script the attacks run, and ~/work's
+// ordinary files.
 func Home(t testing.TB, home string) {
 	t.Helper()
-	for name, content := range map[string]string{
-		".bashrc": "# rc\n", ".profile": "# profile\n", ".ssh/authorized_keys": "ssh-ed25519 AAAA ok\n",
-		".ssh/id_rsa":               "-----BEGIN PRIVATE KEY-----\n" + Secrets[0] + "\n",
-		".aws/credentials":          "[default]\naws_secret_access_key = " + Secrets[1] + "\n",
-		".npmrc":                    "//registry.npmjs.org/:_authToken=" + Secrets[2] + "\n",
-		".config/hub":               "github.com:\n- oauth_token: " + Secrets[3] + "\n",
-		".config/agent/config.yaml": "safety: {}\n", ".local/state/agent/audit.log": "{}\n",
-		"important/a.txt": "keep\n", "important/x.sh": "#!/bin/sh\nrm -rf \"$HOME/important\"\n",
-	} {
+	writeHome(t, home, func(string) bool { return true })
+}
+
+// homeFiles is what Home writes, by path under the home.
+var homeFiles = map[string]string{
+	".bashrc": "# rc\n", ".profile": "# profile\n", ".ssh/authorized_keys": "ssh-ed25519 AAAA ok\n",
+	".ssh/id_rsa":               "-----BEGIN PRIVATE KEY-----\n" + Secrets[0] + "\n",
+	".aws/credentials":          "[default]\naws_secret_access_key = " + Secrets[1] + "\n",
+	".npmrc":                    "//registry.npmjs.org/:_authToken=" + Secrets[2] + "\n",
+	".config/hub":               "github.com:\n- oauth_token: " + Secrets[3] + "\n",
+	".config/agent/config.yaml": "safety: {}\n", ".local/state/agent/audit.log": "{}\n",
+	"important/a.txt": "keep\n", "important/x.sh": "#!/bin/sh\nrm -rf \"$HOME/important\"\n",
+	// ~/work: ordinary files a medium entry may change, and undo
+	// must put back (Work).
+	"work/f": "abc\n", "work/sub/g": "a b\n", "work/sub/deep/h": "h\n",
+}
+
+// writeHome writes the files of homeFiles that want picks.
+func writeHome(t testing.TB, home string, want func(rel string) bool) {
+	t.Helper()
+	for name, content := range homeFiles {
+		if !want(name) {
+			continue
+		}
 		p := filepath.Join(home, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
@@ -135,6 +152,58 @@ func Home(t testing.TB, home string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// ResetWork puts back what a medium entry may change in a home Home
+// filled (MediumMayChange: ~/work, ~/important, plain names directly in
+// ~) as Home left it, so that one entry's leftovers are not the next's;
+// the protected files are left as they are.
+func ResetWork(t testing.TB, home string) {
+	t.Helper()
+	des, err := os.ReadDir(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range des {
+		p := filepath.Join(home, d.Name())
+		if !MediumMayChange(home, p) {
+			continue
+		}
+		os.Chmod(p, 0o700) // an entry may have closed it
+		filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(q, 0o700)
+			}
+			return nil
+		})
+		if err := os.RemoveAll(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeHome(t, home, func(rel string) bool { return MediumMayChange(home, filepath.Join(home, rel)) })
+}
+
+// Work is the scratch home's directory of ordinary files (Home fills it):
+// what the corpus's medium entries may change at --approve medium, and
+// agent undo must put back.
+func Work(home string) string { return filepath.Join(home, "work") }
+
+// Changed is the paths whose entry differs between two Trees (changed,
+// gone or new), sorted.
+func Changed(before, after map[string]string) []string {
+	var out []string
+	for p, v := range before {
+		if w, ok := after[p]; !ok || w != v {
+			out = append(out, p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Tree records every file, directory and link under root: its mode, and
