@@ -55,6 +55,13 @@ func (c *classifier) placesVia(a arg, hops int) []place {
 		}
 		out = []place{{p: path.Clean(home + "/" + rest), raw: home + "/" + rest}}
 	case path.IsAbs(v):
+		if pv, ok := procRaw(v); ok {
+			// ".." after a /proc magic link (cwd, root, fd/N) climbs from
+			// where the link leads, not lexically: /proc/self/cwd/../x
+			// is x beside the working directory.
+			out = []place{{p: pv, raw: v}}
+			break
+		}
 		out = []place{{p: path.Clean(v), raw: v}}
 	default:
 		out = c.fromCwds(v)
@@ -127,7 +134,7 @@ func (c *classifier) procPlaces(pl place) []place {
 		// /proc/PID/task/TID/X is the process's X as one of its threads
 		// sees it: its environ, mem, fd, root and cwd.
 		if tid, x, ok := strings.Cut(rest, "/"); ok && (isDigits(tid) || hasMeta(tid)) {
-			return c.procPlaces(place{p: path.Join("/proc", parts[0], x), raw: pl.raw})
+			return c.procPlaces(place{p: "/proc/" + parts[0] + "/" + x, raw: pl.raw}) // x as written: procRaw kept its ".."
 		}
 	}
 	if !self && !isDigits(parts[0]) {
@@ -145,7 +152,44 @@ func (c *classifier) procPlaces(pl place) []place {
 		}
 		return []place{{p: path.Join(homeStandIn, rest), lost: true}}
 	}
+	if hasDotDot(rest) {
+		// ".." after a descriptor's directory (fd/N/..) or another
+		// link: where it leads is known only when it runs (opaque).
+		return []place{{p: pl.p, lost: true}}
+	}
 	return []place{pl}
+}
+
+// procRaw cleans an absolute path under /proc up to its first magic link
+// (PID/cwd, PID/root, PID/fd/N, PID/task/TID/…) and keeps the rest as
+// written, when that rest holds "..": the kernel follows the link first.
+func procRaw(v string) (string, bool) {
+	if !strings.HasPrefix(path.Clean(v), "/proc/") || !hasDotDot(v) {
+		return "", false
+	}
+	comps := strings.Split(v, "/")
+	var out []string
+	for i, c := range comps {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+			continue
+		}
+		out = append(out, c)
+		n := len(out)
+		if n >= 3 && out[0] == "proc" && (out[n-1] == "cwd" || out[n-1] == "root" || n >= 4 && out[n-2] == "fd") {
+			rest := strings.Join(comps[i+1:], "/")
+			if !hasDotDot(rest) {
+				return "", false
+			}
+			return "/" + strings.Join(out, "/") + "/" + rest, true
+		}
+	}
+	return "", false
 }
 
 // linkTarget follows a symbolic or hard link the command created (ln),

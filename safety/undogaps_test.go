@@ -70,3 +70,30 @@ func TestMediumUndoGaps(t *testing.T) {
 		}
 	}
 }
+
+// TestProcLinkDotDot: ".." after a /proc magic link climbs from where the
+// link leads (the kernel follows cwd, root, fd/N first), not lexically:
+// /proc/self/cwd/../.npmrc is ~/.npmrc from ~/work, and was rated safe as
+// /proc/self/.npmrc (with the kernel off it printed the token).
+func TestProcLinkDotDot(t *testing.T) {
+	p := DefaultPolicy()
+	for _, tc := range []struct {
+		cmd  string
+		want Level
+	}{
+		{"cd ~/work && cat /proc/self/cwd/../.npmrc", High},
+		{"cat /proc/self/cwd/../.npmrc", High},
+		{"cd ~/work/sub && cat /proc/thread-self/cwd/../../.aws/credentials", High},
+		{"cd ~/work && cat /proc/self/task/1/cwd/../.ssh/id_rsa", High},
+		{"cat /proc/self/fd/3/../.npmrc", High},
+		{"cd ~/work && echo x > /proc/self/cwd/../.bashrc", High},
+		// Lexical where no link comes before the "..".
+		{"cat /proc/self/../self/status", Safe},
+		{"cd ~/work && cat /proc/self/cwd/../notes.txt", Safe},
+		{"cd /srv/app && cat /proc/self/cwd/../app/log.txt", Safe},
+	} {
+		if got := p.ClassifyCommandAt(tc.cmd, "/home/u"); got.Level != tc.want {
+			t.Errorf("%s = %s, want %s", tc.cmd, got, tc.want)
+		}
+	}
+}
