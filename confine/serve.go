@@ -41,6 +41,12 @@ const ServeFlag = "-serve"
 // wait reports it (128+N for a signal), BG 1 when processes of the
 // command's group are still there. It returns at the end of its input.
 //
+// A request whose NEXT is BatchedPrefix then 1 or 0 is a command of a
+// batch after its first (transport.Batch): it runs only when the command
+// before it ran and exited 0 and the worker's input has not hung up (its
+// controller is gone); otherwise it is answered "NONCE:-:0" and not run
+// (serve_batch_linux.go).
+//
 // A request "NONCE = state MAX PATH..." (sent behind a command's, in
 // the same round trip) asks for the states of files as the undo journal
 // compares them, read after that command, and "NONCE = look MAX PATH..."
@@ -72,6 +78,7 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 	s := &server{wrapper: words[0], self: self, out: stdout, errs: stderr, confined: map[string]*rulesFiles{},
 		child: "agent_nl='\n'; IFS=\" \" read -r agent_req || exit 0; exec </dev/null; eval \"set -- $agent_req\"; set -- \"$1\" \"$2\" \"$3\"; unset agent_req agent_nl; " + words[0],
 		held:  "IFS= read -r agent_go || exit 0; exec </dev/null; unset agent_go; " + words[0]}
+	s.inFd = inputFd(in)
 	defer s.close()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -101,9 +108,19 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 				continue
 			}
 		}
+		next, batched := strings.CutPrefix(fields[2], BatchedPrefix)
+		if batched && (s.failed || s.hungUp()) {
+			// A batch's command after one that did not succeed, or
+			// whose controller is gone: not run (batch.go).
+			io.WriteString(s.out, fields[0]+":"+NotRunStatus+":0\n")
+			io.WriteString(s.errs, fields[0]+"\n")
+			s.failed = true
+			continue
+		}
 		status, bg, key, r := s.run(fields[3])
+		s.failed = status != 0
 		s.mark(fields[0], "", status, bg)
-		if fields[2] != "0" && key != "" {
+		if next != "0" && key != "" {
 			s.startAhead(key, r)
 		}
 		if rf := s.confined[key]; rf != nil && rf.r.Compiles() != rf.compiles {
@@ -125,6 +142,8 @@ type server struct {
 	child     string                 // the script of a shell started ahead: its request from stdin, then the wrapper
 	held      string                 // the script of a confined command's shell: a go-ahead from stdin, then the wrapper
 	next      *ahead                 // the shell started ahead, if any
+	failed    bool                   // the last command did not run or exited non-zero
+	inFd      int                    // Serve's input's descriptor, -1 when hungUp cannot ask it
 }
 
 // ahead is a shell started before its command, waiting for its request

@@ -82,6 +82,14 @@ func shellQuote(s string) string {
 // the command's whole process group is killed from a second session, and
 // the channel is closed.
 func (t *Transport) Run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
+	if b, i := transport.BatchOf(ctx); b != nil {
+		return b.Run(ctx, i, cmd, t.sendBatch)
+	}
+	return t.run(ctx, cmd)
+}
+
+// run is Run of a command alone.
+func (t *Transport) run(ctx context.Context, cmd transport.Command) (transport.Result, error) {
 	fail := func(err error) (transport.Result, error) {
 		return transport.Result{}, fmt.Errorf("run %s: %w", brief(cmd.Command), err)
 	}

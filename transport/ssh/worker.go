@@ -386,26 +386,12 @@ func (w *worker) expect(nonce string, stdout, stderr io.Writer) <-chan string {
 // run runs cmd on the worker. ok is false when the worker could not take
 // the command and nothing ran: the caller uses the session path.
 func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (res transport.Result, err error, ok bool) {
-	nonce, pidNonce := randomHex(16), randomHex(8)
-	stdout := transport.NewCapture(cmd.CaptureLimit)
-	stderr := transport.NewCapture(cmd.CaptureLimit)
-	filter := &markerFilter{prefix: []byte(pidNonce + " "), out: transport.Tee(stderr, cmd.Stderr),
-		started: func(pid int) { transport.Started(ctx, pid) }}
-	done := w.expect(nonce, transport.Tee(stdout, cmd.Stdout), filter)
 	next := "1"
 	if transport.IsLastStep(ctx) {
 		next = "0"
 	}
-	req := nonce + " " + aheadKey(cmd) + " " + next + " " + w.sizedLine(requestLine(append([]string{cmd.Command, cmd.Dir, pidNonce}, cmd.Wrap...)...))
-	after := w.afterStates(ctx)
-	var states bytes.Buffer
-	var statesDone <-chan string
-	if after != nil { // behind the command's request: read as soon as it ended
-		sn := randomHex(16)
-		statesDone = w.expect(sn, &states, io.Discard)
-		req += confine.StatesRequest(sn, after.FileBytes, after.Paths)
-	}
-	start := time.Now()
+	p, req := w.request(ctx, cmd, next)
+	p.start = time.Now()
 	if _, err := io.WriteString(w.in, req); err != nil {
 		w.broken = true
 		return res, nil, false // the worker's shell is gone; nothing was started
@@ -417,7 +403,44 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 		}
 		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), err), true
 	}
+	res, err = w.answer(ctx, t, p)
+	return res, err, true
+}
 
+// pending is a command sent to the worker whose answer is still to come.
+type pending struct {
+	cmd            transport.Command
+	stdout, stderr *transport.Capture
+	filter         *markerFilter
+	done           <-chan string // its end markers
+	after          *transport.AfterStates
+	states         *bytes.Buffer
+	statesDone     <-chan string // the state request's end markers, when after is set
+	start          time.Time
+}
+
+// request is cmd's request with NEXT next, its output routed to its
+// captures once the markers expected before it came.
+func (w *worker) request(ctx context.Context, cmd transport.Command, next string) (*pending, string) {
+	nonce, pidNonce := randomHex(16), randomHex(8)
+	p := &pending{cmd: cmd, stdout: transport.NewCapture(cmd.CaptureLimit), stderr: transport.NewCapture(cmd.CaptureLimit)}
+	p.filter = &markerFilter{prefix: []byte(pidNonce + " "), out: transport.Tee(p.stderr, cmd.Stderr),
+		started: func(pid int) { transport.Started(ctx, pid) }}
+	p.done = w.expect(nonce, transport.Tee(p.stdout, cmd.Stdout), p.filter)
+	req := nonce + " " + aheadKey(cmd) + " " + next + " " + w.sizedLine(requestLine(append([]string{cmd.Command, cmd.Dir, pidNonce}, cmd.Wrap...)...))
+	if p.after = w.afterStates(ctx); p.after != nil { // behind the command's request: read as soon as it ended
+		sn := randomHex(16)
+		p.states = new(bytes.Buffer)
+		p.statesDone = w.expect(sn, p.states, io.Discard)
+		req += confine.StatesRequest(sn, p.after.FileBytes, p.after.Paths)
+	}
+	return p, req
+}
+
+// answer waits for p's end: its result, its process group killed when
+// it times out or ctx ends.
+func (w *worker) answer(ctx context.Context, t *Transport, p *pending) (res transport.Result, err error) {
+	cmd, filter := p.cmd, p.filter
 	var timeout <-chan time.Time
 	if cmd.Timeout > 0 {
 		timer := time.NewTimer(cmd.Timeout)
@@ -427,7 +450,7 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 	var marker string
 	var stopped error
 	select {
-	case marker = <-done:
+	case marker = <-p.done:
 	case <-w.exited:
 	case <-timeout:
 		stopped = fmt.Errorf("%w after %s", transport.ErrTimeout, cmd.Timeout)
@@ -435,25 +458,37 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 		stopped = ctx.Err()
 	}
 	if stopped != nil {
-		t.killGroup(w.c, filter.waitPID(pidWait))
+		// Its group killed once its ID came, unless its marker comes
+		// first saying it was not run (a batch's, after one that did
+		// not succeed: no ID will come).
+		pid := make(chan int, 1)
+		go func() { pid <- filter.waitPID(pidWait) }()
 		select {
-		case marker = <-done:
-		case <-w.exited:
-		case <-time.After(closeWait):
-			w.broken = true
+		case marker = <-p.done:
+			if marker != notRunMarker {
+				t.killGroup(w.c, <-pid)
+			}
+		case id := <-pid:
+			t.killGroup(w.c, id)
+			select {
+			case marker = <-p.done:
+			case <-w.exited:
+			case <-time.After(closeWait):
+				w.broken = true
+			}
 		}
 	}
 	if marker == "" { // the worker ended: its last marker may have come with it
 		select {
-		case marker = <-done:
+		case marker = <-p.done:
 		default:
 		}
 	}
-	if marker != "" && statesDone != nil {
+	if marker != "" && p.statesDone != nil {
 		select {
-		case m := <-statesDone:
+		case m := <-p.statesDone:
 			if m == ":0:0" {
-				after.Set(parseStates(states.String(), len(after.Paths)))
+				p.after.Set(parseStates(p.states.String(), len(p.after.Paths)))
 			}
 		case <-w.exited:
 		case <-time.After(closeWait):
@@ -461,16 +496,19 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 		}
 	}
 	filter.flush()
-	res = transport.Captured(-1, stdout, stderr, time.Since(start))
+	res = transport.Captured(-1, p.stdout, p.stderr, time.Since(p.start))
 	if marker == "" { // the worker died mid-command
 		w.broken = true
 		switch {
 		case stopped != nil:
-			return res, fmt.Errorf("run %s: %w", brief(cmd.Command), stopped), true
+			return res, fmt.Errorf("run %s: %w", brief(cmd.Command), stopped)
 		case w.c.alive() && w.c.ping(closeWait): // the command killed its shell; the connection is fine
-			return res, fmt.Errorf("run %s: the shell running it was killed before it reported a status", brief(cmd.Command)), true
+			return res, fmt.Errorf("run %s: the shell running it was killed before it reported a status", brief(cmd.Command))
 		}
-		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), t.lostErr(w.c, errors.New("worker shell ended"))), true
+		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), t.lostErr(w.c, errors.New("worker shell ended")))
+	}
+	if marker == notRunMarker {
+		return transport.Result{ExitCode: -1}, transport.ErrNotRun
 	}
 	code, bg, _ := parseMarker(marker)
 	if bg { // its background processes may still write
@@ -479,14 +517,18 @@ func (w *worker) run(ctx context.Context, t *Transport, cmd transport.Command) (
 		w.lingering = stopped == nil
 	}
 	if stopped != nil {
-		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), stopped), true
+		return res, fmt.Errorf("run %s: %w", brief(cmd.Command), stopped)
 	}
 	if status := filter.status(); status != "" && status != "ok" {
-		return transport.Result{}, fmt.Errorf("run %s: %w", brief(cmd.Command), dirError(cmd.Dir, status)), true
+		return transport.Result{}, fmt.Errorf("run %s: %w", brief(cmd.Command), dirError(cmd.Dir, status))
 	}
 	res.ExitCode = code
-	return res, nil, true
+	return res, nil
 }
+
+// notRunMarker is a served worker's marker of a batched request it did
+// not run (confine.Serve).
+const notRunMarker = ":" + confine.NotRunStatus + ":0"
 
 // sizedMin is the shortest request a sized worker gets by its length: a
 // line that short costs bash few reads.
