@@ -119,6 +119,10 @@ type Host struct {
 	rec     *session.Log
 	closers []func()
 
+	// recordedAhead are the steps whose start record a batch wrote
+	// before their step_start event (executor.Config.Ahead).
+	recordedAhead []int
+
 	become    *become.Transport // the host as the become user; nil: none
 	becomeAll bool
 	hb        *HostBecome
@@ -218,6 +222,14 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 		// The step's start record (written behind, session.go) is on
 		// disk before its command starts.
 		cfg.Durable = func() error { h.rec.Wait(); return nil }
+		// A batch's later steps' start records before its commands are
+		// sent (executor/batch.go); their events, later, are not
+		// recorded again.
+		cfg.Ahead = func(ev event.Event) {
+			ev = h.redact.Event(ev)
+			h.record(ev)
+			h.recordedAhead = append(h.recordedAhead, ev.StepStart.Step)
+		}
 	}
 	if o.Progress != nil {
 		cfg.ToolOptions = append(cfg.ToolOptions, tools.WithProgress(o.Progress))

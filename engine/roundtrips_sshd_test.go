@@ -138,18 +138,19 @@ func TestRoundTripsFanoutPlan(t *testing.T) {
 }
 
 // maxWarmTrips is the most round trips a warm host's run of the plan may
-// take (see TestRoundTripsFanoutPlan): 15, with no file session (SFTP). Connection 7 (TCP 1, SSH's key
-// exchange 3 and public-key authentication 3), the worker shell's start 3
-// (channel, exec request, hello), the set-up 1, each step 1 (the served
-// launcher's start rides the first step's: its request is sent behind
-// the launcher's hello), and the third step's journal: its targets looked
-// at 1 (both paths in one request to the served worker, InspectAll; the
-// new directory's look says its parent exists: no stat of the parent).
-// What the third step left in its file is read by the served
-// worker right after it, in its round trip (transport.AfterStates): 4
-// fewer than over SFTP. 30 when this test was written, 19 before the
-// worker read the states.
-const maxWarmTrips = 15
+// take (see TestRoundTripsFanoutPlan): 13, with no file session (SFTP).
+// Connection 7 (TCP 1, SSH's key exchange 3 and public-key
+// authentication 3), the worker shell's start 3 (channel, exec request,
+// hello), the set-up 1, the third step's journal: its targets looked at 1
+// (both paths in one request to the served worker, InspectAll; the new
+// directory's look says its parent exists: no stat of the parent), and
+// the three steps 1: static steps, their commands go to the served worker
+// together (transport.Batch; the served launcher's start rides their
+// request: it is sent behind the launcher's hello). What the third step
+// left in its file is read by the served worker right after it, in the
+// same round trip (transport.AfterStates). 30 when this test was written,
+// 19 before the worker read the states, 15 before the batch.
+const maxWarmTrips = 13
 
 // tripLine is a TCP proxy that holds each chunk delay each way and counts
 // round trips (see TestRoundTripsFanoutPlan).
@@ -257,6 +258,8 @@ type tripCounter struct {
 	mu    sync.Mutex
 	step  int // steps run so far; -1: closing
 	calls []tripCall
+
+	sequential bool // no batches: each step alone
 }
 
 type tripCall struct {
@@ -424,3 +427,8 @@ func (c *tripCounter) FilesAhead() {
 	c.add(c.phase("FilesAhead"), "FilesAhead", c.line.seen(), 0)
 	c.tr.FilesAhead()
 }
+
+// Batches is the SSH transport's: a plan's static steps go to its worker
+// together (transport.Batch).
+// A sequential counter's does not, for comparison.
+func (c *tripCounter) Batches() bool { return !c.sequential && c.tr.Batches() }

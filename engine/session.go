@@ -25,6 +25,10 @@ func (h *Host) record(ev event.Event) {
 	switch ev.Kind {
 	case event.KindStepStart:
 		s := ev.StepStart
+		if i := slices.Index(h.recordedAhead, s.Step); i >= 0 {
+			h.recordedAhead = slices.Delete(h.recordedAhead, i, i+1)
+			return // written before its batch was sent
+		}
 		// Synced behind: the executor waits for it (Config.Durable)
 		// before the step's command starts, the fsync overlapping the
 		// step's confinement.

@@ -72,6 +72,11 @@ type Config struct {
 	// being confined — so that its fsync overlaps that work. An error
 	// refuses the step.
 	Durable func() error
+	// Ahead, when set, receives before a batch's commands are sent the
+	// step_start events of its steps after the first, which are emitted
+	// later, each once the steps before it ended (batch.go): the session
+	// record writes them then, so that Durable covers them too.
+	Ahead func(ev event.Event)
 	// LocalJournal records the operator's files a download writes, when
 	// the Transport is not this machine (the session's journal of host
 	// "local"); with a local Transport, Journal does. nil: not journaled.
@@ -168,6 +173,9 @@ type Executor struct {
 	phase int
 	n     int // steps started
 	guard Guard
+	// held takes the events the executor emits while a batch's later
+	// step is prepared (batch.go); nil: they go out.
+	held *heldEvents
 
 	// dryUnset holds variables that a step skipped by --dry-run would have
 	// set: later steps that need them are skipped too, not failed.
@@ -443,11 +451,21 @@ func trimNewline(s string) string {
 }
 
 func (e *Executor) emit(ev event.Event) {
+	ev = e.filled(ev)
+	if e.held != nil {
+		e.held.emit(ev)
+		return
+	}
+	e.cfg.Emit.Emit(ev)
+}
+
+// filled is ev with the host and session.
+func (e *Executor) filled(ev event.Event) event.Event {
 	ev.Host = e.host
 	if ev.Session == "" {
 		ev.Session = e.cfg.Session
 	}
-	e.cfg.Emit.Emit(ev)
+	return ev
 }
 
 // Summary is how a plan ended on one host.
@@ -565,29 +583,51 @@ func (e *Executor) RunPlan(ctx context.Context, p *planner.Plan) (Summary, error
 	}
 	e.emit(event.Event{Kind: event.KindPlan, Plan: pe})
 	e.filesAhead(p)
+	saved := map[string]bool{} // the variables the steps before set
 	for i, ph := range p.Phases {
 		e.phase = ph.Phase
 		info := PhaseInfo(ph, len(ph.Steps))
 		e.emit(event.Event{Kind: event.KindPhase, Phase: &info})
-		for j, st := range ph.Steps {
+		for j := 0; j < len(ph.Steps); {
 			sctx := ctx
-			if i == len(p.Phases)-1 && j == len(ph.Steps)-1 {
+			lastPhase := i == len(p.Phases)-1
+			if lastPhase && j == len(ph.Steps)-1 {
 				sctx = transport.WithLastStep(ctx) // no shell need wait for a next command
 			}
-			res, err := e.RunStep(sctx, st)
-			sum.Count(res.Status)
-			if err != nil {
+			// Static steps from here run as a batch (batch.go); each
+			// result as RunStep's.
+			var results []StepResult
+			var err error
+			if n := e.staticSteps(ph.Steps[j:], saved); n > 1 {
+				results, err = e.runBatch(ctx, ph.Steps[j:j+n], lastPhase && j+n == len(ph.Steps))
+			} else {
+				var res StepResult
+				res, err = e.RunStep(sctx, ph.Steps[j])
+				results = []StepResult{res}
+			}
+			for k, res := range results {
+				st := ph.Steps[j+k]
+				if st.SaveOutputAs != "" {
+					saved[st.SaveOutputAs] = true
+				}
+				sum.Count(res.Status)
+				if err != nil && k == len(results)-1 {
+					return e.done(sum, start, err)
+				}
+				if res.Status == execctx.StatusError && st.IgnoreErrors {
+					sum.Ignored++
+					continue
+				}
+				if res.Status == execctx.StatusError || res.Status == execctx.StatusDenied {
+					r := res
+					sum.Failed = &r
+					return e.done(sum, start, nil)
+				}
+			}
+			if err != nil { // nothing of the batch ended
 				return e.done(sum, start, err)
 			}
-			if res.Status == execctx.StatusError && st.IgnoreErrors {
-				sum.Ignored++
-				continue
-			}
-			if res.Status == execctx.StatusError || res.Status == execctx.StatusDenied {
-				r := res
-				sum.Failed = &r
-				return e.done(sum, start, nil)
-			}
+			j += len(results)
 		}
 	}
 	sum.Success = true

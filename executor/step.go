@@ -110,23 +110,59 @@ func (e *Executor) RunStep(ctx context.Context, st planner.Step) (StepResult, er
 	if err := ctx.Err(); err != nil {
 		return StepResult{}, err
 	}
+	s := e.newStep(st)
+	d := e.through(ctx, s, e.beforeDecide())
+	if d == nil {
+		d = e.through(ctx, s, e.beforeRun())
+	}
+	if d == nil {
+		d = e.through(ctx, s, e.running())
+	}
+	return e.end(ctx, s, d)
+}
+
+// newStep numbers st and starts its run.
+func (e *Executor) newStep(st planner.Step) *stepRun {
 	e.n++
 	s := &stepRun{st: st, start: time.Now(),
 		r: StepResult{Step: e.n, Phase: e.phase, Line: st.Line, Tool: st.Tool, Description: st.Description, Params: st.Parameters}}
 	if s.r.Params == nil {
 		s.r.Params = map[string]any{}
 	}
-	for _, stage := range []stage{
-		e.dryNeeds, e.condition, e.prepareStage, e.classifyStage, e.announce,
-		e.permissions, e.readOnly, e.dryRunStage, e.preview, e.decideStage,
-		e.confine, e.sandbox, e.levelRules, e.journal, e.homeNames, e.harvest, e.run, e.harvestRead, e.record,
-	} {
+	return s
+}
+
+// The stages in RunStep's order, in three parts: up to the decision (a
+// batch looks at the risk before a person could be asked), up to the
+// tool's run, and the run with what follows it.
+func (e *Executor) beforeDecide() []stage {
+	return []stage{e.dryNeeds, e.condition, e.prepareStage, e.classifyStage, e.announce,
+		e.permissions, e.readOnly, e.dryRunStage, e.preview}
+}
+
+func (e *Executor) beforeRun() []stage {
+	return []stage{e.decideStage, e.confine, e.sandbox, e.levelRules, e.journal, e.homeNames, e.harvest}
+}
+
+func (e *Executor) running() []stage { return []stage{e.run, e.harvestRead, e.record} }
+
+// through runs stages on s in turn until one ends the step.
+func (e *Executor) through(ctx context.Context, s *stepRun, stages []stage) *denial {
+	for _, stage := range stages {
 		if d := stage(ctx, s); d != nil {
-			d.apply(&s.r)
-			return e.finish(ctx, s, d.err)
+			return d
 		}
 	}
-	return e.finish(ctx, s, nil)
+	return nil
+}
+
+// end finishes s, ended by d when d is not nil.
+func (e *Executor) end(ctx context.Context, s *stepRun, d *denial) (StepResult, error) {
+	if d == nil {
+		return e.finish(ctx, s, nil)
+	}
+	d.apply(&s.r)
+	return e.finish(ctx, s, d.err)
 }
 
 // stage is one step of RunStep: it reads and fills the step's run, and
@@ -151,6 +187,14 @@ type stepRun struct {
 	note string
 	// before is the journaled targets' state before the command ran.
 	before map[string]beforeRun
+	// audited: its audit line before the run was written.
+	audited bool
+	// out holds the events of a batch's step until the steps before it
+	// ended (batch.go); nil: they are emitted as they come.
+	out *heldEvents
+	// batch and slot: its command is slot of a batch (batch.go).
+	batch *transport.Batch
+	slot  int
 }
 
 // dryNeeds skips, in a dry run, a step that needs a variable a step the
@@ -313,6 +357,7 @@ func (e *Executor) decideStage(ctx context.Context, s *stepRun) *denial {
 		return &denial{kind: notAudited, reason: "the audit log cannot record this step, so it did not run: " + err.Error(),
 			err: fmt.Errorf("step %d (%s) not run: %w", r.Step, s.st.Tool, err)}
 	}
+	s.audited = true
 	return nil
 }
 
@@ -358,10 +403,13 @@ func (e *Executor) run(ctx context.Context, s *stepRun) *denial {
 	p, r := s.p, &s.r
 	runOn := s.runOn
 	if p.call.Name == tools.ExecuteCommandName { // the structured tools' raw output is not what they report
-		runOn = e.streaming(runOn, r.Phase, r.Step)
+		runOn = e.streaming(runOn, r.Phase, r.Step, s.out)
 	}
 	if e.cfg.Started != nil {
 		ctx = transport.WithStarted(ctx, e.cfg.Started)
+	}
+	if s.batch != nil {
+		ctx = transport.WithBatch(ctx, s.batch, s.slot)
 	}
 	reads := e.afterStates(p) // the targets' states read in the command's round trip
 	runCtx := expectPreviewed(ctx, s.previewed)
@@ -372,7 +420,7 @@ func (e *Executor) run(ctx context.Context, s *stepRun) *denial {
 	// confined thread the command waits for them while the thread is
 	// confined (wrapped.Run), anything else waits here.
 	var dw *durableWait
-	if durable := e.durable(); durable != nil {
+	if durable := e.durable(); durable != nil && s.batch == nil { // a batch waited for it before it was sent
 		if w, ok := s.runOn.(wrapped); ok && w.c.Thread != nil && p.call.Name == tools.ExecuteCommandName {
 			dw = &durableWait{wait: durable}
 			runCtx = context.WithValue(runCtx, durableKey{}, dw)

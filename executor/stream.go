@@ -31,7 +31,8 @@ func (s streamTransport) Unwrap() transport.Transport { return s.Transport }
 
 // streaming returns tr for a step whose output goes to emit, or tr itself
 // when no one receives events.
-func (e *Executor) streaming(tr transport.Transport, phase, step int) transport.Transport {
+// A batch's step's go to held until the steps before it ended (nil: none).
+func (e *Executor) streaming(tr transport.Transport, phase, step int, held *heldEvents) transport.Transport {
 	if e.cfg.Emit == nil {
 		return tr
 	}
@@ -39,7 +40,12 @@ func (e *Executor) streaming(tr transport.Transport, phase, step int) transport.
 	return streamTransport{Transport: tr, emit: func(stream, data string) {
 		mu.Lock()
 		defer mu.Unlock()
-		e.emit(event.Event{Kind: event.KindOutput, Output: &event.Output{Phase: phase, Step: step, Stream: stream, Data: data}})
+		ev := event.Event{Kind: event.KindOutput, Output: &event.Output{Phase: phase, Step: step, Stream: stream, Data: data}}
+		if held != nil {
+			held.emit(e.filled(ev))
+			return
+		}
+		e.emit(ev)
 	}}
 }
 

@@ -40,8 +40,8 @@ type batchAnswer struct {
 // its batch did not run or exited non-zero, or the batch ended.
 var ErrNotRun = errors.New("not run: an earlier command of its batch did not succeed")
 
-// Batcher is a transport that sends a batch's commands together (Run
-// with WithBatch); others must not be given a batch's commands.
+// Batcher is a transport that takes a batch's commands (Run with
+// WithBatch) when Batches says so; others must not be given any.
 type Batcher interface {
 	Batches() bool
 }
