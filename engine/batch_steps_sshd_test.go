@@ -63,26 +63,34 @@ type batchHost struct {
 	t       *testing.T
 	line    *tripLine
 	cfgFile string
-	root    string
+	root    string              // on the host
+	local   func(string) string // a host's path on this machine
 }
 
+// startBatchHost is OpenSSH's sshd on loopback, through a delay line.
 func startBatchHost(t *testing.T) *batchHost {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the launcher and starts sshd")
 	}
+	home := t.TempDir()
+	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + " TMPDIR=" + t.TempDir() + "\n"})
+	return newBatchHost(t, d.Host, t.TempDir(), func(p string) string { return p })
+}
+
+// newBatchHost reaches h through a delay line that counts round trips.
+func newBatchHost(t *testing.T, h testenv.Host, root string, local func(string) string) *batchHost {
+	t.Helper()
 	if confine.ABI() < 1 {
 		t.Skip("the kernel has no Landlock")
 	}
-	home := t.TempDir()
-	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: "SetEnv SHLVL=1 HOME=" + home + " TMPDIR=" + t.TempDir() + "\n"})
 	t.Setenv("SSH_AUTH_SOCK", "")
-	line := startTripLine(t, d.Addr, 5*time.Millisecond)
-	kh := writeFile(t, "known_hosts", fmt.Sprintf("[127.0.0.1]:%d %s", line.port, gossh.MarshalAuthorizedKey(d.HostKey)))
+	line := startTripLine(t, h.Addr, 5*time.Millisecond)
+	kh := writeFile(t, "known_hosts", fmt.Sprintf("[127.0.0.1]:%d %s", line.port, gossh.MarshalAuthorizedKey(h.HostKey)))
 	cfgFile := writeFile(t, "ssh_config", fmt.Sprintf(
 		"Host rtt\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n",
-		line.port, d.User, d.IdentityFile, kh))
-	return &batchHost{t: t, line: line, cfgFile: cfgFile, root: t.TempDir()}
+		line.port, h.User, h.IdentityFile, kh))
+	return &batchHost{t: t, line: line, cfgFile: cfgFile, root: root, local: local}
 }
 
 // run runs planText on the host as name, batched or a step at a time,
@@ -93,7 +101,7 @@ func (bh *batchHost) run(planText, name string, sequential bool) batchRun {
 	launcher := confinetest.Launcher(t)
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	os.RemoveAll(filepath.Join(bh.root, name))
+	os.RemoveAll(bh.local(filepath.Join(bh.root, name)))
 	policy := safety.DefaultPolicy()
 	plan, err := planner.Parse(strings.NewReader(planText), "batch.yaml")
 	if err != nil {
@@ -200,7 +208,30 @@ func decisions(lines []string) []string {
 }
 
 func TestBatchedStepsAsSequential(t *testing.T) {
-	bh := startBatchHost(t)
+	batchedAsSequential(t, startBatchHost(t))
+}
+
+// On Dropbear with BusyBox's sh (no bash): the same.
+func TestBatchedStepsAsSequentialDropbear(t *testing.T) {
+	bh := startDropbearBatchHost(t)
+	batchedAsSequential(t, bh)
+	batchedStepFails(t, bh)
+}
+
+func startDropbearBatchHost(t *testing.T) *batchHost {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the launcher and starts Dropbear")
+	}
+	d := testenv.StartDropbear(t, testenv.DropbearOptions{})
+	root := d.Home + "/work"
+	if err := d.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return newBatchHost(t, d.Host, root, d.Path)
+}
+
+func batchedAsSequential(t *testing.T, bh *batchHost) {
 	bh.run(batchPlan("true"), "warmup", true) // the launcher and rules kept
 	seq := bh.run(batchPlan("true"), "h", true)
 	bat := bh.run(batchPlan("true"), "h", false)
@@ -223,7 +254,7 @@ func TestBatchedStepsAsSequential(t *testing.T) {
 	if len(seq.journal) == 0 || !slices.Equal(seq.journal, bat.journal) {
 		t.Errorf("undo journals differ:\nsequential:\n%s\nbatched:\n%s", strings.Join(seq.journal, "\n"), strings.Join(bat.journal, "\n"))
 	}
-	if b, err := os.ReadFile(filepath.Join(bh.root, "h", "f")); err != nil || string(b) != "h\n" {
+	if b, err := os.ReadFile(bh.local(filepath.Join(bh.root, "h", "f"))); err != nil || string(b) != "h\n" {
 		t.Errorf("the third step's file: %q, %v", b, err)
 	}
 	// Three steps, one round trip.
@@ -236,7 +267,10 @@ func TestBatchedStepsAsSequential(t *testing.T) {
 // step at a time does: the same events and summary, no file; step 3's
 // audit line before the run is followed by one that says it did not run.
 func TestBatchedStepFails(t *testing.T) {
-	bh := startBatchHost(t)
+	batchedStepFails(t, startBatchHost(t))
+}
+
+func batchedStepFails(t *testing.T, bh *batchHost) {
 	seq := bh.run(batchPlan("exit 3"), "h", true)
 	bat := bh.run(batchPlan("exit 3"), "h", false)
 	for _, r := range []batchRun{seq, bat} {
@@ -247,7 +281,7 @@ func TestBatchedStepFails(t *testing.T) {
 	if !slices.Equal(steady(seq.events), steady(bat.events)) {
 		t.Errorf("events differ:\nsequential:\n%s\nbatched:\n%s", strings.Join(seq.events, "\n"), strings.Join(bat.events, "\n"))
 	}
-	if _, err := os.Stat(filepath.Join(bh.root, "h")); err == nil {
+	if _, err := os.Stat(bh.local(filepath.Join(bh.root, "h"))); err == nil {
 		t.Error("step 3 ran after step 2 failed")
 	}
 	if got, want := strings.Join(decisions(bat.audit), " "), "started started started allowed allowed skipped"; got != want {
