@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -241,5 +242,35 @@ func TestDirectExecConfined(t *testing.T) {
 	}
 	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the mode changed: %v %v", fi.Mode(), err)
+	}
+}
+
+// TestRunAllocates: a command's output pipes are drained through pooled
+// buffers, not 32 KiB allocated per stream per command (copybuf.go).
+func TestRunAllocates(t *testing.T) {
+	tr, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	c := transport.Command{Command: "true", Stdout: &out}
+	for range 3 { // the pool filled, the first allocations made
+		if _, err := tr.Run(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		if _, err := tr.Run(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	per := (after.TotalAlloc - before.TotalAlloc) / n
+	t.Logf("%d bytes allocated a command", per)
+	if per >= 32<<10 {
+		t.Fatalf("%d bytes allocated a command: the output copies allocate their buffers", per)
 	}
 }

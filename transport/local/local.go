@@ -125,7 +125,7 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		cmd.WaitDelay = waitDelay
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, transport.Tee(stdout, c.Stdout), transport.Tee(stderr, c.Stderr)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, pooled{transport.Tee(stdout, c.Stdout)}, pooled{transport.Tee(stderr, c.Stderr)}
 		return cmd
 	}
 
