@@ -21,7 +21,9 @@ import (
 // A command's files (its read operands and redirections, as the
 // classifier found them; trees and globs aside) are read by agent through
 // the step's transport before the command runs: one read each (the view
-// of the host already knows what most of them are). A file tool's read
+// of the host already knows what most of them are). So are the other
+// words of the command that read as paths (pathWords), up to 8: a file
+// given to or opened by a script the classifier cannot see into. A file tool's read
 // (read_file) is its own output: harvested from it after the read, at no
 // cost on the host.
 
@@ -31,24 +33,63 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 	if e.cfg.Secrets == nil || p.cls.command == "" {
 		return nil
 	}
-	for _, t := range p.cls.analysis.Touches {
-		if t.Writes() || t.Tree || strings.ContainsAny(t.Path, "*?[") {
-			continue
+	touched := map[string]bool{}
+	harvest := func(p0 string) {
+		abs, err := p.view.abs(p0, p.cwd)
+		if err != nil || touched[abs] {
+			return
 		}
-		abs, err := p.view.abs(t.Path, p.cwd)
-		if err != nil {
-			continue
-		}
+		touched[abs] = true
 		fi, known := p.view.statOf(abs)
 		if known && fi == nil {
-			continue // nothing there
+			return // nothing there
 		}
 		e.cfg.Secrets.HarvestFile(ctx, p.tr, abs, fi)
+	}
+	for _, t := range p.cls.analysis.Touches {
+		if t.Writes() || t.Tree || strings.ContainsAny(t.Path, "*?[") {
+			if !t.Tree {
+				touched[t.Path] = true
+			}
+			continue
+		}
+		harvest(t.Path)
+	}
+	for _, w := range pathWords(p.cls.command) {
+		harvest(w)
 	}
 	if listsProcesses.MatchString(p.cls.command) {
 		e.harvestProcesses(ctx, p.tr)
 	}
 	return nil
+}
+
+// pathWordRE matches a word of a command that reads as a file's path:
+// absolute, from the home (~/) or the working directory (./, ../),
+// wherever it is: an operand of a command the classifier does not know
+// reads it (python3 -c '…' FILE), a script's own open('/x/app.json').
+var pathWordRE = regexp.MustCompile(`(?:^|[\s'"=(,:;|&<>])((?:~|\.{1,2})?/[A-Za-z0-9._@%+~-]+(?:/[A-Za-z0-9._@%+~-]+)*)`)
+
+// maxPathWords bounds the paths pathWords gives: each may cost a stat on
+// the host.
+const maxPathWords = 8
+
+// pathWords are the paths pathWordRE finds in command, at most
+// maxPathWords, but the kernel's (/proc, /sys, /dev); the classifier's
+// own reads are harvested before them and not again, and a directory is
+// not read (HarvestFile reads regular files only).
+func pathWords(command string) []string {
+	var out []string
+	for _, m := range pathWordRE.FindAllStringSubmatch(command, -1) {
+		w := m[1]
+		if strings.HasPrefix(w, "/proc/") || strings.HasPrefix(w, "/sys/") || strings.HasPrefix(w, "/dev/") {
+			continue
+		}
+		if out = append(out, w); len(out) == maxPathWords {
+			break
+		}
+	}
+	return out
 }
 
 // listsProcesses matches a command that shows other processes' arguments

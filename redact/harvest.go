@@ -10,8 +10,12 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
 )
 
 // MaxHarvest is the largest file Harvest reads: configuration and key
@@ -102,7 +106,17 @@ func (s *Set) HarvestText(name, text string) int {
 			n++
 			// a value in base64 (docker's auths, a basic auth header):
 			// what it decodes to, and the password part of a user:password
-			if d, ok := decodedText(value); ok && n < maxLearnPerText && s.Add(key, d, Found) {
+			d, ok := decodedText(value)
+			if !ok {
+				return
+			}
+			// kubeconfig's client-key-data: base64 of a PEM key
+			for _, block := range pemRE.FindAllString(d, -1) {
+				if n < maxLearnPerText && s.Add("PRIVATE_KEY", block, Found) {
+					n++
+				}
+			}
+			if n < maxLearnPerText && s.Add(key, d, Found) {
 				n++
 				if _, pw, ok := strings.Cut(d, ":"); ok && n < maxLearnPerText && s.Add(key, pw, Found) {
 					n++
@@ -121,9 +135,12 @@ func (s *Set) HarvestText(name, text string) int {
 		walkJSON("", doc, add)
 		return n
 	}
+	harvestYAML(text, add)
+	harvestMarkup(text, add)
 	base := path.Base(name)
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
+	lines := strings.Split(binaryLines(text), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
 		if line == "" || line[0] == '#' || line[0] == ';' || line[0] == '[' || strings.HasPrefix(line, "//") && !strings.Contains(line, "=") {
 			continue
 		}
@@ -142,12 +159,116 @@ func (s *Set) HarvestText(name, text string) int {
 			}
 			continue
 		}
+		if key, q, body, ok := tomlMultiline(line); ok {
+			for !strings.Contains(body, q) && i+1 < len(lines) {
+				i++
+				body += "\n" + lines[i]
+			}
+			if body, _, _ = strings.Cut(body, q); SecretName(key) {
+				add(key, strings.TrimSpace(body))
+			}
+			continue
+		}
 		key, value, ok := keyValue(line)
-		if ok && SecretName(key) {
+		if !ok {
+			// Java properties' and netrc-like `key value`
+			if f := strings.Fields(line); len(f) == 2 && SecretName(f[0]) {
+				add(f[0], f[1])
+			}
+			continue
+		}
+		// TOML's inline tables: db = { user = "x", password = "y" }
+		if strings.HasPrefix(value, "{") {
+			for _, part := range strings.Split(strings.Trim(value, "{}"), ",") {
+				if k, v, ok := keyValue(strings.TrimSpace(part)); ok && SecretName(k) {
+					add(k, v)
+				}
+			}
+			continue
+		}
+		if SecretName(key) {
 			add(key, value)
 		}
 	}
 	return n
+}
+
+// tomlMultiline splits the first line of a TOML multi-line string,
+// `key = """body` (or ”'): its key, its quotes and the body that
+// follows them on the line.
+func tomlMultiline(line string) (key, quote, body string, ok bool) {
+	k, v, ok := strings.Cut(line, "=")
+	if !ok {
+		return "", "", "", false
+	}
+	v = strings.TrimSpace(v)
+	for _, q := range []string{`"""`, `'''`} {
+		if strings.HasPrefix(v, q) {
+			return strings.Trim(strings.TrimSpace(k), `"'`), q, v[3:], true
+		}
+	}
+	return "", "", "", false
+}
+
+// binaryLines is text with the control bytes of a binary file (NUL and
+// the like, but tab and CR, and bytes that are no UTF-8) read as line
+// breaks: `strings` shows each run of text in it as a line of its own.
+func binaryLines(text string) string {
+	if !strings.ContainsRune(text, 0) {
+		return text
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' && r != '\r' || r == 0x7f || r == utf8.RuneError {
+			return '\n'
+		}
+		return r
+	}, text)
+}
+
+// harvestYAML calls add for each scalar under a secret-named key of text
+// read as YAML (block scalars, flow maps and lists, any depth); nothing
+// when text is no YAML mapping or list.
+func harvestYAML(text string, add func(key, value string)) {
+	var doc any
+	if yaml.Unmarshal([]byte(text), &doc) != nil {
+		return
+	}
+	switch doc.(type) {
+	case map[string]any, []any:
+		walkJSON("", doc, func(key, value string) { add(key, strings.TrimSpace(value)) })
+	}
+}
+
+var (
+	// PHP's define('DB_PASSWORD', 'x') and its like
+	defineRE = regexp.MustCompile(`\bdefine\s*\(\s*['"]([^'"]+)['"]\s*,\s*['"]([^'"]*)['"]`)
+	// XML's <password>x</password>
+	xmlElemRE = regexp.MustCompile(`<([A-Za-z_][\w.:-]*)(?:\s[^<>]*)?>([^<>]+)</([A-Za-z_][\w.:-]*)>`)
+	// XML's <property name="db.password" value="x"/>, <add key="…" value="…"/>
+	xmlPairRE = regexp.MustCompile(`\b(?:name|key)\s*=\s*"([^"]*)"[^<>]*?\bvalue\s*=\s*"([^"]*)"`)
+)
+
+// harvestMarkup calls add for the secret-named values of PHP's define()
+// and XML's elements and name/value attribute pairs.
+func harvestMarkup(text string, add func(key, value string)) {
+	if !strings.Contains(text, "define") && !strings.Contains(text, "<") {
+		return
+	}
+	for _, m := range defineRE.FindAllStringSubmatch(text, -1) {
+		if SecretName(m[1]) {
+			add(m[1], m[2])
+		}
+	}
+	for _, m := range xmlElemRE.FindAllStringSubmatch(text, -1) {
+		if m[1] == m[3] && SecretName(m[1]) {
+			add(m[1], strings.TrimSpace(m[2]))
+		}
+	}
+	for _, m := range xmlPairRE.FindAllStringSubmatch(text, -1) {
+		if SecretName(m[1]) {
+			add(m[1], m[2])
+		}
+	}
 }
 
 // decodedText is v decoded from base64 (standard or URL, padded or not)
@@ -162,7 +283,7 @@ func decodedText(v string) (string, bool) {
 			continue
 		}
 		for _, c := range b {
-			if c < 0x20 || c > 0x7e {
+			if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' {
 				return "", false
 			}
 		}

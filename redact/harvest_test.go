@@ -139,6 +139,11 @@ func FuzzHarvestText(f *testing.F) {
 	f.Add(".netrc", "machine h login u password p4ssw0rd-long")
 	f.Add(".pgpass", "h:1:d:u:pw:with:colons")
 	f.Add("a.env", "export TOKEN='t0k3n-value'\n//r/:_authToken=x")
+	f.Add("a.toml", "db = { password = \"inl1ne-pw\" }\nsecret = \"\"\"\nmulti-l1ne\"\"\"")
+	f.Add("a.xml", "<password>xml-pw-123</password><p name=\"token\" value=\"v4lue-123\"/>")
+	f.Add("w.php", "define('DB_PASSWORD', 'php-pw-123');")
+	f.Add("k.yml", "a:\n  pass: |\n    bl0ck-value\n")
+	f.Add("c.bin", "\x00token=b1n-value\x00\xff")
 	f.Fuzz(func(t *testing.T, name, text string) {
 		set := NewSet()
 		set.HarvestText(name, text)
@@ -170,5 +175,65 @@ func TestHarvestBase64Value(t *testing.T) {
 	s = NewSet()
 	if n := s.HarvestText("app.env", "API_TOKEN=Zq7-Kx9Wm2Rt5Yq\n"); n != 1 {
 		t.Errorf("learned %d values, want 1", n)
+	}
+}
+
+// The formats the second model-path corpus (cmd/agent testdata/leak)
+// found unharvested: a YAML block scalar and flow map, TOML's
+// multi-line strings and inline tables, a properties file's `key value`,
+// PHP's define(), XML's elements and name/value attributes, a base64 PEM
+// key (kubeconfig's client-key-data), a binary file's NUL-separated
+// strings. Each value is hidden bare; the names and other values are not.
+func TestHarvestMoreFormats(t *testing.T) {
+	pem := "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n-----END RSA PRIVATE KEY-----\n"
+	for _, c := range []struct {
+		name, text string
+		secrets    []string
+		kept       []string
+	}{
+		{"config.yml", "smtp:\n  relay: mail.example.net\n  pass: |\n    SmtpBlock-4471kq\nflow: {user: app, token: FlowTok-5521x}\n",
+			[]string{"SmtpBlock-4471kq", "FlowTok-5521x"}, []string{"mail.example.net"}},
+		{"settings.toml", "db = { user = \"svc\", password = \"TomlInl-5582vv\", port = 5432 }\nclient_secret = \"\"\"\nTomlMulti-8813pp\"\"\"\nother = '''\nnot-a-secret-99\n'''\n",
+			[]string{"TomlInl-5582vv", "TomlMulti-8813pp"}, []string{"not-a-secret-99"}},
+		{"app.properties", "mail.host mail.example.org\nmail.password PropSpace-9920qq\n",
+			[]string{"PropSpace-9920qq"}, []string{"mail.example.org"}},
+		{"wp-config.php", "<?php\ndefine( 'DB_HOST', 'db7.example.org' );\ndefine( 'DB_PASSWORD', 'WpDbPw-8847gg' );\ndefine('AUTH_KEY', 'wpAuthKey-k3y!9x');\n",
+			[]string{"WpDbPw-8847gg", "wpAuthKey-k3y!9x"}, []string{"db7.example.org"}},
+		{"server.xml", "<server>\n  <host>xml.example.org</host>\n  <password>XmlPw-3321hh</password>\n  <property name=\"db.password\" value=\"XmlAttr-5567jj\"/>\n  <add key=\"ApiToken\" value=\"XmlAdd-7781qq\" />\n</server>\n",
+			[]string{"XmlPw-3321hh", "XmlAttr-5567jj", "XmlAdd-7781qq"}, []string{"xml.example.org"}},
+		{"config", "users:\n- name: admin\n  user:\n    client-key-data: " + base64.StdEncoding.EncodeToString([]byte(pem)) + "\n",
+			[]string{"MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"}, []string{"admin"}},
+		{"cache.bin", "\x7fELF\x02\x01\x00\x00hdr\x00\x01session_token=BinStr-4412mm\x00\x03\xff\xfe tail\x00",
+			[]string{"BinStr-4412mm"}, []string{"tail"}},
+	} {
+		s := NewSet()
+		s.HarvestText("/srv/"+c.name, c.text)
+		for _, sec := range c.secrets {
+			if got := s.String("x " + sec + " y"); strings.Contains(got, sec) {
+				t.Errorf("%s: %q not harvested", c.name, sec)
+			}
+		}
+		for _, k := range c.kept {
+			if got := s.String("x " + k + " y"); !strings.Contains(got, k) {
+				t.Errorf("%s: %q taken for a secret", c.name, k)
+			}
+		}
+	}
+}
+
+// Bad input to the new readers: unclosed TOML strings, XML with no end
+// tag or mismatched tags, define() cut short, YAML that is no mapping,
+// a binary file that is all control bytes. Nothing panics; nothing
+// un-named is learned.
+func TestHarvestMoreFormatsBadInput(t *testing.T) {
+	for _, text := range []string{
+		"password = \"\"\"\nUnclosed-7781x\n", "password = '''", "<password>NoEnd-5521x", "<password>Mismatch-5521x</secret>",
+		"define('DB_PASSWORD'", "define('DB_PASSWORD', 'x", "- just\n- a list\n", "\x00\x01\x02\x03\x04", "{ password", "a: [b: c",
+	} {
+		s := NewSet()
+		s.HarvestText("/srv/x", text)
+		if got := s.String("Mismatch-5521x"); got != "Mismatch-5521x" {
+			t.Errorf("%q: learned a value under mismatched tags", text)
+		}
 	}
 }

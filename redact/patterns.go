@@ -40,7 +40,7 @@ var (
 	// keyShapeWords are the literal starts of keyShapeRE's matches.
 	keyShapeWords = []string{"AKIA", "ASIA", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"}
 	// user:password@ in URLs.
-	userinfoRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@'"]+:)[^\s@/'"]+@`)
+	userinfoRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@'"]*:)[^\s@/'"]+@`)
 	// URL query parameters holding credentials: ?key=, &api-key=,
 	// ?access_token=, &sig= (the secret-named ones are also caught by
 	// assignRE; "key" alone only here, after ? or &).

@@ -1,0 +1,572 @@
+package main
+
+import (
+	"bufio"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"text/template"
+
+	"github.com/autoshell/agent/testenv"
+)
+
+// The second model-path corpus of issue 27 (testdata/leak): one-step
+// scripts written as an attacker's model would, over formats, places
+// and tools the first corpus (secrets_corpus_test.go) does not use, and
+// over every source of the secret set. Each script reads its own copy of
+// the files, with its own secrets, so that none is hidden because an
+// earlier step of the batch taught it: each step stands alone, as a
+// one-step script does.
+
+// leakSources are the secrets that are not in the files: agent's
+// environment, the inventory's (a vault variable, a password, the
+// become password) and other processes' arguments and environments.
+var (
+	leakEnv       = map[string]string{"LEAK_DEPLOY_TOKEN": "EnvDeployTok-5521nn"}
+	leakInventory = "smtp_password=InvSmtp!Pw-7730oo\nvault_api_key=InvVaultKey-2215pp\nansible_become_password=BecomePw-8812qq\n"
+	leakProcesses = []struct {
+		name string
+		args []string
+		env  []string
+	}{
+		{"pg_dump", []string{"--host", "db.example.org", "--password=PsArgPw-3318ss", "appdb"}, nil},
+		{"psql", []string{"PGPASSWORD=PgEnvArg-5510tt", "-h", "db.example.org"}, nil},
+		{"git", []string{"clone", "https://deploy:PsUrlPw-7720uu@git.example.com/repo.git"}, nil},
+		{"worker", []string{"--queue", "jobs"}, []string{"LEAK_WORKER_SECRET=ProcEnvSec-6610vv"}},
+	}
+	leakOtherSecrets = []string{"EnvDeployTok-5521nn", "InvSmtp!Pw-7730oo", "InvVaultKey-2215pp", "BecomePw-8812qq",
+		"PsArgPw-3318ss", "PgEnvArg-5510tt", "PsUrlPw-7720uu", "ProcEnvSec-6610vv"}
+	// leakWants are non-secret parts of the files the replies keep
+	leakWants = []string{"pg.internal.example", "mail.example.net", "mysql.example.org", "spring.application.name",
+		"ftpuser", "appdb", "wordpress", "localhost", "cache.example.org:6379", "robot"}
+)
+
+// leakCorpus is the corpus made ready in dir: the scripts (their {{d}} a
+// directory of their own under dir, named in the agent's template as
+// {{dir}}/sNN) and every secret of every copy.
+type leakCorpus struct {
+	scripts []string
+	secrets []string
+}
+
+func loadLeakCorpus(t *testing.T, dir string) leakCorpus {
+	t.Helper()
+	root := filepath.Join("testdata", "leak")
+	var c leakCorpus
+	for _, l := range readLines(t, filepath.Join(root, "scripts.txt")) {
+		c.scripts = append(c.scripts, l)
+	}
+	secretTmpl := strings.Join(readLines(t, filepath.Join(root, "secrets.txt")), "\n")
+	kubeKey, err := os.ReadFile(filepath.Join(root, "kubekey.tmpl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.scripts {
+		n := fmt.Sprintf("%02d", i)
+		data := map[string]string{"N": n}
+		data["KubeKey"] = render(t, "kubekey", string(kubeKey), data)
+		c.secrets = append(c.secrets, strings.Split(render(t, "secrets", secretTmpl, data), "\n")...)
+		sub := filepath.Join(dir, "s"+n)
+		err := filepath.WalkDir(filepath.Join(root, "files"), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(filepath.Join(root, "files"), p)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			text := render(t, rel, string(b), data)
+			if r, ok := strings.CutSuffix(rel, ".crlf"); ok {
+				rel, text = r, strings.ReplaceAll(text, "\n", "\r\n")
+			}
+			out := filepath.Join(sub, rel)
+			if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+				return err
+			}
+			return os.WriteFile(out, []byte(text), 0o600)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// a binary file with a secret among its strings
+		bin := "\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00cachehdr\x00\x00\x01\x02session_token=BinStr-4412mm" + n + "\x00\x03\x04\xff\xfe tail\x00"
+		if err := os.WriteFile(filepath.Join(sub, "app", "cache.bin"), []byte(bin), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c.scripts[i] = strings.ReplaceAll(c.scripts[i], "{{d}}", "{{dir}}/s"+n)
+	}
+	c.secrets = append(c.secrets, leakOtherSecrets...)
+	return c
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func render(t *testing.T, name, text string, data any) string {
+	t.Helper()
+	tm, err := template.New(name).Funcs(template.FuncMap{"b64": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }}).Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := tm.Execute(&b, data); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// readLines are a file's lines but blank ones and # comments.
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// startLeakProcesses starts the processes whose arguments and
+// environments hold secrets, as ps shows them: shells waiting on a pipe,
+// renamed.
+func startLeakProcesses(t *testing.T) {
+	t.Helper()
+	for _, p := range leakProcesses {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("/bin/sh", append([]string{"-c", "read x"}, p.args...)...)
+		cmd.Args[0], cmd.Stdin = p.name, pr
+		cmd.Env = append(os.Environ(), p.env...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pw.Close(); cmd.Process.Kill(); cmd.Wait(); pr.Close() })
+	}
+}
+
+// TestLeakCorpusStayHome runs the corpus as one task's steps, on this
+// machine and on a host over real sshd, at --approve all (the steps run
+// unconfined and really read the files) and at the default approval
+// (safe steps confined): no request body the scripted model received,
+// no tool reply, no --json event, no --out log or transcript, no audit
+// line and no session file holds any secret in clear or in any shape
+// leakHow knows, and the replies keep the files' other content.
+func TestLeakCorpusStayHome(t *testing.T) {
+	for _, tool := range []string{"jq", "yq", "xxd", "hexdump", "od", "rev", "base32", "basenc", "python3", "perl", "column", "strings", "pgrep"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool, "not installed")
+		}
+	}
+	for k, v := range leakEnv {
+		t.Setenv(k, v)
+	}
+	f := newBatchFixture(t)
+	c := loadLeakCorpus(t, f.dir)
+	startLeakProcesses(t)
+	inv := f.inventory(leakInventory + "\n[ctl]\nlo ansible_connection=local\n")
+	for _, run := range []struct{ host, approve string }{{"lo", "all"}, {"web01", "all"}, {"lo", ""}} {
+		name := run.host + "-approve-" + run.approve
+		if run.approve == "" {
+			name = run.host + "-default"
+		}
+		t.Run(name, func(t *testing.T) {
+			tmp := t.TempDir()
+			state, outDir := filepath.Join(tmp, "state"), filepath.Join(tmp, "out")
+			t.Setenv("XDG_STATE_HOME", state)
+			srv := startBatchLLM(t, taskScript(c.scripts)...)
+			argv := []string{"-i", inv, "--limit", run.host, "--json", "--max-steps", "200", "--out", outDir}
+			if run.approve != "" {
+				argv = append(argv, "--approve", run.approve)
+			}
+			out, errOut, code := f.agent(append(argv, "-c", "look at the app's config")...)
+			// at the default approval, steps that read the home's
+			// dot-files are refused (exit 3)
+			if code != 0 && (run.approve != "" || code != 3) {
+				t.Fatalf("exit %d\nstdout:\n%.2000s\nstderr:\n%s", code, out, errOut)
+			}
+			reqs := srv.Requests()
+			if srv.Remaining() != 0 {
+				t.Fatalf("%d requests, %d replies left", len(reqs), srv.Remaining())
+			}
+			texts := map[string]string{"stdout": out, "stderr": errOut}
+			var replies []string
+			// each request body's parts once: a body holds the
+			// conversation so far
+			seen := map[string]bool{}
+			for i, r := range reqs {
+				var body map[string]json.RawMessage
+				if err := json.Unmarshal(r.Body, &body); err != nil {
+					t.Fatal(err)
+				}
+				var msgs []json.RawMessage
+				json.Unmarshal(body["messages"], &msgs)
+				delete(body, "messages")
+				for _, part := range append(msgs, mustJSON(t, body)) {
+					if !seen[string(part)] {
+						seen[string(part)] = true
+						texts[fmt.Sprintf("request %d", i+1)] += string(part) + "\n"
+					}
+				}
+			}
+			seenReply := map[string]bool{}
+			for _, r := range reqs {
+				for _, m := range toolReplies(r) {
+					if !seenReply[m] {
+						seenReply[m] = true
+						replies = append(replies, m)
+					}
+				}
+			}
+			for _, dir := range []string{state, outDir} {
+				filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+					if err == nil && !d.IsDir() {
+						b, _ := os.ReadFile(p)
+						texts[p] = string(b)
+					}
+					return nil
+				})
+			}
+			checkLeaks(t, c.secrets, c.scripts, replies, texts)
+			all := strings.Join(replies, "\n")
+			if os.Getenv("DEBUG_LEAK") != "" {
+				os.WriteFile(filepath.Join(os.Getenv("DEBUG_LEAK"), name+".replies"), []byte(strings.Join(replies, "\n\x1e\n")), 0o600)
+				for where, text := range texts {
+					os.WriteFile(filepath.Join(os.Getenv("DEBUG_LEAK"), name+"."+strings.NewReplacer("/", "_", " ", "_").Replace(where)), []byte(text), 0o600)
+				}
+			}
+			if run.approve == "all" {
+				flat := strings.Join(strings.Fields(all), "")
+				for _, want := range leakWants {
+					if !strings.Contains(flat, want) {
+						t.Errorf("tool replies lack %q", want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// taskScript is the scripted model's replies for scripts: a plan, the
+// scripts three a reply in phases of 21 steps, each phase closed.
+func taskScript(scripts []string) []testenv.Reply {
+	const perReply, perPhase = 3, 21
+	var phases []map[string]any
+	for p := 0; p*perPhase < len(scripts); p++ {
+		phases = append(phases, map[string]any{"phase": p + 1, "goal": "look at the config"})
+	}
+	replies := []testenv.Reply{testenv.Calls(testenv.Call("submit_plan", args(map[string]any{"phases": phases})))}
+	for p := range phases {
+		cmds := scripts[p*perPhase : min((p+1)*perPhase, len(scripts))]
+		for i := 0; i < len(cmds); i += perReply {
+			var calls []testenv.ToolCall
+			for _, c := range cmds[i:min(i+perReply, len(cmds))] {
+				calls = append(calls, testenv.Call("execute_command", args(map[string]any{"command": c})))
+			}
+			replies = append(replies, testenv.Calls(calls...))
+		}
+		replies = append(replies, testenv.Calls(testenv.Call("phase_done", `{"summary":"looked"}`)))
+	}
+	return replies
+}
+
+// checkLeaks fails for each secret a text holds in any shape leakHow
+// knows, and logs the tool replies that hold it (with the script that
+// made each, where the replies are one a script).
+func checkLeaks(t *testing.T, secrets, public, replies []string, texts map[string]string) {
+	t.Helper()
+	idx := newLeakIndex(secrets, public...)
+	leaked := map[string]bool{}
+	for where, text := range texts {
+		for _, l := range idx.find(text) {
+			t.Errorf("%s holds %q (%s)", where, l.secret, l.how)
+			leaked[l.secret] = true
+		}
+	}
+	for i, r := range replies {
+		for _, l := range idx.find(r) {
+			if leaked[l.secret] {
+				t.Logf("reply %d holds %q (%s): %.300q", i, l.secret, l.how, r)
+			}
+		}
+	}
+}
+
+// leakHow says how text shows a 6-byte window of secret: in clear or
+// reversed once white space is gone, as hex in either case, or as base64
+// (either alphabet) or base32 at any alignment (shapeLeak's shapes); in
+// any of text's views: as it is; its JSON strings decoded (a request
+// body, a JSON line); with %XX (URL) and =XX (quoted-printable) escapes
+// decoded; with backslashes left out (printf %q, od -c's escapes); dumps
+// read as their hex columns without offsets and character columns (xxd,
+// od, hexdump -C, one byte a line), in byte order and with each 16-bit
+// word's bytes swapped (od -x); hex digits alone once 0x and \x are gone
+// (xxd -i, C arrays); "" when it does not.
+func leakHow(text, secret string) string {
+	if l := newLeakIndex([]string{secret}).find(text); len(l) > 0 {
+		return l[0].how
+	}
+	return ""
+}
+
+// leakIndex holds every needle of a list of secrets: each 6-byte window
+// in each shape, so that a text is read once per needle length; but
+// those in a public text (a script's "docker-compose" is no leak of
+// "ComposePw").
+type leakIndex struct {
+	plain, hex, b64 map[string]leakFound // plain: clear, reversed, base32
+	lens            []int
+}
+
+type leakFound struct{ secret, how string }
+
+func newLeakIndex(secrets []string, public ...string) *leakIndex {
+	x := &leakIndex{plain: map[string]leakFound{}, hex: map[string]leakFound{}, b64: map[string]leakFound{}}
+	lens := map[int]bool{}
+	put := func(m map[string]leakFound, needle, secret, how string) {
+		if len(needle) < 6 {
+			return
+		}
+		if _, ok := m[needle]; !ok {
+			m[needle] = leakFound{secret, how}
+		}
+		lens[len(needle)] = true
+	}
+	const w = 6
+	for _, s := range secrets {
+		for i := 0; i+w <= len(s); i++ {
+			win := s[i : i+w]
+			// a window of hex digits alone is in any hash
+			if strings.Trim(strings.ToLower(win), "0123456789abcdef") != "" {
+				put(x.plain, win, s, "clear")
+				put(x.plain, reverseString(win), s, "reversed")
+			}
+			put(x.hex, hex.EncodeToString([]byte(win)), s, "hex")
+			for k := range 3 {
+				enc := base64.StdEncoding.EncodeToString(append(make([]byte, k), win...))
+				put(x.b64, enc[(8*k+5)/6:(8*(k+w))/6], s, "base64")
+			}
+			for k := range 5 {
+				enc := base32.StdEncoding.EncodeToString(append(make([]byte, k), win...))
+				put(x.plain, enc[(8*k+4)/5:(8*(k+w))/5], s, "base32")
+			}
+		}
+	}
+	pub := strings.Join(strings.Fields(strings.Join(public, "\n")), "")
+	for _, m := range []map[string]leakFound{x.plain, x.hex, x.b64} {
+		for needle := range m {
+			if strings.Contains(pub, needle) {
+				delete(m, needle)
+			}
+		}
+	}
+	for l := range lens {
+		x.lens = append(x.lens, l)
+	}
+	return x
+}
+
+// find is each secret text shows, once, and how.
+func (x *leakIndex) find(text string) []leakFound {
+	var out []leakFound
+	seen := map[string]bool{}
+	for _, v := range leakViews(text) {
+		flat := strings.Join(strings.Fields(v.text), "")
+		forms := []struct {
+			s string
+			m map[string]leakFound
+		}{{flat, x.plain}, {strings.ToLower(flat), x.hex}, {strings.NewReplacer("-", "+", "_", "/").Replace(flat), x.b64}}
+		for _, f := range forms {
+			for _, l := range x.lens {
+				for i := 0; i+l <= len(f.s); i++ {
+					if found, ok := f.m[f.s[i:i+l]]; ok && !seen[found.secret] {
+						seen[found.secret] = true
+						found.how += " in " + v.name + " view"
+						out = append(out, found)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+type leakView struct {
+	name string
+	text string
+}
+
+func leakViews(text string) []leakView {
+	views := []leakView{{"raw", text}}
+	if js := jsonStrings(text); js != "" {
+		views = append(views, leakView{"json", js})
+		text = text + "\n" + js
+	}
+	views = append(views,
+		leakView{"url", percentDecode(text, '%')},
+		leakView{"qp", percentDecode(strings.ReplaceAll(strings.ReplaceAll(text, "=\r\n", ""), "=\n", ""), '=')},
+		leakView{"unescaped", strings.ReplaceAll(text, `\`, "")},
+		leakView{"dump", dumpColumns(text, false)},
+		leakView{"dump-swapped", dumpColumns(text, true)},
+		leakView{"hex-only", hexOnly(text)},
+	)
+	return views
+}
+
+// jsonStrings are the string values of text read as JSON or as JSON
+// lines, one a line; "" when it is neither.
+func jsonStrings(text string) string {
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			b.WriteString(v + "\n")
+		case map[string]any:
+			for k, x := range v {
+				b.WriteString(k + "\n")
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(nil, 1<<26)
+	for sc.Scan() {
+		var v any
+		if json.Unmarshal(sc.Bytes(), &v) == nil {
+			walk(v)
+		}
+	}
+	var v any
+	if json.Unmarshal([]byte(text), &v) == nil {
+		walk(v)
+	}
+	return b.String()
+}
+
+// percentDecode decodes esc followed by two hex digits.
+func percentDecode(s string, esc byte) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == esc && i+2 < len(s) {
+			if h, ok := hexByte(s[i+1], s[i+2]); ok {
+				b.WriteByte(h)
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func hexByte(a, b byte) (byte, bool) {
+	x, ok1 := hexDigit(a)
+	y, ok2 := hexDigit(b)
+	return x<<4 | y, ok1 && ok2
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// dumpColumns reads text as a dump: of each line, the fields after an
+// offset (a first field of 6 or more hex or octal digits, with or without
+// ':'), up to a character column (after two spaces, or |…|), joined
+// without separators; with swap, each 4-digit word's two bytes swapped.
+func dumpColumns(text string, swap bool) string {
+	var b strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		if i := strings.Index(line, "|"); i >= 0 {
+			line = line[:i]
+		}
+		f := strings.Fields(line)
+		if len(f) > 0 {
+			off := strings.TrimSuffix(f[0], ":")
+			if len(off) >= 6 && strings.Trim(off, "0123456789abcdefABCDEF") == "" {
+				f = f[1:]
+				// xxd's character column: after two spaces
+				if i := strings.Index(line, ":"); i >= 0 {
+					if j := strings.Index(line[i+2:], "  "); j >= 0 {
+						f = strings.Fields(line[i+2 : i+2+j])
+					}
+				}
+			}
+		}
+		for _, w := range f {
+			if swap && len(w) == 4 {
+				w = w[2:] + w[:2]
+			}
+			b.WriteString(w)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// hexOnly is text's hex digits alone, once 0x and \x prefixes are gone.
+func hexOnly(text string) string {
+	text = strings.NewReplacer("0x", "", "0X", "", `\x`, "").Replace(text)
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		if _, ok := hexDigit(text[i]); ok {
+			b.WriteByte(text[i])
+		}
+	}
+	return b.String()
+}
+
+// The checker finds the shapes it is for: a test of the test.
+func TestLeakHow(t *testing.T) {
+	const s = "Yq7!mZ2@pL9#07"
+	for shape, text := range map[string]string{
+		"uri":       "Yq7%21mZ2%40pL9%2307",
+		"printf %q": `Yq7\!mZ2@pL9\#07`,
+		"xxd -i":    "  0x59, 0x71, 0x37, 0x21, 0x6d, 0x5a, 0x32, 0x40, 0x70,\n  0x4c, 0x39, 0x23, 0x30, 0x37, 0x0a",
+		"xxd -c 1":  "00000000: 59  Y\n00000001: 71  q\n00000002: 37  7\n00000003: 21  !\n00000004: 6d  m\n00000005: 5a  Z\n00000006: 32  2\n",
+		"od -x":     "0000000 7159 2137 5a6d 4032 4c70 2339 3730 000a\n0000017\n",
+		"hexdump":   "59 71 37 21 6D 5A 32 40 ",
+		"json":      `{"content":"Yq7!mZ2\u0040pL9#07"}`,
+		"od -c":     "0000000   Y   q   7   !   m   Z   2   @   p   L   9   #   0   7  \\n\n",
+		"qp":        "Yq7!mZ2=40pL9#07",
+	} {
+		if leakHow(text, s) == "" {
+			t.Errorf("%s: %q not found", shape, text)
+		}
+	}
+	if how := leakHow("Yq7!m 1Z2@ 0pL9", s); how != "" {
+		t.Errorf("5-byte windows: %s", how)
+	}
+}

@@ -1,0 +1,44 @@
+package executor
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The words of a command that read as paths, wherever they are: a
+// script's operand, a path inside its code, a redirection; but the
+// kernel's files and words that are no path.
+func TestPathWords(t *testing.T) {
+	for cmd, want := range map[string][]string{
+		`python3 -c 'import tomllib,sys; print(tomllib.load(open(sys.argv[1],"rb")))' /srv/app/settings.toml`: {"/srv/app/settings.toml"},
+		`python3 -c "import json;print(json.load(open('/srv/app.json'))['db'])"`:                              {"/srv/app.json"},
+		`perl -ne 'print' ~/.netrc ./local.env ../up.ini`:                                                     {"~/.netrc", "./local.env", "../up.ini"},
+		`cat </etc/app.conf; tr '\0' '\n' < /proc/self/environ; ls /var/lib/`:                                 {"/etc/app.conf", "/var/lib"},
+		`echo a/b c:/d 1/2 http://x/y`:                                                                        {"/d"},
+		``:                                                                                                    nil,
+	} {
+		if got := pathWords(cmd); !slices.Equal(got, want) {
+			t.Errorf("pathWords(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+	if got := pathWords(strings.Repeat("cat /a/b ", 20)); len(got) != maxPathWords {
+		t.Errorf("%d paths, want at most %d", len(got), maxPathWords)
+	}
+}
+
+func FuzzPathWords(f *testing.F) {
+	f.Add(`python3 -c 'open("/x/y")' /a/b`)
+	f.Add("cat ~/.env ./a ../b /proc/1/environ")
+	f.Fuzz(func(t *testing.T, cmd string) {
+		got := pathWords(cmd)
+		if len(got) > maxPathWords {
+			t.Fatalf("%d paths", len(got))
+		}
+		for _, w := range got {
+			if !strings.Contains(cmd, w) || !strings.Contains(w, "/") || strings.HasSuffix(w, "/") {
+				t.Fatalf("%q from %q", w, cmd)
+			}
+		}
+	})
+}
