@@ -281,6 +281,52 @@ func patch(rs Ruleset, l *listings, known func(dir string) (names []dirnotify.En
 	return out, nl, dl, true, true
 }
 
+// checkTold is check told by the notifier what it vouches for (known, as
+// patch takes it): a directory where it saw no name change is not looked
+// at, one where it saw one is read whatever its time says, the others are
+// checked by their stamps. It is the check of rules read from a file (the
+// served worker's: no listings until compiled here), whose Hot stamps —
+// the launcher's directory, written when the session was set up, ~1,400
+// entries on a host where tests keep their rules — were read at every
+// command for the first two seconds of every session.
+func (rs *Ruleset) checkTold(known func(dir string) ([]dirnotify.Entry, bool)) (stale, renewed bool) {
+	if known == nil {
+		return rs.check()
+	}
+	var out []Stamp
+	for i, st := range rs.Stamps {
+		names, told := known(st.Path)
+		if told && len(names) == 0 {
+			continue // its entries are as they were
+		}
+		m := mtime(st.Path)
+		if m == st.MTime && !st.Hot && !told {
+			continue
+		}
+		if m == -1 || st.MTime == -1 {
+			if m != st.MTime {
+				return true, false
+			}
+			continue
+		}
+		cur, _ := readStamp(st.Path)
+		if cur.Names != st.Names {
+			return true, false
+		}
+		if cur != st {
+			if out == nil {
+				out = slices.Clone(rs.Stamps)
+			}
+			out[i] = cur
+		}
+	}
+	if out != nil {
+		rs.Stamps = out
+		return false, true
+	}
+	return false, false
+}
+
 // patchDelta is how a patch changed the rules: added, the rules granted
 // (a Restrictor adds them to its Landlock ruleset); rebuild, a rule was
 // dropped whose file may still be reached — renamed away, or found gone

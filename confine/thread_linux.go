@@ -322,7 +322,7 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 			r.compiles++
 		}
 		if l == nil {
-			stale, renewed := rs.check()
+			stale, renewed := rs.checkTold(known)
 			if renewed {
 				r.rss[i] = rs // the same rules; the stamps spare the next check a reading
 			}
@@ -370,23 +370,21 @@ func (r *Restrictor) notified() func(dir string) ([]dirnotify.Entry, bool) {
 	}
 }
 
-// watchedDirs is the directories the rulesets patched here watch (their
-// stamps), each once, and their set: kept while the listings are the
-// same (a check finding nothing new leaves them so; a compilation, which
-// alone changes the stamps' directories, makes new ones), since a home
-// holds hundreds (a test's scratch tree of keys and .aws directories:
-// 365) and finding each once among the others was a quarter of a check.
-// r.mu is held.
+// watchedDirs is the directories the rulesets watch (their stamps), each
+// once, and their set: kept while the listings are the same (a check
+// finding nothing new leaves them so; a compilation, which alone changes
+// the stamps' directories, makes new ones — also for rules read from a
+// file, which have none until compiled here), since a home holds
+// hundreds (a test's scratch tree of keys and .aws directories: 365) and
+// finding each once among the others was a quarter of a check. r.mu is
+// held.
 func (r *Restrictor) watchedDirs() ([]string, map[string]bool) {
 	if r.dirsOf != nil && slices.Equal(r.dirsOf, r.lists) {
 		return r.dirs, r.asked
 	}
 	asked := map[string]bool{}
 	dirs := []string{}
-	for i, rs := range r.rss {
-		if r.lists[i] == nil {
-			continue // not patched here: checked by its stamps alone
-		}
+	for _, rs := range r.rss {
 		for _, st := range rs.Stamps {
 			if !asked[st.Path] {
 				asked[st.Path] = true

@@ -1,15 +1,17 @@
 package confine
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
 
 // TestWatchedDirsFollowTheStamps: the directories the notifier is asked
-// about are those the stamps of the rulesets patched here name now (the
-// listed ones among them) — a directory a compilation added is watched
-// from the next check on (one left out would have its changes taken for
-// none), and a ruleset not patched here (no listings) is not asked about.
+// about are those the stamps of the rulesets name now (the listed ones
+// among them) — a directory a compilation added is watched from the next
+// check on (one left out would have its changes taken for none), also
+// of a ruleset not compiled here (no listings: read from a file).
 func TestWatchedDirsFollowTheStamps(t *testing.T) {
 	ls := func(dirs ...string) *listings {
 		l := &listings{dirs: map[string]listed{}}
@@ -41,12 +43,77 @@ func TestWatchedDirsFollowTheStamps(t *testing.T) {
 			}
 		}
 	}
-	check("/a", "/b", "/c", "/s")
-	check("/a", "/b", "/c", "/s")                   // kept
+	check("/a", "/b", "/c", "/s", "/x")
+	check("/a", "/b", "/c", "/s", "/x")             // kept
 	r.rss[1], r.lists[1] = rs("/d", "/t"), ls("/d") // compiled again
 	check("/a", "/b", "/c", "/d", "/s", "/t")
 	r.rss[0], r.lists[0] = rs("/e"), ls("/e")
 	check("/b", "/c", "/d", "/e", "/t")
 	r.rss, r.lists = r.rss[:1], r.lists[:1]
 	check("/e")
+}
+
+// TestRestrictorFromFileNotified: a Restrictor whose rules were read from
+// a file (the served worker's: no listings until it compiles them) is
+// told by the notifier too — a check after the first, which watches,
+// reads no directory while nothing changed, Hot stamps included (the
+// launcher's directory just written, read at every command for two
+// seconds before), and still finds a change in a directory read for
+// Public names.
+func TestRestrictorFromFileNotified(t *testing.T) {
+	needLandlock(t)
+	h, s := home(t, ReadOnly) // just made: its stamps Hot
+	if err := os.WriteFile(filepath.Join(h, ".ssh", "id_rsa.pub"), []byte("pub"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := Compile(s)
+	rs.listed = nil // as ReadRuleset gives it
+	hot := 0
+	for _, st := range rs.Stamps {
+		if st.Hot {
+			hot++
+		}
+	}
+	if hot == 0 {
+		t.Fatalf("no Hot stamp: %+v", rs.Stamps)
+	}
+	// /tmp, above the home, may change between two checks on a busy
+	// machine (it compiles, and the next check patches): a few tries.
+	var r *Restrictor
+	quiet := false
+	for range 5 {
+		var err error
+		if r, err = NewRestrictor(rs); err != nil {
+			t.Fatal(err)
+		}
+		if r.notify == nil {
+			r.Close()
+			t.Skip("no inotify")
+		}
+		r.Current(0) // watches: the Hot stamps are read
+		before := stampReads.Load()
+		ok, _ := r.Current(0)
+		reads := stampReads.Load() - before
+		t.Logf("second check: %d directories read, current %v, %d compiled", reads, ok, r.compiles)
+		if reads == 0 && ok && r.compiles == 0 {
+			quiet = true
+			break
+		}
+		r.Close()
+	}
+	if !quiet {
+		t.Fatalf("with %d Hot stamps, a check told nothing changed read directories in 5 tries", hot)
+	}
+	defer r.Close()
+	// A Public name appears in ~/.ssh, which the rules read for them.
+	if err := os.WriteFile(filepath.Join(h, ".ssh", "new.pub"), []byte("pub"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := r.Current(0); ok || r.compiles == 0 {
+		t.Errorf("a new Public name in ~/.ssh: current %v, %d compiled", ok, r.compiles)
+	}
+	gen, rss := r.Rules()
+	if gen == 0 || !rss[0].Allows(filepath.Join(h, ".ssh", "new.pub"), false) {
+		t.Errorf("the new Public name is not granted (generation %d)", gen)
+	}
 }
