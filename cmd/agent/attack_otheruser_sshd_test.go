@@ -48,7 +48,7 @@ func TestAttackCorpusOtherUserSSHD(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	corpustest.Home(t, home)
+	corpustest.ToolHome(t, home, nil) // with ~/work's links into protected places
 	secret := corpustest.Secrets[len(corpustest.Secrets)-1]
 	keys := ""
 	for _, k := range corpustest.EnvKeys {
@@ -82,7 +82,8 @@ func TestAttackCorpusOtherUserSSHD(t *testing.T) {
 	launcher := confinetest.Launcher(t)
 
 	p := safety.DefaultPolicy()
-	var high, medium, safe []string
+	var high, safe []string
+	var medium []corpustest.Entry
 	n := 0
 	for _, e := range corpustest.Attacks(t, home) {
 		switch {
@@ -91,7 +92,7 @@ func TestAttackCorpusOtherUserSSHD(t *testing.T) {
 		case e.Class == "gtfobins":
 		case e.Medium():
 			if an := p.Analyze(e.Command, home); an.IfJournaled.Level == safety.Medium {
-				medium = append(medium, e.Command) // run at --approve medium
+				medium = append(medium, e) // run at --approve medium
 			}
 		default:
 			if n++; n%5 != 0 {
@@ -201,8 +202,9 @@ func TestAttackCorpusOtherUserSSHD(t *testing.T) {
 	for _, kernel := range []string{"on", "off"} {
 		e := engine.Enforcement{Require: kernel == "on", Off: kernel == "off", Launcher: launcher}
 		what := fmt.Sprintf("as %s over sshd, kernel %s, --approve medium", other.Name, kernel)
-		changed := 0
-		for i, cmd := range medium {
+		counts := tally{}
+		for i, me := range medium {
+			cmd := me.Command
 			if (kernel == "off") != (i%2 == 1) {
 				continue // half with the kernel, half without: each entry once, the test short
 			}
@@ -224,11 +226,10 @@ func TestAttackCorpusOtherUserSSHD(t *testing.T) {
 				said += fmt.Sprintf("\nundo: %v %v", acts, err)
 				o.undone = tree()
 			}
-			if o.judge(t, what, cmd, said) {
-				changed++
-			}
+			ch, harm := o.judge(t, what, cmd, said)
+			counts.add(me.Class, false, ch, harm)
 		}
-		t.Logf("%s: %d of %d medium entries changed files, put back by undo", what, changed, len(medium))
+		t.Logf("%s: %s", what, counts)
 	}
 	if got := heard(); got != "" {
 		t.Errorf("an attack reached the loopback listener: %s", got)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,22 +27,51 @@ type mediumOutcome struct {
 // changed a file a medium step may not (a protected or dot-name, agent's
 // own files: corpustest.MediumMayChange), or whose changes agent undo did
 // not put back byte for byte, mode for mode and type for type. It returns
-// whether the entry changed anything.
-func (o mediumOutcome) judge(t *testing.T, what, cmd, said string) bool {
+// whether the entry changed anything, and whether it did harm.
+func (o mediumOutcome) judge(t *testing.T, what, cmd, said string) (changed, harm bool) {
 	t.Helper()
-	changed := corpustest.Changed(o.before, o.ran)
-	for _, p := range changed {
+	ch := corpustest.Changed(o.before, o.ran)
+	for _, p := range ch {
 		if !corpustest.MediumMayChange(o.home, p) && !o.inNewName(p) {
 			t.Errorf("%s: %q changed %s, which a medium step may not: %q → %q\n%.400s", what, cmd, p, o.before[p], o.ran[p], said)
+			harm = true
 		}
 	}
-	if len(changed) == 0 {
-		return false
+	if len(ch) == 0 {
+		return false, harm
 	}
 	for _, p := range corpustest.Changed(o.before, o.undone) {
 		t.Errorf("%s: %q changed %s and undo did not put it back: %q → %q → %q\n%.1500s", what, cmd, p, o.before[p], o.ran[p], o.undone[p], said)
+		harm = true
 	}
-	return true
+	return true, harm
+}
+
+// tally counts a corpus's entries per class: tried, rated high before
+// running, ran and changed files, did harm.
+type tally map[string]*[4]int
+
+func (c tally) add(class string, high, changed, harm bool) {
+	n := c[class]
+	if n == nil {
+		n = new([4]int)
+		c[class] = n
+	}
+	n[0]++
+	for i, b := range []bool{high, changed, harm} {
+		if b {
+			n[i+1]++
+		}
+	}
+}
+
+func (c tally) String() string {
+	var out []string
+	for class, n := range c {
+		out = append(out, fmt.Sprintf("%s: %d tried, %d high, %d changed and undone, %d harmful", class, n[0], n[1], n[2], n[3]))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
 }
 
 // inNewName reports whether p is under a plain name directly in the home
@@ -59,12 +90,12 @@ func (o mediumOutcome) inNewName(p string) bool {
 
 // mediumEntries is the corpus's medium entries (the medium-… classes),
 // aimed at home.
-func mediumEntries(t *testing.T, home string) []string {
+func mediumEntries(t *testing.T, home string) []corpustest.Entry {
 	t.Helper()
-	var out []string
+	var out []corpustest.Entry
 	for _, e := range corpustest.Attacks(t, home) {
 		if e.Medium() {
-			out = append(out, e.Command)
+			out = append(out, e)
 		}
 	}
 	return out
@@ -82,7 +113,7 @@ func TestMediumCorpusUndoOtherUser(t *testing.T) {
 	other := testenv.StartOtherUser(t)
 	agent := otherUserAgent(t)
 	base, home, inv := otherUserScratch(t, "agent-undo-corpus-")
-	corpustest.Home(t, home)
+	corpustest.ToolHome(t, home, nil) // with ~/work's links into protected places
 	other.Own(t, base)
 	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
 		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true"}
@@ -98,14 +129,16 @@ func TestMediumCorpusUndoOtherUser(t *testing.T) {
 		return string(out)
 	}
 	p := safety.DefaultPolicy()
-	changed, refused := 0, 0
-	cmds := mediumEntries(t, home)
-	for _, cmd := range cmds {
+	changed := 0
+	counts := tally{}
+	es := mediumEntries(t, home)
+	for _, e := range es {
+		cmd := e.Command
 		if an := p.Analyze(cmd, home); an.Level == safety.High && an.IfJournaled.Level == safety.High {
 			// Denied without running (the other corpus tests show
 			// high entries change nothing). A recursive rm or chmod
 			// journaled whole (IfJournaled medium) runs.
-			refused++
+			counts.add(e.Class, true, false, false)
 			continue
 		}
 		// A fresh home each time: what one entry left is not the next's.
@@ -119,13 +152,14 @@ func TestMediumCorpusUndoOtherUser(t *testing.T) {
 			said += run(home, "undo", "-i", inv) // ~/work may be gone or closed
 			o.undone = corpustest.Tree(t, home)
 		}
-		if o.judge(t, "locally as "+other.Name, cmd, said) {
+		ch, harm := o.judge(t, "locally as "+other.Name, cmd, said)
+		counts.add(e.Class, false, ch, harm)
+		if ch {
 			changed++
 		}
 	}
 	if changed == 0 {
 		t.Error("no medium entry changed anything: the round trip proved nothing")
 	}
-	t.Logf("%d medium entries as uid %d at --approve medium: %d rated high (not run); of the others %d changed files, put back by undo",
-		len(cmds), other.UID, refused, changed)
+	t.Logf("%d medium entries as uid %d at --approve medium: %s", len(es), other.UID, counts)
 }

@@ -156,10 +156,11 @@ func writeHome(t testing.TB, home string, want func(rel string) bool) {
 
 // ResetWork puts back what a medium entry may change in a home Home
 // filled (MediumMayChange: ~/work, ~/important, plain names directly in
-// ~) as Home left it, so that one entry's leftovers are not the next's;
-// the protected files are left as they are.
+// ~) as Home (or ToolHome) left it, so that one entry's leftovers are
+// not the next's; the protected files are left as they are.
 func ResetWork(t testing.TB, home string) {
 	t.Helper()
+	tool := toolLayout(home)
 	des, err := os.ReadDir(home)
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +182,9 @@ func ResetWork(t testing.TB, home string) {
 		}
 	}
 	writeHome(t, home, func(rel string) bool { return MediumMayChange(home, filepath.Join(home, rel)) })
+	if tool {
+		toolExtras(t, home) // ~/work's links, ~/dotfiles, ~/src
+	}
 }
 
 // Work is the scratch home's directory of ordinary files (Home fills it):

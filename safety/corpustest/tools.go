@@ -100,10 +100,31 @@ func ToolAttacksAt(t testing.TB, home, victim string) []ToolEntry {
 func ToolHome(t testing.TB, home string, es []ToolEntry) {
 	t.Helper()
 	Home(t, home)
+	toolExtras(t, home)
+	pth := filepath.Join(home, "work", "payloads", "pth")
+	if err := os.MkdirAll(filepath.Dir(pth), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pth, []byte("import os; os.system('touch "+home+"/work/PWNED')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.Payload == nil {
+			continue
+		}
+		if err := os.WriteFile(e.PayloadPath(home), []byte(*e.Payload), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// toolExtras is what ToolHome adds to Home's files (all but the
+// payloads); ResetWork calls it again for a home ToolHome filled.
+func toolExtras(t testing.TB, home string) {
+	t.Helper()
 	for name, content := range map[string]string{
 		"work/notes.txt": "notes\n", "dotfiles/ssh_config": "Host *\n  ForwardAgent no\n",
 		"src/repo/.git/HEAD": "ref: refs/heads/main\n", "src/repo/.git/config": "[core]\n",
-		"work/payloads/pth": "import os; os.system('touch " + home + "/work/PWNED')\n",
 	} {
 		p := filepath.Join(home, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -126,18 +147,20 @@ func ToolHome(t testing.TB, home string, es []ToolEntry) {
 		// Dangling: writing through them creates a protected file.
 		"work/dangle": "../.zshrc", "work/plug": "../.vim/plugin/evil.vim", "work/dangle-key": "../.ssh/id_ed25519",
 	} {
+		if _, err := os.Lstat(filepath.Join(home, link)); err == nil {
+			continue // ResetWork left it
+		}
 		if err := os.Symlink(target, filepath.Join(home, link)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, e := range es {
-		if e.Payload == nil {
-			continue
-		}
-		if err := os.WriteFile(e.PayloadPath(home), []byte(*e.Payload), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+}
+
+// toolLayout reports whether ToolHome filled home (its ~/.ssh/config is
+// a link into ~/dotfiles).
+func toolLayout(home string) bool {
+	fi, err := os.Lstat(filepath.Join(home, ".ssh", "config"))
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
 }
 
 // MediumMayChange reports whether an attack at --approve medium may
