@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,10 +16,12 @@ import (
 // (sh's, then the program's). Only what sh would do the same way is
 // taken:
 //
-//   - every byte is a letter, a digit, a blank or one of -_./,:@%+= —
-//     no quote, escape, expansion ($ ` ~ * ? [), redirection, operator,
-//     comment or newline, so that sh's words are the command split at
-//     blanks;
+//   - every byte is a letter, a digit, a blank or one of -_./,:@%+=, or
+//     lies in single quotes, or in double quotes holding no $ ` \ or !
+//     (quoted text is valid UTF-8 and has no newline)
+//     — no escape, expansion ($ ` ~ * ? [), redirection, operator,
+//     comment or newline — so that sh's words are the command split at
+//     unquoted blanks, its quotes removed;
 //   - the first word is no assignment (no =), no reserved word and no
 //     builtin of sh or bash (cd, exit, echo, test, …: a builtin and the
 //     program of its name may differ) — but for true and false with no
@@ -57,19 +60,65 @@ var shellWords = []string{
 // directWords returns the words of command when it is one simple command
 // of plain words sh would run as a program (see above), else nil.
 func directWords(command string) []string {
-	for i := 0; i < len(command); i++ {
-		if !plainByte(command[i]) {
-			return nil
-		}
-	}
-	words := strings.FieldsFunc(command, func(r rune) bool { return r == ' ' || r == '\t' })
-	if len(words) == 0 || strings.ContainsRune(words[0], '=') {
+	words, first, ok := splitWords(command)
+	if !ok || len(words) == 0 || words[0] == "" || strings.ContainsRune(first, '=') {
 		return nil
 	}
 	if slices.Contains(shellWords, words[0]) && !(len(words) == 1 && (words[0] == "true" || words[0] == "false")) {
 		return nil
 	}
 	return words
+}
+
+// splitWords splits command into its words as sh would, when each is
+// made of plain bytes, single-quoted text (no newline) and double-quoted
+// text (no newline, $, `, \ or !): nothing sh expands or joins. first is
+// the first word as typed (quotes kept). ok false: anything else.
+func splitWords(command string) (words []string, first string, ok bool) {
+	var w strings.Builder
+	in, start := false, 0
+	end := func(i int) {
+		if len(words) == 0 {
+			first = command[start:i]
+		}
+		words, in = append(words, w.String()), false
+		w.Reset()
+	}
+	for i := 0; i < len(command); {
+		b := command[i]
+		if b == ' ' || b == '\t' {
+			if in {
+				end(i)
+			}
+			i++
+			continue
+		}
+		if !in {
+			in, start = true, i
+		}
+		switch {
+		case b == '\'' || b == '"':
+			n := strings.IndexByte(command[i+1:], b)
+			if n < 0 {
+				return nil, "", false
+			}
+			q := command[i+1 : i+1+n]
+			if strings.ContainsAny(q, "\n\x00") || !utf8.ValidString(q) || b == '"' && strings.ContainsAny(q, "$`\\!") {
+				return nil, "", false
+			}
+			w.WriteString(q)
+			i += n + 2
+		case plainByte(b):
+			w.WriteByte(b)
+			i++
+		default:
+			return nil, "", false
+		}
+	}
+	if in {
+		end(len(command))
+	}
+	return words, first, true
 }
 
 func plainByte(b byte) bool {

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -31,7 +32,13 @@ func TestDirectWords(t *testing.T) {
 		{"true x", nil}, {"false --help", nil}, {"cd /tmp", nil}, {"exit 3", nil}, {"echo hi", nil},
 		{"test -e /etc", nil}, {"[ -e /etc ]", nil}, {"printf x", nil}, {"kill 1", nil}, {"pwd", nil},
 		{". ./env", nil}, {": x", nil}, {"exec ls", nil}, {"command ls", nil}, {"if", nil}, {"time ls", nil},
-		{"A=1 ls", nil}, {"A=1", nil}, {"ls 'a b'", nil}, {`ls "a"`, nil}, {`ls a\ b`, nil},
+		// Quoted text: what sh's quotes hold, quotes removed.
+		{"ls 'a b'", []string{"ls", "a b"}}, {`ls "a"`, []string{"ls", "a"}}, {`grep -r "x;y|z" /etc`, []string{"grep", "-r", "x;y|z", "/etc"}},
+		{`printf2 '%s $HOME *' ""x'' a"b"'c'`, []string{"printf2", "%s $HOME *", "x", "abc"}}, {"ls ''", []string{"ls", ""}},
+		{`'ls' -a`, []string{"ls", "-a"}}, {`ls "it's"`, []string{"ls", "it's"}}, {`ls '"'`, []string{"ls", `"`}},
+		{`'cd' /`, nil}, {`"A=1" ls`, nil}, {"ls 'a", nil}, {`ls "a`, nil}, {`ls "$HOME"`, nil}, {"ls \"`pwd`\"", nil},
+		{`ls "a\b"`, nil}, {`ls "a!"`, nil}, {"ls 'a\nb'", nil}, {`ls $'a'`, nil},
+		{"A=1 ls", nil}, {"A=1", nil}, {`ls a\ b`, nil},
 		{"ls $HOME", nil}, {"ls `pwd`", nil}, {"ls ~", nil}, {"ls *", nil}, {"ls ?", nil}, {"ls [a]", nil},
 		{"ls > f", nil}, {"ls < f", nil}, {"ls | cat", nil}, {"ls; rm x", nil}, {"ls && rm x", nil},
 		{"ls &", nil}, {"ls # c", nil}, {"ls\nrm x", nil}, {"(ls)", nil}, {"{ ls; }", nil}, {"!ls", nil},
@@ -48,8 +55,9 @@ func TestDirectWords(t *testing.T) {
 }
 
 // checkOneCall fails unless sh's grammar (mvdan.cc/sh, as the classifier
-// parses commands) reads cmd as one call of exactly words, each a plain
-// literal: no assignment, redirection or expansion.
+// parses commands) reads cmd as one call of exactly words, each plain
+// literal or quoted text (no assignment, redirection or expansion), and
+// unless /bin/sh itself, given `set -- CMD`, makes the same words.
 func checkOneCall(t *testing.T, cmd string, words []string) {
 	t.Helper()
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(cmd), "")
@@ -65,15 +73,43 @@ func checkOneCall(t *testing.T, cmd string, words []string) {
 		t.Fatalf("%q: not one plain call of %q", cmd, words)
 	}
 	for i, w := range call.Args {
-		lit := w.Lit()
-		if len(w.Parts) != 1 || lit == "" || lit != words[i] {
-			t.Fatalf("%q: word %d is %q to sh, %q here", cmd, i, lit, words[i])
+		var v strings.Builder
+		for _, p := range w.Parts {
+			switch p := p.(type) {
+			case *syntax.Lit:
+				v.WriteString(p.Value)
+			case *syntax.SglQuoted:
+				if p.Dollar {
+					t.Fatalf("%q: $'…' taken", cmd)
+				}
+				v.WriteString(p.Value)
+			case *syntax.DblQuoted:
+				for _, q := range p.Parts {
+					l, ok := q.(*syntax.Lit)
+					if !ok {
+						t.Fatalf("%q: an expansion in double quotes taken", cmd)
+					}
+					v.WriteString(l.Value)
+				}
+			default:
+				t.Fatalf("%q: word %d has a %T", cmd, i, p)
+			}
 		}
+		if v.String() != words[i] {
+			t.Fatalf("%q: word %d is %q to sh's grammar, %q here", cmd, i, v.String(), words[i])
+		}
+	}
+	out, err := exec.Command("/bin/sh", "-c", "set -- "+cmd+"; printf '%s\\0' \"$@\"").Output()
+	if err != nil {
+		t.Fatalf("%q: /bin/sh: %v", cmd, err)
+	}
+	if got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00"); !slices.Equal(got, words) {
+		t.Fatalf("%q: /bin/sh makes %q, here %q", cmd, got, words)
 	}
 }
 
 func FuzzDirectWords(f *testing.F) {
-	for _, s := range []string{"true", "ls -l /etc", "A=1 ls", "ls 'a'", "ls $x", "echo hi", "ls # x", "dd if=x", "ls\tx"} {
+	for _, s := range []string{"true", "ls -l /etc", "A=1 ls", "ls 'a'", "ls $x", "echo hi", "ls # x", "dd if=x", "ls\tx", `ls "a b"'c'`, "ls ''"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
@@ -145,6 +181,7 @@ func TestDirectSameAsShell(t *testing.T) {
 		{"ls -a /", "", true}, {"ls /nonexistent-dir", "", true},
 		{"args a b c", work, true}, {"args x", link, true}, {"./bin/args y z", dir, true},
 		{bin + "/args", "", true},
+		{`args 'a  b' "c;d" '' x"y"'z'`, work, true}, {`'args' "*"`, work, true}, {`'' x`, "", false},
 		{"env", link, true}, {"env", work, true}, {"env", "", true},
 		{"cat /proc/self/cmdline", "", true},
 		{"nosuch-program-xyz", "", false}, {"notexec", "", false}, {bin + "/notexec", "", false},
