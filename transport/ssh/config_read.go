@@ -40,6 +40,8 @@ type settings struct {
 	hostName, user, identityAgent, jump, proxyCommand string
 	hostNameSet, userSet, identityAgentSet, jumpSet   bool
 	proxyCommandSet                                   bool
+	controlPath, controlMaster                        string
+	controlPathSet                                    bool
 
 	port                         int // 0: unset
 	identities                   []identity
@@ -261,6 +263,10 @@ func (r *reader) eval(l *configLine, flags readFlags, active *bool, depth int) e
 		if on && !st.jumpSet && !st.proxyCommandSet {
 			st.jump, st.jumpSet = spec, true
 		}
+	case "controlpath":
+		return setString(args, kw, on, &st.controlPath, &st.controlPathSet)
+	case "controlmaster":
+		return setWord(args, kw, on, &st.controlMaster, controlMasterChoices)
 	case "proxycommand":
 		if on && !st.jumpSet && !st.proxyCommandSet {
 			st.proxyCommand, st.proxyCommandSet = rest, true
@@ -293,6 +299,7 @@ var Keywords = map[string]bool{
 	"identityagent": true, "stricthostkeychecking": true, "connecttimeout": true,
 	"serveraliveinterval": true, "serveralivecountmax": true, "userknownhostsfile": true,
 	"globalknownhostsfile": true, "proxyjump": true, "proxycommand": true, "hashknownhosts": true,
+	"controlpath": true, "controlmaster": true,
 }
 
 // include evaluates an Include line: each argument is a glob, relative to
@@ -438,9 +445,11 @@ func setString(args []string, kw string, on bool, dst *string, set *bool) error 
 }
 
 var (
-	flagChoices         = map[string]int{"yes": 1, "true": 1, "no": 0, "false": 0}
-	strictChoices       = map[string]string{"yes": "yes", "true": "yes", "no": "no", "false": "no", "off": "no", "ask": "ask", "accept-new": "accept-new"}
-	canonicalizeChoices = map[string]string{"yes": "yes", "true": "yes", "no": "no", "false": "no", "always": "always"}
+	flagChoices   = map[string]int{"yes": 1, "true": 1, "no": 0, "false": 0}
+	strictChoices = map[string]string{"yes": "yes", "true": "yes", "no": "no", "false": "no", "off": "no", "ask": "ask", "accept-new": "accept-new"}
+	// controlMasterChoices are in ssh -G's spelling.
+	controlMasterChoices = map[string]string{"yes": "true", "true": "true", "no": "false", "false": "false", "auto": "auto", "ask": "ask", "autoask": "autoask"}
+	canonicalizeChoices  = map[string]string{"yes": "yes", "true": "yes", "no": "no", "false": "no", "always": "always"}
 )
 
 func setChoice(args []string, kw string, on bool, dst *int, choices map[string]int) error {

@@ -97,7 +97,7 @@ func (g *sshG) compare(what string, cfg *HostConfig, want map[string][]string) {
 	got := parseG(b.String())
 	for k, vs := range got {
 		w := want[k]
-		if k == "userknownhostsfile" { // ssh expands "~" and %d from passwd
+		if k == "userknownhostsfile" || k == "controlpath" { // ssh expands "~" and %d from passwd
 			for i := range w {
 				w[i] = strings.ReplaceAll(w[i], g.pw+"/", g.home+"/")
 			}

@@ -11,7 +11,8 @@ import (
 // "key value" per line, in ssh -G's order and spelling: host, user,
 // hostname, port, identitiesonly, stricthostkeychecking,
 // serveralivecountmax, serveraliveinterval, identityfile (one line each),
-// userknownhostsfile, connecttimeout and proxyjump (when set).
+// userknownhostsfile, connecttimeout, proxycommand, controlmaster,
+// controlpath and proxyjump (when set).
 // IdentityFile and ProxyJump are printed as configured, like ssh does;
 // known_hosts files expanded.
 func WriteConfig(w io.Writer, cfg *HostConfig) error {
@@ -53,6 +54,12 @@ func WriteConfig(w io.Writer, cfg *HostConfig) error {
 	}
 	if cfg.ProxyCommand != "" {
 		line("proxycommand", cfg.ProxyCommand)
+	}
+	if cfg.ControlMaster != "" {
+		line("controlmaster", cfg.ControlMaster)
+	}
+	if cfg.ControlPath != "" {
+		line("controlpath", cfg.ControlPath)
 	}
 	if cfg.ProxyJumpSpec != "" {
 		pj, err := formatJump(cfg.ProxyJumpSpec)

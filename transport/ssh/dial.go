@@ -90,8 +90,14 @@ func (c *conn) close(why error) {
 	}
 }
 
-// dialConn dials cfg through its jump hosts and starts keepalive.
+// dialConn connects to cfg through the operator's live ControlMaster
+// (dialMaster), else dials it through its jump hosts, and starts
+// keepalive.
 func dialConn(ctx context.Context, cfg *HostConfig, opts Options) (*conn, error) {
+	if c := dialMaster(ctx, cfg, opts); c != nil {
+		startKeepalive(c, cfg)
+		return c, nil
+	}
 	chain := append(append([]*HostConfig(nil), cfg.ProxyJump...), cfg)
 	var clients []*gossh.Client
 	fail := func(err error) (*conn, error) {
@@ -115,6 +121,13 @@ func dialConn(ctx context.Context, cfg *HostConfig, opts Options) (*conn, error)
 		clients = append(clients, client)
 	}
 	c := newConn(clients[len(clients)-1], clients[:len(clients)-1])
+	startKeepalive(c, cfg)
+	return c, nil
+}
+
+// startKeepalive watches c with cfg's ServerAliveInterval and
+// ServerAliveCountMax (keepalive).
+func startKeepalive(c *conn, cfg *HostConfig) {
 	interval := cfg.ServerAliveInterval
 	if interval <= 0 {
 		interval = defaultAliveInterval
@@ -124,7 +137,6 @@ func dialConn(ctx context.Context, cfg *HostConfig, opts Options) (*conn, error)
 		countMax = defaultAliveCountMax
 	}
 	go keepalive(c, interval, countMax)
-	return c, nil
 }
 
 // dialHop connects to h, directly or through prev, and authenticates.

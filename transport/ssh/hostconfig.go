@@ -56,6 +56,15 @@ type HostConfig struct {
 	// GlobalKnownHostsFiles are read-only known_hosts files
 	// (/etc/ssh/ssh_known_hosts by default).
 	GlobalKnownHostsFiles []string
+	// ControlPath is the operator's ControlMaster socket, "~", %-tokens
+	// and ${VAR} expanded; empty when unset or "none". Dial goes through
+	// the master listening there, when there is one (controlmaster.go).
+	ControlPath string
+	// ControlMaster is the ControlMaster setting in ssh -G's spelling:
+	// "false" (also when unset), "true", "auto", "ask" or "autoask". As
+	// with ssh, a live master is used with false, auto and autoask; agent
+	// never starts one.
+	ControlMaster string
 
 	// The fields below keep values as configured, before expansion, so
 	// WriteConfig can print them the way `ssh -G` does.

@@ -55,31 +55,55 @@ func AliveCheck(ctx context.Context, path string) (int, error) {
 	return int(pid), nil
 }
 
-// Dial opens an SSH client through the master listening on path: the
-// socket is checked as AliveCheck does, then put in proxy mode
-// (MUX_C_PROXY), after which it carries SSH connection-protocol messages
-// unencrypted to the master, which sends them over its own connection.
-// Sessions, exec, subsystems (sftp), ptys and signals work as on a
-// connection of one's own; no key exchange and no login take place, the
-// master made them. Global requests are not carried by a master (it
-// drops the client on any but tcpip-forward): keepalive@openssh.com is
-// answered by an alive check of the master instead, others fail.
+// Dial returns an SSH client whose sessions the master listening on path
+// carries over its already authenticated connection: no key exchange and
+// no login happen. The socket is checked and the master asked whether it
+// is alive first (AliveCheck), so that a stale or foreign socket fails
+// here. Each session is a passenger of the master (MUX_C_NEW_SESSION with
+// the command and its three descriptors); exec, shell and subsystem
+// (sftp) work, and the exit status arrives; a pty, environment variables
+// and signals do not go through (their requests answer false), and a
+// command killed by a signal ends without a status. Global requests
+// are not carried either: keepalive@openssh.com is answered by an alive
+// check of the master. One more connection to the master stays open,
+// idle, while the client lives: when the master exits, it ends and the
+// client closes (Wait returns).
+//
+// Not proxy mode (MUX_C_PROXY, x/crypto's NewControlClientConn): there a
+// channel the server refuses (sshd's MaxSessions, shared with the
+// operator's other passengers) stays in the master without a remote id,
+// and OpenSSH's master (9.2, and mux.c as of 2026-08) exits with
+// "chan_send_close2: no remote_id" when the proxy client disconnects,
+// ending every session of the operator's.
 func Dial(ctx context.Context, path string) (*gossh.Client, error) {
-	uc, err := dialSocket(ctx, path)
+	if _, err := AliveCheck(ctx, path); err != nil {
+		return nil, err
+	}
+	watch, err := dialSocket(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	stop := bound(ctx, uc)
-	c, chans, reqs, err := gossh.NewControlClientConn(uc)
-	stopped := stop()
-	if err != nil {
-		uc.Close()
-		if !stopped && ctx.Err() != nil {
-			return nil, fmt.Errorf("mux proxy on %s: %w", path, ctx.Err())
+	stop := bound(ctx, watch)
+	err = writeMessage(watch, msgHello, protocolVersion)
+	if err == nil {
+		var typ uint32
+		var body []byte
+		if typ, body, err = readMessage(watch); err == nil {
+			err = parseHello(typ, body)
 		}
-		return nil, fmt.Errorf("mux proxy on %s: %w", path, err)
 	}
-	return gossh.NewClient(&conn{Conn: c, path: path}, chans, reqs), nil
+	stop()
+	if err != nil {
+		watch.Close()
+		return nil, fmt.Errorf("mux hello from %s: %w", path, err)
+	}
+	p := &passengers{path: path, addr: &net.UnixAddr{Name: path, Net: "unix"}, open: map[*passenger]bool{}, done: make(chan struct{}), watch: watch}
+	go p.watchMaster()
+	chans := make(chan gossh.NewChannel)
+	reqs := make(chan *gossh.Request)
+	close(chans)
+	close(reqs)
+	return gossh.NewClient(p, chans, reqs), nil
 }
 
 // bound makes ctx's end (or handshakeWait) interrupt I/O on c until the
@@ -100,30 +124,3 @@ func bound(ctx context.Context, c net.Conn) (stop func() bool) {
 
 // aliveWait bounds the alive check that stands in for a keepalive.
 const aliveWait = 10 * time.Second
-
-// conn is a proxy-mode connection whose global requests are kept from the
-// master.
-type conn struct {
-	gossh.Conn
-	path string
-}
-
-// SendRequest answers keepalive@openssh.com with an alive check of the
-// master (a reply of false, like a server's to a request it does not
-// know; an error when the master is gone) and refuses other global
-// requests but tcpip-forward, which the master would answer by dropping
-// the connection.
-func (c *conn) SendRequest(name string, wantReply bool, payload []byte) (bool, []byte, error) {
-	switch name {
-	case "keepalive@openssh.com":
-		ctx, cancel := context.WithTimeout(context.Background(), aliveWait)
-		defer cancel()
-		if _, err := AliveCheck(ctx, c.path); err != nil {
-			return false, nil, err
-		}
-		return false, nil, nil
-	case "tcpip-forward":
-		return c.Conn.SendRequest(name, wantReply, payload)
-	}
-	return false, nil, fmt.Errorf("global request %q: not carried by a ControlMaster", name)
-}

@@ -11,8 +11,9 @@ import (
 )
 
 // ErrNoMaster means no master listens on the control socket: the path does
-// not exist, or nothing accepts connections on it (a stale socket left by a
-// master that died). The caller dials on its own.
+// not exist (the error then wraps fs.ErrNotExist too), or nothing accepts
+// connections on it (a stale socket left by a master that died). The
+// caller dials on its own.
 var ErrNoMaster = errors.New("no ControlMaster listening")
 
 // ErrUnsafeSocket means the control socket is not one the operator alone
@@ -27,7 +28,7 @@ var ErrUnsafeSocket = errors.New("control socket not safe to use")
 func CheckSocket(path string) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w on %s", ErrNoMaster, path)
+		return fmt.Errorf("%w on %s: %w", ErrNoMaster, path, fs.ErrNotExist)
 	}
 	if err != nil {
 		return fmt.Errorf("control socket %s: %w", path, err)
@@ -58,7 +59,10 @@ func dialSocket(ctx context.Context, path string) (*net.UnixConn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w on %s: %w", ErrNoMaster, path, err)
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, fmt.Errorf("%w on %s (stale socket): %w", ErrNoMaster, path, err)
 		}
 		return nil, fmt.Errorf("connect to control socket %s: %w", path, err)
