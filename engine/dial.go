@@ -105,6 +105,19 @@ type SSHOverrides struct {
 	User       string
 	Port       int
 	Identities []string
+	// NoControlMaster (--no-control-master) is ssh's -o ControlPath=none:
+	// agent dials its own connection even where the operator's
+	// ControlMaster is live. It beats the config files and the
+	// inventory's ssh arguments.
+	NoControlMaster bool
+}
+
+// options are the -o options the overrides imply, ahead of any other.
+func (o SSHOverrides) options() []string {
+	if o.NoControlMaster {
+		return []string{"ControlPath none"}
+	}
+	return nil
 }
 
 // HostTarget is the target of one host given on the command line: this
@@ -118,6 +131,7 @@ func HostTarget(dest string, o SSHOverrides) (Target, error) {
 	dest = hostPortURI(dest)
 	cfg, err := sshtr.Resolve(dest, sshtr.ResolveOptions{
 		ConfigFile: o.ConfigFile, User: o.User, Port: o.Port, IdentityFiles: o.Identities,
+		Options: o.options(),
 	})
 	if err != nil {
 		return Target{}, ConfigError{err}

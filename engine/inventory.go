@@ -246,7 +246,7 @@ func resolveInventoryHost(c *connVars, o SSHOverrides, cache *sshtr.ConfigCache)
 	}
 	opts := sshtr.ResolveOptions{
 		ConfigFile: o.ConfigFile, User: o.User, Port: o.Port,
-		IdentityFiles: o.Identities, Cache: cache,
+		IdentityFiles: o.Identities, Cache: cache, Options: o.options(),
 	}
 	u, _, err := c.get("ansible_user", "ansible_ssh_user")
 	if err != nil {

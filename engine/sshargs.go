@@ -21,7 +21,7 @@ const sshOptionsWithArg = "BbcDEeFIiJLlmOoPpQRSWw"
 // (split like Python's shlex.split, as Ansible does): -o KEY=VALUE, -J,
 // -i, -p and -l become ssh_config lines, which apply before the config
 // files as ssh's own -o options do. Anything agent cannot act on — -o
-// keywords it has no use for (ControlMaster, ForwardAgent…), other flags
+// keywords it has no use for (ControlPersist, ForwardAgent…), other flags
 // (-C, -A, -L…) — is returned in ignored to be named in a warning. A
 // value that does not split, a flag missing its argument or an operand
 // (ssh would take it for the destination) is an error.

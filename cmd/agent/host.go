@@ -20,7 +20,9 @@ type hostOptions struct {
 	user       string
 	port       int
 	identities []string
-	become     becomeFlags
+	// noControlMaster: --no-control-master, ssh's -o ControlPath=none.
+	noControlMaster bool
+	become          becomeFlags
 }
 
 func (o *hostOptions) addFlags(fs *pflag.FlagSet) {
@@ -30,12 +32,13 @@ func (o *hostOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVarP(&o.port, "port", "p", 0, "remote `PORT` (overrides the config file)")
 	// -i is the inventory (as in Ansible); the key file is --identity only.
 	fs.StringArrayVar(&o.identities, "identity", nil, "private key `FILE` to try first (repeatable; ssh's -i)")
+	fs.BoolVar(&o.noControlMaster, "no-control-master", false, "dial agent's own SSH connection even where ~/.ssh/config's ControlPath names a live ControlMaster (ssh's -o ControlPath=none); by default agent's sessions go through the operator's master, which verified the host key and logged in")
 	o.become.addFlags(fs)
 }
 
 // overrides are the flags over ~/.ssh/config.
 func (o *hostOptions) overrides() engine.SSHOverrides {
-	return engine.SSHOverrides{ConfigFile: o.configFile, User: o.user, Port: o.port, Identities: o.identities}
+	return engine.SSHOverrides{ConfigFile: o.configFile, User: o.user, Port: o.port, Identities: o.identities, NoControlMaster: o.noControlMaster}
 }
 
 // target is the selected host: this machine without --ssh-host.

@@ -100,10 +100,24 @@ func FuzzParseStream(f *testing.F) {
 	f.Add(join(msg(msgHello, 4, "a", "b"), msg(msgProxyReply, 1)))
 	f.Add(hello4(msgFailure, 1, "no"))
 	f.Add([]byte{0, 0, 0, 4, 0, 0, 0, 1})
+	f.Add(join(msg(msgHello, 4), msg(msgSessionOpened, 1, 5), msg(msgExit, 5, 0)))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		pid, err := parseStream(bytes.NewReader(b), 1)
-		if err != nil && pid != 0 {
-			t.Errorf("pid %d with error %v", pid, err)
+		r := bytes.NewReader(b)
+		sid, err := parseStream(r, 1)
+		if err != nil {
+			if sid != 0 {
+				t.Errorf("%d with error %v", sid, err)
+			}
+			return
+		}
+		for { // what a passenger reads after its session opened
+			typ, body, err := readMessage(r)
+			if err != nil {
+				return
+			}
+			if status, exited, err := parseEvent(typ, body, sid); err != nil && (status != 0 || exited) {
+				t.Errorf("status %d, exited %v with error %v", status, exited, err)
+			}
 		}
 	})
 }
@@ -213,5 +227,53 @@ func TestNoMaster(t *testing.T) {
 	os.Symlink(stale, link)
 	if err := CheckSocket(link); !errors.Is(err, ErrUnsafeSocket) {
 		t.Errorf("symbolic link: %v, want ErrUnsafeSocket", err)
+	}
+}
+
+func TestParseEvents(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		in     []byte
+		status uint32
+		exited bool
+		err    string
+	}{
+		{"exit", msg(msgExit, 7, 3), 3, true, ""},
+		{"tty alloc fail", msg(msgTTYAllocFail, 7), 0, false, ""},
+		{"other session", msg(msgExit, 8, 3), 0, false, "session 8"},
+		{"no session", msg(msgExit), 0, false, "without a session id"},
+		{"exit without status", msg(msgExit, 7), 0, false, "malformed exit"},
+		{"exit trailing", msg(msgExit, 7, 1, 2), 0, false, "malformed exit"},
+		{"unexpected", msg(msgAlive, 7, 1), 0, false, "unexpected message"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			typ, body, err := readMessage(bytes.NewReader(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			status, exited, err := parseEvent(typ, body, 7)
+			if tc.err == "" {
+				if err != nil || status != tc.status || exited != tc.exited {
+					t.Errorf("= %d %v %v", status, exited, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("= %d %v %v; want an error with %q", status, exited, err, tc.err)
+			}
+		})
+	}
+}
+
+// TestNewSessionMessage: the request as mux.c's
+// mux_master_process_new_session reads it.
+func TestNewSessionMessage(t *testing.T) {
+	typ, body, err := readMessage(bytes.NewReader(newSession(1, "echo hi", true)))
+	if err != nil || typ != msgNewSession {
+		t.Fatalf("%#x %v", typ, err)
+	}
+	want := join(msg(uint32(1), "", 0, 0, 0, 1, uint32(0xffffffff), "", "echo hi"))[4:]
+	if !bytes.Equal(body, want) {
+		t.Errorf("body %x, want %x", body, want)
 	}
 }
