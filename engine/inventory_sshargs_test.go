@@ -30,7 +30,7 @@ func TestSSHArgsMatchSSH(t *testing.T) {
 	args := map[string]string{
 		"a": `-o ProxyJump=bastion.example.com -o StrictHostKeyChecking=no`,
 		"b": `-J u@j1:2201,j2 -p 2022 -l deploy`,
-		"c": `-o 'UserKnownHostsFile=/tmp/kh' -i /keys/c -o ConnectTimeout=9 -C -o ControlMaster=auto`,
+		"c": `-o 'UserKnownHostsFile=/tmp/kh' -i /keys/c -o ConnectTimeout=9 -C -o ControlPersist=60s -o ControlMaster=auto`,
 		"d": `-oPort=2023 -oUser=first -o User=second`,
 		"e": `-o "ProxyCommand=none"`,
 	}
@@ -82,7 +82,7 @@ func TestSSHArgsMatchSSH(t *testing.T) {
 		}
 	}
 	warns := strings.Join(InventoryWarnings(hosts), "\n")
-	for _, w := range []string{"ansible_ssh_common_args: agent does not act on -C, -o ControlMaster=auto (host c)"} {
+	for _, w := range []string{"ansible_ssh_common_args: agent does not act on -C, -o ControlPersist=60s (host c)"} {
 		if !strings.Contains(warns, w) {
 			t.Errorf("warnings %q lack %q", warns, w)
 		}

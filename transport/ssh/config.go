@@ -331,10 +331,7 @@ func (r *reader) finish() (*HostConfig, error) {
 	if st.jumpSet && !strings.EqualFold(st.jump, "none") {
 		cfg.ProxyJumpSpec = st.jump
 	}
-	cfg.ControlMaster = "false"
-	if st.controlMaster != "" {
-		cfg.ControlMaster = st.controlMaster
-	}
+	cfg.ControlMaster = st.controlMaster
 	if st.controlPathSet && !strings.EqualFold(st.controlPath, "none") {
 		if cfg.ControlPath, err = expandPath(st.controlPath, e.home, tok); err != nil {
 			return nil, &ConfigError{Err: fmt.Errorf("ControlPath %q: %w", st.controlPath, err)}

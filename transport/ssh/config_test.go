@@ -258,6 +258,7 @@ func TestWriteConfig(t *testing.T) {
 		Alias: "web", HostName: "10.0.0.1", User: "deploy", Port: 2222, IdentityFiles: []string{"/k/id"},
 		StrictHostKeyChecking: "accept-new", ServerAliveInterval: 90 * time.Second, ServerAliveCountMax: 3,
 		ConnectTimeout: 10 * time.Second, UserKnownHostsFiles: []string{"/kh1", "/kh2"}, ProxyJumpSpec: "a,ssh://u@b:2",
+		ControlPath: "/cm/s",
 	}
 	var b strings.Builder
 	if err := WriteConfig(&b, cfg); err != nil {
@@ -275,6 +276,8 @@ serveraliveinterval 90
 identityfile /k/id
 userknownhostsfile /kh1 /kh2
 connecttimeout 10
+controlmaster false
+controlpath /cm/s
 proxyjump a,u@b:2
 `
 	if b.String() != want {

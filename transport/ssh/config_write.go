@@ -55,7 +55,9 @@ func WriteConfig(w io.Writer, cfg *HostConfig) error {
 	if cfg.ProxyCommand != "" {
 		line("proxycommand", cfg.ProxyCommand)
 	}
-	if cfg.ControlMaster != "" {
+	if cfg.ControlMaster == "" {
+		line("controlmaster", "false")
+	} else {
 		line("controlmaster", cfg.ControlMaster)
 	}
 	if cfg.ControlPath != "" {

@@ -61,7 +61,7 @@ type HostConfig struct {
 	// the master listening there, when there is one (controlmaster.go).
 	ControlPath string
 	// ControlMaster is the ControlMaster setting in ssh -G's spelling:
-	// "false" (also when unset), "true", "auto", "ask" or "autoask". As
+	// "false", "true", "auto", "ask" or "autoask"; empty when unset (no). As
 	// with ssh, a live master is used with false, auto and autoask; agent
 	// never starts one.
 	ControlMaster string
