@@ -197,10 +197,21 @@ var hexNib = func() (t [256]uint8) {
 }()
 
 // scanHex finds the hex view's needles in s, and whether a line has a
-// dump's layout (r.dump).
+// dump's layout (r.dump): line by line, a dump's hex part alone.
 func (f *viewFilter) scanHex(s string, r *scanResult) {
 	var v viewRun
 	p := 0
+	if strings.IndexByte(s, ' ') < 0 && strings.IndexByte(s, ':') < 0 {
+		// No line has a dump's layout (an offset column ends at ':' or ' '):
+		// each line's hex part is the line, and the view reads the text as
+		// one line with its newlines left out (hexPrefix looks at no '\n').
+		for ; p < len(s); p += f.step {
+			if hexNib[s[p]] != nibBreak && f.hexMay(s, p, len(s), 0, len(s)) {
+				r.spans = f.runHex(s, p, &v, r.spans)
+			}
+		}
+		return
+	}
 	for at := 0; at < len(s); {
 		end := lineEnd(s, at)
 		isDump, from, to, _, _ := dumpLine(s, at, end)

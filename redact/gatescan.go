@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -47,7 +46,7 @@ type gateWordTables struct {
 	col [256]int32
 	// fold[id] says word id is one of foldRunes.
 	fold []bool
-	// pairTab maps a byte pair (first<<8 | second) to the group of words
+	// pairTab maps a byte pair (first | second<<8) to the group of words
 	// it may be in, as pairGroups[pairTab-1] (0: none): a word of three
 	// bytes or more by its pairs at offsets 0 and 1, a shorter one by the
 	// pairs it starts or ends.
@@ -159,8 +158,6 @@ func compileGates() {
 
 // pairs fills the filter's tables: pairTab and pairGroups.
 func (g *gateWordTables) pairs() {
-	groups := map[uint16][]pairCand{}
-	var keys []uint16
 	cases := func(c byte, fold bool) []byte {
 		if fold && c >= 'a' && c <= 'z' {
 			return []byte{c, c - 'a' + 'A'}
@@ -170,14 +167,25 @@ func (g *gateWordTables) pairs() {
 		}
 		return []byte{c}
 	}
+	// the candidates, by where their word starts (the larger offset
+	// first, as a group lists them), and each pair's as a bitmap of them
+	var cands []pairCand
+	type set [4]uint64
+	var sets []set
+	var keys []uint16
+	at := make([]uint16, 1<<16) // a pair's set: sets[at-1]
 	add := func(id, off int, first, second []byte) {
+		n := len(cands)
+		cands = append(cands, pairCand{int32(id), int32(off)})
 		for _, a := range first {
 			for _, b := range second {
-				k := uint16(a)<<8 | uint16(b)
-				if _, ok := groups[k]; !ok {
+				k := uint16(a) | uint16(b)<<8 // as nextPair reads a pair
+				if at[k] == 0 {
+					sets = append(sets, set{})
+					at[k] = uint16(len(sets))
 					keys = append(keys, k)
 				}
-				groups[k] = append(groups[k], pairCand{int32(id), int32(off)})
+				sets[at[k]-1][n>>6] |= 1 << (n & 63)
 			}
 		}
 	}
@@ -185,47 +193,53 @@ func (g *gateWordTables) pairs() {
 	for c := range any {
 		any[c] = byte(c)
 	}
-	for id, w := range g.list {
-		c0 := cases(w.w[0], w.fold)
-		switch len(w.w) {
-		case 1: // at a pair's second byte, or its first
-			add(id, -1, any, c0)
-			add(id, 0, c0, any)
-		case 2:
-			add(id, -1, any, c0)
-			add(id, 0, c0, cases(w.w[1], w.fold))
-		default:
-			add(id, 1, cases(w.w[1], w.fold), cases(w.w[2], w.fold))
-			add(id, 0, c0, cases(w.w[1], w.fold))
+	for off := 1; off >= -1; off-- {
+		for id, w := range g.list {
+			c0 := cases(w.w[0], w.fold)
+			switch {
+			case len(w.w) == 1 && off == 0: // a pair's first byte
+				add(id, 0, c0, any)
+			case len(w.w) <= 2 && off == -1: // a pair's second byte
+				add(id, -1, any, c0)
+			case len(w.w) == 2 && off == 0:
+				add(id, 0, c0, cases(w.w[1], w.fold))
+			case len(w.w) >= 3 && off >= 0: // the pair at off
+				add(id, off, cases(w.w[off], w.fold), cases(w.w[off+1], w.fold))
+			}
 		}
 	}
-	index := map[string]uint8{}
+	if len(cands) > 256 {
+		panic("redact: too many gate words for the pair filter")
+	}
+	index := map[set]uint8{}
 	for _, k := range keys {
-		cands := groups[k]
-		// by where the word starts: the larger offset first
-		slices.SortStableFunc(cands, func(a, b pairCand) int { return int(b.off - a.off) })
-		key := fmt.Sprint(cands)
-		i, ok := index[key]
+		st := sets[at[k]-1]
+		i, ok := index[st]
 		if !ok {
 			if len(g.pairGroups) == 255 {
 				panic("redact: too many gate word pairs")
 			}
-			g.pairGroups = append(g.pairGroups, cands)
+			var group []pairCand
 			var next [4]uint64
-			for _, c := range cands {
-				w := g.list[c.id]
-				at := 2 + int(c.off) // the byte after the pair, in the word
-				if at >= len(w.w) {
-					next = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
-					break
+			for n, c := range cands {
+				if st[n>>6]&(1<<(n&63)) == 0 {
+					continue
 				}
-				for _, b := range cases(w.w[at], w.fold) {
+				group = append(group, c)
+				w := g.list[c.id]
+				after := 2 + int(c.off) // the byte after the pair, in the word
+				if after >= len(w.w) {
+					next = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+					continue
+				}
+				for _, b := range cases(w.w[after], w.fold) {
 					next[b>>6] |= 1 << (b & 63)
 				}
 			}
+			g.pairGroups = append(g.pairGroups, group)
 			g.pairNext = append(g.pairNext, next)
 			i = uint8(len(g.pairGroups))
-			index[key] = i
+			index[st] = i
 		}
 		g.pairTab[k] = i
 	}
@@ -293,7 +307,7 @@ func scanGates(s string) *gateScan {
 		check(p, gi)
 	}
 	if p == len(s)-1 { // the last byte, alone: a word of one byte, maybe
-		if gi := g.pairTab[uint16(s[p])<<8]; gi != 0 {
+		if gi := g.pairTab[uint16(s[p])]; gi != 0 {
 			check(p, gi)
 		}
 	}
@@ -301,10 +315,20 @@ func scanGates(s string) *gateScan {
 }
 
 // nextPair is the first pair at an even offset from p on (p even) that
-// tab has a group for: where, and the group (0 when there is none).
+// tab has a group for: where, and the group (0 when there is none). It
+// reads eight bytes at once, and looks at their four pairs one by one
+// only when one of them has a group.
 func nextPair(tab *[1 << 16]uint8, s string, p int) (int, uint8) {
+	for ; p+8 <= len(s); p += 8 {
+		b := s[p : p+8]
+		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		if tab[uint16(x)]|tab[uint16(x>>16)]|tab[uint16(x>>32)]|tab[uint16(x>>48)] != 0 {
+			break
+		}
+	}
 	for ; p+1 < len(s); p += 2 {
-		if gi := tab[uint16(s[p])<<8|uint16(s[p+1])]; gi != 0 {
+		if gi := tab[uint16(s[p])|uint16(s[p+1])<<8]; gi != 0 {
 			return p, gi
 		}
 	}

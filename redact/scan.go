@@ -1,6 +1,9 @@
 package redact
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // scanAll finds the set's needles in a text, and where its gate words
 // are (when gates): the gate words' pair filter (gatescan.go) and the
@@ -102,9 +105,9 @@ func newFused(sq, hx *automaton) *fused {
 
 // scanFused runs the gate words' automaton and m's (m may be nil) over s.
 func scanFused(s string, m *matcher) scanResult {
-	f := noSet
+	f := noSet()
 	if m != nil {
-		f = m.fused
+		f = m.fusedTables()
 	}
 	r := scanResult{gates: newGateScan(s)}
 	g, q, h := int32(0), f.qBase, f.hBase
@@ -150,8 +153,16 @@ func scanFused(s string, m *matcher) scanResult {
 	return r
 }
 
-// noSet is scanAll's tables for the gate words alone.
-var noSet = newFused(nil, nil)
+// noSet is scanFused's tables for the gate words alone, made at the
+// first use.
+var noSet = sync.OnceValue(func() *fused { return newFused(nil, nil) })
+
+// fusedTables is m's tables for scanFused, made at the first use: the
+// filters need none.
+func (m *matcher) fusedTables() *fused {
+	m.fusedOnce.Do(func() { m.fused = newFused(m.squeezed, m.hex) })
+	return m.fused
+}
 
 // run reads s from j, the automata in states g, q, h, until one of them
 // would reach a state with matchBit: it returns where (len(s) if none

@@ -197,7 +197,8 @@ func plausible(v string) bool {
 // kinds of the values they find.
 type matcher struct {
 	squeezed, hex *automaton
-	fused         *fused // both, with the gate words (scanFused)
+	fused         *fused // both, with the gate words (scanFused; fusedTables)
+	fusedOnce     sync.Once
 	sqf, hxf      *viewFilter
 	noFilter      bool // scanAll runs scanFused (tests)
 	names         []string
@@ -222,7 +223,6 @@ func (s *Set) matcher() *matcher {
 	}
 	m.squeezed = newAutomaton(n.squeezed, n.sqOf)
 	m.hex = newAutomaton(n.hex, n.hexOf)
-	m.fused = newFused(m.squeezed, m.hex)
 	m.sqf, m.hxf = newSqFilter(m.squeezed, n.squeezed), newHexFilter(m.hex, n.hex)
 	m.noFilter = s.noFilter
 	s.m.Store(m)
