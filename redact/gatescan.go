@@ -7,15 +7,14 @@ import (
 )
 
 // The patterns' gate words are looked for in one pass over the text, all
-// at once, by a filter that reads one byte pair in two: every word of
-// three bytes or more has, at a pair starting at an even offset of the
-// text, its first or its second pair of bytes (pairTab, both cases for a
-// word gated in any case), and the words a pair can start are compared
-// with the text there. The words of one or two bytes ("?", "&", "-p",
-// "ſ") are looked for with strings.Index. The Aho-Corasick automaton over
-// the words (A-Z read as a-z), one table lookup a byte, is what the
-// unfiltered scan (scanAll's fused loop) runs; the filter reads half the
-// bytes and no state. Looking for each word with strings.Index cost more
+// at once, by a filter that reads the byte pairs at even offsets, eight
+// bytes at once: a word of three bytes or more has its first or its
+// second pair there, a shorter one ("?", "&", "-p", "ſ") starts or ends
+// a pair there (pairTab, both cases for a word gated in any case). Only
+// where a pair's group may go on with the next byte are its words
+// compared with the text. The Aho-Corasick automaton over the words (A-Z
+// read as a-z), one table lookup a byte, is what the unfiltered scan
+// (scanFused) runs. Looking for each word with strings.Index cost more
 // than the patterns on an output holding few of them (base64, in which
 // the first letters of "key", "pass" or "api" are everywhere).
 
@@ -55,6 +54,9 @@ type gateWordTables struct {
 	// pairNext[group-1] is the bytes a group's words can have after
 	// the pair (a bitmap; every byte where a word may end there).
 	pairNext [][4]uint64
+	// pairMask is pairNext coarser, for the loop: the classes (nextClass)
+	// of the bytes a pair's words can have after it (0: no group).
+	pairMask [1 << 16]uint8
 }
 
 // pairCand is a word (its id) that starts off bytes before a pair (-1:
@@ -242,6 +244,11 @@ func (g *gateWordTables) pairs() {
 			index[st] = i
 		}
 		g.pairTab[k] = i
+		for c := range 256 {
+			if next := g.pairNext[i-1]; next[c>>6]&(1<<(c&63)) != 0 {
+				g.pairMask[k] |= nextClass[c]
+			}
+		}
 	}
 }
 
@@ -301,7 +308,7 @@ func scanGates(s string) *gateScan {
 	p := 0
 	for ; ; p += 2 {
 		var gi uint8
-		if p, gi = nextPair(&g.pairTab, s, p); gi == 0 {
+		if p, gi = nextPair(&g.pairMask, &g.pairTab, s, p); gi == 0 {
 			break
 		}
 		check(p, gi)
@@ -314,22 +321,37 @@ func scanGates(s string) *gateScan {
 	return sc
 }
 
-// nextPair is the first pair at an even offset from p on (p even) that
-// tab has a group for: where, and the group (0 when there is none). It
-// reads eight bytes at once, and looks at their four pairs one by one
-// only when one of them has a group.
-func nextPair(tab *[1 << 16]uint8, s string, p int) (int, uint8) {
-	for ; p+8 <= len(s); p += 8 {
-		b := s[p : p+8]
+// nextClass is a byte's class for pairMask: one bit of eight, the same
+// for a letter in either case.
+var nextClass = func() (t [256]uint8) {
+	for c := range t {
+		t[c] = 1 << (c & 7)
+	}
+	return t
+}()
+
+// nextPair is the first pair at an even offset from p on (p even) whose
+// group may go on with the byte after it (pairMask, nextClass): where,
+// and the group (0 when there is none). It reads eight bytes at once and
+// looks at their four pairs one by one only when one of them may.
+func nextPair(mask *[1 << 16]uint8, tab *[1 << 16]uint8, s string, p int) (int, uint8) {
+	for ; p+9 <= len(s); p += 8 {
+		b := s[p : p+9]
 		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		if tab[uint16(x)]|tab[uint16(x>>16)]|tab[uint16(x>>32)]|tab[uint16(x>>48)] != 0 {
+		if mask[uint16(x)]&nextClass[b[2]]|mask[uint16(x>>16)]&nextClass[b[4]]|
+			mask[uint16(x>>32)]&nextClass[b[6]]|mask[uint16(x>>48)]&nextClass[b[8]] != 0 {
 			break
 		}
 	}
 	for ; p+1 < len(s); p += 2 {
-		if gi := tab[uint16(s[p])|uint16(s[p+1])<<8]; gi != 0 {
-			return p, gi
+		k := uint16(s[p]) | uint16(s[p+1])<<8
+		next := uint8(0xff) // the text ends after the pair
+		if p+2 < len(s) {
+			next = nextClass[s[p+2]]
+		}
+		if mask[k]&next != 0 {
+			return p, tab[k]
 		}
 	}
 	return p, 0
