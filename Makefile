@@ -52,7 +52,8 @@ lint:
 # hosts against Ansible and parallel-ssh (RUNS=1 for a short run), an `agent mcp`
 # call on a warm connection against `agent exec` and ssh ControlMaster, the LLM economy
 # of adaptive vs ReAct with the scripted model, the cost of the kernel's
-# confinement per step and over a fan-out (docs/bench.md).
+# confinement per step and over a fan-out, redaction's CPU in a 1 MiB step
+# (docs/bench.md).
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 	bash bench/run.sh
@@ -60,6 +61,7 @@ bench: build
 	bash bench/fanout/exec.sh
 	bash bench/confine.sh
 	bash bench/mcp.sh
+	bash bench/redact.sh
 	$(GO) run ./bench/runbench -agent bin/agent
 	$(GO) run ./bench/llmbench
 	$(GO) run ./bench/searchbench
