@@ -29,13 +29,16 @@ type gateWord struct {
 var gateWords gateWordTables
 
 type gateWordTables struct {
-	once  sync.Once
-	ids   map[gateWord]int
-	list  []gateWord
-	class [256]uint8
-	nc    int32
-	delta []int32
-	out   [][]int32 // word ids ending in each state, through its failure chain
+	once sync.Once
+	ids  map[gateWord]int
+	// byWord is ids by the word alone, one map for each fold: a string
+	// key is hashed faster than a struct (gateID is asked often).
+	byWord [2]map[string]int
+	list   []gateWord
+	class  [256]uint8
+	nc     int32
+	delta  []int32
+	out    [][]int32 // word ids ending in each state, through its failure chain
 	// next is delta with each state as its offset (state*stride), matchBit
 	// set where a word ends: the scan's table, with automaton's extra
 	// columns.
@@ -104,6 +107,10 @@ func compileGates() {
 			continue
 		}
 		g.ids[w] = len(g.list)
+		if g.byWord[b2i(w.fold)] == nil {
+			g.byWord[b2i(w.fold)] = map[string]int{}
+		}
+		g.byWord[b2i(w.fold)][w.w] = len(g.list)
 		g.list = append(g.list, w)
 		for i := 0; i < len(w.w); i++ {
 			if c := lower(w.w[i]); g.class[c] == 0 {
@@ -434,10 +441,18 @@ func (sc *gateScan) has(fold bool, words []string) bool {
 	return false
 }
 
+// b2i is 1 for true.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // gateID is a registered word's id.
 func gateID(w string, fold bool) int {
 	gateWords.once.Do(compileGates)
-	id, ok := gateWords.ids[gateWord{w, fold}]
+	id, ok := gateWords.byWord[b2i(fold)][w]
 	if !ok {
 		panic("redact: gate word " + w + " is not registered")
 	}
