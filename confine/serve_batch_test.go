@@ -89,6 +89,19 @@ func TestServeBatch(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "7")); err == nil {
 		t.Error("a command after a failed one ran")
 	}
+	// A NEXT that is only the prefix, or the prefix and junk, is a
+	// batched request all the same: not run after a failure.
+	for _, next := range []string{BatchedPrefix, BatchedPrefix + "x", BatchedPrefix + BatchedPrefix + "1"} {
+		s.n++
+		nonce := "j" + strings.Repeat("x", s.n)
+		io.WriteString(s.in, nonce+" - "+next+" "+quoteRequest("echo g > 8", dir, "PID"+nonce)+"\n")
+		if got := s.marker(nonce); got != ":"+NotRunStatus+":0" {
+			t.Errorf("NEXT %q after a failure: %q", next, got)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "8")); err == nil {
+		t.Error("a batched request with an odd NEXT ran after a failure")
+	}
 }
 
 // TestServeBatchHungUp: once the worker's input hangs up (its controller

@@ -258,6 +258,7 @@ func TestParseMarker(t *testing.T) {
 	}{
 		":0:0": {0, false, true}, ":137:1": {137, true, true}, "": {-1, true, false},
 		":x:0": {-1, true, false}, "0:0": {-1, true, false}, ":1:0:0": {-1, true, false},
+		notRunMarker: {-1, true, false}, // never a status: answered not run before it is parsed
 	} {
 		code, bg, err := parseMarker(in)
 		if code != want.code || bg != want.bg || (err == nil) != want.ok {
