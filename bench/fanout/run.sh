@@ -16,6 +16,9 @@
 #   agent-all    --approve all: every step unconfined
 #   agent-text   the default mode's terminal view, logs in --out
 #   agent-b      the default mode with another build (AGENT_B)
+#   agent-cm     the default mode through the same ControlMasters pssh-cm
+#                uses (ControlPath in agent's ssh config, -F): no login of
+#                agent's own; the masters' client CPU is not counted
 #   pssh         parallel-ssh, the three commands joined: one login a host
 #   pssh3        parallel-ssh three times: three logins a host
 #   pssh-cm      parallel-ssh three times through a ControlMaster per host,
@@ -30,7 +33,7 @@
 #
 # Environment: AGENT (binary, default bin/agent), RUNS (timed runs of each
 # tool, default 3; min and median are reported), TOOLS (subset of: agent
-# agent-first agent-all agent-text agent-b pssh pssh3 pssh-cm ansible
+# agent-first agent-all agent-text agent-b agent-cm pssh pssh3 pssh-cm ansible
 # ansible-facts; default all but agent-b), HOSTS (inventory hosts,
 # default 100), FORKS (hosts at a time, default 50), NSSHD (sshd instances,
 # default 4), MEM=0 skips the 500-host memory run, KEEP=1 keeps the work
@@ -88,7 +91,7 @@ missing() {
   echo "fanout: $1 not found ($2): NOT MEASURED" >&2
 }
 for t in $TOOLS; do
-  case $t in agent | agent-first | agent-all | agent-b | agent-text | pssh | pssh3 | pssh-cm | ansible | ansible-facts) ;;
+  case $t in agent | agent-first | agent-all | agent-b | agent-cm | agent-text | pssh | pssh3 | pssh-cm | ansible | ansible-facts) ;;
   *) echo "fanout: unknown tool $t in TOOLS" >&2; exit 2 ;;
   esac
 done
@@ -192,6 +195,9 @@ for p in "${ports[@]}"; do
   echo "[$HOSTS_ADDR]:$p $(cut -d' ' -f1,2 "$work/sshd/host_ed25519.pub")" >> "$home/.ssh/known_hosts"
 done
 chmod 600 "$cfg" "$home/.ssh/known_hosts"
+# agent-cm's config: the masters' ControlPath (pssh-cm's) ahead of the rest.
+{ printf 'Host *\n  ControlMaster no\n  ControlPath %s/cm/%%n\n\n' "$work"; cat "$cfg"; } > "$work/cm.config"
+chmod 600 "$work/cm.config"
 export HOME=$home SSH_AUTH_SOCK= XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$home/.config
 
 for i in $(seq 1 "$NSSHD"); do # wait until each instance logs us in
@@ -248,6 +254,10 @@ run_tool() {
     # shellcheck disable=SC2086 # AGENT_FLAGS: words
     "$bin" run "$here/plan.yaml" -i "$inventory" --forks $FORKS --approve $approve $AGENT_FLAGS \
       --json --var root="$root" > "$out/stdout" 2> "$out/stderr" ;;
+  agent-cm) # the default mode through the masters prepare started (pssh-cm's)
+    # shellcheck disable=SC2086
+    "$agent_bin" run "$here/plan.yaml" -i "$inventory" -F "$work/cm.config" --forks $FORKS --approve medium $AGENT_FLAGS \
+      --json --var root="$root" > "$out/stdout" 2> "$out/stderr" ;;
   agent-text) # the terminal view (not a terminal: one line per host and a table), logs in --out
     # shellcheck disable=SC2086
     "$agent_bin" run "$here/plan.yaml" -i "$inventory" --forks $FORKS --approve medium $AGENT_FLAGS \
@@ -280,7 +290,7 @@ verify() {
   local tool=$1 root=$2 out=$3
   check files -hosts "$hosts100" -root "$root" >/dev/null || return 1
   case $tool in
-  agent | agent-first | agent-all | agent-b) check agent -hosts "$hosts100" -kernel "$kernel" "$out/stdout" >/dev/null ;;
+  agent | agent-first | agent-all | agent-b | agent-cm) check agent -hosts "$hosts100" -kernel "$kernel" "$out/stdout" >/dev/null ;;
   agent-text)
     check agent-log -hosts "$hosts100" -kernel "$kernel" "$out/logs" >/dev/null &&
       grep -q "^$HOSTS hosts: $HOSTS ok, 0 failed, 0 not run" "$out/stdout" ;;
@@ -306,13 +316,13 @@ stop_masters() {
 prepare() {
   case $1 in
   agent-first) rm -rf "$hoststate" ;;
-  pssh-cm)
+  pssh-cm | agent-cm)
     xargs -P "$FORKS" -I{} ssh -F "$cfg" -o BatchMode=yes -o SendEnv="PSSH_*" -o ControlMaster=yes -o ControlPath="$work/cm/%n" \
       -o ControlPersist=600 -Nf {} < "$hosts100" ;;
   esac
 }
 finish() {
-  [ "$1" = pssh-cm ] || return 0
+  [ "$1" = pssh-cm ] || [ "$1" = agent-cm ] || return 0
   xargs -P "$FORKS" -I{} ssh -F "$cfg" -o ControlPath="$work/cm/%n" -O exit {} < "$hosts100" 2>/dev/null || true
 }
 
@@ -438,7 +448,7 @@ for r in $(seq 1 "$RUNS"); do
   done
   # Each agent run's results, host by host, are pssh's of the same round.
   if [ -f "$work/out/pssh.$r/o/$(head -1 "$hosts100")" ]; then
-    for a in agent agent-first agent-all agent-b; do
+    for a in agent agent-first agent-all agent-b agent-cm; do
       [ -f "$work/out/$a.$r/stdout" ] || continue
       check same -hosts "$hosts100" "$work/out/$a.$r/stdout" "$work/out/pssh.$r/o" >/dev/null ||
         { echo "fanout: $a run $r: results differ from parallel-ssh's" >&2; exit 1; }
@@ -469,8 +479,8 @@ for t in "${tools[@]}"; do
     "$t" "$mn" "$md" "$cmd" "$(awk -v c="$cmd" -v n="$HOSTS" 'BEGIN { print 1000 * c / n }')" \
     "$smd" "$(awk -v c="$smd" -v n="$HOSTS" 'BEGIN { print 1000 * c / n }')" "$rmd" "$fmx" "$lds"
 done
-if [ -n "${med[agent]:-}${med[agent-first]:-}${med[agent-all]:-}" ]; then
-  for a in agent agent-first agent-all agent-b; do
+if [ -n "${med[agent]:-}${med[agent-first]:-}${med[agent-all]:-}${med[agent-cm]:-}" ]; then
+  for a in agent agent-first agent-all agent-b agent-cm; do
     [ -n "${med[$a]:-}" ] || continue
     for t in "${tools[@]}"; do
       [[ $t = agent* ]] && continue
@@ -479,7 +489,7 @@ if [ -n "${med[agent]:-}${med[agent-first]:-}${med[agent-all]:-}" ]; then
     done
   done
   if [ -n "${med[pssh]:-}" ]; then
-    for a in agent agent-first agent-all; do
+    for a in agent agent-first agent-all agent-cm; do
       [ -n "${med[$a]:-}" ] || continue
       awk -v a="${medcpu[$a]}" -v p="${medcpu[pssh]}" -v x="${medsrv[$a]}" -v q="${medsrv[pssh]}" -v n="$a" \
         'BEGIN { printf "%s/pssh CPU: controller %.2f×, hosts %.2f×\n", n, (p > 0 ? a / p : 0), (q > 0 ? x / q : 0) }'
@@ -487,7 +497,7 @@ if [ -n "${med[agent]:-}${med[agent-first]:-}${med[agent-all]:-}" ]; then
   fi
   [ -n "${med[agent-b]:-}" ] && [ -n "${med[agent]:-}" ] && awk -v a="${med[agent]}" -v b="${med[agent-b]}" \
     'BEGIN { printf "agent-b/agent = %.2f× (median %s / %s)\n", b / a, b, a }'
-  echo "targets (issue 31, agent = the default mode): warm agent/pssh ≤ 0.5, agent/pssh-cm ≤ 0.35, agent-first/pssh ≤ 1.0;"
+  echo "targets (issue 31, agent = the default mode): warm agent/pssh ≤ 0.5, agent/pssh-cm ≤ 0.35 (agent-cm/pssh-cm: both through the masters), agent-first/pssh ≤ 1.0;"
   echo "  hosts' CPU ≤ 1.5× pssh's, controller CPU ≤ 0.1× pssh's"
 fi
 
