@@ -58,6 +58,9 @@ func (h *confiner) LevelBlocked(ctx context.Context, level confine.Level, write,
 		case ok:
 			return "", nil
 		case renewed:
+			if !write && h.kernelReads(ctx, c.Wrap, dir, real) {
+				return "", nil
+			}
 			return fileBlocked(level, write, real, home), nil
 		}
 		// The files may be stale (kept from an earlier session, or a
@@ -67,6 +70,24 @@ func (h *confiner) LevelBlocked(ctx context.Context, level confine.Level, write,
 			return "", fmt.Errorf("confine: renew the %s step's rules: %w", level, err)
 		}
 	}
+}
+
+// kernelReads asks the kernel itself whether a shell step under wrap may
+// read real (list it, with dir): a command that opens it for reading and
+// reads nothing. The rules files read back can lag behind the rules the
+// host's confined worker holds: it patches them in memory when a
+// directory changed (a directory a medium step made this session, under
+// rules kept from an earlier one) and writes them back later, so a read
+// the kernel would allow must not be refused on their word alone. Writes
+// are not probed: opening a file for writing may create it.
+func (h *confiner) kernelReads(ctx context.Context, wrap []string, dir bool, real string) bool {
+	q := shellQuote(real)
+	probe := "[ -f " + q + " ] && head -c0 -- " + q // never a fifo's open, which waits
+	if dir {
+		probe = "[ -d " + q + " ] && ls -a -- " + q + " >/dev/null"
+	}
+	res, err := h.tr.Run(ctx, transport.Command{Wrap: wrap, Command: probe})
+	return err == nil && res.ExitCode == 0
 }
 
 // filesAllow reports whether every rules file of wrap allows the access.
