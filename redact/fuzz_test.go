@@ -21,6 +21,7 @@ func FuzzShapes(f *testing.F) {
 	f.Add("x", "", "correct horse battery", uint8(3), uint8(1))
 	f.Add("ab", "cd", "0123456789abcdef", uint8(5), uint8(2))
 	f.Add("abc", "", "Zq7#Kx9Wm2R/t5+Y", uint8(10), uint8(0))
+	f.Add("x ", " y", "Zq7!Kx9(Wm2)R$t5+Y", uint8(11), uint8(0))
 	f.Fuzz(func(t *testing.T, prefix, suffix, secret string, shape, sep uint8) {
 		secret = strings.TrimSpace(secret)
 		// (a Known value shorter than MinLen without its white space is hidden
@@ -35,7 +36,7 @@ func FuzzShapes(f *testing.F) {
 		seps := " \n\t,;|\"'"
 		d := string(seps[int(sep)%len(seps)])
 		var text string
-		switch shape % 11 {
+		switch shape % 12 {
 		case 0:
 			text = prefix + d + secret + d + suffix
 		case 1: // split on white space
@@ -77,10 +78,19 @@ func FuzzShapes(f *testing.F) {
 			text = prefix + d + b.String() + d + suffix
 		case 10: // base32 of the whole stream: the secret at any of five alignments
 			text = base32.StdEncoding.EncodeToString([]byte(prefix + secret + suffix))
+		case 11: // backslashes before shell metacharacters and quotes, as printf %q
+			var b strings.Builder
+			for i := 0; i < len(secret); i++ {
+				if strings.IndexByte("!$&,^*()[]{}|;<>?`\"'\\ ", secret[i]) >= 0 {
+					b.WriteByte('\\')
+				}
+				b.WriteByte(secret[i])
+			}
+			text = prefix + d + b.String() + d + suffix
 		}
 		got := set.String(text)
-		if how := wholeLeak(got, secret, shape%11); how {
-			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%11, secret, text, got)
+		if how := wholeLeak(got, secret, shape%12); how {
+			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%12, secret, text, got)
 		}
 	})
 }
@@ -112,6 +122,9 @@ func wholeLeak(out, secret string, shape uint8) bool {
 		return strings.Contains(h, hex.EncodeToString([]byte(secret)))
 	case 6:
 		return strings.Contains(out, reverse(secret))
+	case 11:
+		unescape := strings.NewReplacer(`\`, "")
+		return strings.Contains(noSpace(unescape.Replace(out)), noSpace(unescape.Replace(secret)))
 	case 7, 9:
 		return strings.Contains(noSpace(urlDecode(out)), sq)
 	case 10:

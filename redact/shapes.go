@@ -4,6 +4,7 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
+	"slices"
 	"strings"
 )
 
@@ -32,6 +33,11 @@ func (n *needles) add(i int, v string) {
 	}
 	sq := squeeze(v)
 	addOnce(&n.squeezed, &n.sqOf, sq)
+	// with backslashes before its special bytes, as printf %q, a JSON or
+	// Python string shows it
+	for _, e := range escapedForms(v) {
+		addOnce(&n.squeezed, &n.sqOf, squeeze(e))
+	}
 	if r := reverse(sq); r != sq {
 		addOnce(&n.squeezed, &n.sqOf, r)
 	}
@@ -65,6 +71,32 @@ func base32Inner(v string, k int) string {
 		}
 	}
 	return enc[from:to]
+}
+
+// escapers put a backslash before the bytes a quoting escapes: bash's
+// printf %q (and ${x@Q}'s unquoted words), JSON, Python's repr.
+var escapers = []*strings.Replacer{
+	strings.NewReplacer("!", `\!`, "$", `\$`, "&", `\&`, ",", `\,`, "^", `\^`, "*", `\*`, "(", `\(`, ")", `\)`, "[", `\[`, "]", `\]`,
+		"{", `\{`, "}", `\}`, "|", `\|`, ";", `\;`, "<", `\<`, ">", `\>`, "?", `\?`, "`", "\\`", `"`, `\"`, "'", `\'`, `\`, `\\`, " ", `\ `),
+	strings.NewReplacer(`"`, `\"`, `\`, `\\`),
+	strings.NewReplacer("'", `\'`, `\`, `\\`),
+}
+
+// escapedForms are v as each escaper shows it, where that differs from v
+// (and from the forms before it); a leading # or ~ escaped too, as %q
+// does.
+func escapedForms(v string) []string {
+	var out []string
+	for i, r := range escapers {
+		e := r.Replace(v)
+		if i == 0 && (strings.HasPrefix(v, "#") || strings.HasPrefix(v, "~")) {
+			e = `\` + e
+		}
+		if e != v && !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // urlAlphabet turns standard base64 into the URL alphabet's.

@@ -37,6 +37,7 @@ func TestShapesOfRealTools(t *testing.T) {
 		"printf 'prefix-%s-suffix' \"$(cat only)\" | base64",
 		"rev only | xxd -p",
 		"base32 f", "base32 fx", "base32 fxy", "base32 -w0 only", "printf 'ab%s' \"$(cat only)\" | base32",
+		"bash -c 'printf \"%q\\n\" \"$(cat only)\"'", "bash -c 'x=$(cat only); echo \"${x@Q}\" | rev'",
 	}
 	set := NewSet()
 	set.Add("DB_VALUE", secret, Known)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"text/template"
+	"time"
 
 	"github.com/autoshell/agent/testenv"
 )
@@ -568,5 +570,70 @@ func TestLeakHow(t *testing.T) {
 	}
 	if how := leakHow("Yq7!m 1Z2@ 0pL9", s); how != "" {
 		t.Errorf("5-byte windows: %s", how)
+	}
+}
+
+// The same corpus through `agent mcp` (stdio, --approve all) on a host
+// over SSH, every other script but those that name the inventory's
+// variables (agent mcp has no inventory): no tool result, audit line or
+// session file holds a secret in any shape.
+func TestLeakCorpusThroughMCP(t *testing.T) {
+	for _, tool := range []string{"jq", "yq", "xxd", "hexdump", "base32", "basenc", "python3", "perl", "column", "strings"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool, "not installed")
+		}
+	}
+	srv := testenv.StartSSHServer(t, testenv.SSHServerOptions{})
+	home := t.TempDir()
+	sshConfigFor(t, home, map[string]testenv.Host{"vub": srv.Host})
+	dir := t.TempDir()
+	c := loadLeakCorpus(t, dir)
+	startLeakProcesses(t)
+	env := mcpEnv(t, home)
+	for k, v := range leakEnv {
+		env = append(env, k+"="+v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs := connectStdio(t, ctx, env, &mcpClient{}, "--approve", "all")
+	texts := map[string]string{}
+	var results []string
+	n := 0
+	for i, script := range c.scripts {
+		script = strings.ReplaceAll(script, "{{dir}}", dir)
+		if i%2 == 1 || strings.Contains(script, "{{") {
+			continue
+		}
+		n++
+		text, _ := call(t, ctx, cs, "execute_command", map[string]any{"host": "vub", "command": script})
+		texts[script] = text
+		results = append(results, text)
+	}
+	var state string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_STATE_HOME="); ok {
+			state = v
+		}
+	}
+	filepath.WalkDir(state, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			texts[p] = string(b)
+		}
+		return nil
+	})
+	if _, ok := texts[filepath.Join(state, "agent", "audit.log")]; !ok || n < 30 {
+		t.Fatalf("%d scripts, audit log: %v", n, ok)
+	}
+	checkLeaks(t, c.secrets, c.scripts, results, texts)
+	// the scripts really read the files: most results name what was hidden
+	hidden := 0
+	for _, r := range results {
+		if strings.Contains(r, "[REDACTED") {
+			hidden++
+		}
+	}
+	if hidden < n/2 {
+		t.Errorf("%d of %d results hide anything", hidden, n)
 	}
 }
