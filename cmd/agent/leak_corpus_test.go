@@ -9,9 +9,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"text/template"
@@ -185,6 +188,19 @@ func TestLeakCorpusStayHome(t *testing.T) {
 	}
 	f := newBatchFixture(t)
 	c := loadLeakCorpus(t, f.dir)
+	// the benign files last: read when the set holds every secret of the
+	// corpus
+	benign := benignFiles()
+	for _, name := range slices.Sorted(maps.Keys(benign)) {
+		p := filepath.Join(f.dir, "benign", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(benign[name]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c.scripts = append(c.scripts, "cat {{dir}}/benign/"+name)
+	}
 	startLeakProcesses(t)
 	inv := f.inventory(leakInventory + "\n[ctl]\nlo ansible_connection=local\n")
 	for _, run := range []struct{ host, approve string }{{"lo", "all"}, {"web01", "all"}, {"lo", ""}} {
@@ -257,7 +273,12 @@ func TestLeakCorpusStayHome(t *testing.T) {
 					os.WriteFile(filepath.Join(os.Getenv("DEBUG_LEAK"), name+"."+strings.NewReplacer("/", "_", " ", "_").Replace(where)), []byte(text), 0o600)
 				}
 			}
-			if run.approve == "all" {
+			if run.approve == "all" { // (at the default approval cert.pem is refused)
+				kept, lost := benignKept(benign, all)
+				t.Logf("benign corpus: %.4f of its bytes kept", kept)
+				if kept < 0.99 {
+					t.Errorf("benign corpus: %.4f of its bytes kept, want >= 0.99; lost lines:\n%s", kept, strings.Join(lost[:min(len(lost), 20)], "\n"))
+				}
 				flat := strings.Join(strings.Fields(all), "")
 				for _, want := range leakWants {
 					if !strings.Contains(flat, want) {
@@ -636,4 +657,80 @@ func TestLeakCorpusThroughMCP(t *testing.T) {
 	if hidden < n/2 {
 		t.Errorf("%d of %d results hide anything", hidden, n)
 	}
+}
+
+// benignFiles are outputs full of base64- and hex-looking strings that
+// are no secret — sha256sum lists, UUIDs, git logs, docker image
+// digests, JWT-like tokens of public examples, npm integrity hashes, a
+// certificate (public) — made from a fixed seed: what a redactor that
+// hides whatever looks random would lose.
+func benignFiles() map[string]string {
+	rng := rand.New(rand.NewPCG(27, 99))
+	hexOf := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return hex.EncodeToString(b)
+	}
+	b64Of := func(n int, enc *base64.Encoding) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return enc.EncodeToString(b)
+	}
+	words := []string{"fix", "add", "update", "refactor", "parser", "cache", "docs", "tests", "release", "bump", "handler", "config"}
+	word := func() string { return words[rng.IntN(len(words))] }
+	files := map[string]*strings.Builder{}
+	w := func(name, format string, a ...any) {
+		if files[name] == nil {
+			files[name] = &strings.Builder{}
+		}
+		fmt.Fprintf(files[name], format, a...)
+	}
+	for i := range 150 {
+		w("SHA256SUMS", "%s  release/app-%d.%d.tar.gz\n", hexOf(32), i/10, i%10)
+		u := hexOf(16)
+		w("uuids.txt", "%s-%s-%s-%s-%s node-%03d\n", u[:8], u[8:12], u[12:16], u[16:20], u[20:], i)
+		w("gitlog.txt", "commit %s\nAuthor: Dev %d <dev%d@example.com>\n\n    %s %s %s\n\n", hexOf(20), i%7, i%7, word(), word(), word())
+		w("images.txt", "registry.example.com/team/svc-%d  v1.%d  sha256:%s  %s  %d weeks ago  %dMB\n", i%9, i, hexOf(32), hexOf(6), i%5+1, 40+i)
+		w("package-lock.json", "    \"node_modules/pkg-%d\": {\"version\": \"1.%d.0\", \"integrity\": \"sha512-%s\"},\n", i, i, b64Of(64, base64.StdEncoding))
+	}
+	for i := range 40 {
+		// JWT-shaped public examples: {"alg":"HS256","typ":"JWT"} and a
+		// claims part anyone can read
+		claims := base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf(`{"sub":"user-%d","name":"Example %d","iat":%d}`, i, i, 1700000000+i)))
+		w("jwt-examples.md", "example %d: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.%s.%s\n", i, claims, b64Of(32, base64.RawURLEncoding))
+	}
+	w("cert.pem", "-----BEGIN CERTIFICATE-----\n")
+	for range 30 {
+		w("cert.pem", "%s\n", b64Of(48, base64.StdEncoding))
+	}
+	w("cert.pem", "-----END CERTIFICATE-----\n")
+	out := map[string]string{}
+	for k, v := range files {
+		out[k] = v.String()
+	}
+	return out
+}
+
+// benignKept is the fraction of the benign files' bytes the replies
+// keep: a line counts as kept when some reply holds it whole, white
+// space aside.
+func benignKept(files map[string]string, replies string) (kept float64, lost []string) {
+	flat := strings.Join(strings.Fields(replies), "")
+	total, keptBytes := 0, 0
+	for _, content := range files {
+		for _, line := range strings.Split(strings.TrimSuffix(content, "\n"), "\n") {
+			l := strings.Join(strings.Fields(line), "")
+			total += len(line) + 1
+			if l == "" || strings.Contains(flat, l) {
+				keptBytes += len(line) + 1
+			} else {
+				lost = append(lost, line)
+			}
+		}
+	}
+	return float64(keptBytes) / float64(total), lost
 }
