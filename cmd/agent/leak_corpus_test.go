@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base32"
 	"encoding/base64"
@@ -733,4 +734,46 @@ func benignKept(files map[string]string, replies string) (kept float64, lost []s
 		}
 	}
 	return float64(keptBytes) / float64(total), lost
+}
+
+// A --secret-var value (issue 27's secret set, a source of its own) is
+// hidden in every shape a plan's steps give it, in the --json events and
+// every file of the state directory (audit log, session record).
+func TestSecretVarHiddenInShapes(t *testing.T) {
+	const secret = "SecVar!Pw-4471zz"
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	t.Setenv("HOME", dir)
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("CI", "true")
+	t.Chdir(dir)
+	var steps strings.Builder
+	for _, c := range []string{"echo '{{api_pw}}'", "echo '{{api_pw}}' | base64 -w 4", "printf %s '{{api_pw}}' | xxd -p -c 1",
+		"echo '{{api_pw}}' | rev", "bash -c \"printf '%q' '{{api_pw}}'\"", "printf %s '{{api_pw}}' | od -An -tx1", "echo '{{api_pw}}' | fold -w1"} {
+		fmt.Fprintf(&steps, "  - tool: execute_command\n    parameters: {command: %q}\n", c)
+	}
+	plan := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(plan, []byte("name: p\nsteps:\n"+steps.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"run", plan, "--json", "--approve", "all", "--secret-var", "api_pw=" + secret}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, &out, &errb)
+	}
+	if !strings.Contains(out.String(), `"status":"ok"`) && !strings.Contains(out.String(), "REDACTED") {
+		t.Fatalf("no step ran:\n%s", &out)
+	}
+	texts := map[string]string{"stdout": out.String(), "stderr": errb.String()}
+	filepath.WalkDir(state, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			texts[p] = string(b)
+		}
+		return nil
+	})
+	if os.Getenv("DEBUG_LEAK") != "" {
+		t.Log(out.String())
+	}
+	checkLeaks(t, []string{secret}, nil, nil, texts)
 }
