@@ -48,8 +48,10 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 	}
 	for _, t := range p.cls.analysis.Touches {
 		if t.Writes() || t.Tree || strings.ContainsAny(t.Path, "*?[") {
-			if !t.Tree {
-				touched[t.Path] = true
+			// a path the classifier knows (written, a tree) is no
+			// script's file: not stat'ed again as a path word
+			if abs, err := p.view.abs(t.Path, p.cwd); err == nil {
+				touched[abs] = true
 			}
 			continue
 		}
