@@ -133,6 +133,8 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "cd DIR && echo x > -"},
 	{cmd: "rm DIR/data.txt &", high: true},
 	{cmd: "cd DIR/sub && cd - && rm -f data.txt", high: true},
+	{cmd: "echo x >> DIR/hard/a", high: true}, // another name of DIR/hard/b: undo would put back a copy
+	{cmd: "truncate -s0 DIR/hard/b", high: true},
 }
 
 // undoTarget is a host the undo tests run on: this machine, or real

@@ -183,6 +183,9 @@ type Executor struct {
 	// plinks is, per home, where the links in its protected places lead
 	// (protectedLinks), found once.
 	plinks map[string]map[string]string
+	// hlinks is, per home, its files with other hard links (hardLinks),
+	// found once.
+	hlinks map[string]map[string]string
 	// dryWrote maps the files a step skipped by --dry-run would have
 	// written or edited to that step's number: a later read of one shows
 	// what it would read instead of failing on a file not there yet.

@@ -146,8 +146,14 @@ func linkTargetHit(targets map[string]string, real string) string {
 // called only when such links exist) is where a link in a protected place
 // of the home leads.
 func (e *Executor) linkTargetFloor(ctx context.Context, c classification, tr transport.Transport, v *hostView, reals func() ([]string, error)) (classification, error) {
-	if c.risk.Level >= safety.High || !e.mediumUnattended() || !e.classifierAlone(ctx, tr) {
+	if c.risk.Level >= safety.High || !e.mediumUnattended() {
 		return c, nil
+	}
+	// Hard links first, kernel or not: its rules are paths, and another
+	// name of ~/.bashrc is not under ~/.bashrc.
+	c, err := e.hardLinkFloor(ctx, c, v, reals)
+	if err != nil || c.risk.Level >= safety.High || !e.classifierAlone(ctx, tr) {
+		return c, err
 	}
 	targets, err := e.protectedLinks(ctx, v)
 	if err != nil || len(targets) == 0 {

@@ -16,3 +16,7 @@ func infoOwner(fi fs.FileInfo) (uid, gid int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// infoLinks is the file's hard-link count when the transport's Stat says
+// it (never here).
+func infoLinks(fs.FileInfo) (uint64, bool) { return 0, false }

@@ -20,3 +20,12 @@ func infoOwner(fi fs.FileInfo) (uid, gid int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// infoLinks is the file's hard-link count when the transport's Stat says
+// it (this machine's does; SFTP's does not).
+func infoLinks(fi fs.FileInfo) (uint64, bool) {
+	if s, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(s.Nlink), true
+	}
+	return 0, false
+}

@@ -174,6 +174,11 @@ func (e *Executor) savedFileAt(ctx context.Context, v *hostView, abs string) (sa
 	case !fi.Mode().IsRegular():
 		return savedFile{}, gapf("%s is not a regular file", real), nil
 	}
+	if n, ok := infoLinks(fi); ok && n > 1 {
+		// Undo writes a copy under this name; the other names keep the
+		// change (and one may be a protected file: hardlinkfloor.go).
+		return savedFile{}, gapf("%s has %d hard links: undo would put back a copy, and the other names keep the change", real, n), nil
+	}
 	mode := fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	st := savedFile{Touch: safety.Touch{Path: real, Op: safety.FileWrite}, existed: true, mode: mode, size: fi.Size()}
 	switch {

@@ -93,7 +93,9 @@ func ToolAttacksAt(t testing.TB, home, victim string) []ToolEntry {
 // ~/.ssh/id_rsa, ~/work/keys → ~/.ssh/authorized_keys, ~/work/aws →
 // ~/.aws/credentials, ~/work/deep/npm → ~/.npmrc through a linked
 // directory; dangling ones to ~/.zshrc, ~/.vim/plugin/evil.vim and
-// ~/.ssh/id_ed25519), ~/.ssh/config a link into ~/dotfiles, the autorun
+// ~/.ssh/id_ed25519; hard links ~/work/hardrc = ~/.bashrc, ~/work/hardkeys
+// = ~/.ssh/authorized_keys, ~/work/hardnotes = ~/work/notes.txt),
+// ~/.ssh/config a link into ~/dotfiles, the autorun
 // directories that exist on a workstation (user site-packages, editor
 // plugins, autostart, systemd user units, a repository's hooks), and
 // each entry's payload in ~/work/payloads.
@@ -151,6 +153,16 @@ func toolExtras(t testing.TB, home string) {
 			continue // ResetWork left it
 		}
 		if err := os.Symlink(target, filepath.Join(home, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Hard links: other names of protected files (the kernel's rules are
+	// paths), and of an ordinary one (undo puts back a copy).
+	for name, other := range map[string]string{"work/hardrc": ".bashrc", "work/hardkeys": ".ssh/authorized_keys", "work/hardnotes": "work/notes.txt"} {
+		if _, err := os.Lstat(filepath.Join(home, name)); err == nil {
+			continue
+		}
+		if err := os.Link(filepath.Join(home, other), filepath.Join(home, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
