@@ -153,6 +153,16 @@ func (e *Executor) classifyOn(ctx context.Context, p *prepared, v *hostView) (cl
 				c.risk.Reasons = append(slices.Clip(c.risk.Reasons), "undo journals what it changes before it runs: "+
 					strings.Join(targetPaths(targets), ", "))
 			}
+			if dot := newHomeDotName(v.home, targets); dot != "" && c.risk.Level < safety.High {
+				// A new dot-name directly in ~ may be a start-up or
+				// configuration file some program reads: refused at
+				// medium, as the kernel's rules refuse it (levelrules.go
+				// makes room for plain names only). With the classifier
+				// alone, `cp f ~/.profile2` ran at --approve medium.
+				c.risk.Level = safety.High
+				c.risk.Reasons = append(slices.Clip(c.risk.Reasons), homeShort(dot, v.home)+
+					": a new dot-name directly in ~ (a start-up or configuration file a program may read)")
+			}
 		}
 		if c.risk.Level == safety.Medium && slices.ContainsFunc(touches, safety.Touch.Writes) {
 			return e.linkTargetFloor(ctx, c, p.tr, v, func() ([]string, error) { return writtenReals(v, touches, c.resolved, p.cwd), nil })
@@ -310,4 +320,18 @@ func worse(a, b safety.Assessment) safety.Assessment {
 	out := safety.Assessment{Level: max(a.Level, b.Level)}
 	out.Reasons = append(append(out.Reasons, a.Reasons...), b.Reasons...)
 	return out
+}
+
+// newHomeDotName returns the first of targets that the command creates
+// (absent before) as a dot-name directly in home; "" when none.
+func newHomeDotName(home string, targets []savedFile) string {
+	if home == "" || home == "/" {
+		return ""
+	}
+	for _, t := range targets {
+		if !t.existed && t.tree == nil && path.Dir(t.Path) == home && strings.HasPrefix(path.Base(t.Path), ".") {
+			return t.Path
+		}
+	}
+	return ""
 }
