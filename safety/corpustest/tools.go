@@ -94,7 +94,7 @@ func ToolAttacksAt(t testing.TB, home, victim string) []ToolEntry {
 // ~/.aws/credentials, ~/work/deep/npm → ~/.npmrc through a linked
 // directory; dangling ones to ~/.zshrc, ~/.vim/plugin/evil.vim and
 // ~/.ssh/id_ed25519; hard links ~/work/hardrc = ~/.bashrc, ~/work/hardkeys
-// = ~/.ssh/authorized_keys, ~/work/hardnotes = ~/work/notes.txt),
+// = ~/.ssh/authorized_keys, ~/work/hardnotes = ~/work/linked.txt),
 // ~/.ssh/config a link into ~/dotfiles, the autorun
 // directories that exist on a workstation (user site-packages, editor
 // plugins, autostart, systemd user units, a repository's hooks), and
@@ -125,7 +125,7 @@ func ToolHome(t testing.TB, home string, es []ToolEntry) {
 func toolExtras(t testing.TB, home string) {
 	t.Helper()
 	for name, content := range map[string]string{
-		"work/notes.txt": "notes\n", "dotfiles/ssh_config": "Host *\n  ForwardAgent no\n",
+		"work/notes.txt": "notes\n", "work/linked.txt": "linked\n", "dotfiles/ssh_config": "Host *\n  ForwardAgent no\n",
 		"src/repo/.git/HEAD": "ref: refs/heads/main\n", "src/repo/.git/config": "[core]\n",
 	} {
 		p := filepath.Join(home, name)
@@ -158,7 +158,7 @@ func toolExtras(t testing.TB, home string) {
 	}
 	// Hard links: other names of protected files (the kernel's rules are
 	// paths), and of an ordinary one (undo puts back a copy).
-	for name, other := range map[string]string{"work/hardrc": ".bashrc", "work/hardkeys": ".ssh/authorized_keys", "work/hardnotes": "work/notes.txt"} {
+	for name, other := range map[string]string{"work/hardrc": ".bashrc", "work/hardkeys": ".ssh/authorized_keys", "work/hardnotes": "work/linked.txt"} {
 		if _, err := os.Lstat(filepath.Join(home, name)); err == nil {
 			continue
 		}
