@@ -163,9 +163,12 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 	}
 	for _, cmd := range medium {
 		if cmd == "cp ~/work/f ~/notes" {
-			// Known hang (session 12): run here (root, in process, kernel
-			// on) it does not end; as a throwaway user through agent exec
-			// (TestMediumCorpusUndoOtherUser) it runs and is undone.
+			// cp itself waits here, not agent: this test runs every entry
+			// in one home, and by now "rm ~/work/f; ln -s sub ~/work/f"
+			// and "rm -r ~/work/sub; mkfifo ~/work/sub" made ~/work/f a
+			// link to a fifo, which cp opens and reads (no writer comes).
+			// TestMediumCorpusUndoOtherUser gives each entry a fresh
+			// ~/work: there it runs and is undone.
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
