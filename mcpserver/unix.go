@@ -6,6 +6,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+
+	"github.com/autoshell/agent/transport"
 )
 
 // ListenUnix listens on a unix socket at path for the HTTP transport: the
@@ -62,7 +64,7 @@ func (l *uidListener) Accept() (net.Conn, error) {
 			c.Close()
 			return nil, errors.New("unix listener: not a unix connection")
 		}
-		if uid, err := peerUID(uc); err == nil && uid == l.uid {
+		if uid, err := transport.PeerUID(uc); err == nil && uid == l.uid {
 			return c, nil
 		}
 		c.Close() // another user's: nothing is read

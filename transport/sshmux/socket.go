@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"syscall"
+
+	"github.com/autoshell/agent/transport"
 )
 
 // ErrNoMaster means no master listens on the control socket: the path does
@@ -68,7 +70,7 @@ func dialSocket(ctx context.Context, path string) (*net.UnixConn, error) {
 		return nil, fmt.Errorf("connect to control socket %s: %w", path, err)
 	}
 	uc := c.(*net.UnixConn)
-	uid, err := peerUID(uc)
+	uid, err := transport.PeerUID(uc)
 	if err != nil {
 		uc.Close()
 		return nil, fmt.Errorf("%w: %s: peer credentials: %w", ErrUnsafeSocket, path, err)

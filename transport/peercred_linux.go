@@ -1,12 +1,13 @@
-package sshmux
+package transport
 
 import (
 	"net"
 	"syscall"
 )
 
-// peerUID is the uid of the process at the other end of c.
-func peerUID(c *net.UnixConn) (int, error) {
+// PeerUID is the uid of the process at the other end of c (SO_PEERCRED):
+// agent mcp's unix socket checks its clients by it, sshmux a ControlMaster.
+func PeerUID(c *net.UnixConn) (int, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return -1, err

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package mcpserver
+
+func umask(m int) int { return m }
