@@ -45,6 +45,10 @@ type Restrictor struct {
 	dirs   []string
 	asked  map[string]bool
 	dirsOf []*listings
+	// busy: the directories worth the notifier's watch (notified), and
+	// seen, each stamp's time at the last check.
+	busy map[string]bool
+	seen map[string]int64
 	// keepSpare: see KeepSpare; spare is the thread confined for the next
 	// command, if any.
 	keepSpare bool
@@ -349,19 +353,53 @@ func (r *Restrictor) refresh() (changed bool, err error) {
 	return changed, nil
 }
 
-// notified asks the notifier about the directories the rulesets watch
-// (their stamps: the listed ones and those read for anything else): nil
-// when there is no notifier. A directory it was not asked about is not
-// vouched for. r.mu is held.
+// notified asks the notifier about the busy ones of the directories the
+// rulesets watch (their stamps: the listed ones and those read for
+// anything else): nil when there is no notifier or none is busy. A
+// directory it was not asked about is not vouched for: the check asks
+// its time (Stamp.check), as without a notifier. r.mu is held.
+//
+// Busy is a directory whose stamp is Hot, or whose time moved since an
+// earlier check: one a check must read (a Hot stamp's entries are read
+// at every check until it settles) or which changes between commands.
+// Only those are watched. A watch costs four system calls (open, fstat,
+// inotify_add_watch, close) against a check's one stat, and a check
+// still stats each watched directory (its identity): for a directory
+// that does not change it only costs. A host's rules watch ~450
+// directories a level, a handful of them busy; the watches were a
+// quarter of the served worker's CPU in a warm fan-out host's session
+// of three commands (docs/bench.md).
 func (r *Restrictor) notified() func(dir string) ([]dirnotify.Entry, bool) {
 	if r.notify == nil {
 		return nil
 	}
-	dirs, asked := r.watchedDirs()
+	all, _ := r.watchedDirs()
+	if r.busy == nil {
+		r.busy, r.seen = map[string]bool{}, map[string]int64{}
+	}
+	for _, rs := range r.rss {
+		for _, st := range rs.Stamps {
+			if t, ok := r.seen[st.Path]; st.Hot || ok && t != st.MTime {
+				r.busy[st.Path] = true
+			}
+			r.seen[st.Path] = st.MTime
+		}
+	}
+	if len(r.busy) == 0 {
+		return nil
+	}
+	dirs := make([]string, 0, len(r.busy))
+	asked := make(map[string]bool, len(r.busy))
+	for _, d := range all {
+		if r.busy[d] {
+			dirs = append(dirs, d)
+			asked[d] = true
+		}
+	}
+	names, unknown := r.notify.Changes(dirs) // none: it stops watching those no stamp names now
 	if len(dirs) == 0 {
 		return nil
 	}
-	names, unknown := r.notify.Changes(dirs)
 	return func(d string) ([]dirnotify.Entry, bool) {
 		if !asked[d] || unknown[d] {
 			return nil, false

@@ -1,10 +1,13 @@
 package confine
 
 import (
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestWatchedDirsFollowTheStamps: the directories the notifier is asked
@@ -115,5 +118,84 @@ func TestRestrictorFromFileNotified(t *testing.T) {
 	gen, rss := r.Rules()
 	if gen == 0 || !rss[0].Allows(filepath.Join(h, ".ssh", "new.pub"), false) {
 		t.Errorf("the new Public name is not granted (generation %d)", gen)
+	}
+}
+
+// TestRestrictorWatchesBusyDirs: of the directories the rules watch, the
+// notifier watches only the busy ones — a Hot stamp's, or one whose time
+// moved since an earlier check — not the hundreds a host's rules name
+// that do not change (a watch costs four system calls, a check's stat
+// one); and a change in a directory not watched is still found, by its
+// time, and granted at the next command; the home is watched from then on.
+func TestRestrictorWatchesBusyDirs(t *testing.T) {
+	needLandlock(t)
+	h, s := home(t, ReadOnly)
+	// Settled, as a kept host's home: its directories' times an hour ago.
+	old := time.Now().Add(-time.Hour)
+	filepath.WalkDir(h, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+	os.Chtimes(filepath.Dir(h), old, old)
+	rs := Compile(s)
+	rs.listed = nil // as ReadRuleset gives it
+	if len(rs.Stamps) < 5 {
+		t.Fatalf("only %d stamps", len(rs.Stamps))
+	}
+	hot := 0 // /tmp, where the test's directory was just made
+	for _, st := range rs.Stamps {
+		if st.Hot {
+			hot++
+		}
+	}
+	// /tmp, above the home, may change between two checks on a busy
+	// machine (and be watched from then on): a few tries.
+	for try := 0; ; try++ {
+		r, err := NewRestrictor(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.notify == nil {
+			r.Close()
+			t.Skip("no inotify")
+		}
+		r.Current(0)
+		r.Current(0)
+		n := r.notify.Len()
+		r.Close()
+		t.Logf("%d stamps (%d Hot), %d watched after two checks", len(rs.Stamps), hot, n)
+		if n <= hot {
+			break
+		}
+		if try == 4 {
+			t.Fatalf("%d of %d directories watched after two checks with no change, %d of them Hot", n, len(rs.Stamps), hot)
+		}
+	}
+	r, err := NewRestrictor(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.Current(0)
+	p := filepath.Join(h, "new")
+	if err := os.WriteFile(p, []byte("new content"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	if err := r.Do(func() { out, _ = exec.Command("cat", p).CombinedOutput() }); err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != "new content" {
+		t.Fatalf("a new file in a directory not watched: %q", out)
+	}
+	r.Current(0) // its time moved: watched from here
+	n := r.notify.Len()
+	r.mu.Lock()
+	busy := r.busy[h]
+	r.mu.Unlock()
+	if !busy || n > hot+1 {
+		t.Errorf("after a change in the home: %d of %d directories watched (the home: %v), want it and the Hot ones (%d)", n, len(rs.Stamps), busy, hot)
 	}
 }

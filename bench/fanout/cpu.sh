@@ -10,13 +10,17 @@
 #   AGENT=/tmp/agent TOOLS=agent bash bench/fanout/cpu.sh
 #
 # The tools (as in run.sh): agent, its default mode (--approve medium:
-# confined); agent-all (--approve all); pssh (the three commands joined);
+# confined), on warm hosts (an unrecorded run of each agent tool first:
+# WARMUP=0 skips it); agent-b, the same with another build (AGENT_B);
+# agent-all (--approve all); pssh (the three commands joined);
 # pssh-cm (three parallel-ssh runs through a ControlMaster per host,
 # started before the recording: their client CPU is in it, their logins
 # are not).
 #
-# Environment: AGENT, HOSTS (default 100), FORKS (default 50), NSSHD
-# (default 4), TOOLS (default "agent agent-all pssh pssh-cm"), OUT (where the perf data is kept,
+# Environment: AGENT, AGENT_B, HOSTS (default 100), FORKS (default 50), NSSHD
+# (default 4), TOOLS (default "agent agent-all pssh pssh-cm"; a tool named
+# again is recorded again: "agent agent-b agent agent-b" alternates two
+# builds), WARMUP, OUT (where the perf data is kept,
 # default a temporary directory). Needs perf and root (or
 # perf_event_paranoid ≤ -1). The machine is shared: a connection count
 # other than HOSTS means someone else's logins are mixed in (said in the
@@ -28,20 +32,34 @@ if [ -z "${FANOUT_WORK:-}" ]; then
   command -v perf >/dev/null || { echo "cpu.sh: perf not found" >&2; exit 2; }
   export AGENT=${AGENT:-bin/agent} TOOLS=${TOOLS:-agent agent-all pssh pssh-cm} OUT=${OUT:-$(mktemp -d /tmp/fanout-cpu.XXXXXX)}
   [[ $AGENT = /* ]] || AGENT=$PWD/$AGENT
+  if [[ " $TOOLS " = *" agent-b "* ]]; then
+    [ -x "${AGENT_B:-}" ] || { echo "cpu.sh: TOOLS has agent-b but AGENT_B (${AGENT_B:-}) is not an executable" >&2; exit 2; }
+    [[ $AGENT_B = /* ]] || AGENT_B=$PWD/$AGENT_B
+    export AGENT_B
+  fi
   export HOSTS=${HOSTS:-100} FORKS=${FORKS:-50} NSSHD=${NSSHD:-4}
   FANOUT_EXEC="bash $here/cpu.sh" exec bash "$here/run.sh"
 fi
 # Inside run.sh's set-up: the same commands as run.sh's run_tool.
 W=$FANOUT_WORK
 kernel=$(uname -r)
+warm=" "
+n=0
 for tool in $TOOLS; do
-  root=$W/files/cpu.$tool out=$W/out/cpu.$tool
+  n=$((n + 1))
+  root=$W/files/cpu.$n.$tool out=$W/out/cpu.$n.$tool
   mkdir -p "$root" "$out"
   case $tool in
-  agent | agent-all)
+  agent | agent-b | agent-all)
     bin=$AGENT approve=medium
+    [ "$tool" = agent-b ] && bin=$AGENT_B
     [ "$tool" = agent-all ] && approve=all
-    cmd=("$AGENT" run "$here/plan.yaml" -i "$W/inventory.ini" --forks "$FORKS" --approve "$approve" --json --var root="$root") ;;
+    cmd=("$bin" run "$here/plan.yaml" -i "$W/inventory.ini" --forks "$FORKS" --approve "$approve" --json --var root="$root")
+    if [ "${WARMUP:-1}" != 0 ] && [[ $warm != *" $tool "* ]]; then
+      mkdir -p "$W/files/warm.$tool"
+      "${cmd[@]:0:${#cmd[@]}-2}" --var root="$W/files/warm.$tool" > /dev/null 2>&1 || { echo "cpu.sh: $tool's warm-up run failed" >&2; exit 1; }
+      warm="$warm$tool "
+    fi ;;
   pssh)
     bin=$(command -v parallel-ssh)
     cmd=(parallel-ssh -h "$W/hosts.txt" -p "$FORKS" -x "-F $FANOUT_CFG" -o "$out/o" -e "$out/e"
@@ -59,15 +77,15 @@ for tool in $TOOLS; do
   esac
   load=$(cut -d' ' -f1 /proc/loadavg)
   perf record -q -a -e sched:sched_process_fork -e sched:sched_process_exec -e sched:sched_stat_runtime \
-    -o "$OUT/$tool.data" -- "${cmd[@]}" > "$out/stdout" 2> "$out/stderr"
+    -o "$OUT/$n.$tool.data" -- "${cmd[@]}" > "$out/stdout" 2> "$out/stderr"
   "$W/check" files -hosts "$W/hosts.txt" -root "$root" >/dev/null
   case $tool in
-  agent | agent-all) "$W/check" agent -hosts "$W/hosts.txt" -kernel "$kernel" "$out/stdout" >/dev/null ;;
+  agent | agent-b | agent-all) "$W/check" agent -hosts "$W/hosts.txt" -kernel "$kernel" "$out/stdout" >/dev/null ;;
   pssh) "$W/check" pssh -hosts "$W/hosts.txt" -kernel "$kernel" "$out/o" >/dev/null ;;
   pssh-cm)
     "$W/check" pssh3 -hosts "$W/hosts.txt" -kernel "$kernel" "$out/o1" "$out/o2" "$out/o3" >/dev/null
     xargs -P "$FORKS" -I{} ssh -F "$FANOUT_CFG" -o ControlPath="$W/cm/%n" -O exit {} < "$W/hosts.txt" 2>/dev/null || true ;;
   esac
-  echo "== $tool, $HOSTS hosts checked, forks $FORKS, load $load at the start; perf data $OUT/$tool.data"
-  python3 "$here/cputree.py" "$OUT/$tool.data" "$HOSTS" "$bin"
+  echo "== $tool, $HOSTS hosts checked, forks $FORKS, load $load at the start; perf data $OUT/$n.$tool.data"
+  python3 "$here/cputree.py" "$OUT/$n.$tool.data" "$HOSTS" "$bin"
 done

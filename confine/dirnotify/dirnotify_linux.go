@@ -110,6 +110,13 @@ func (w *Watcher) Changes(dirs []string) (names map[string][]Entry, unknown map[
 	return names, unknown
 }
 
+// Len is how many directories w watches.
+func (w *Watcher) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.dirs)
+}
+
 // rewatch drops d's watch (if any) and watches p again, as it is now.
 func (w *Watcher) rewatch(p string, d *dir) {
 	if d != nil {
