@@ -64,8 +64,8 @@ const ServeFlag = "-serve"
 // command with LaunchExit and a message on stderr: nothing runs
 // unconfined that was to be confined.
 func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
-	r := bufio.NewReader(in)
-	hello, err := r.ReadString('\n')
+	rd := bufio.NewReader(in)
+	hello, err := rd.ReadString('\n')
 	if err != nil {
 		return 0
 	}
@@ -89,7 +89,7 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 	s.devnull = devnull
 	s.mark(nonce, os.Getenv("HOME")+"\n", 0, false)
 	for {
-		line, err := r.ReadString('\n')
+		line, err := rd.ReadString('\n')
 		if err != nil {
 			return 0 // the end of the requests (a partial line is not run)
 		}
@@ -120,13 +120,36 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 		status, bg, key, r := s.run(fields[3])
 		s.failed = status != 0
 		s.mark(fields[0], "", status, bg)
-		if next != "0" && key != "" {
+		if next != "0" && key != "" && !queued(rd) {
 			s.startAhead(key, r)
 		}
 		if rf := s.confined[key]; rf != nil && rf.r.Compiles() != rf.compiles {
 			rf.save() // compiled again: the next session need not; patched, at the end
 		}
 	}
+}
+
+// queued reports whether the next command's request has come already
+// (a batch's, sent with the one just run): a shell started ahead would
+// spare it no wait, and one confined otherwise would be ended unused (a
+// fork, an exec and a confined thread on every host of a fan-out whose
+// batch goes from the safe level to medium). A states or look request
+// (sent behind a command) is not a command's: the shell is started ahead
+// of the next round trip's.
+func queued(rd *bufio.Reader) bool {
+	n := rd.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := rd.Peek(n)
+	// "NONCE = ": the key is the second word.
+	for i, c := range b {
+		if c == ' ' || c == '\n' {
+			rest := b[i+1:]
+			return c == '\n' || len(rest) < len(statesKey)+1 || string(rest[:len(statesKey)+1]) != statesKey+" "
+		}
+	}
+	return true
 }
 
 // aheadMax is the longest request handed to a shell started ahead (it

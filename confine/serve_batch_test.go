@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"bufio"
 	"io"
 	"os"
 	"path/filepath"
@@ -118,5 +119,32 @@ func TestServeBatchHungUp(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "2")); err == nil {
 		t.Error("a batched command ran after its controller went away")
+	}
+}
+
+// TestQueued: a shell is started ahead only when no command's request
+// has come yet: not when a batch's next request is already read in,
+// whole or in part, but when only a states or look request is (sent
+// behind the command just run: the next command comes a round trip
+// later).
+func TestQueued(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"", false},
+		{"n2 - ?1 'true' '/' 'PIDn2'\n", true},
+		{"n2 - ?0 'tr", true},
+		{"n2", true},
+		{"n2 = state 4096 '/a'\n", false},
+		{"n2 = look 4096 '/a'\nn3 - 1 'true' '/' 'PIDn3'\n", false},
+	} {
+		rd := bufio.NewReaderSize(strings.NewReader("first\n"+tc.in), 64)
+		if _, err := rd.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		if got := queued(rd); got != tc.want {
+			t.Errorf("%q queued: %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }
