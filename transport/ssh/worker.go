@@ -239,12 +239,22 @@ var errWorkerExited = errors.New("worker start: the host's shell exited (neither
 // "sized" (long requests by their length) or "line", $HOME and the ready
 // markers of nonce, then its loop (late: no shell started ahead before its
 // first request).
+//
+// The script comes as the body of a first line that reads it by its
+// length (read -N) and evaluates it: bash reads a script from a pipe a
+// byte at a time, a read(2) each (~3,000 for the body: ~1 ms of a
+// host's CPU), while its read -N reads them in blocks (bash 5.1 and
+// later). Where read has no -N (dash, BusyBox sh, bash before 4.1) the
+// line fails, with a message on stderr (before the ready marker: not
+// taken for a command's), and the shell reads the body as its script,
+// as before. The body is ASCII: read -N counts characters.
 func shellHello(nonce string, late bool) string {
 	first := "agent_first=\n"
 	if late {
 		first = "agent_first=late\n"
 	}
-	return workerScript + first + "printf '%s\\n' \"${agent_sized:-line}\" \"$HOME\" >&8; printf '%s:0:0\\n' " + nonce + " >&8; printf '%s\\n' " + nonce + " >&9\n" + workerLoop
+	body := workerScript + first + "printf '%s\\n' \"${agent_sized:-line}\" \"$HOME\" >&8; printf '%s:0:0\\n' " + nonce + " >&8; printf '%s\\n' " + nonce + " >&9\n" + workerLoop
+	return "IFS= read -r -N " + strconv.Itoa(len(body)) + " agent_s && eval \"$agent_s\"\n" + body
 }
 
 // servedHello is what a served worker is sent first (confine.Serve): the
