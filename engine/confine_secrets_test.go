@@ -69,6 +69,13 @@ func secretsHome(t *testing.T, home, work string) {
 		".zsh_history": ": 1:0;mysql -pm4rker-hist\n", "deploy/prod-signing.pem": "m4rker-pem\n",
 		"proj/app/.env": "DB=m4rker-env\n", "proj/app/main.go": "package main // benign\n",
 		".bashrc": "# benign rc\n", ".config/app/app.conf": "level = benign\n",
+		// Session 13: credentials that were outside the lists (plain
+		// markers: the redactor would hide a password-shaped one anyway).
+		".config/pip/pip.conf": "# m4rker-pip\n",
+		".config/containers/auth.json": `{"auths":{"r.example":{"auth":"m4rker-podman"}}}`,
+		".config/nushell/history.txt": "echo m4rker-nu\n",
+		".local/state/bash/history":   "echo m4rker-xdg\n",
+		".config/google-chrome/Default/Login Data": "m4rker-chrome\n", "ops/vault_pass.txt": "m4rker-vault\n",
 	} {
 		mkfileT(t, filepath.Join(home, name), content)
 	}
@@ -98,7 +105,9 @@ func secretsHeld(t *testing.T, open func(engine.HostOptions) (*engine.Host, erro
 		}
 		o := engine.HostOptions{Policy: b.policy(l), Approver: safety.NewApprover(mode, nil), Enforcement: e}
 		attacks := []string{"cat ~/.npmrc", "cat ~/.pypirc", "cat ~/.zsh_history", "cat ~/deploy/prod-signing.pem",
-			"cd ~/proj && grep -r m4rker .", "cd " + grepDir + " && grep -r m4rker ."}
+			"cd ~/proj && grep -r m4rker .", "cd " + grepDir + " && grep -r m4rker .",
+			"cat ~/.config/pip/pip.conf ~/.config/containers/auth.json ~/.config/nushell/history.txt " +
+				"~/.local/state/bash/history ~/.config/google-chrome/Default/'Login Data' ~/ops/vault_pass.txt; grep -rs m4rker ~/.config ~/.local ~/ops"}
 		var steps []planner.Step
 		for _, a := range attacks {
 			steps = append(steps, b.step(t, a))

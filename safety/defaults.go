@@ -63,6 +63,39 @@ func DefaultPolicy() Policy {
 			"~/.config/heroku", "~/.config/sops", "~/.config/age", "~/.config/filezilla", "~/.config/remmina",
 			"~/.config/composer/auth.json", "~/.config/solana", "~/.config/flyctl", "~/.config/openstack",
 			"~/.local/share/com.vercel.cli",
+			// Session 13 (issue 26, secrets outside the list): pip's
+			// index passwords, gh's whole directory, mail clients'
+			// passwords, helm's repository logins, Copilot's and
+			// OpenAI's tokens, chat apps' session keys, browser profiles
+			// (saved logins, cookies), the histories of shells that keep
+			// them outside dot-names (nushell, xonsh, elvish, atuin,
+			// PowerShell, bash and zsh under XDG), keyrings' passwords.
+			"~/.config/pip", "~/.pip", "~/.config/gh", "~/.config/msmtp", "~/.msmtprc", "~/.fetchmailrc",
+			"~/.config/helm", "~/.config/github-copilot", "~/.config/openai", "~/.config/tea", "~/.config/lab",
+			"~/.config/.jira", "~/.config/.wrangler", "~/.config/snowflake", "~/.config/kaggle", "~/.config/huggingface",
+			"~/.config/hatch/config.toml", "~/.config/pypoetry/auth.toml", "~/.config/containers/auth.json",
+			"~/.local/share/containers/auth.json", "~/.config/neomutt", "~/.config/mutt", "~/.config/aerc",
+			"~/.config/isync", "~/.config/offlineimap", "~/.config/himalaya", "~/.config/lftp", "~/.config/hexchat",
+			"~/.config/Signal", "~/.config/Element", "~/.config/discord", "~/.config/Slack", "~/.config/google-chrome",
+			"~/.config/chromium", "~/.config/BraveSoftware", "~/.config/vivaldi", "~/.config/microsoft-edge",
+			"~/.config/opera", "~/snap/firefox/common/.mozilla", "~/snap/chromium/common/chromium",
+			"~/snap/thunderbird/common/.thunderbird", "~/.config/nushell/history*", "~/.local/share/xonsh",
+			"~/.local/state/elvish", "~/.local/share/elvish", "~/.local/share/atuin", "~/.local/share/powershell/PSReadLine",
+			"~/.local/state/bash", "~/.local/state/zsh", "~/.local/share/zsh", "~/.config/zsh/history",
+			"~/.config/bash/history", "~/.local/share/mc/history", "~/.config/mc/history", "~/.local/share/python_keyring",
+			"~/.local/share/aws-vault", "~/.local/state/nvim/shada", "~/.local/share/nvim/shada", "~/.local/share/keyrings",
+			"~/.password-store",
+			// The same for root's targets: VPN and Wi-Fi keys, mail relay
+			// and Samba passwords, cluster admin configs, CI runner
+			// tokens, mounted container secrets.
+			"/etc/wireguard", "/etc/NetworkManager/system-connections", "/etc/wpa_supplicant", "/etc/openvpn",
+			"/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets", "/etc/ipsec.secrets", "/etc/mysql/debian.cnf",
+			"/etc/pki/tls/private", "/etc/krb5.keytab", "/etc/samba/smbpasswd", "/var/lib/samba/private",
+			"/etc/postfix/sasl_passwd*", "/etc/exim4/passwd.client", "/etc/fetchmailrc", "/etc/davfs2/secrets",
+			"/etc/letsencrypt/accounts", "/etc/rancher/k3s/k3s.yaml", "/etc/kubernetes/*.conf", "/etc/kubernetes/pki",
+			"/var/lib/kubelet/kubeconfig", "/var/lib/kubelet/pki", "/etc/ceph/*.keyring", "/etc/gitlab-runner",
+			"/etc/restic", "/var/lib/tailscale", "/var/lib/jenkins/secrets", "/var/lib/jenkins/credentials.xml",
+			"/run/secrets", "/var/run/secrets", "/etc/*credentials*",
 			"~/.bash_history", "~/.zsh_history", "~/.histfile", "~/.sh_history", "~/.python_history",
 			"~/.mysql_history", "~/.psql_history", "~/.sqlite_history", "~/.rediscli_history", "~/.lesshst",
 			"~/.local/share/fish/fish_history", "~/.node_repl_history", "~/.config/agent", "~/.local/state/agent", "/proc/*/environ", "/proc/kcore", "/dev/mem", "/dev/kmem",

@@ -29,3 +29,61 @@ func TestClassifierKnowsFoundSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialFilesHigh: the common credential files and every shell's
+// history, wherever their tool keeps them, are High to read from the
+// classifier alone (session 13: ~/.config/pip/pip.conf,
+// ~/.config/containers/auth.json, nushell's history, a vault password
+// file not under a dot-name, root's VPN and cluster keys were safe). The
+// kernel side is TestSecretsFoundLocal/SSHD (engine).
+func TestCredentialFilesHigh(t *testing.T) {
+	p := DefaultPolicy()
+	const home = "/home/u"
+	for _, f := range []string{
+		"~/.config/pip/pip.conf", "~/.pip/pip.conf", "~/.docker/config.json", "~/.config/containers/auth.json",
+		"~/.local/share/containers/auth.json", "~/.kube/config", "~/.netrc", "~/.git-credentials", "~/.config/gh/hosts.yml",
+		"~/.config/gh/config.yml", "~/.config/hub", "~/.aws/credentials", "~/.azure/accessTokens.json",
+		"~/.config/gcloud/application_default_credentials.json", "~/.oci/config", "~/.terraform.d/credentials.tfrc.json",
+		"~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.gem/credentials", "~/.m2/settings.xml",
+		"~/.gradle/gradle.properties", "~/.composer/auth.json", "~/.config/composer/auth.json", "~/.yarnrc.yml",
+		"~/.config/rclone/rclone.conf", "~/.s3cfg", "~/.boto", "~/.pgpass", "~/.my.cnf", "~/.mylogin.cnf",
+		"~/.vault-token", "~/.password-store/web.gpg", "~/.gnupg/private-keys-v1.d/k.key", "~/.local/share/keyrings/login.keyring",
+		"~/.msmtprc", "~/.config/msmtp/config", "~/.fetchmailrc", "~/.config/doctl/config.yaml",
+		"~/.config/helm/repositories.yaml", "~/.condarc", "~/.ansible/vault_pass", "~/vault_pass.txt", "~/ops/.vault-password",
+		"~/.ssh/mykey", "~/.ssh/work", "~/.config/op/config", "~/.config/npm/npmrc", "~/.config/pypoetry/auth.toml",
+		"~/.config/github-copilot/hosts.json", "~/.config/google-chrome/Default/Login Data",
+		"~/.config/chromium/Default/Cookies", "~/.config/BraveSoftware/Brave-Browser/Default/Login Data",
+		"~/.mozilla/firefox/p.default/logins.json", "~/snap/firefox/common/.mozilla/firefox/p/key4.db",
+		"~/.thunderbird/p/logins.json", "~/.config/Signal/config.json", "~/.config/weechat/sec.conf",
+		"~/deploy/secrets.yaml", "~/k8s/secrets/db.env",
+		// Every shell's and REPL's history, dot-named or XDG.
+		"~/.bash_history", "~/.zsh_history", "~/.zhistory", "~/.histfile", "~/.sh_history", "~/.mksh_history",
+		"~/.history", "~/.config/zsh/.zsh_history", "~/.local/share/fish/fish_history", "~/.config/nushell/history.txt",
+		"~/.config/nushell/history.sqlite3", "~/.local/share/xonsh/xonsh-history.sqlite", "~/.local/state/elvish/db.bolt",
+		"~/.local/share/atuin/history.db", "~/.local/share/powershell/PSReadLine/ConsoleHost_history.txt",
+		"~/.local/state/bash/history", "~/.local/state/zsh/history", "~/.local/share/zsh/history",
+		"~/.local/state/less/lesshst", "~/.local/state/nvim/shada/main.shada", "~/.python_history", "~/.psql_history",
+		"~/.mysql_history", "~/.node_repl_history", "~/.julia/logs/repl_history.jl",
+		// Root's targets.
+		"/etc/wireguard/wg0.conf", "/etc/NetworkManager/system-connections/home.nmconnection",
+		"/etc/wpa_supplicant/wpa_supplicant.conf", "/etc/ppp/chap-secrets", "/etc/ipsec.secrets", "/etc/mysql/debian.cnf",
+		"/etc/krb5.keytab", "/etc/postfix/sasl_passwd", "/etc/kubernetes/admin.conf", "/etc/rancher/k3s/k3s.yaml",
+		"/etc/ceph/ceph.client.admin.keyring", "/etc/gitlab-runner/config.toml", "/var/lib/tailscale/tailscaled.state",
+		"/run/secrets/db_password", "/var/run/secrets/kubernetes.io/serviceaccount/token", "/etc/smbcredentials",
+	} {
+		for _, cmd := range []string{"cat ", "grep -r x "} {
+			if a := p.ClassifyCommandAt(cmd+"'"+f+"'", home); a.Level < High {
+				t.Errorf("%s%s: %s, want high", cmd, f, a)
+			}
+		}
+	}
+	// What must stay greppable: sources named like the new names, app
+	// configs, network diagnostics.
+	for _, c := range []string{"cat ~/proj/secrets.go", "cat ~/proj/history.go", "cat ~/proj/auth.go", "cat ~/.config/app/app.conf",
+		"grep -r TODO ~/proj/src", "cat /etc/netplan/01-netcfg.yaml", "cat /etc/ssh/sshd_config", "cat ~/.config/git/ignore",
+		"cat ~/.config/containers/registries.conf", "cat ~/.config/pulse/client.conf", "cat /etc/docker/daemon.json"} {
+		if a := p.ClassifyCommandAt(c, home); a.Level != Safe {
+			t.Errorf("%s: %s, want safe", c, a)
+		}
+	}
+}

@@ -53,7 +53,17 @@ var defaultSecretNames = []string{
 	".mylogin.cnf", ".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".vault-token", ".boto", ".s3cfg", ".docker",
 	".kube", "kubeconfig", "*.kubeconfig", ".terraformrc", "terraform.tfstate*", "*.tfvars", "rclone.conf",
 	"keyrings", ".password-store", "Cookies", "Login Data",
+	// Session 13: pip's index passwords, registry logins (podman's
+	// containers/auth.json, composer, vercel, poetry's auth.toml), npm's
+	// XDG npmrc, Ansible vault passwords however named, secrets files of
+	// deployments, browsers' saved logins and keys, VS Code's token store.
+	"pip.conf", "auth.json", "auth.toml", "npmrc", "*vault*pass*", "secrets", "secrets.y*ml", "secrets.json",
+	"secrets.toml", "sec.conf", "Login Data*", "Web Data", "Local State", "logins.json", "key3.db", "key4.db",
+	"signons.sqlite", "cookies.sqlite", "state.vscdb*", "*.keyring",
 	".*history", ".histfile", ".lesshst", ".viminfo", "fish_history",
+	// Histories outside the dot-names: XDG state files of less and the
+	// REPLs, PowerShell's, nvim's shada.
+	"lesshst", "*_history", "*_history.*", "*.shada",
 }
 
 // DefaultReadableDotfiles is the default policy's ReadableDotfiles.
