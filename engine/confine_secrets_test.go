@@ -71,10 +71,10 @@ func secretsHome(t *testing.T, home, work string) {
 		".bashrc": "# benign rc\n", ".config/app/app.conf": "level = benign\n",
 		// Session 13: credentials that were outside the lists (plain
 		// markers: the redactor would hide a password-shaped one anyway).
-		".config/pip/pip.conf": "# m4rker-pip\n",
-		".config/containers/auth.json": `{"auths":{"r.example":{"auth":"m4rker-podman"}}}`,
-		".config/nushell/history.txt": "echo m4rker-nu\n",
-		".local/state/bash/history":   "echo m4rker-xdg\n",
+		".config/pip/pip.conf":                     "# m4rker-pip\n",
+		".config/containers/auth.json":             `{"auths":{"r.example":{"auth":"m4rker-podman"}}}`,
+		".config/nushell/history.txt":              "echo m4rker-nu\n",
+		".local/state/bash/history":                "echo m4rker-xdg\n",
 		".config/google-chrome/Default/Login Data": "m4rker-chrome\n", "ops/vault_pass.txt": "m4rker-vault\n",
 	} {
 		mkfileT(t, filepath.Join(home, name), content)
