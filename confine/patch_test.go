@@ -299,13 +299,16 @@ func TestRestrictorNotified(t *testing.T) {
 // which leaves the directory's entries as they were — is unreadable at
 // the next command: the ruleset is built again without its rule.
 func TestRestrictorPatchesInPlace(t *testing.T) {
-	t.Run("thread a command", func(t *testing.T) { testRestrictorPatchesInPlace(t, false) })
+	t.Run("thread a command", func(t *testing.T) { testRestrictorPatchesInPlace(t, false, false) })
 	// The next command's thread confined while one runs (KeepSpare): one
 	// confined to rules since changed is not used.
-	t.Run("spare thread", func(t *testing.T) { testRestrictorPatchesInPlace(t, true) })
+	t.Run("spare thread", func(t *testing.T) { testRestrictorPatchesInPlace(t, true, false) })
+	// The thread of the command before (Reuse, as agent locally): not
+	// once the rules moved.
+	t.Run("reused thread", func(t *testing.T) { testRestrictorPatchesInPlace(t, true, true) })
 }
 
-func testRestrictorPatchesInPlace(t *testing.T, spare bool) {
+func testRestrictorPatchesInPlace(t *testing.T, spare, reuse bool) {
 	needLandlock(t)
 	h, s := home(t, ReadOnly)
 	// Deep in the denied directory: no stamp watches it.
@@ -324,6 +327,9 @@ func testRestrictorPatchesInPlace(t *testing.T, spare bool) {
 	if spare {
 		r.KeepSpare()
 	}
+	if reuse {
+		r.Reuse()
+	}
 	for _, st := range r.rss[0].Stamps {
 		if st.Path == deep {
 			t.Fatal("the directory deep in the denied one is watched: the test would not show the rename")
@@ -331,6 +337,10 @@ func testRestrictorPatchesInPlace(t *testing.T, spare bool) {
 	}
 	run := func(cmd string) string {
 		t.Helper()
+		if reuse {
+			out, _ := reuseRun(t, r, cmd, nil)
+			return out
+		}
 		var out []byte
 		if err := r.Do(func() { out, _ = exec.Command("/bin/sh", "-c", cmd).CombinedOutput() }); err != nil {
 			t.Fatal(err)
@@ -410,16 +420,20 @@ func testRestrictorPatchesInPlace(t *testing.T, spare bool) {
 		t.Fatal("not built again")
 	}
 	if spare {
-		// Nothing changes from here: a spare runs the next commands
-		// (the home is under a busy /tmp: one that changed retires it).
+		// Nothing changes from here: a spare (or the thread before) runs
+		// the next commands (the home is under a busy /tmp: one that
+		// changed retires it).
 		for i := 0; i < 20; i++ {
 			run("true")
 		}
 		r.mu.Lock()
-		spared := r.spared
+		spared, reused := r.spared, r.reused
 		r.mu.Unlock()
-		if spared == 0 {
+		if !reuse && spared == 0 {
 			t.Error("no command started on a spare thread")
+		}
+		if reuse && reused == 0 {
+			t.Error("no command started on the thread of the one before")
 		}
 	}
 }

@@ -54,7 +54,17 @@ type Restrictor struct {
 	keepSpare bool
 	spare     *thread
 	spared    int // commands started on a spare (tests)
+	// reuse: see Reuse; idle holds the threads that ran a command and may
+	// run the next one of their generation; reused counts the commands
+	// started on one (tests).
+	reuse  bool
+	idle   []*thread
+	reused int
 }
+
+// maxIdle bounds the threads kept idle: one for each command run side by
+// side that the next ones may follow.
+const maxIdle = 4
 
 // NewRestrictor builds each ruleset into a Landlock ruleset; Do confines
 // to all of them (stacked: each must allow). It first makes the process
@@ -107,6 +117,16 @@ var shieldProcess = sync.OnceValue(func() error {
 // the goroutine is locked to it) and should only start a process and
 // wait for it. An error means fn did not run.
 func (r *Restrictor) Do(fn func()) error {
+	_, err := r.do(true, func() bool { fn(); return false })
+	return err
+}
+
+// DoThen is Do for a caller that can tell whether the command it started
+// left anything behind: when fn returns true (the command and everything
+// it started have ended) and the Restrictor reuses its threads (Reuse),
+// the thread waits for the next command of the same rules instead of
+// ending.
+func (r *Restrictor) DoThen(fn func() (ended bool)) error {
 	_, err := r.do(true, fn)
 	return err
 }
@@ -117,9 +137,11 @@ func (r *Restrictor) Do(fn func()) error {
 // if Current(gen) says those rules still hold; checking here would
 // compile again, for a command that may never come, rules the last
 // command made stale.
-func (r *Restrictor) Ahead(fn func()) (gen int, err error) { return r.do(false, fn) }
+func (r *Restrictor) Ahead(fn func()) (gen int, err error) {
+	return r.do(false, func() bool { fn(); return false })
+}
 
-func (r *Restrictor) do(check bool, fn func()) (int, error) {
+func (r *Restrictor) do(check bool, fn func() bool) (int, error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -132,42 +154,116 @@ func (r *Restrictor) do(check bool, fn func()) (int, error) {
 		}
 	}
 	gen := r.gen
-	t := r.spare
-	r.spare = nil
-	if t != nil && t.gen != gen {
-		t.retire() // confined to rules since changed
-		t = nil
+	t := r.takeIdle(gen)
+	waited := t != nil // an idle thread's confinement held
+	if t == nil {
+		t = r.spare
+		r.spare = nil
+		if t != nil && t.gen != gen {
+			t.retire() // confined to rules since changed
+			t = nil
+		}
+		if t != nil {
+			r.spared++
+		}
 	}
 	spared := t != nil
-	if spared {
-		r.spared++
-	}
 	if t == nil {
 		t = r.confined()
 	}
 	r.mu.Unlock()
-	if err := <-t.ready; err != nil {
-		if !spared {
-			return 0, err
-		}
-		// The spare's confinement failed: a thread of its own, once.
-		r.mu.Lock()
-		t = r.confined()
-		r.mu.Unlock()
+	if !waited {
 		if err := <-t.ready; err != nil {
-			return 0, err
+			if !spared {
+				return 0, err
+			}
+			// The spare's confinement failed: a thread of its own, once.
+			r.mu.Lock()
+			t = r.confined()
+			r.mu.Unlock()
+			if err := <-t.ready; err != nil {
+				return 0, err
+			}
 		}
 	}
 	t.fn <- fn
 	r.mu.Lock()
-	if r.keepSpare && !r.closed && r.spare == nil {
+	if r.keepSpare && !r.closed && r.spare == nil && r.spareNeeded(t) {
 		// The next command's thread is confined while this one runs
 		// (one spare: a Do running beside this one may have left it).
 		r.spare = r.confined()
 	}
 	r.mu.Unlock()
-	<-t.done
+	if kept := <-t.done; kept {
+		r.mu.Lock()
+		if r.closed || len(r.idle) >= maxIdle {
+			t.retire()
+		} else {
+			r.idle = append(r.idle, t)
+		}
+		r.mu.Unlock()
+	}
 	return gen, nil
+}
+
+// takeIdle returns an idle thread confined to the rules of generation gen,
+// if any, and ends those confined to older ones. r.mu is held.
+func (r *Restrictor) takeIdle(gen int) *thread {
+	var t *thread
+	keep := r.idle[:0]
+	for _, i := range r.idle {
+		switch {
+		case i.gen != gen:
+			i.retire()
+		case t == nil:
+			t = i
+		default:
+			keep = append(keep, i)
+		}
+	}
+	clear(r.idle[len(keep):])
+	r.idle = keep
+	if t != nil {
+		r.reused++
+	}
+	return t
+}
+
+// spareNeeded: a thread confined ahead would serve the next command —
+// which with Reuse follows on t unless t's rules have moved since (its
+// own command left something, or events tell of a change, are seen
+// only after; the spare is then made by the next command). r.mu is held.
+func (r *Restrictor) spareNeeded(t *thread) bool {
+	if !r.reuse {
+		return true
+	}
+	if r.notify == nil || !r.notify.Pending() {
+		return false
+	}
+	if _, err := r.refresh(); err != nil {
+		return false // the next Do says why
+	}
+	return r.gen != t.gen
+}
+
+// Reuse has a thread that ran a command and was told that command left
+// nothing behind (DoThen) run the next command confined to the same rules
+// (the same generation), instead of ending and a new thread being
+// confined for it (capabilities, Landlock's domain, the seccomp filter:
+// most of a local step's own cost). Confinement only narrows, and the
+// rules are the same: the command runs as confined as on a new thread.
+// What a new thread gave besides is a domain of the command's own: a
+// process of the earlier command still running could signal the thread
+// (Landlock lets a domain signal its own) — hence only after a command
+// whose process group is gone. A process that left its group (setsid)
+// and lives on can signal the thread until it ends, as any command can
+// the thread that forked it while it runs; agent's memory stays out of
+// its reach (shieldProcess). The thread ends when the rules move or the
+// Restrictor is closed.
+func (r *Restrictor) Reuse() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reuse = true
 }
 
 // KeepSpare has the Restrictor confine the next command's thread while a
@@ -185,13 +281,16 @@ func (r *Restrictor) KeepSpare() {
 
 // thread is a goroutine locked to a new thread confined to the rules of
 // generation gen: ready says whether the confinement held; then it runs
-// the one function sent on fn (none when fn is closed) and ends, with
-// its thread; done is closed then.
+// the functions sent on fn, one at a time, saying after each on done
+// whether it waits for another (the function returned true and the
+// Restrictor reuses threads: Reuse); else, or when fn is closed, it ends
+// with its thread.
 type thread struct {
 	gen   int
+	reuse bool
 	ready chan error
-	fn    chan func()
-	done  chan struct{}
+	fn    chan func() bool
+	done  chan bool
 }
 
 // retire ends t unused.
@@ -200,13 +299,12 @@ func (t *thread) retire() { close(t.fn) }
 // confined starts a thread confined to the rules as they are. r.mu is
 // held.
 func (r *Restrictor) confined() *thread {
-	t := &thread{gen: r.gen, ready: make(chan error, 1), fn: make(chan func(), 1), done: make(chan struct{})}
+	t := &thread{gen: r.gen, reuse: r.reuse, ready: make(chan error, 1), fn: make(chan func() bool, 1), done: make(chan bool, 1)}
 	fds, rss := slices.Clone(r.fds), slices.Clone(r.rss)
 	keep, limited := keepOf(r.rss)
 	go offMain(func() {
 		// Never unlocked: the runtime ends the thread with this goroutine,
 		// so no other goroutine ever runs confined.
-		defer close(t.done)
 		if limited {
 			if err := dropCaps(keep); err != nil {
 				t.ready <- err
@@ -227,8 +325,12 @@ func (r *Restrictor) confined() *thread {
 			return
 		}
 		t.ready <- nil
-		if fn, ok := <-t.fn; ok {
-			fn()
+		for fn := range t.fn {
+			kept := fn() && t.reuse
+			t.done <- kept
+			if !kept {
+				return
+			}
 		}
 	})
 	return t
@@ -277,6 +379,14 @@ func (r *Restrictor) Rules() (gen int, rss []Ruleset) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.gen, slices.Clone(r.rss)
+}
+
+// Reused counts the commands started on a thread that had run one
+// before (Reuse).
+func (r *Restrictor) Reused() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reused
 }
 
 // Compiles counts the rulesets compiled again since NewRestrictor (a
@@ -448,8 +558,20 @@ func (r *Restrictor) Close() error {
 		r.spare.retire()
 		r.spare = nil
 	}
+	for _, t := range r.idle {
+		t.retire()
+	}
+	r.idle = nil
 	r.fds, r.old, r.closed = nil, nil, true
 	return nil
+}
+
+// GroupGone reports whether process group pgid has no process left: a
+// command whose group is gone may be followed on its thread (DoThen).
+// Any answer but "no such group" (one left, or a process of that ID now
+// one agent may not signal) is false.
+func GroupGone(pgid int) bool {
+	return pgid > 0 && unix.Kill(-pgid, 0) == unix.ESRCH
 }
 
 // threadID is the calling thread's ID.

@@ -454,7 +454,8 @@ func (h *confiner) setupLocal(ctx context.Context) {
 			h.err = fmt.Errorf("confine: %w", err)
 			return
 		}
-		r.KeepSpare() // the next step's thread confined while a step runs
+		r.KeepSpare() // a step's thread confined while the step before runs
+		r.Reuse()     // … or the thread of the step before, when nothing of it is left
 		h.restrictors = append(h.restrictors, r)
 		h.conf[l] = confine.Confinement{Thread: r, Wrap: append(wrap, "--")}
 	}

@@ -113,14 +113,23 @@ func (w wrapped) Run(ctx context.Context, c transport.Command) (transport.Result
 		var res transport.Result
 		var err error
 		received := false
-		if terr := w.c.Thread.Do(func() {
+		// The thread may run the next command of its rules only once
+		// nothing of this one is left to signal it: its process group
+		// is gone (confine.Restrictor.Reuse).
+		pgid := 0
+		rctx := transport.WithStarted(ctx, func(g int) {
+			pgid = g
+			transport.Started(ctx, g)
+		})
+		if terr := w.c.Thread.DoThen(func() bool {
 			derr := <-ready
 			received = true
 			if derr != nil {
 				dw.err, err = derr, fmt.Errorf("not run: %w", derr)
-				return
+				return true
 			}
-			res, err = w.Transport.Run(ctx, c)
+			res, err = w.Transport.Run(rctx, c)
+			return confine.GroupGone(pgid)
 		}); terr != nil {
 			if !received {
 				<-ready // nothing ran: the wait is not left behind

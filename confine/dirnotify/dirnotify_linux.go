@@ -117,6 +117,25 @@ func (w *Watcher) Len() int {
 	return len(w.dirs)
 }
 
+// Pending reads the queued events and reports whether any directory has
+// news for the next Changes (an entry named, events lost): false means
+// Changes would name nothing, unless a directory was replaced at its path
+// (which only Changes, stating each, sees).
+func (w *Watcher) Pending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return true
+	}
+	w.drain()
+	for _, d := range w.dirs {
+		if d.lost || len(d.names) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // rewatch drops d's watch (if any) and watches p again, as it is now.
 func (w *Watcher) rewatch(p string, d *dir) {
 	if d != nil {

@@ -22,5 +22,8 @@ func (w *Watcher) Changes(dirs []string) (map[string][]Entry, map[string]bool) {
 // Len is 0: nothing is watched.
 func (w *Watcher) Len() int { return 0 }
 
+// Pending is always true: Changes knows nothing.
+func (w *Watcher) Pending() bool { return true }
+
 // Close does nothing.
 func (w *Watcher) Close() error { return nil }
