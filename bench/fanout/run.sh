@@ -334,15 +334,47 @@ now() { date +%s.%N; }
 # left running when it exited. sshd does not wait for a session whose
 # client closed the connection: agent's worker shell, with every command it
 # ran, escaped sshd's cutime before (about 13 ms a host, 2026-11-27).
+# Plus the CPU so far of every live process under sshd, with what it
+# reaped: a ControlMaster's connection (pssh-cm, agent-cm), made before
+# the timer, is counted by its use during the run alone; its key exchange
+# and login, when it ends (finish) and sshd reaps it, were counted in the
+# run's figure before (~20-30 ms a host).
 tck=$(getconf CLK_TCK)
 sshd_cpu() {
-  local p c sum=0
-  for p in "${sshd_pids[@]}"; do
-    for c in $p $(cat "/proc/$p/task/$p/children"); do
-      sum=$((sum + $(awk '{ print $16 + $17 }' "/proc/$c/stat")))
-    done
-  done
-  awk -v s="$sum" -v t="$tck" 'BEGIN { printf "%.2f", s / t }'
+  python3 - "$tck" "${sshd_pids[@]}" <<'PY'
+import sys
+def stat(p):
+    try:
+        with open(f"/proc/{p}/stat") as f:
+            v = f.read().rsplit(")", 1)[1].split()
+        return int(v[11]) + int(v[12]), int(v[13]) + int(v[14])  # utime+stime, cutime+cstime
+    except (OSError, IndexError, ValueError):
+        return 0, 0
+def children(p):
+    try:
+        with open(f"/proc/{p}/task/{p}/children") as f:
+            return f.read().split()
+    except OSError:
+        return []
+def live(p):  # own and reaped CPU of p and every live process below it
+    own, reaped = stat(p)
+    return own + reaped + sum(live(c) for c in children(p))
+def listener(p):
+    try:
+        with open(f"/proc/{p}/cmdline", "rb") as f:
+            return b"\0-D\0" in f.read()
+    except OSError:
+        return False
+total = 0
+for p in sys.argv[2:]:  # the subreaper: what it reaped
+    total += stat(p)[1]
+    for c in children(p):
+        if listener(c):  # sshd: what it reaped, and its live connections
+            total += stat(c)[1] + sum(live(g) for g in children(c))
+        else:  # a session sshd left, not yet reaped
+            total += live(c)
+print(f"{total / int(sys.argv[1]):.2f}")
+PY
 }
 # cpu_idle: idle and total jiffies of the machine (all cores, every job on it).
 cpu_idle() { awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
