@@ -12,10 +12,13 @@
 # The tools (as in run.sh): agent, its default mode (--approve medium:
 # confined), on warm hosts (an unrecorded run of each agent tool first:
 # WARMUP=0 skips it); agent-b, the same with another build (AGENT_B);
-# agent-all (--approve all); pssh (the three commands joined);
+# agent-all (--approve all); agent-cm (the default mode through
+# pssh-cm's masters, started before the recording); pssh (the three
+# commands joined);
 # pssh-cm (three parallel-ssh runs through a ControlMaster per host,
 # started before the recording: their client CPU is in it, their logins
-# are not).
+# are not; the sessions of a master's connection are counted as a
+# connection's).
 #
 # Environment: AGENT, AGENT_B, HOSTS (default 100), FORKS (default 50), NSSHD
 # (default 4), TOOLS (default "agent agent-all pssh pssh-cm"; a tool named
@@ -43,6 +46,11 @@ fi
 # Inside run.sh's set-up: the same commands as run.sh's run_tool.
 W=$FANOUT_WORK
 kernel=$(uname -r)
+start_masters() {
+  mkdir -p "$W/cm"
+  xargs -P "$FORKS" -I{} ssh -F "$FANOUT_CFG" -o BatchMode=yes -o SendEnv="PSSH_*" -o ControlMaster=yes \
+    -o ControlPath="$W/cm/%n" -o ControlPersist=600 -Nf {} < "$W/hosts.txt"
+}
 warm=" "
 n=0
 for tool in $TOOLS; do
@@ -64,11 +72,18 @@ for tool in $TOOLS; do
     bin=$(command -v parallel-ssh)
     cmd=(parallel-ssh -h "$W/hosts.txt" -p "$FORKS" -x "-F $FANOUT_CFG" -o "$out/o" -e "$out/e"
       "uname -r; df -h /; mkdir -p $root/\$PSSH_HOST && echo \$PSSH_HOST > $root/\$PSSH_HOST/f && cat $root/\$PSSH_HOST/f") ;;
+  agent-cm) # the default mode through pssh-cm's masters (run.sh's agent-cm)
+    bin=$AGENT
+    start_masters
+    cmd=("$AGENT" run "$here/plan.yaml" -i "$W/inventory.ini" -F "$W/cm.config" --forks "$FORKS" --approve medium --json --var root="$root")
+    if [ "${WARMUP:-1}" != 0 ] && [[ $warm != *" agent "* ]]; then
+      mkdir -p "$W/files/warm.agent"
+      "${cmd[@]:0:${#cmd[@]}-2}" --var root="$W/files/warm.agent" > /dev/null 2>&1 || { echo "cpu.sh: $tool's warm-up run failed" >&2; exit 1; }
+      warm="$warm$tool agent "
+    fi ;;
   pssh-cm)
     bin=$(command -v parallel-ssh)
-    mkdir -p "$W/cm"
-    xargs -P "$FORKS" -I{} ssh -F "$FANOUT_CFG" -o BatchMode=yes -o SendEnv="PSSH_*" -o ControlMaster=yes \
-      -o ControlPath="$W/cm/%n" -o ControlPersist=600 -Nf {} < "$W/hosts.txt"
+    start_masters
     x="-F $FANOUT_CFG -o ControlMaster=no -o ControlPath=$W/cm/%n"
     cmd=(bash -c "parallel-ssh -h $W/hosts.txt -p $FORKS -x '$x' -o $out/o1 'uname -r' &&
       parallel-ssh -h $W/hosts.txt -p $FORKS -x '$x' -o $out/o2 'df -h /' &&
@@ -80,11 +95,13 @@ for tool in $TOOLS; do
     -o "$OUT/$n.$tool.data" -- "${cmd[@]}" > "$out/stdout" 2> "$out/stderr"
   "$W/check" files -hosts "$W/hosts.txt" -root "$root" >/dev/null
   case $tool in
-  agent | agent-b | agent-all) "$W/check" agent -hosts "$W/hosts.txt" -kernel "$kernel" "$out/stdout" >/dev/null ;;
+  agent | agent-b | agent-all | agent-cm) "$W/check" agent -hosts "$W/hosts.txt" -kernel "$kernel" "$out/stdout" >/dev/null ;;
   pssh) "$W/check" pssh -hosts "$W/hosts.txt" -kernel "$kernel" "$out/o" >/dev/null ;;
   pssh-cm)
-    "$W/check" pssh3 -hosts "$W/hosts.txt" -kernel "$kernel" "$out/o1" "$out/o2" "$out/o3" >/dev/null
-    xargs -P "$FORKS" -I{} ssh -F "$FANOUT_CFG" -o ControlPath="$W/cm/%n" -O exit {} < "$W/hosts.txt" 2>/dev/null || true ;;
+    "$W/check" pssh3 -hosts "$W/hosts.txt" -kernel "$kernel" "$out/o1" "$out/o2" "$out/o3" >/dev/null ;;
+  esac
+  case $tool in
+  pssh-cm | agent-cm) xargs -P "$FORKS" -I{} ssh -F "$FANOUT_CFG" -o ControlPath="$W/cm/%n" -O exit {} < "$W/hosts.txt" 2>/dev/null || true ;;
   esac
   echo "== $tool, $HOSTS hosts checked, forks $FORKS, load $load at the start; perf data $OUT/$n.$tool.data"
   python3 "$here/cputree.py" "$OUT/$n.$tool.data" "$HOSTS" "$bin"

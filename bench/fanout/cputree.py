@@ -15,8 +15,10 @@ summed by its role and divided by the number of hosts:
   TOOL_BINARY's base name) by program.
 
 The run times are the scheduler's, task by task (not sampled). A
-connection count other than HOSTS means something else logged in during
-the run: its figures are mixed in.
+connection made before the recording (a ControlMaster's: pssh-cm) that
+forks during it is counted as a connection, by what it did during the
+recording. A connection count other than HOSTS means something else
+logged in during the run: its figures are mixed in.
 """
 import collections
 import os
@@ -29,14 +31,16 @@ def main():
     data, hosts, tool = sys.argv[1], int(sys.argv[2]), os.path.basename(sys.argv[3])
     out = subprocess.run(["perf", "script", "-i", data], capture_output=True, text=True, check=True).stdout
     parent, names, rt = {}, collections.defaultdict(list), collections.Counter()
-    conns, roots = [], []
+    conns, roots, forked_by_sshd = [], [], []
     for line in out.splitlines():
         if "sched_stat_runtime" in line:
             m = re.search(r"comm=.* pid=(\d+) runtime=(\d+)", line)
             rt[int(m.group(1))] += int(m.group(2))
         elif "sched_process_fork" in line:
-            m = re.search(r" pid=(\d+) child_comm=.* child_pid=(\d+)", line)
-            parent[int(m.group(2))] = int(m.group(1))
+            m = re.search(r"comm=(.*) pid=(\d+) child_comm=.* child_pid=(\d+)", line)
+            parent[int(m.group(3))] = int(m.group(2))
+            if m.group(1) == "sshd":
+                forked_by_sshd.append(int(m.group(2)))
         elif "sched_process_exec" in line:
             m = re.search(r"filename=(\S+) pid=(\d+)", line)
             pid, name = int(m.group(2)), os.path.basename(m.group(1))
@@ -48,6 +52,20 @@ def main():
     children = collections.defaultdict(list)
     for c, p in parent.items():
         children[p].append(c)
+    # An sshd process that forked during the recording but did not start
+    # in it: a connection made before (a ControlMaster's), its sessions
+    # counted as a connection's (its own CPU before the recording is not).
+    def in_conn(pid):
+        while pid in parent:
+            pid = parent[pid]
+            if pid in conns:
+                return True
+        return False
+    made_set = set(conns)
+    old = [p for p in dict.fromkeys(forked_by_sshd) if p not in made_set and p not in names and not in_conn(p)
+           and not any(c in made_set for c in children.get(p, []))]  # not a listener
+    conns.extend(old)
+    made = len(conns) - len(old)
 
     def tree(pid):
         yield pid
@@ -76,8 +94,8 @@ def main():
         for d in tree(r):
             ctl[(names.get(d) or [tool])[-1]] += rt[d]
     n = hosts
-    warn = "" if len(conns) == hosts else f"  (WARNING: {len(conns)} connections: other logins mixed in)"
-    print(f"CPU a host, ms ({len(conns)} sshd connections, {hosts} hosts){warn}")
+    warn = "" if made == hosts or (made == 0 and len(old) >= hosts) else f"  (WARNING: {made} connections made: other logins mixed in)"
+    print(f"CPU a host, ms ({made} sshd connections made, {len(old)} made before used, {hosts} hosts){warn}")
     for k, v in host.most_common():
         print(f"  {v / 1e6 / n:7.2f}  ({count[k] / n:4.2f} a host)  {k}")
     hs = sum(host.values()) / 1e6 / n
