@@ -160,6 +160,19 @@ func decodeRuleset(s string) (Ruleset, error) {
 		return Ruleset{}, errors.New("version " + strconv.Quote(w[1]) + ", want " + strconv.Itoa(rulesetVersion))
 	}
 	var rs Ruleset
+	// Sized up front: a host's rules hold ~1,300 rules and ~450 stamps,
+	// grown an append at a time otherwise. A word that is an item's
+	// keyword is one (paths are absolute, numbers and digests not words).
+	rules, stamps := 0, 0
+	for _, x := range w[2:] {
+		switch x {
+		case "dir", "file":
+			rules++
+		case "stamp", "hot":
+			stamps++
+		}
+	}
+	rs.Rules, rs.Stamps = make([]Rule, 0, rules), make([]Stamp, 0, stamps)
 	rank := -1
 	for i := 2; i < len(w); {
 		r := itemRank(w[i])
@@ -177,6 +190,12 @@ func decodeRuleset(s string) (Ruleset, error) {
 		if err := rs.decodeItem(item, args); err != nil {
 			return Ruleset{}, err
 		}
+	}
+	if len(rs.Rules) == 0 {
+		rs.Rules = nil
+	}
+	if len(rs.Stamps) == 0 {
+		rs.Stamps = nil
 	}
 	return rs, nil
 }
@@ -198,14 +217,18 @@ func itemRank(word string) int {
 
 // decodeItem adds one item, its words checked.
 func (rs *Ruleset) decodeItem(item string, args []string) error {
-	var paths []string
-	for _, a := range args {
-		p, err := unescapePath(a)
+	// Every item's first word is a path (or a mode, escaped alike); the
+	// others are numbers and digests, checked below as Encode writes
+	// them, never escaped.
+	var paths [1]string
+	if len(args) > 0 {
+		p, err := unescapePath(args[0])
 		if err != nil {
 			return errors.New(item + ": " + err.Error())
 		}
-		paths = append(paths, p)
+		paths[0] = p
 	}
+	var num [24]byte // a number as Encode writes it, compared with the word
 	switch item {
 	case "write":
 		rs.Spec.Write = true
@@ -226,7 +249,7 @@ func (rs *Ruleset) decodeItem(item string, args []string) error {
 			return wrap("rule", err)
 		}
 		rights, err := strconv.ParseUint(args[1], 10, 64)
-		if err != nil || strconv.FormatUint(rights, 10) != args[1] {
+		if err != nil || string(strconv.AppendUint(num[:0], rights, 10)) != args[1] {
 			return errors.New("rule on " + paths[0] + ": rights " + strconv.Quote(args[1]))
 		}
 		if rights == 0 || rights&^(readRights|writeRights) != 0 {
@@ -238,7 +261,7 @@ func (rs *Ruleset) decodeItem(item string, args []string) error {
 			return wrap("stamp", err)
 		}
 		mt, err := strconv.ParseInt(args[1], 10, 64)
-		if err != nil || strconv.FormatInt(mt, 10) != args[1] || mt < -1 {
+		if err != nil || string(strconv.AppendInt(num[:0], mt, 10)) != args[1] || mt < -1 {
 			return errors.New("stamp " + paths[0] + ": time " + strconv.Quote(args[1]))
 		}
 		names := args[2]
@@ -300,6 +323,13 @@ func needsEscape(c byte) bool { return c <= ' ' || c > '~' || c == '%' }
 func unescapePath(w string) (string, error) {
 	if w == "" {
 		return "", errors.New("empty word")
+	}
+	plain := true // nothing escaped: the word itself, no copy
+	for i := 0; i < len(w) && plain; i++ {
+		plain = !needsEscape(w[i])
+	}
+	if plain {
+		return w, nil
 	}
 	var b strings.Builder
 	for i := 0; i < len(w); i++ {

@@ -165,3 +165,26 @@ func FuzzDecodeRuleset(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeRuleset: reading a ruleset file, as the served launcher
+// does for each level at the start of every session (~110 KB each for a
+// host's default rules).
+func BenchmarkDecodeRuleset(b *testing.B) {
+	home, _ := os.UserHomeDir()
+	rs := Compile(Spec{NoRead: []string{home + "/.ssh", home + "/.aws", "/etc/shadow"}, Public: []string{"*.pub"},
+		NoWrite: []string{home + "/.bashrc", home + "/.ssh", "/etc", "/usr"}, Secrets: []string{"*.key", ".env*"}, FindIn: []string{home}})
+	enc := rs.Encode()
+	if f := os.Getenv("AGENT_BENCH_RULES"); f != "" { // a host's rules file
+		var err error
+		if enc, err = os.ReadFile(f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeRuleset(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
