@@ -116,7 +116,7 @@ func TestMediumCorpusUndoOtherUser(t *testing.T) {
 	corpustest.ToolHome(t, home, nil) // with ~/work's links into protected places
 	other.Own(t, base)
 	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
-		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true"}
+		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true", raceEnv()}
 	run := func(dir string, args ...string) string {
 		t.Helper()
 		c := exec.Command(agent, args...)

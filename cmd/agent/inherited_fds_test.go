@@ -41,7 +41,7 @@ func TestStepsDoNotInheritAgentsDescriptors(t *testing.T) {
 	defer r.Close()
 	c := exec.Command(agent, "exec", "--json", "-i", inv, "--", "cat <&3; echo INJECTED >&4; ls /proc/self/fd")
 	c.Env = []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"), "XDG_CONFIG_HOME=" + filepath.Join(base, "config"),
-		"PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true"}
+		"PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true", raceEnv()}
 	c.Dir = home
 	c.ExtraFiles = []*os.File{leaked, w}
 	c.SysProcAttr = &syscall.SysProcAttr{Credential: other.Cred()}

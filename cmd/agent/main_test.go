@@ -20,6 +20,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	quietRace()
 	confine.MaybeLaunch()
 	if b := filepath.Base(os.Args[0]); b != "agent" && b != "agent-mcp-client" { // not a script's command
 		placeLauncher()
@@ -29,6 +30,20 @@ func TestMain(m *testing.M) {
 		"agent-mcp-client": func() { os.Exit(mcpClientMain(os.Args[1:])) },
 	})
 }
+
+// quietRace sets GORACE's atexit_sleep_ms=0 in this process's
+// environment, which every agent a test starts inherits (or is given with
+// raceEnv): a race-built binary otherwise sleeps a second at each exit, and
+// the end-to-end tests start this binary as agent thousands of times.
+func quietRace() {
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms=") {
+		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
+}
+
+// raceEnv is the GORACE entry for an agent's environment built from
+// scratch (quietRace).
+func raceEnv() string { return "GORACE=" + os.Getenv("GORACE") }
 
 // TestScripts runs testdata/script/*.txtar. Each script gets its own
 // in-process SSH test host, reachable as "vub" through $HOME/.ssh/config;
@@ -65,7 +80,7 @@ func TestScripts(t *testing.T) {
 			// work directory.
 			env.Setenv("CI", "true")
 			// A race-enabled agent otherwise sleeps a second at every exit.
-			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			env.Setenv("GORACE", os.Getenv("GORACE"))
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "state"))
 			env.Setenv("REMOTE_HOME", srv.Home)
 			env.Setenv("REMOTE_USER", srv.User)

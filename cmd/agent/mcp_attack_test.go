@@ -97,7 +97,7 @@ func TestAttackCorpusThroughMCP(t *testing.T) {
 	heard := corpustest.Listen(t, "5353")
 	before := corpustest.Tree(t, home)
 	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
-		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true"}
+		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true", raceEnv()}
 	for _, k := range corpustest.EnvKeys {
 		env = append(env, k+"="+corpustest.Secrets[len(corpustest.Secrets)-1])
 	}

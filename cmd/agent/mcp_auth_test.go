@@ -60,7 +60,7 @@ func TestMCPOtherUser(t *testing.T) {
 	run := func(as *testenv.OtherUser, endpoint, tokenFile, marker string) string {
 		t.Helper()
 		cmd := exec.Command(client, endpoint, tokenFile, "me", "echo pwned > "+marker)
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent"}
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", raceEnv()}
 		if as != nil {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: as.Cred()}
 		}

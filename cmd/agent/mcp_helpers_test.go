@@ -32,7 +32,7 @@ func mcpEnv(t *testing.T, home string) []string {
 	env := []string{
 		"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(tmp, "state"), "XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"),
 		"SSH_AUTH_SOCK=", "CI=true", "PATH=" + os.Getenv("PATH"),
-		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"),
+		raceEnv(),
 	}
 	if c := os.Getenv("GOCOVERDIR"); c != "" {
 		env = append(env, "GOCOVERDIR="+c)

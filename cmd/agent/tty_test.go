@@ -45,7 +45,7 @@ func ttyEnv(t *testing.T, srv *testenv.LLMServer, extra ...string) (env []string
 		}
 	}
 	env = append(env, "HOME="+home, "XDG_STATE_HOME="+filepath.Join(home, "state"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"),
-		"AGENT_BASE_URL="+srv.URL, "AGENT_MODEL=gpt-4o-mini", "TERM=xterm", "GORACE=atexit_sleep_ms=0")
+		"AGENT_BASE_URL="+srv.URL, "AGENT_MODEL=gpt-4o-mini", "TERM=xterm")
 	return append(env, extra...), home
 }
 

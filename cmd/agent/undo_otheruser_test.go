@@ -53,7 +53,7 @@ func TestUndoBlockedModesOtherUser(t *testing.T) {
 			other.Own(t, base)
 			before := modeSnapshot(t, w)
 			env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, ".state"),
-				"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true"}
+				"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true", raceEnv()}
 			run := func(args ...string) (string, int) {
 				t.Helper()
 				c := exec.Command(agent, args...)
