@@ -6,13 +6,15 @@ import (
 	"sync"
 )
 
-// The patterns' gate words are looked for in one pass over the text, all
-// at once, by a filter that reads the byte pairs at even offsets, eight
-// bytes at once: a word of three bytes or more has its first or its
-// second pair there, a shorter one ("?", "&", "-p", "ſ") starts or ends
-// a pair there (pairTab, both cases for a word gated in any case). Only
-// where a pair's group may go on with the next byte are its words
-// compared with the text. The Aho-Corasick automaton over the words (A-Z
+// The patterns' gate words are looked for all at once: a word longer
+// than gateStride (3) bytes by a filter that reads the byte pairs at
+// multiples of gateStride, four at a turn (each such word has one of its
+// pairs at offsets 0 to 2 there: pairTab, both cases for a word gated in
+// any case); only where a pair's group may go on with the next byte are
+// its words compared with the text. A shorter word ("?", "&", "-p",
+// "sk-", "://", "ſ", the Kelvin sign) has a byte no base64 or plain word
+// holds, its anchor, found with strings.IndexByte (assembly, many bytes
+// at once): one pass for each anchor, only where the text holds it. The Aho-Corasick automaton over the words (A-Z
 // read as a-z), one table lookup a byte, is what the unfiltered scan
 // (scanFused) runs. Looking for each word with strings.Index cost more
 // than the patterns on an output holding few of them (base64, in which
@@ -49,9 +51,8 @@ type gateWordTables struct {
 	// fold[id] says word id is one of foldRunes.
 	fold []bool
 	// pairTab maps a byte pair (first | second<<8) to the group of words
-	// it may be in, as pairGroups[pairTab-1] (0: none): a word of three
-	// bytes or more by its pairs at offsets 0 and 1, a shorter one by the
-	// pairs it starts or ends.
+	// it may be in, as pairGroups[pairTab-1] (0: none): a word longer
+	// than gateStride by its pairs at offsets 0 to gateStride-1.
 	pairTab    [1 << 16]uint8
 	pairGroups [][]pairCand
 	// pairNext[group-1] is the bytes a group's words can have after
@@ -60,10 +61,19 @@ type gateWordTables struct {
 	// pairMask is pairNext coarser, for the loop: the classes (nextClass)
 	// of the bytes a pair's words can have after it (0: no group).
 	pairMask [1 << 16]uint8
+	// anchors are the bytes the words of gateStride bytes or fewer are
+	// found by, and anchorCands each one's words (off: the anchor's
+	// offset in the word).
+	anchors     []byte
+	anchorCands [][]pairCand
 }
 
-// pairCand is a word (its id) that starts off bytes before a pair (-1:
-// at its second byte).
+// gateStride is the pair filter's step: a word longer than it has a
+// pair at an offset below it at each multiple of it it spans.
+const gateStride = 3
+
+// pairCand is a word (its id) that starts off bytes before a pair or
+// an anchor.
 type pairCand struct {
 	id  int32
 	off int32
@@ -198,24 +208,41 @@ func (g *gateWordTables) pairs() {
 			}
 		}
 	}
-	any := make([]byte, 256)
-	for c := range any {
-		any[c] = byte(c)
-	}
-	for off := 1; off >= -1; off-- {
+	for off := gateStride - 1; off >= 0; off-- {
 		for id, w := range g.list {
-			c0 := cases(w.w[0], w.fold)
-			switch {
-			case len(w.w) == 1 && off == 0: // a pair's first byte
-				add(id, 0, c0, any)
-			case len(w.w) <= 2 && off == -1: // a pair's second byte
-				add(id, -1, any, c0)
-			case len(w.w) == 2 && off == 0:
-				add(id, 0, c0, cases(w.w[1], w.fold))
-			case len(w.w) >= 3 && off >= 0: // the pair at off
+			if len(w.w) > gateStride { // the pair at off
 				add(id, off, cases(w.w[off], w.fold), cases(w.w[off+1], w.fold))
 			}
 		}
+	}
+	for id, w := range g.list {
+		if len(w.w) > gateStride {
+			continue
+		}
+		// a short word: found by its anchor, its first byte that is not
+		// a letter or a digit (else its first), with IndexByte
+		off := 0
+		for i := range len(w.w) {
+			if c := w.w[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				off = i
+				break
+			}
+		}
+		if c := w.w[off]; w.fold && c >= 'a' && c <= 'z' {
+			panic("redact: a short gate word in any case needs an anchor that is not a letter: " + w.w)
+		}
+		c := w.w[off]
+		i := slices.Index(g.anchors, c)
+		if i < 0 {
+			i = len(g.anchors)
+			g.anchors = append(g.anchors, c)
+			g.anchorCands = append(g.anchorCands, nil)
+		}
+		g.anchorCands[i] = append(g.anchorCands[i], pairCand{int32(id), int32(off)})
+	}
+	for _, cs := range g.anchorCands {
+		// the larger offset first: the word starting first
+		slices.SortStableFunc(cs, func(a, b pairCand) int { return int(b.off - a.off) })
 	}
 	if len(cands) > 256 {
 		panic("redact: too many gate words for the pair filter")
@@ -287,45 +314,71 @@ type gateScan struct {
 	folded []int
 }
 
-// scanGates finds every gate word of s by the pair filter. The lines it
-// records are those the automaton finds (scanGatesAutomaton,
-// refScanGates in the tests).
+// scanGates finds every gate word of s by the pair filter and the short
+// words' anchors. The lines it records are those the automaton finds
+// (scanGatesAutomaton, refScanGates in the tests).
 func scanGates(s string) *gateScan {
 	sc := newGateScan(s)
 	g := &gateWords
-	ls, seen := 0, 0 // ls starts the line holding s[seen]
-	check := func(p int, gi uint8) {
-		if p+2 < len(s) {
-			if c := s[p+2]; g.pairNext[gi-1][c>>6]&(1<<(c&63)) == 0 {
-				return
-			}
-		}
-		for _, c := range g.pairGroups[gi-1] {
-			at := p - int(c.off)
-			if at < 0 || at+len(g.list[c.id].w) > len(s) || !g.wordAt(s, at, c.id) {
-				continue
-			}
-			if k := strings.LastIndexByte(s[seen:at], '\n'); k >= 0 {
-				ls = seen + k + 1
-			}
-			seen = at
-			sc.record(int(c.id), ls)
-		}
-	}
-	p := 0
-	for ; ; p += 2 {
+	var at lineAt
+	for p := 0; ; p += gateStride {
 		var gi uint8
-		if p, gi = nextPair(&g.pairMask, &g.pairTab, s, p); gi == 0 {
+		if p, gi = nextPair(&g.pairMask, s, p); gi == 0 {
 			break
 		}
-		check(p, gi)
+		gi = g.pairTab[uint16(s[p])|uint16(s[p+1])<<8]
+		if p+2 < len(s) {
+			if c := s[p+2]; g.pairNext[gi-1][c>>6]&(1<<(c&63)) == 0 {
+				continue
+			}
+		}
+		sc.check(s, p, g.pairGroups[gi-1], &at)
 	}
-	if p == len(s)-1 { // the last byte, alone: a word of one byte, maybe
-		if gi := g.pairTab[uint16(s[p])]; gi != 0 {
-			check(p, gi)
+	for i, c := range g.anchors {
+		at = lineAt{}
+		for p := 0; ; p++ {
+			k := strings.IndexByte(s[p:], c)
+			if k < 0 {
+				break
+			}
+			p += k
+			sc.check(s, p, g.anchorCands[i], &at)
 		}
 	}
+	if len(sc.folded) > 1 { // ſ's and the Kelvin sign's lines, merged
+		slices.Sort(sc.folded)
+		sc.folded = slices.Compact(sc.folded)
+	}
 	return sc
+}
+
+// lineAt finds the starts of lines holding offsets that mostly come in
+// order: ls starts the line holding seen.
+type lineAt struct{ ls, seen int }
+
+// start is where the line holding s[i] starts.
+func (l *lineAt) start(s string, i int) int {
+	if i < l.seen {
+		l.seen, l.ls = 0, 0
+		l.ls = strings.LastIndexByte(s[:i], '\n') + 1
+	} else if k := strings.LastIndexByte(s[l.seen:i], '\n'); k >= 0 {
+		l.ls = l.seen + k + 1
+	}
+	l.seen = i
+	return l.ls
+}
+
+// check compares the words of cands, each starting off bytes before p,
+// with s, and records those there.
+func (sc *gateScan) check(s string, p int, cands []pairCand, l *lineAt) {
+	g := &gateWords
+	for _, c := range cands {
+		at := p - int(c.off)
+		if at < 0 || at+len(g.list[c.id].w) > len(s) || !g.wordAt(s, at, c.id) {
+			continue
+		}
+		sc.record(int(c.id), l.start(s, at))
+	}
 }
 
 // nextClass is a byte's class for pairMask: one bit of eight, the same
@@ -337,28 +390,28 @@ var nextClass = func() (t [256]uint8) {
 	return t
 }()
 
-// nextPair is the first pair at an even offset from p on (p even) whose
-// group may go on with the byte after it (pairMask, nextClass): where,
-// and the group (0 when there is none). It reads eight bytes at once and
-// looks at their four pairs one by one only when one of them may.
-func nextPair(mask *[1 << 16]uint8, tab *[1 << 16]uint8, s string, p int) (int, uint8) {
-	for ; p+9 <= len(s); p += 8 {
-		b := s[p : p+9]
-		x := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		if mask[uint16(x)]&nextClass[b[2]]|mask[uint16(x>>16)]&nextClass[b[4]]|
-			mask[uint16(x>>32)]&nextClass[b[6]]|mask[uint16(x>>48)]&nextClass[b[8]] != 0 {
+// nextPair is the first pair at a multiple of gateStride from p on (p
+// one) whose group may go on with the byte after it (pairMask,
+// nextClass): where, and 1 (0 when there is none). It looks at four
+// pairs a turn.
+func nextPair(mask *[1 << 16]uint8, s string, p int) (int, uint8) {
+	for ; p+4*gateStride+1 <= len(s); p += 4 * gateStride {
+		b := s[p : p+4*gateStride+1]
+		if mask[uint16(b[0])|uint16(b[1])<<8]&nextClass[b[2]]|
+			mask[uint16(b[3])|uint16(b[4])<<8]&nextClass[b[5]]|
+			mask[uint16(b[6])|uint16(b[7])<<8]&nextClass[b[8]]|
+			mask[uint16(b[9])|uint16(b[10])<<8]&nextClass[b[11]] != 0 {
 			break
 		}
 	}
-	for ; p+1 < len(s); p += 2 {
+	for ; p+1 < len(s); p += gateStride {
 		k := uint16(s[p]) | uint16(s[p+1])<<8
 		next := uint8(0xff) // the text ends after the pair
 		if p+2 < len(s) {
 			next = nextClass[s[p+2]]
 		}
 		if mask[k]&next != 0 {
-			return p, tab[k]
+			return p, 1
 		}
 	}
 	return p, 0
