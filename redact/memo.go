@@ -70,9 +70,12 @@ func (s *Set) memoNamed(text string, sendSecrets bool) (string, []string) {
 	s.mu.Lock()
 	gen := s.gen
 	if s.memo.gen == gen {
-		a, ok := s.memo.m[k]
-		if big {
+		var a memoAnswer
+		var ok bool
+		if big { // not hashed for the map: a stream's chunks are all big
 			a, ok = s.memo.big.get(k)
+		} else {
+			a, ok = s.memo.m[k]
 		}
 		if ok {
 			s.mu.Unlock()
@@ -122,9 +125,12 @@ func (t *textMemo) answer(s string, f func(string) string) string {
 	}
 	big := len(s) > maxMemoText
 	t.mu.Lock()
-	out, ok := t.m[s]
+	var out string
+	var ok bool
 	if big {
 		out, ok = t.big.get(s)
+	} else {
+		out, ok = t.m[s]
 	}
 	t.mu.Unlock()
 	if ok {
