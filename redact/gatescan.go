@@ -61,11 +61,15 @@ type gateWordTables struct {
 	// pairMask is pairNext coarser, for the loop: the classes (nextClass)
 	// of the bytes a pair's words can have after it (0: no group).
 	pairMask [1 << 16]uint8
-	// anchors are the bytes the words of gateStride bytes or fewer are
-	// found by, and anchorCands each one's words (off: the anchor's
-	// offset in the word).
-	anchors     []byte
+	// anchor maps the bytes the words of gateStride bytes or fewer are
+	// found by to their words, anchorCands[anchor-1] (0: none; off: the
+	// anchor's offset in the word).
+	anchor      [256]uint8
 	anchorCands [][]pairCand
+	// nextClass is a byte's class for pairMask: one bit of eight, the
+	// same for a letter in either case; the anchors alone are in
+	// anchorClass.
+	nextClass [256]uint8
 }
 
 // gateStride is the pair filter's step: a word longer than it has a
@@ -208,19 +212,23 @@ func (g *gateWordTables) pairs() {
 			}
 		}
 	}
-	for off := gateStride - 1; off >= 0; off-- {
-		for id, w := range g.list {
-			if len(w.w) > gateStride { // the pair at off
-				add(id, off, cases(w.w[off], w.fold), cases(w.w[off+1], w.fold))
-			}
-		}
+	type spec struct {
+		id, off       int
+		first, second []byte
 	}
+	var specs []spec
 	for id, w := range g.list {
-		if len(w.w) > gateStride {
+		if len(w.w) > gateStride { // its pairs at offsets 0 to gateStride-1
+			for off := range gateStride {
+				specs = append(specs, spec{id, off, cases(w.w[off], w.fold), cases(w.w[off+1], w.fold)})
+			}
 			continue
 		}
 		// a short word: found by its anchor, its first byte that is not
-		// a letter or a digit (else its first), with IndexByte
+		// a letter or a digit (else its first), wherever a sample's three
+		// bytes hold it: the pair's first or second byte (its pairs
+		// here) or the byte after the pair (every pair's mask has
+		// anchorClass)
 		off := 0
 		for i := range len(w.w) {
 			if c := w.w[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
@@ -228,21 +236,33 @@ func (g *gateWordTables) pairs() {
 				break
 			}
 		}
-		if c := w.w[off]; w.fold && c >= 'a' && c <= 'z' {
+		c := w.w[off]
+		if w.fold && c >= 'a' && c <= 'z' {
 			panic("redact: a short gate word in any case needs an anchor that is not a letter: " + w.w)
 		}
-		c := w.w[off]
-		i := slices.Index(g.anchors, c)
-		if i < 0 {
-			i = len(g.anchors)
-			g.anchors = append(g.anchors, c)
+		if g.anchor[c] == 0 {
 			g.anchorCands = append(g.anchorCands, nil)
+			g.anchor[c] = uint8(len(g.anchorCands))
 		}
-		g.anchorCands[i] = append(g.anchorCands[i], pairCand{int32(id), int32(off)})
+		g.anchorCands[g.anchor[c]-1] = append(g.anchorCands[g.anchor[c]-1], pairCand{int32(id), int32(off)})
+		specs = append(specs, spec{id, off, []byte{c}, anyByte}, spec{id, off - 1, anyByte, []byte{c}})
 	}
 	for _, cs := range g.anchorCands {
 		// the larger offset first: the word starting first
 		slices.SortStableFunc(cs, func(a, b pairCand) int { return int(b.off - a.off) })
+	}
+	for c := range 256 {
+		g.nextClass[c] = 1 << (c & 7)
+		if c&7 == 7 { // class 7 is the anchors': the same for both cases
+			g.nextClass[c] = 1 << ((c >> 3) & 3)
+		}
+		if g.anchor[c] != 0 {
+			g.nextClass[c] = anchorClass
+		}
+	}
+	slices.SortStableFunc(specs, func(a, b spec) int { return b.off - a.off })
+	for _, sp := range specs {
+		add(sp.id, sp.off, sp.first, sp.second)
 	}
 	if len(cands) > 256 {
 		panic("redact: too many gate words for the pair filter")
@@ -280,11 +300,27 @@ func (g *gateWordTables) pairs() {
 		g.pairTab[k] = i
 		for c := range 256 {
 			if next := g.pairNext[i-1]; next[c>>6]&(1<<(c&63)) != 0 {
-				g.pairMask[k] |= nextClass[c]
+				g.pairMask[k] |= g.nextClass[c]
 			}
 		}
 	}
+	for k := range g.pairMask {
+		g.pairMask[k] |= anchorClass
+	}
 }
+
+// anyByte is every byte.
+var anyByte = func() []byte {
+	b := make([]byte, 256)
+	for c := range b {
+		b[c] = byte(c)
+	}
+	return b
+}()
+
+// anchorClass is the anchors' class in nextClass and in every pair's
+// mask: a sample stops wherever the byte after its pair is an anchor.
+const anchorClass = 1 << 7
 
 // wordAt reports whether gate word id is in s at at (s holds its length
 // from there): in any case (fold) or as written.
@@ -314,35 +350,34 @@ type gateScan struct {
 	folded []int
 }
 
-// scanGates finds every gate word of s by the pair filter and the short
-// words' anchors. The lines it records are those the automaton finds
-// (scanGatesAutomaton, refScanGates in the tests).
+// scanGates finds every gate word of s by the pair filter (the short
+// words by their anchors, in the samples' bytes too). The lines it
+// records are those the automaton finds (scanGatesAutomaton,
+// refScanGates in the tests).
 func scanGates(s string) *gateScan {
 	sc := newGateScan(s)
 	g := &gateWords
 	var at lineAt
-	for p := 0; ; p += gateStride {
-		var gi uint8
-		if p, gi = nextPair(&g.pairMask, s, p); gi == 0 {
+	p := 0
+	for ; ; p += gateStride {
+		var ok bool
+		if p, ok = nextPair(&g.pairMask, &g.nextClass, s, p); !ok {
 			break
 		}
-		gi = g.pairTab[uint16(s[p])|uint16(s[p+1])<<8]
-		if p+2 < len(s) {
-			if c := s[p+2]; g.pairNext[gi-1][c>>6]&(1<<(c&63)) == 0 {
-				continue
+		if gi := g.pairTab[uint16(s[p])|uint16(s[p+1])<<8]; gi != 0 {
+			if c := p + 2; c >= len(s) || g.pairNext[gi-1][s[c]>>6]&(1<<(s[c]&63)) != 0 {
+				sc.check(s, p, g.pairGroups[gi-1], &at)
 			}
 		}
-		sc.check(s, p, g.pairGroups[gi-1], &at)
-	}
-	for i, c := range g.anchors {
-		at = lineAt{}
-		for p := 0; ; p++ {
-			k := strings.IndexByte(s[p:], c)
-			if k < 0 {
-				break
+		if p+2 < len(s) {
+			if ai := g.anchor[s[p+2]]; ai != 0 {
+				sc.check(s, p+2, g.anchorCands[ai-1], &at)
 			}
-			p += k
-			sc.check(s, p, g.anchorCands[i], &at)
+		}
+	}
+	if p == len(s)-1 { // the last byte, alone
+		if ai := g.anchor[s[p]]; ai != 0 {
+			sc.check(s, p, g.anchorCands[ai-1], &at)
 		}
 	}
 	if len(sc.folded) > 1 { // ſ's and the Kelvin sign's lines, merged
@@ -359,8 +394,11 @@ type lineAt struct{ ls, seen int }
 // start is where the line holding s[i] starts.
 func (l *lineAt) start(s string, i int) int {
 	if i < l.seen {
-		l.seen, l.ls = 0, 0
-		l.ls = strings.LastIndexByte(s[:i], '\n') + 1
+		// a few bytes back: on the same line unless a newline is
+		// between (then the line before, once for that newline)
+		if strings.IndexByte(s[i:l.seen], '\n') >= 0 {
+			l.ls = strings.LastIndexByte(s[:i], '\n') + 1
+		}
 	} else if k := strings.LastIndexByte(s[l.seen:i], '\n'); k >= 0 {
 		l.ls = l.seen + k + 1
 	}
@@ -381,26 +419,17 @@ func (sc *gateScan) check(s string, p int, cands []pairCand, l *lineAt) {
 	}
 }
 
-// nextClass is a byte's class for pairMask: one bit of eight, the same
-// for a letter in either case.
-var nextClass = func() (t [256]uint8) {
-	for c := range t {
-		t[c] = 1 << (c & 7)
-	}
-	return t
-}()
-
 // nextPair is the first pair at a multiple of gateStride from p on (p
 // one) whose group may go on with the byte after it (pairMask,
-// nextClass): where, and 1 (0 when there is none). It looks at four
-// pairs a turn.
-func nextPair(mask *[1 << 16]uint8, s string, p int) (int, uint8) {
+// nextClass), or followed by an anchor: where, and whether there is one.
+// It looks at four pairs a turn.
+func nextPair(mask *[1 << 16]uint8, class *[256]uint8, s string, p int) (int, bool) {
 	for ; p+4*gateStride+1 <= len(s); p += 4 * gateStride {
 		b := s[p : p+4*gateStride+1]
-		if mask[uint16(b[0])|uint16(b[1])<<8]&nextClass[b[2]]|
-			mask[uint16(b[3])|uint16(b[4])<<8]&nextClass[b[5]]|
-			mask[uint16(b[6])|uint16(b[7])<<8]&nextClass[b[8]]|
-			mask[uint16(b[9])|uint16(b[10])<<8]&nextClass[b[11]] != 0 {
+		if mask[uint16(b[0])|uint16(b[1])<<8]&class[b[2]]|
+			mask[uint16(b[3])|uint16(b[4])<<8]&class[b[5]]|
+			mask[uint16(b[6])|uint16(b[7])<<8]&class[b[8]]|
+			mask[uint16(b[9])|uint16(b[10])<<8]&class[b[11]] != 0 {
 			break
 		}
 	}
@@ -408,13 +437,13 @@ func nextPair(mask *[1 << 16]uint8, s string, p int) (int, uint8) {
 		k := uint16(s[p]) | uint16(s[p+1])<<8
 		next := uint8(0xff) // the text ends after the pair
 		if p+2 < len(s) {
-			next = nextClass[s[p+2]]
+			next = class[s[p+2]]
 		}
 		if mask[k]&next != 0 {
-			return p, 1
+			return p, true
 		}
 	}
-	return p, 0
+	return p, false
 }
 
 // scanGatesAutomaton is scanGates by the automaton alone: one table
