@@ -306,7 +306,13 @@ func (e *Executor) shellChanged(ctx context.Context, tr transport.Transport, tar
 			c := &countingTree{hostTree: hostTree{tr}, path: t.Path}
 			if sum, err = journal.State(ctx, c, t.Path, e.cfg.Journal.Bounds()); err != nil {
 				errs = append(errs, fmt.Errorf("undo journal: %s: %w", t.Path, err))
-				continue
+				if ctx.Err() != nil {
+					continue
+				}
+				// Left unreadable (chmod 000): undo restores it while it
+				// stays so, even after an earlier change of the session
+				// recorded what that one left.
+				sum = journal.Unreadable
 			}
 			sizes[t.Path] = c.n
 		}

@@ -226,6 +226,12 @@ func (j *Journal) RecordDir(ctx context.Context, dir, as string) error {
 // removed (a shell command's rm, mv): Restore then expects it missing.
 const Absent = "absent"
 
+// Unreadable is what Changed is given for a path the session's change
+// left unreadable to the user (chmod 000 f, chmod -R 0 DIR after an
+// earlier change of it in the session): Restore makes it traversable
+// again and puts it back without comparing (what it held was not read).
+const Unreadable = "unreadable"
+
 // Changed records the content a change of the session gave file (its
 // SHA-256, hex, or Absent, or TreeState when it is a directory), after the change succeeded: Restore then refuses to
 // overwrite a file whose content is neither that nor its content before
@@ -543,7 +549,7 @@ func userName(u string) bool {
 // validState accepts a file's state: a hex SHA-256, Absent, a special
 // file's kind ("special:fifo"), or a tree's "tree:" and hex SHA-256.
 func validState(s string) bool {
-	if s == Absent || s == TooLarge {
+	if s == Absent || s == TooLarge || s == Unreadable {
 		return true
 	}
 	if _, ok := LargeSize(s); ok {

@@ -169,6 +169,20 @@ func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOp
 		rw FileRestorer
 	}
 	var todos []todo
+	// What the session left unreadable (chmod 0 DIR) hides what it
+	// changed under it from the checks and the restores: it is made
+	// traversable again first (its saved mode is put back after, or it
+	// is removed as the session's own).
+	for _, r := range recs {
+		if lastNew[r.Path] != Unreadable || r.As != "" {
+			continue
+		}
+		if o, ok := w.(TreeOpener); ok {
+			if err := o.OpenTree(ctx, r.Path); err != nil {
+				errs = append(errs, fmt.Errorf("undo: %s: %w", r.Path, err))
+			}
+		}
+	}
 	for _, r := range slices.Backward(recs) {
 		if err := ctx.Err(); err != nil {
 			return nil, errors.Join(append(errs, fmt.Errorf("undo session %s: %w", j.session, err))...)
@@ -231,7 +245,12 @@ func (j *Journal) RestoreWith(ctx context.Context, w FileRestorer, opt RestoreOp
 func (j *Journal) unchanged(ctx context.Context, w FileRestorer, r indexRecord, want string) error {
 	b := j.Bounds()
 	got, err := stateOf(ctx, w, r.Path, b)
-	if err != nil {
+	switch {
+	case want == Unreadable && ctx.Err() == nil:
+		// Left unreadable: what it held then was not read, so whether it
+		// changed since cannot be told; Restore may have opened it.
+		return nil
+	case err != nil:
 		return fmt.Errorf("undo: check %s: %w", r.Path, err)
 	}
 	before := Absent

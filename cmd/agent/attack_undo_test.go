@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/safety/corpustest"
@@ -107,16 +111,31 @@ func mediumEntries(t *testing.T, home string) []corpustest.Entry {
 // then `agent undo`: every change is to a file a medium step may change
 // (~/work, ~/important, a new plain name in ~), and undo puts the home
 // back byte for byte, mode for mode and type for type — or the entry is
-// rated high, and denied before it runs. TestAttackCorpusOtherUserSSHD does the same over
-// sshd.
+// rated high, and denied before it runs. The same entries go through
+// `agent mcp --approve medium` and its undo tool at the same time, in a
+// home of their own (mediumThroughMCP). TestAttackCorpusOtherUserSSHD
+// does the same over sshd.
 func TestMediumCorpusUndoOtherUser(t *testing.T) {
 	other := testenv.StartOtherUser(t)
 	agent := otherUserAgent(t)
+	t.Run("exec", func(t *testing.T) { t.Parallel(); mediumThroughExec(t, other, agent) })
+	t.Run("mcp", func(t *testing.T) { t.Parallel(); mediumThroughMCP(t, other, agent) })
+}
+
+// mediumScratch is a scratch home for the medium round trip, owned by
+// other, and agent's environment there.
+func mediumScratch(t *testing.T, other testenv.OtherUser) (home, inv string, env []string) {
+	t.Helper()
 	base, home, inv := otherUserScratch(t, "agent-undo-corpus-")
 	corpustest.ToolHome(t, home, nil) // with ~/work's links into protected places
 	other.Own(t, base)
-	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
+	env = []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
 		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true", raceEnv()}
+	return home, inv, env
+}
+
+func mediumThroughExec(t *testing.T, other testenv.OtherUser, agent string) {
+	home, inv, env := mediumScratch(t, other)
 	run := func(dir string, args ...string) string {
 		t.Helper()
 		c := exec.Command(agent, args...)
@@ -132,6 +151,7 @@ func TestMediumCorpusUndoOtherUser(t *testing.T) {
 	changed := 0
 	counts := tally{}
 	es := mediumEntries(t, home)
+	start := time.Now()
 	for _, e := range es {
 		cmd := e.Command
 		if an := p.Analyze(cmd, home); an.Level == safety.High && an.IfJournaled.Level == safety.High {
@@ -161,5 +181,91 @@ func TestMediumCorpusUndoOtherUser(t *testing.T) {
 	if changed == 0 {
 		t.Error("no medium entry changed anything: the round trip proved nothing")
 	}
-	t.Logf("%d medium entries as uid %d at --approve medium: %s", len(es), other.UID, counts)
+	t.Logf("%d medium entries as uid %d at --approve medium (%s): %s", len(es), other.UID, time.Since(start).Round(time.Millisecond), counts)
+}
+
+// mediumSequences are medium steps run one after the other in one
+// session, then undone together.
+var mediumSequences = [][]string{
+	{"echo x >> ~/work/f", "chmod 000 ~/work/f"},
+	{"echo y > ~/work/f", "chmod 200 ~/work/f"},
+	{"touch ~/work/sub/n", "chmod -R 0 ~/work/sub"},
+	{"mkdir ~/work/d2 && echo a > ~/work/d2/x", "chmod 0 ~/work/d2"},
+	{"echo z >> ~/work/f", "rm ~/work/f", "mkdir ~/work/f", "chmod 0 ~/work/f"},
+}
+
+// mediumThroughMCP runs the same medium entries through one `agent mcp
+// --approve medium` (stdio, as the throwaway user): each an
+// execute_command call in ~/work, then, when it changed files, the
+// server's undo tool for this client's session on the host — judged as
+// the exec round trip is (TestMediumCorpusUndoOtherUser).
+func mediumThroughMCP(t *testing.T, other testenv.OtherUser, agent string) {
+	home, inv, env := mediumScratch(t, other)
+	es := mediumEntries(t, home)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c := exec.Command(agent, "mcp", "-i", inv, "--approve", "medium")
+	c.Env, c.Dir = env, home // ~/work is made anew for each entry
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: other.Cred(), Pdeathsig: syscall.SIGKILL}
+	c.Stderr = &testWriter{t: t}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent-medium-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
+	if err != nil {
+		t.Fatalf("connect to agent mcp: %v", err)
+	}
+	defer cs.Close()
+	p := safety.DefaultPolicy()
+	changed, counts, start := 0, tally{}, time.Now()
+	for _, e := range es {
+		if an := p.Analyze(e.Command, home); an.Level == safety.High && an.IfJournaled.Level == safety.High {
+			counts.add(e.Class, true, false, false)
+			continue
+		}
+		corpustest.ResetWork(t, home)
+		other.Own(t, home)
+		o := mediumOutcome{home: home, before: corpustest.Tree(t, home)}
+		cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+		said, _ := call(t, cctx, cs, "execute_command", map[string]any{"host": "me", "command": e.Command, "cwd": corpustest.Work(home)})
+		o.ran = corpustest.Tree(t, home)
+		o.undone = o.ran
+		// Always: a change outside the home (/tmp) is not in the tree,
+		// and one session for each entry, as agent exec has.
+		u, _ := call(t, cctx, cs, "undo", map[string]any{"host": "me"})
+		said += "\nundo: " + u
+		o.undone = corpustest.Tree(t, home)
+		ccancel()
+		ch, harm := o.judge(t, "through agent mcp as "+other.Name, e.Command, said)
+		counts.add(e.Class, false, ch, harm)
+		if ch {
+			changed++
+		}
+	}
+	// Sequences in one session: a later step leaves unreadable what an
+	// earlier one changed (its undo checked the earlier state, could
+	// not read it and put nothing back, session 13).
+	for _, seq := range mediumSequences {
+		corpustest.ResetWork(t, home)
+		other.Own(t, home)
+		o := mediumOutcome{home: home, before: corpustest.Tree(t, home)}
+		cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+		var said string
+		for _, cmd := range seq {
+			out, _ := call(t, cctx, cs, "execute_command", map[string]any{"host": "me", "command": cmd, "cwd": corpustest.Work(home)})
+			said += cmd + ": " + out + "\n"
+		}
+		o.ran = corpustest.Tree(t, home)
+		u, _ := call(t, cctx, cs, "undo", map[string]any{"host": "me"})
+		said += "undo: " + u
+		o.undone = corpustest.Tree(t, home)
+		ccancel()
+		ch, harm := o.judge(t, "through agent mcp as "+other.Name, strings.Join(seq, " ⏎ "), said)
+		counts.add("medium-sequence", false, ch, harm)
+		if !ch {
+			t.Errorf("%q changed nothing: %s", seq, said)
+		}
+	}
+	if changed == 0 {
+		t.Error("through agent mcp: no medium entry changed anything: the round trip proved nothing")
+	}
+	t.Logf("%d medium entries and %d sequences through agent mcp --approve medium as uid %d (%s): %s",
+		len(es), len(mediumSequences), other.UID, time.Since(start).Round(time.Millisecond), counts)
 }
