@@ -43,7 +43,10 @@ if [ -z "${FANOUT_WORK:-}" ]; then
   export HOSTS=${HOSTS:-100} FORKS=${FORKS:-50} NSSHD=${NSSHD:-4}
   FANOUT_EXEC="bash $here/cpu.sh" exec bash "$here/run.sh"
 fi
-# Inside run.sh's set-up: the same commands as run.sh's run_tool.
+# Inside run.sh's set-up: the same commands as run.sh's run_tool. perf
+# records with -N: its build-id cache would go to $HOME/.debug, the
+# hosts' home here, a change there making every later recorded session
+# compile its rules again.
 W=$FANOUT_WORK
 kernel=$(uname -r)
 start_masters() {
@@ -91,7 +94,7 @@ for tool in $TOOLS; do
   *) echo "cpu.sh: unknown tool $tool" >&2; exit 2 ;;
   esac
   load=$(cut -d' ' -f1 /proc/loadavg)
-  perf record -q -a -e sched:sched_process_fork -e sched:sched_process_exec -e sched:sched_stat_runtime \
+  perf record -q -N -a -e sched:sched_process_fork -e sched:sched_process_exec -e sched:sched_stat_runtime \
     -o "$OUT/$n.$tool.data" -- "${cmd[@]}" > "$out/stdout" 2> "$out/stderr"
   "$W/check" files -hosts "$W/hosts.txt" -root "$root" >/dev/null
   case $tool in
