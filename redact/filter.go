@@ -196,6 +196,16 @@ var hexNib = func() (t [256]uint8) {
 	return t
 }()
 
+// hexBreak is 1 for a byte that is nibBreak in hexNib.
+var hexBreak = func() (t [256]uint8) {
+	for c := range t {
+		if hexNib[c] == nibBreak {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
 // scanHex finds the hex view's needles in s, and whether a line has a
 // dump's layout (r.dump): line by line, a dump's hex part alone.
 func (f *viewFilter) scanHex(s string, r *scanResult) {
@@ -206,6 +216,11 @@ func (f *viewFilter) scanHex(s string, r *scanResult) {
 		// each line's hex part is the line, and the view reads the text as
 		// one line with its newlines left out (hexPrefix looks at no '\n').
 		for ; p < len(s); p += f.step {
+			if p+gramLen <= len(s) && hexBreak[s[p]]|hexBreak[s[p+1]]|hexBreak[s[p+2]]|hexBreak[s[p+3]] != 0 {
+				// a byte that breaks the view's runs among the sample's
+				// first four: fewer than four digits are fed before it
+				continue
+			}
 			if hexNib[s[p]] != nibBreak && f.hexMay(s, p, len(s), 0, len(s)) {
 				r.spans = f.runHex(s, p, &v, r.spans)
 			}
