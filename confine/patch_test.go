@@ -304,7 +304,7 @@ func TestRestrictorPatchesInPlace(t *testing.T) {
 	// confined to rules since changed is not used.
 	t.Run("spare thread", func(t *testing.T) { testRestrictorPatchesInPlace(t, true, false) })
 	// The thread of the command before (Reuse, as agent locally): not
-	// once the rules moved.
+	// once the rules moved; every directory watched (WatchAll).
 	t.Run("reused thread", func(t *testing.T) { testRestrictorPatchesInPlace(t, true, true) })
 }
 
@@ -329,6 +329,7 @@ func testRestrictorPatchesInPlace(t *testing.T, spare, reuse bool) {
 	}
 	if reuse {
 		r.Reuse()
+		r.WatchAll() // as agent locally
 	}
 	for _, st := range r.rss[0].Stamps {
 		if st.Path == deep {

@@ -16,6 +16,9 @@ func (r *Restrictor) Do(func()) error { return errNoLandlock }
 // DoThen fails.
 func (r *Restrictor) DoThen(func() bool) error { return errNoLandlock }
 
+// WatchAll does nothing.
+func (r *Restrictor) WatchAll() {}
+
 // Reuse does nothing.
 func (r *Restrictor) Reuse() {}
 

@@ -53,6 +53,7 @@ func TestRestrictorReusesThread(t *testing.T) {
 	}
 	defer r.Close()
 	r.Reuse()
+	r.WatchAll()
 	attack := "cat " + h + "/work/notes; echo x > " + h + "/work/notes; cat " + h + "/.ssh/id_rsa"
 	// The home is under a busy /tmp, whose new entries may move the rules
 	// between two commands: ten times in a row is not that.

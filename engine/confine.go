@@ -456,6 +456,7 @@ func (h *confiner) setupLocal(ctx context.Context) {
 		}
 		r.KeepSpare() // a step's thread confined while the step before runs
 		r.Reuse()     // … or the thread of the step before, when nothing of it is left
+		r.WatchAll()  // a check before each step: every directory watched, none stated
 		h.restrictors = append(h.restrictors, r)
 		h.conf[l] = confine.Confinement{Thread: r, Wrap: append(wrap, "--")}
 	}

@@ -5,6 +5,7 @@ package dirnotify
 import (
 	"encoding/binary"
 	"errors"
+	"path"
 	"strconv"
 	"sync"
 
@@ -20,6 +21,15 @@ type Watcher struct {
 	wds    map[int32][]*dir
 	buf    []byte
 	closed bool
+	// mounts is /proc/self/mountinfo, polled for a change of the mount
+	// table (-1: not open; no path is then vouched for by its parents);
+	// seq orders watches and identities (dir.watched, dir.known).
+	mounts int
+	seq    uint64
+	stated int // identities checked by a stat (tests)
+	// calls counts the Changes calls (dir.heldIn); ds is a call's dirs.
+	calls uint64
+	ds    []*dir
 }
 
 // dir is one watched directory: the inode its path named when the watch
@@ -32,6 +42,20 @@ type dir struct {
 	// lost: events of the directory may be missing (the watch ended, the
 	// directory was moved or deleted, the queue overflowed).
 	lost bool
+	// canon: path named the inode through no link when it was opened;
+	// watched: when the watch was added; known: when path was last seen
+	// naming the inode (opened, or stated) — in Watcher.seq's order.
+	canon          bool
+	watched, known uint64
+	// parent and name split path (parent "" for /); pdir is the parent's
+	// dir when last looked up; gone: forgotten (no longer in dirs).
+	parent, name string
+	pdir         *dir
+	gone         bool
+	// held: the path still names the inode, as the parents' watches
+	// tell, in the call heldIn (Watcher.holds).
+	held   bool
+	heldIn uint64
 }
 
 // mask: an entry made, removed or renamed in the directory; the directory
@@ -45,7 +69,11 @@ func New() (*Watcher, error) {
 	if err != nil {
 		return nil, &osError{"inotify_init1", err}
 	}
-	return &Watcher{fd: fd, dirs: map[string]*dir{}, wds: map[int32][]*dir{}, buf: make([]byte, 64<<10)}, nil
+	w := &Watcher{fd: fd, dirs: map[string]*dir{}, wds: map[int32][]*dir{}, buf: make([]byte, 64<<10), mounts: -1}
+	if m, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		w.mounts = m
+	}
+	return w, nil
 }
 
 type osError struct {
@@ -73,14 +101,38 @@ func (w *Watcher) Changes(dirs []string) (names map[string][]Entry, unknown map[
 		return nil, unknown
 	}
 	w.drain()
+	w.calls++
+	ds := w.ds[:0]
 	for _, p := range dirs {
-		d := w.dirs[p]
+		ds = append(ds, w.dirs[p])
+	}
+	w.ds = ds
+	vouch := w.mountsSame()
+	if vouch {
+		for _, d := range ds {
+			if d != nil {
+				w.holds(d)
+			}
+		}
+	}
+	for i, p := range dirs {
+		d := ds[i]
 		if d != nil && !d.lost {
 			// The path must still name the watched directory: a
 			// directory put in its place (or the one the path's links
-			// lead to now) has events of its own.
+			// lead to now) has events of its own. Its parents' events
+			// tell (holds), else it is stated.
 			var st unix.Stat_t
-			if err := unix.Stat(p, &st); err == nil && st.Dev == d.dev && st.Ino == d.ino {
+			if vouch && d.heldIn == w.calls && d.held {
+				st.Dev, st.Ino = d.dev, d.ino
+			} else if w.stated++; unix.Stat(p, &st) == nil && st.Dev == d.dev && st.Ino == d.ino {
+				w.seq++
+				d.known = w.seq
+			}
+			if st.Dev == d.dev && st.Ino == d.ino {
+				if len(d.names) == 0 {
+					continue
+				}
 				for n, away := range d.names {
 					if names == nil {
 						names = map[string][]Entry{}
@@ -108,6 +160,63 @@ func (w *Watcher) Changes(dirs []string) (names map[string][]Entry, unknown map[
 		}
 	}
 	return names, unknown
+}
+
+// holds reports whether d's path still names the inode watched, as the
+// watches of its parents tell, without a stat: the path had no link when
+// opened, and each parent up to / is watched, was watched before the path
+// was last seen naming its inode (so that no change of the name went
+// unseen), had no event naming it since, lost none, and itself holds. A
+// name is bound to a directory only in its parent: renamed, removed,
+// made again or replaced by a link, the parent's watch names it
+// (IN_CREATE, IN_DELETE, IN_MOVED_FROM, IN_MOVED_TO) and the directory's
+// own is lost (IN_MOVE_SELF, IN_DELETE_SELF); a mount over it is seen by
+// the mount table's poll (mountsSame). Events lost on the way (an
+// overflow, a watch ended) make a parent lost, and it holds nothing.
+// Called once a call for each asked directory, before their names are
+// taken; remembered for the call in d.held.
+func (w *Watcher) holds(d *dir) bool {
+	if d.heldIn == w.calls {
+		return d.held
+	}
+	d.held, d.heldIn = false, w.calls
+	h := false
+	if !d.lost && d.canon {
+		if d.path == "/" {
+			h = true
+		} else if d.parent != "" {
+			pd := d.pdir
+			if pd == nil || pd.gone {
+				pd = w.dirs[d.parent]
+				d.pdir = pd
+			}
+			h = pd != nil && !pd.lost && pd.watched < d.known && !pd.hasName(d.name) && w.holds(pd)
+		}
+	}
+	d.held = h
+	return h
+}
+
+// mountsSame reports whether the mount table is as at the last call (a
+// poll of /proc/self/mountinfo: POLLPRI once after each change); false
+// when it cannot tell.
+func (w *Watcher) mountsSame() bool {
+	if w.mounts < 0 {
+		return false
+	}
+	fds := []unix.PollFd{{Fd: int32(w.mounts), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 0
+}
+
+// hasName reports whether an event named name (made, removed or renamed
+// in or out).
+func (d *dir) hasName(name string) bool {
+	if len(d.names) == 0 {
+		return false
+	}
+	_, ok := d.names[name]
+	return ok
 }
 
 // Len is how many directories w watches.
@@ -152,11 +261,20 @@ func (w *Watcher) rewatch(p string, d *dir) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return
 	}
-	wd, err := unix.InotifyAddWatch(w.fd, "/proc/self/fd/"+strconv.Itoa(fd), mask)
+	self := "/proc/self/fd/" + strconv.Itoa(fd)
+	wd, err := unix.InotifyAddWatch(w.fd, self, mask)
 	if err != nil {
 		return
 	}
-	nd := &dir{path: p, wd: int32(wd), dev: st.Dev, ino: st.Ino, names: map[string]bool{}}
+	// The path as opened: the same when it went through no link.
+	buf := make([]byte, len(p)+1)
+	n, err := unix.Readlink(self, buf)
+	w.seq++
+	nd := &dir{path: p, wd: int32(wd), dev: st.Dev, ino: st.Ino, names: map[string]bool{},
+		canon: err == nil && n == len(p) && string(buf[:n]) == p, watched: w.seq, known: w.seq}
+	if parent, name := path.Split(p); name != "" && nd.canon {
+		nd.parent, nd.name = path.Clean(parent), name
+	}
 	w.dirs[p] = nd
 	w.wds[nd.wd] = append(w.wds[nd.wd], nd)
 }
@@ -164,6 +282,7 @@ func (w *Watcher) rewatch(p string, d *dir) {
 // forget drops d; the watch itself ends when no other path shares it.
 func (w *Watcher) forget(d *dir) {
 	delete(w.dirs, d.path)
+	d.gone = true
 	var rest []*dir
 	for _, o := range w.wds[d.wd] {
 		if o != d {
@@ -244,5 +363,8 @@ func (w *Watcher) Close() error {
 		return nil
 	}
 	w.closed = true
+	if w.mounts >= 0 {
+		unix.Close(w.mounts)
+	}
 	return unix.Close(w.fd)
 }
