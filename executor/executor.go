@@ -180,12 +180,10 @@ type Executor struct {
 	// dryUnset holds variables that a step skipped by --dry-run would have
 	// set: later steps that need them are skipped too, not failed.
 	dryUnset map[string]bool
-	// plinks is, per home, where the links in its protected places lead
-	// (protectedLinks), found once.
-	plinks map[string]map[string]string
-	// hlinks is, per home, its files with other hard links (hardLinks),
-	// found once.
-	hlinks map[string]map[string]string
+	// links is, per home, its files with other hard links and where the
+	// symbolic links in its protected places lead (homeLinks), found
+	// once, in one round trip.
+	links map[string]foundLinks
 	// dryWrote maps the files a step skipped by --dry-run would have
 	// written or edited to that step's number: a later read of one shows
 	// what it would read instead of failing on a file not there yet.

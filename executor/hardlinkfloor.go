@@ -22,66 +22,113 @@ import (
 // and the other names keep the change. So when a step that writes will
 // run at --approve medium (mediumUnattended), the home's regular files
 // with more than one link are found on the host once per executor
-// (bounded: hardLinkDepth deep, maxHardLinks), and a write to one is
-// high: as the protected file it is another name of, or as a change undo
-// cannot take back. The search is made only for a step that writes in the
-// home (one round trip, once). On this machine the journal also sees any
-// target's link count (shelljournal.go). Gap: on an SSH host, a name
-// deeper than hardLinkDepth, or outside the home, or a host whose find has
-// no -printf (BusyBox), is not seen.
+// (bounded: hardLinkDepth deep, package and git trees pruned,
+// maxHardLinks), and a write to one is high: as the protected file it is
+// another name of, or as a change undo cannot take back. The same round
+// trip finds the symbolic links in the protected places (linkfloor.go):
+// one probe, one cache (homeLinks). A find without -printf (BusyBox)
+// gives each linked file's device and inode through stat instead. On this
+// machine the journal also sees any target's link count
+// (shelljournal.go). Gap: on an SSH host, a name deeper than
+// hardLinkDepth, under a pruned directory, or outside the home, is not
+// seen.
 
 const (
-	hardLinkDepth = 4
+	hardLinkDepth = 6
 	maxHardLinks  = 4096
 )
 
-// hardLinks returns the home's regular files with more than one link,
-// each → the protected path it is another name of ("~/.bashrc"), or ""
-// for one whose other names are not protected; looked up once per home.
-func (e *Executor) hardLinks(ctx context.Context, v *hostView) (map[string]string, error) {
+// hardLinkPrune are the directories the hard-link search does not enter:
+// git's object stores (a local clone hard-links them by the thousand)
+// and package trees.
+var hardLinkPrune = []string{".git", "node_modules", ".cache"}
+
+// foundLinks is what homeLinks found in one home: hard maps each
+// regular file with other links to the protected path it is another
+// name of ("~/.bashrc") or ""; sym maps where each symbolic link in a
+// protected place leads (its real path) to the link, from "~".
+type foundLinks struct {
+	hard, sym map[string]string
+}
+
+// homeLinks looks the home's links up once per home, in one round trip:
+// the home's hard-linked files (H), the protected places' hard-linked
+// files (P), each as device:inode and path, and the protected places'
+// symbolic links with where they lead (L), NUL-ended.
+func (e *Executor) homeLinks(ctx context.Context, v *hostView) (foundLinks, error) {
 	if v.tr == nil || v.homeErr != nil || v.home == "" || v.home == "/" {
-		return nil, nil
+		return foundLinks{}, nil
 	}
-	if m, ok := e.hlinks[v.home]; ok {
+	if m, ok := e.links[v.home]; ok {
 		return m, nil
 	}
 	var probes []string
 	for _, q := range e.cfg.Policy.LinkProbes() {
 		probes = append(probes, v.home+q[1:])
 	}
-	// One round trip: the protected places' linked files (P), then, only
-	// when the home holds any linked file at all, the home's (H), each as
-	// device:inode and path, NUL-ended.
-	var b strings.Builder
-	fmt.Fprintf(&b, "find %s -xdev -maxdepth %d -type f -links +1 -printf 'H %%D:%%i %%p\\0' 2>/dev/null", tools.Quote(v.home), hardLinkDepth)
-	if len(probes) > 0 {
-		b.WriteString("; find")
-		for _, p := range probes {
-			b.WriteString(" " + tools.Quote(p))
-		}
-		fmt.Fprintf(&b, " -maxdepth %d -type f -links +1 -printf 'P %%D:%%i %%p\\0' 2>/dev/null", linkSearchDepth)
-	}
-	b.WriteString("; :")
-	res, err := v.tr.Run(ctx, transport.Command{Command: b.String(), CaptureLimit: 4 << 20})
+	res, err := v.tr.Run(ctx, transport.Command{Command: linkProbeScript(v.home, probes), CaptureLimit: 4 << 20})
 	if cerr := ctx.Err(); cerr != nil {
-		return nil, cerr
+		return foundLinks{}, cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("finding the home's hard-linked files: %w", err)
+		return foundLinks{}, fmt.Errorf("finding the home's links: %w", err)
 	}
-	m := parseHardLinks(res.Stdout, v.home, probes)
-	if e.hlinks == nil {
-		e.hlinks = map[string]map[string]string{}
+	m := foundLinks{hard: parseHardLinks(res.Stdout, v.home, probes), sym: map[string]string{}}
+	for real, link := range parseSymLinks(res.Stdout, probes) {
+		if real != link {
+			m.sym[real] = homeShort(link, v.home)
+		}
 	}
-	e.hlinks[v.home] = m
+	if e.links == nil {
+		e.links = map[string]foundLinks{}
+	}
+	e.links[v.home] = m
 	return m, nil
 }
 
-// parseHardLinks reads the two finds' answer ("H DEV:INO PATH" and
-// "P DEV:INO PATH", NUL-ended): the host's, so outside input. Only clean
-// absolute paths under home (H) or one of probes (P) count, at most
-// maxHardLinks. Each H path maps to the protected path (from "~") that
-// shares its inode, or "".
+// linkProbeScript is homeLinks' command: POSIX sh, GNU find's -printf
+// where the host's find has it, stat(1) for each linked file where not.
+func linkProbeScript(home string, probes []string) string {
+	var ps strings.Builder
+	for _, p := range probes {
+		ps.WriteString(" " + tools.Quote(p))
+	}
+	var prune strings.Builder
+	prune.WriteString("\\(")
+	for i, n := range hardLinkPrune {
+		if i > 0 {
+			prune.WriteString(" -o")
+		}
+		prune.WriteString(" -name " + tools.Quote(n))
+	}
+	prune.WriteString(" \\) -prune -o")
+	var b strings.Builder
+	// ids KIND: device:inode and path of each file named, NUL-ended.
+	b.WriteString(`ids='for f; do i=$(stat -c %d:%i -- "$f" 2>/dev/null) && printf "%s %s %s\0" "$0" "$i" "$f"; done'; `)
+	b.WriteString(`if find / -maxdepth 0 -printf "" >/dev/null 2>&1; then `)
+	fmt.Fprintf(&b, `find %s -xdev -maxdepth %d %s -type f -links +1 -printf 'H %%D:%%i %%p\0' 2>/dev/null; `, tools.Quote(home), hardLinkDepth, prune.String())
+	if len(probes) > 0 {
+		fmt.Fprintf(&b, `find%s -maxdepth %d -type f -links +1 -printf 'P %%D:%%i %%p\0' 2>/dev/null; `, ps.String(), linkSearchDepth)
+	}
+	b.WriteString(`else `)
+	fmt.Fprintf(&b, `find %s -xdev -maxdepth %d %s -type f -links +1 -exec sh -c "$ids" H {} + 2>/dev/null; `, tools.Quote(home), hardLinkDepth, prune.String())
+	if len(probes) > 0 {
+		fmt.Fprintf(&b, `find%s -maxdepth %d -type f -links +1 -exec sh -c "$ids" P {} + 2>/dev/null; `, ps.String(), linkSearchDepth)
+	}
+	b.WriteString(`fi; `)
+	if len(probes) > 0 {
+		// Where each link leads; $(…; echo .) keeps a name's final newline.
+		fmt.Fprintf(&b, `find%s -maxdepth %d -type l -exec sh -c 'for l; do r=$(readlink -f -- "$l" && echo .) && printf "L %%s\0%%s\0" "$l" "${r%%?.}"; done' sh {} + 2>/dev/null; `,
+			ps.String(), linkSearchDepth)
+	}
+	b.WriteString(":")
+	return b.String()
+}
+
+// parseHardLinks reads the probe's H and P records ("H DEV:INO PATH",
+// NUL-ended): the host's, so outside input. Only clean absolute paths
+// under home (H) or one of probes (P) count, at most maxHardLinks. Each H
+// path maps to the protected path (from "~") that shares its inode, or "".
 func parseHardLinks(out, home string, probes []string) map[string]string {
 	type ent struct{ id, p string }
 	var hs, ps []ent
@@ -97,7 +144,7 @@ func parseHardLinks(out, home string, probes []string) map[string]string {
 		switch {
 		case kind == "H" && strings.HasPrefix(p, home+"/") && len(hs) < maxHardLinks:
 			hs = append(hs, ent{id, p})
-		case kind == "P" && len(ps) < maxHardLinks && slices.ContainsFunc(probes, func(d string) bool { return p == d || strings.HasPrefix(p, d+"/") }):
+		case kind == "P" && len(ps) < maxHardLinks && underAny(p, probes):
 			ps = append(ps, ent{id, p})
 		}
 	}
@@ -114,29 +161,49 @@ func parseHardLinks(out, home string, probes []string) map[string]string {
 	return m
 }
 
+// parseSymLinks reads the probe's L records ("L LINK\0REAL\0"): only
+// clean absolute links at or under one of probes, with a clean absolute
+// real path, at most maxProtectedLinks; real → link.
+func parseSymLinks(out string, probes []string) map[string]string {
+	m := map[string]string{}
+	recs := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(recs) && len(m) < maxProtectedLinks; i++ {
+		link, ok := strings.CutPrefix(recs[i], "L ")
+		if !ok {
+			continue
+		}
+		real := recs[i+1]
+		i++
+		if !path.IsAbs(link) || path.Clean(link) != link || !underAny(link, probes) || !path.IsAbs(real) || path.Clean(real) != real {
+			continue
+		}
+		if _, dup := m[real]; !dup {
+			m[real] = link
+		}
+	}
+	return m
+}
+
+// underAny reports whether p is one of dirs or lies under one.
+func underAny(p string, dirs []string) bool {
+	return slices.ContainsFunc(dirs, func(d string) bool { return p == d || strings.HasPrefix(p, d+"/") })
+}
+
 // hardLinkFloor raises c to high when one of the files the step writes
-// (reals: where they really are) has other hard links in the home.
-func (e *Executor) hardLinkFloor(ctx context.Context, c classification, v *hostView, reals func() ([]string, error)) (classification, error) {
-	rs, err := reals()
-	if err != nil || v.home == "" || !slices.ContainsFunc(rs, func(r string) bool { return strings.HasPrefix(r, v.home+"/") }) {
-		return c, err // the search covers the home: a step writing nowhere in it pays no round trip
-	}
-	links, err := e.hardLinks(ctx, v)
-	if err != nil || len(links) == 0 {
-		return c, err
-	}
+// (rs: where they really are) has other hard links in the home.
+func hardLinkFloor(c classification, links foundLinks, home string, rs []string) classification {
 	for _, r := range rs {
-		prot, ok := links[r]
+		prot, ok := links.hard[r]
 		if !ok {
 			continue
 		}
 		c.risk.Level = safety.High
-		why := fmt.Sprintf("%s has other hard links: undo would put back a copy, and the other names keep the change", homeShort(r, v.home))
+		why := fmt.Sprintf("%s has other hard links: undo would put back a copy, and the other names keep the change", homeShort(r, home))
 		if prot != "" {
-			why = fmt.Sprintf("%s is another name (hard link) of the protected %s: rated as that protected path", homeShort(r, v.home), prot)
+			why = fmt.Sprintf("%s is another name (hard link) of the protected %s: rated as that protected path", homeShort(r, home), prot)
 		}
 		c.risk.Reasons = append(slices.Clip(c.risk.Reasons), why)
-		return c, nil
+		return c
 	}
-	return c, nil
+	return c
 }

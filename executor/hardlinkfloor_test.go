@@ -1,8 +1,13 @@
 package executor
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autoshell/agent/safety"
 )
 
 // TestParseHardLinks: the finds' answer is the host's (outside input):
@@ -53,4 +58,82 @@ func FuzzParseHardLinks(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLinkProbeScript runs homeLinks' command on real files, with GNU
+// find and with BusyBox's (no -printf: stat gives the inodes): a hard
+// link six deep to ~/.ssh/authorized_keys, one to ~/.bashrc, one to a
+// file of ~/.git (pruned: not reported as a name of it), and a symbolic
+// link ~/.ssh/config into ~/dotfiles are all found, in one run.
+func TestLinkProbeScript(t *testing.T) {
+	home := t.TempDir()
+	mk := func(rel, content string) string {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	link := func(old, new string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(home, new)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(filepath.Join(home, old), filepath.Join(home, new)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(".ssh/authorized_keys", "ssh-ed25519 AAAA k\n")
+	mk(".bashrc", "# rc\n")
+	mk(".git/objects/ab/cdef", "blob\n")
+	mk("dotfiles/ssh_config", "Host *\n")
+	link(".ssh/authorized_keys", "a/b/c/d/e/keys")
+	link(".bashrc", "work/hardrc")
+	link(".git/objects/ab/cdef", "work/obj")
+	if err := os.Symlink(filepath.Join(home, "dotfiles/ssh_config"), filepath.Join(home, ".ssh/config")); err != nil {
+		t.Fatal(err)
+	}
+	var probes []string
+	pol := safety.DefaultPolicy()
+	for _, q := range pol.LinkProbes() {
+		probes = append(probes, home+q[1:])
+	}
+	script := linkProbeScript(home, probes)
+	finders := map[string]string{"gnu": os.Getenv("PATH")}
+	if bb, err := exec.LookPath("busybox"); err == nil {
+		dir := t.TempDir()
+		for _, applet := range []string{"sh", "find", "stat", "readlink"} {
+			if err := os.Symlink(bb, filepath.Join(dir, applet)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		finders["busybox"] = dir
+	} else {
+		t.Log("no busybox: its find not tried")
+	}
+	for name, pathEnv := range finders {
+		c := exec.Command("sh", "-c", script)
+		if name == "busybox" {
+			c = exec.Command(filepath.Join(pathEnv, "sh"), "-c", script)
+		}
+		c.Env = []string{"PATH=" + pathEnv}
+		out, err := c.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		hard, sym := parseHardLinks(string(out), home, probes), parseSymLinks(string(out), probes)
+		for p, want := range map[string]string{"a/b/c/d/e/keys": "~/.ssh/authorized_keys", "work/hardrc": "~/.bashrc", "work/obj": ""} {
+			if got, ok := hard[filepath.Join(home, p)]; !ok || got != want {
+				t.Errorf("%s: hard link ~/%s: %q (found %v), want %q\n%q", name, p, got, ok, want, out)
+			}
+		}
+		if _, ok := hard[filepath.Join(home, ".git/objects/ab/cdef")]; ok {
+			t.Errorf("%s: ~/.git was searched: %q", name, out)
+		}
+		if got := sym[filepath.Join(home, "dotfiles/ssh_config")]; got != filepath.Join(home, ".ssh/config") {
+			t.Errorf("%s: the link ~/.ssh/config was not found: %v\n%q", name, sym, out)
+		}
+	}
 }

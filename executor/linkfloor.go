@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/autoshell/agent/safety"
-	"github.com/autoshell/agent/tools"
 	"github.com/autoshell/agent/transport"
 )
 
@@ -21,8 +20,9 @@ import (
 // a step that writes will run with the classifier alone at --approve
 // medium (mediumUnattended), the links in the
 // protected and autorun places of the home are found on the host once
-// per executor (bounded: linkSearchDepth deep, maxProtectedLinks links)
-// and a write at, under or above where one leads is high. A link made
+// per executor (bounded: linkSearchDepth deep, maxProtectedLinks links;
+// the same round trip as the hard links, hardlinkfloor.go) and a write
+// at, under or above where one leads is high. A link made
 // there after the first look is not seen (a medium step cannot make one;
 // the kernel's rules, where they apply, are rebuilt).
 
@@ -57,74 +57,6 @@ func (e *Executor) mediumUnattended() bool {
 	return e.cfg.Approver != nil && e.cfg.Approver.Mode() == safety.ModeMedium
 }
 
-// protectedLinks returns where the links in the home's protected places
-// lead (their real paths) → the link, from "~"; looked up once per home.
-func (e *Executor) protectedLinks(ctx context.Context, v *hostView) (map[string]string, error) {
-	if v.tr == nil || v.homeErr != nil || v.home == "" || v.home == "/" {
-		return nil, nil
-	}
-	if m, ok := e.plinks[v.home]; ok {
-		return m, nil
-	}
-	var dirs []string
-	for _, q := range e.cfg.Policy.LinkProbes() {
-		dirs = append(dirs, v.home+q[1:])
-	}
-	if len(dirs) == 0 {
-		return nil, nil
-	}
-	var b strings.Builder
-	b.WriteString("find")
-	for _, d := range dirs {
-		b.WriteString(" " + tools.Quote(d))
-	}
-	fmt.Fprintf(&b, " -maxdepth %d -type l -print0 2>/dev/null; :", linkSearchDepth)
-	res, err := v.tr.Run(ctx, transport.Command{Command: b.String()})
-	if cerr := ctx.Err(); cerr != nil {
-		return nil, cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("finding the links in the home's protected places: %w", err)
-	}
-	links := parseFoundLinks(res.Stdout, dirs)
-	m := map[string]string{}
-	if len(links) > 0 {
-		reals, err := e.readlinkAll(ctx, v.tr, links)
-		if err != nil {
-			return nil, err
-		}
-		for i, r := range reals {
-			if r.real != "" && r.real != links[i] {
-				m[r.real] = homeShort(links[i], v.home)
-			}
-		}
-	}
-	if e.plinks == nil {
-		e.plinks = map[string]map[string]string{}
-	}
-	e.plinks[v.home] = m
-	return m, nil
-}
-
-// parseFoundLinks reads find's NUL-ended answer: the host's, so outside
-// input. Only clean absolute paths at or under one of dirs are kept, at
-// most maxProtectedLinks.
-func parseFoundLinks(out string, dirs []string) []string {
-	var links []string
-	for _, l := range strings.Split(out, "\x00") {
-		if len(links) == maxProtectedLinks {
-			break
-		}
-		if l == "" || !path.IsAbs(l) || path.Clean(l) != l || slices.Contains(links, l) {
-			continue
-		}
-		if slices.ContainsFunc(dirs, func(d string) bool { return l == d || strings.HasPrefix(l, d+"/") }) {
-			links = append(links, l)
-		}
-	}
-	return links
-}
-
 // linkTargetHit returns the protected link whose target real is, lies
 // under, or holds; "" when none.
 func linkTargetHit(targets map[string]string, real string) string {
@@ -141,30 +73,35 @@ func linkTargetHit(targets map[string]string, real string) string {
 	return ""
 }
 
-// linkTargetFloor raises c to high when, with the classifier alone, one
-// of the files the step writes (reals gives where they really are; it is
-// called only when such links exist) is where a link in a protected place
-// of the home leads.
+// linkTargetFloor raises c to high when one of the files the step writes
+// (reals gives where they really are) is another hard link of a file in
+// the home (hardLinkFloor, kernel or not: its rules are paths, and
+// another name of ~/.bashrc is not under ~/.bashrc) or, with the
+// classifier alone, where a symbolic link in a protected place of the
+// home leads. Both come from one probe of the host (homeLinks), made
+// only when it can matter: a write in the home, or the classifier alone.
 func (e *Executor) linkTargetFloor(ctx context.Context, c classification, tr transport.Transport, v *hostView, reals func() ([]string, error)) (classification, error) {
-	if c.risk.Level >= safety.High || !e.mediumUnattended() {
+	if c.risk.Level >= safety.High || !e.mediumUnattended() || v.home == "" {
 		return c, nil
 	}
-	// Hard links first, kernel or not: its rules are paths, and another
-	// name of ~/.bashrc is not under ~/.bashrc.
-	c, err := e.hardLinkFloor(ctx, c, v, reals)
-	if err != nil || c.risk.Level >= safety.High || !e.classifierAlone(ctx, tr) {
-		return c, err
-	}
-	targets, err := e.protectedLinks(ctx, v)
-	if err != nil || len(targets) == 0 {
-		return c, err
-	}
 	rs, err := reals()
+	if err != nil || len(rs) == 0 {
+		return c, err
+	}
+	inHome := slices.ContainsFunc(rs, func(r string) bool { return strings.HasPrefix(r, v.home+"/") })
+	alone := e.classifierAlone(ctx, tr)
+	if !inHome && !alone {
+		return c, nil // a step writing nowhere in the home pays no round trip
+	}
+	links, err := e.homeLinks(ctx, v)
 	if err != nil {
 		return c, err
 	}
+	if c = hardLinkFloor(c, links, v.home, rs); c.risk.Level >= safety.High || !alone {
+		return c, nil
+	}
 	for _, r := range rs {
-		if link := linkTargetHit(targets, r); link != "" {
+		if link := linkTargetHit(links.sym, r); link != "" {
 			c.risk.Level = safety.High
 			c.risk.Reasons = append(slices.Clip(c.risk.Reasons), fmt.Sprintf("%s is where the protected %s leads (symbolic link): rated as that protected path", homeShort(r, v.home), link))
 			return c, nil

@@ -1,34 +1,39 @@
 package executor
 
 import (
-	"slices"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 )
 
-func TestParseFoundLinks(t *testing.T) {
+// TestParseSymLinks: the probe's L records are the host's (outside
+// input): a link kept is clean, absolute and in a place asked, with a
+// clean absolute real path; at most maxProtectedLinks.
+func TestParseSymLinks(t *testing.T) {
 	dirs := []string{"/h/.ssh", "/h/.bashrc"}
 	for _, c := range []struct {
 		out  string
-		want []string
+		want map[string]string
 	}{
-		{"/h/.ssh/config\x00/h/.bashrc\x00", []string{"/h/.ssh/config", "/h/.bashrc"}},
-		{"", nil},
-		{"/h/.ssh/config", []string{"/h/.ssh/config"}},                                     // no final NUL: the record is still whole
-		{"/etc/passwd\x00/h/.sshx/a\x00", nil},                                             // outside the places asked
-		{"/h/.ssh/../x\x00relative\x00/h/.ssh//a\x00/h/.ssh/a\x00", []string{"/h/.ssh/a"}}, // not clean, not absolute
-		{"/h/.ssh/a\x00/h/.ssh/a\x00", []string{"/h/.ssh/a"}},
-		{"/h/.ssh/a\nb\x00", []string{"/h/.ssh/a\nb"}}, // a newline is a name's
+		{"L /h/.ssh/config\x00/h/dot/ssh_config\x00L /h/.bashrc\x00/h/dot/bashrc\x00",
+			map[string]string{"/h/dot/ssh_config": "/h/.ssh/config", "/h/dot/bashrc": "/h/.bashrc"}},
+		{"", map[string]string{}},
+		{"L /h/.ssh/config\x00/h/x", map[string]string{"/h/x": "/h/.ssh/config"}},  // no final NUL: the record is still whole
+		{"L /etc/passwd\x00/h/a\x00L /h/.sshx/a\x00/h/b\x00", map[string]string{}}, // outside the places asked
+		{"L /h/.ssh/../x\x00/h/a\x00L relative\x00/h/b\x00L /h/.ssh/a\x00rel\x00L /h/.ssh/b\x00/h/c/../d\x00", map[string]string{}},
+		{"H 1:2 /h/.ssh/a\x00L /h/.ssh/a\nb\x00/h/t\nu\x00", map[string]string{"/h/t\nu": "/h/.ssh/a\nb"}}, // a newline is a name's
+		{"L /h/.ssh/a\x00", map[string]string{}},                                                           // no real path
 	} {
-		if got := parseFoundLinks(c.out, dirs); !slices.Equal(got, c.want) {
-			t.Errorf("parseFoundLinks(%q) = %q, want %q", c.out, got, c.want)
+		if got := parseSymLinks(c.out, dirs); !maps.Equal(got, c.want) {
+			t.Errorf("parseSymLinks(%q) = %q, want %q", c.out, got, c.want)
 		}
 	}
-	many := strings.Repeat("/h/.ssh/a\x00", 1) + strings.Repeat("/h/.ssh/b/c\x00", 2)
+	var many strings.Builder
 	for i := range 2 * maxProtectedLinks {
-		many += "/h/.ssh/l" + strings.Repeat("x", i) + "\x00"
+		fmt.Fprintf(&many, "L /h/.ssh/l%d\x00/h/t%d\x00", i, i)
 	}
-	if got := parseFoundLinks(many, dirs); len(got) != maxProtectedLinks {
+	if got := parseSymLinks(many.String(), dirs); len(got) != maxProtectedLinks {
 		t.Errorf("%d links kept, want at most %d", len(got), maxProtectedLinks)
 	}
 }
@@ -49,18 +54,19 @@ func TestLinkTargetHit(t *testing.T) {
 	}
 }
 
-func FuzzParseFoundLinks(f *testing.F) {
-	f.Add("/h/.ssh/config\x00/h/.bashrc\x00")
-	f.Add("/h/.ssh/../x\x00\x00\x00relative")
+func FuzzParseSymLinks(f *testing.F) {
+	f.Add("L /h/.ssh/config\x00/h/dot/ssh_config\x00")
+	f.Add("L /h/.ssh/../x\x00\x00\x00relative")
 	f.Fuzz(func(t *testing.T, out string) {
 		dirs := []string{"/h/.ssh", "/h/.bashrc"}
-		got := parseFoundLinks(out, dirs)
+		got := parseSymLinks(out, dirs)
 		if len(got) > maxProtectedLinks {
 			t.Fatalf("%d links", len(got))
 		}
-		for _, l := range got {
-			if !strings.HasPrefix(l, "/h/.ssh") && l != "/h/.bashrc" || strings.Contains(l, "\x00") || strings.Contains(l, "/../") {
-				t.Fatalf("kept %q", l)
+		for real, l := range got {
+			if !strings.HasPrefix(l, "/h/.ssh") && l != "/h/.bashrc" || strings.Contains(l, "\x00") || strings.Contains(l, "/../") ||
+				!strings.HasPrefix(real, "/") || strings.Contains(real, "\x00") {
+				t.Fatalf("kept %q → %q", real, l)
 			}
 		}
 	})
