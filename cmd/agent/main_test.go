@@ -25,10 +25,56 @@ func TestMain(m *testing.M) {
 	if b := filepath.Base(os.Args[0]); b != "agent" && b != "agent-mcp-client" { // not a script's command
 		placeLauncher()
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(plainAgentM{m}, map[string]func(){
 		"agent":            func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"agent-mcp-client": func() { os.Exit(mcpClientMain(os.Args[1:])) },
 	})
+}
+
+// plainAgentM runs the tests with the agent that testscript.Main put first
+// on $PATH (the scripts', the completion's and the MCP tests' agent)
+// replaced by agent built without -race, the launcher beside it
+// (placePlainAgent; docs/decisions.md "The end-to-end tests' agent").
+type plainAgentM struct{ m *testing.M }
+
+func (p plainAgentM) Run() int {
+	if err := placePlainAgent(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return p.m.Run()
+}
+
+// raceAgentEnv, set to 1, keeps this race-built test binary as the agent
+// on $PATH (otherwise only agentBinary's is).
+const raceAgentEnv = "AGENT_TEST_RACE_AGENT"
+
+// placePlainAgent builds cmd/agent without -race over the agent in the
+// first directory of $PATH, and copies the launcher beside it, when this
+// test binary is race-built. A race-built agent takes about three times
+// the CPU and up to five times the wall time of a plain one to start,
+// run one step and exit, and the end-to-end tests start it thousands of
+// times; the packages it runs keep the race detector in their own tests,
+// in this package's in-process tests (Main) and in the tests that start
+// agentBinary, this race-built binary. After make test's go vet, the
+// build is a link.
+func placePlainAgent() error {
+	bindir := filepath.SplitList(os.Getenv("PATH"))[0]
+	dst := filepath.Join(bindir, "agent")
+	if !raceEnabled || os.Getenv(raceAgentEnv) == "1" {
+		launcherBesideScripts()
+		return nil
+	}
+	tmp := dst + ".plain"
+	cmd := exec.Command("go", "build", "-o", tmp, "github.com/autoshell/agent/cmd/agent")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build agent without -race: %v\n%s", err, out)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fmt.Errorf("build agent without -race: %w", err)
+	}
+	launcherBesideScripts()
+	return nil
 }
 
 // quietRace sets GORACE's atexit_sleep_ms=0 in this process's

@@ -1,7 +1,7 @@
 package main
 
-// Helpers of the `agent mcp` tests: the real binary (the test binary as
-// "agent", on PATH through testscript.Main) driven by the MCP SDK's client.
+// Helpers of the `agent mcp` tests: the real binary (the "agent" on PATH,
+// placePlainAgent's) driven by the MCP SDK's client.
 
 import (
 	"bufio"

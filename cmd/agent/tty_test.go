@@ -57,7 +57,7 @@ func startTTY(t *testing.T, env []string, args ...string) *ttySession {
 // startTTYWith is startTTY with stdout going to w instead (nil: the pty).
 func startTTYWith(t *testing.T, env []string, stdout io.Writer, args ...string) *ttySession {
 	t.Helper()
-	bin, err := exec.LookPath("agent") // testscript.Main put this test binary there as agent
+	bin, err := exec.LookPath("agent") // placePlainAgent put it there
 	if err != nil {
 		t.Fatalf("agent is not in PATH: %v", err)
 	}

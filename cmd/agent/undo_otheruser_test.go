@@ -83,11 +83,11 @@ func TestUndoBlockedModesOtherUser(t *testing.T) {
 	}
 }
 
-// otherUserAgent is a copy of this test binary, named agent, that every
-// user may run.
+// otherUserAgent is a copy of the agent on $PATH (placePlainAgent's,
+// built without -race), named agent, that every user may run.
 func otherUserAgent(t *testing.T) string {
 	t.Helper()
-	exe, err := os.Executable()
+	exe, err := exec.LookPath("agent") // placePlainAgent's
 	if err != nil {
 		t.Fatal(err)
 	}
