@@ -268,6 +268,7 @@ func (g *gateWordTables) pairs() {
 		panic("redact: too many gate words for the pair filter")
 	}
 	index := map[set]uint8{}
+	var groupMask []uint8
 	for _, k := range keys {
 		st := sets[at[k]-1]
 		i, ok := index[st]
@@ -294,15 +295,18 @@ func (g *gateWordTables) pairs() {
 			}
 			g.pairGroups = append(g.pairGroups, group)
 			g.pairNext = append(g.pairNext, next)
+			var mask uint8 // the group's pairMask, once for all its pairs
+			for c := range 256 {
+				if next[c>>6]&(1<<(c&63)) != 0 {
+					mask |= g.nextClass[c]
+				}
+			}
+			groupMask = append(groupMask, mask)
 			i = uint8(len(g.pairGroups))
 			index[st] = i
 		}
 		g.pairTab[k] = i
-		for c := range 256 {
-			if next := g.pairNext[i-1]; next[c>>6]&(1<<(c&63)) != 0 {
-				g.pairMask[k] |= g.nextClass[c]
-			}
-		}
+		g.pairMask[k] |= groupMask[i-1]
 	}
 	for k := range g.pairMask {
 		g.pairMask[k] |= anchorClass
