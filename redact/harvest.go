@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -19,8 +20,14 @@ import (
 )
 
 // MaxHarvest is the largest file Harvest reads: configuration and key
-// files are small; a larger file is data, not settings.
-const MaxHarvest = 64 << 10
+// files are small, but an .env of generated flags or a dump is not;
+// past it a file is data. Files up to maxParsed are also read as a
+// whole document (JSON, YAML); larger ones line by line only.
+const MaxHarvest = 1 << 20
+
+// maxParsed is the largest text HarvestText parses as a JSON or YAML
+// document.
+const maxParsed = 64 << 10
 
 // Reader reads a host's files (a transport.Transport is one).
 type Reader interface {
@@ -69,7 +76,26 @@ func (s *Set) HarvestFile(ctx context.Context, r Reader, p string, fi fs.FileInf
 	if _, err := r.ReadFile(ctx, p, &limitWriter{w: &buf, n: MaxHarvest}); err != nil {
 		return 0
 	}
-	return s.HarvestText(p, buf.String())
+	return s.HarvestData(p, buf.Bytes())
+}
+
+// HarvestData is HarvestText for a file's bytes: a gzip'd file (a
+// backup.sql.gz, a .env.gz) is read as what it decompresses to, at most
+// MaxHarvest bytes of it, so that `zcat FILE | base64` hides its secrets.
+func (s *Set) HarvestData(name string, data []byte) int {
+	if s == nil {
+		return 0
+	}
+	if len(data) > 18 && data[0] == 0x1f && data[1] == 0x8b {
+		if zr, err := gzip.NewReader(bytes.NewReader(data)); err == nil {
+			var out bytes.Buffer
+			_, err := io.Copy(&limitWriter{w: &out, n: MaxHarvest}, zr)
+			if err == nil || out.Len() > 0 {
+				return s.HarvestText(strings.TrimSuffix(name, ".gz"), out.String())
+			}
+		}
+	}
+	return s.HarvestText(name, string(data))
 }
 
 // limitWriter fails once more than n bytes are written (a file that grew
@@ -102,10 +128,17 @@ func (s *Set) HarvestText(name, text string) int {
 	}
 	n := 0
 	add := func(key, value string) { // at most maxLearnPerText (guard.go)
-		if n < maxLearnPerText && s.Add(key, value, Found) {
+		if n >= maxLearnPerText {
+			return
+		}
+		if s.Add(key, value, Found) {
 			n++
-			// a value in base64 (docker's auths, a basic auth header):
-			// what it decodes to, and the password part of a user:password
+		}
+		// a value in base64 (docker's auths, a basic auth header, a
+		// Kubernetes Secret's data): what it decodes to, and the password
+		// part of a user:password; also when the value was known already
+		// (the patterns saw `password: BASE64` first)
+		{
 			d, ok := decodedText(value)
 			if !ok {
 				return
@@ -131,12 +164,15 @@ func (s *Set) HarvestText(name, text string) int {
 	s.String(text) // what the patterns find (URL passwords, bearer tokens, …) is learned
 	n += s.Len() - before
 	var doc any
-	if t := strings.TrimSpace(text); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Unmarshal([]byte(t), &doc) == nil {
+	if t := strings.TrimSpace(text); len(t) <= maxParsed && (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Unmarshal([]byte(t), &doc) == nil {
 		walkJSON("", doc, add)
 		return n
 	}
-	harvestYAML(text, add)
+	if len(text) <= maxParsed {
+		harvestYAML(text, add)
+	}
 	harvestMarkup(text, add)
+	harvestSQL(text, add)
 	base := path.Base(name)
 	lines := strings.Split(binaryLines(text), "\n")
 	for i := 0; i < len(lines); i++ {
@@ -392,12 +428,17 @@ func SecretName(key string) bool {
 
 var (
 	secretWords = map[string]bool{"password": true, "passwd": true, "pass": true, "pwd": true, "secret": true, "token": true,
-		"key": true, "auth": true, "credential": true, "credentials": true, "private": true, "apikey": true, "passphrase": true}
+		"key": true, "auth": true, "credential": true, "credentials": true, "private": true, "apikey": true, "passphrase": true,
+		"bearer": true, "cookie": true, "signature": true, "jwt": true, "salt": true, "hmac": true, "session": true,
+		"passcode": true, "otp": true}
 	notSecretValue = map[string]bool{"file": true, "path": true, "dir": true, "url": true, "uri": true, "name": true, "id": true,
 		"type": true, "length": true, "len": true, "size": true, "format": true, "method": true, "algorithm": true, "expiry": true,
 		"expires": true, "ttl": true, "enabled": true, "required": true, "policy": true, "prompt": true, "hint": true, "min": true,
 		"max": true, "count": true, "version": true, "field": true, "header": true, "env": true, "location": true,
-		"endpoint": true, "host": true, "port": true, "user": true, "username": true, "command": true, "cmd": true, "mode": true}
+		"endpoint": true, "host": true, "port": true, "user": true, "username": true, "command": true, "cmd": true, "mode": true,
+		"timeout": true, "lifetime": true, "driver": true, "store": true, "storage": true, "domain": true, "secure": true,
+		"samesite": true, "prefix": true, "table": true, "handler": true, "class": true, "provider": true, "interval": true,
+		"duration": true, "rounds": true, "cost": true, "httponly": true, "address": true, "manager": true, "bus": true}
 )
 
 // nameWords splits a key into lower-case words at non-alphanumerics and
