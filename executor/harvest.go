@@ -34,6 +34,8 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 		return nil
 	}
 	touched := map[string]bool{}
+	var roots []string // trees and globs read: harvestTrees
+	recursive := readsTrees.MatchString(p.cls.command)
 	harvest := func(p0 string) {
 		abs, err := p.view.abs(p0, p.cwd)
 		if err != nil || touched[abs] {
@@ -44,6 +46,19 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 		if known && fi == nil {
 			return // nothing there
 		}
+		if recursive && fi == nil {
+			if fi, err = p.tr.Stat(ctx, abs); err != nil {
+				return
+			}
+		}
+		if fi != nil && fi.IsDir() {
+			// a directory a recursive reader walks (grep -rh, tar -C
+			// DIR, zip -r) is a tree the classifier did not see
+			if recursive && len(roots) < maxPathWords {
+				roots = append(roots, abs)
+			}
+			return
+		}
 		e.cfg.Secrets.HarvestFile(ctx, p.tr, abs, fi)
 	}
 	for _, t := range p.cls.analysis.Touches {
@@ -51,6 +66,9 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 			// a path the classifier knows (written, a tree) is no
 			// script's file: not stat'ed again as a path word
 			if abs, err := p.view.abs(t.Path, p.cwd); err == nil {
+				if !touched[abs] && !t.Writes() && len(roots) < maxPathWords {
+					roots = append(roots, abs)
+				}
 				touched[abs] = true
 			}
 			continue
@@ -59,6 +77,9 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 	}
 	for _, w := range pathWords(p.cls.command) {
 		harvest(w)
+	}
+	if len(roots) > 0 {
+		e.harvestTrees(ctx, p.tr, roots)
 	}
 	if listsProcesses.MatchString(p.cls.command) {
 		e.harvestProcesses(ctx, p.tr)

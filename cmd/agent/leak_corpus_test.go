@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base32"
 	"encoding/base64"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -108,9 +110,33 @@ func loadLeakCorpus(t *testing.T, dir string) leakCorpus {
 		if err := os.WriteFile(filepath.Join(sub, "app", "cache.bin"), []byte(bin), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		// a file larger than redact.MaxHarvest was (64 KiB), and a
+		// gzip'd one
+		var big strings.Builder
+		for j := 0; big.Len() < 100<<10; j++ {
+			fmt.Fprintf(&big, "FEATURE_FLAG_%04d=on\n", j)
+		}
+		big.WriteString("API_TOKEN=BigFile-1117aq" + n + "\nLOG_LEVEL=info\n")
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write([]byte("host=db.example.org\ndb_password=GzPw-1118ar" + n + "\n"))
+		zw.Close()
+		for name, b := range map[string][]byte{"big/big.env": []byte(big.String()), "svc/backup.gz": gz.Bytes()} {
+			p := filepath.Join(sub, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 		c.scripts[i] = strings.ReplaceAll(c.scripts[i], "{{d}}", "{{dir}}/s"+n)
 	}
 	c.secrets = append(c.secrets, leakOtherSecrets...)
+	// LEAK_RUN=REGEXP runs only the scripts it matches (debugging)
+	if re := os.Getenv("LEAK_RUN"); re != "" {
+		c.scripts = slices.DeleteFunc(c.scripts, func(s string) bool { return !regexp.MustCompile(re).MatchString(s) })
+	}
 	return c
 }
 
