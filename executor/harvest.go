@@ -76,6 +76,13 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 		harvest(t.Path)
 	}
 	for _, w := range pathWords(p.cls.command) {
+		if strings.ContainsAny(w, "*?") {
+			if abs, err := p.view.abs(w, p.cwd); err == nil && !touched[abs] && len(roots) < maxPathWords {
+				touched[abs] = true
+				roots = append(roots, abs)
+			}
+			continue
+		}
 		harvest(w)
 	}
 	if len(roots) > 0 {
@@ -90,8 +97,9 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 // pathWordRE matches a word of a command that reads as a file's path:
 // absolute, from the home (~/) or the working directory (./, ../),
 // wherever it is: an operand of a command the classifier does not know
-// reads it (python3 -c '…' FILE), a script's own open('/x/app.json').
-var pathWordRE = regexp.MustCompile(`(?:^|[\s'"=(,:;|&<>])((?:~|\.{1,2})?/[A-Za-z0-9._@%+~-]+(?:/[A-Za-z0-9._@%+~-]+)*)`)
+// reads it (python3 -c '…' FILE), a script's own open('/x/app.json'),
+// glob.glob('/x/*.json') (a glob: its files are read, harvestTrees).
+var pathWordRE = regexp.MustCompile(`(?:^|[\s'"=(,:;|&<>])((?:~|\.{1,2})?/[A-Za-z0-9._@%+~*?-]+(?:/[A-Za-z0-9._@%+~*?-]+)*)`)
 
 // maxPathWords bounds the paths pathWords gives: each may cost a stat on
 // the host.

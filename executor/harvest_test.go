@@ -16,7 +16,8 @@ func TestPathWords(t *testing.T) {
 		`perl -ne 'print' ~/.netrc ./local.env ../up.ini`:                                                     {"~/.netrc", "./local.env", "../up.ini"},
 		`cat </etc/app.conf; tr '\0' '\n' < /proc/self/environ; ls /var/lib/`:                                 {"/etc/app.conf", "/var/lib"},
 		`echo a/b c:/d 1/2 http://x/y`:                                                                        {"/d"},
-		``:                                                                                                    nil,
+		`python3 -c "import glob; print([open(f).read() for f in glob.glob('/srv/app/*.json')])"`:             {"/srv/app/*.json"},
+		``: nil,
 	} {
 		if got := pathWords(cmd); !slices.Equal(got, want) {
 			t.Errorf("pathWords(%q) = %q, want %q", cmd, got, want)

@@ -124,6 +124,7 @@ func splitTreeFiles(out string) []treeFile {
 
 // readsTrees matches a command that may read a directory's files when it
 // names the directory: a recursive option (grep -rh, cp -R,
-// --recursive), an archiver, find and xargs.
+// --recursive), an archiver, find and xargs, a script's interpreter
+// (os.walk, File.find).
 var readsTrees = regexp.MustCompile("(?:^|\\s)(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive|--dereference-recursive)(?:\\s|$)|" +
-	"(?:^|[\\s|;&(`/])(?:tar|zip|7z|cpio|rsync|find|xargs|rg|ag|ack|zgrep|bsdtar|pax)(?:$|[\\s|;&)`])")
+	"(?:^|[\\s|;&(`/])(?:tar|zip|7z|cpio|rsync|find|xargs|rg|ag|ack|zgrep|bsdtar|pax|python[0-9.]*|perl|ruby|node|php)(?:$|[\\s|;&)`])")

@@ -189,6 +189,14 @@ func (s *Set) HarvestText(name, text string) int {
 				}
 			}
 			continue
+		case strings.Contains(base, "htpasswd") || base == "shadow":
+			// user:hash (Apache's htpasswd, /etc/shadow): the hash, but
+			// its first byte ("$apr1$…", "{SHA}…" read as a variable or
+			// code, which the guard refuses)
+			if f := strings.Split(line, ":"); len(f) >= 2 && len(f[1]) > 1 {
+				add("PASSWORD_HASH", strings.TrimLeft(f[1], "${"))
+			}
+			continue
 		case strings.Contains(base, "pgpass"):
 			if f := strings.Split(line, ":"); len(f) >= 5 {
 				add("PGPASS_PASSWORD", strings.Join(f[4:], ":"))

@@ -41,6 +41,8 @@ func TestHarvestSources(t *testing.T) {
 			"session_timeout = 3600-seconds\ncookie_domain = www.example.org\nDBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus\n",
 			[]string{"Bearer-1112al", "Cookie-1113am", "Sig-1114an01", "JwtSign-1121au", "SaltVal-1122av", "Sess-8812abc"},
 			[]string{"3600-seconds", "www.example.org", "unix:path=/run/user/1000/bus"}},
+		{".htpasswd", "admin:$apr1$Xy7Qz$HtpwHash1130bwxQ\nguest:{SHA}Sha1HashVal-5521=\n", []string{"apr1$Xy7Qz$HtpwHash1130bwxQ", "SHA}Sha1HashVal-5521="},
+			[]string{"admin", "guest"}},
 	} {
 		s := NewSet()
 		s.HarvestText("/srv/"+c.name, c.text)
