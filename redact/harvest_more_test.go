@@ -44,18 +44,7 @@ func TestHarvestSources(t *testing.T) {
 		{".htpasswd", "admin:$apr1$Xy7Qz$HtpwHash1130bwxQ\nguest:{SHA}Sha1HashVal-5521=\n", []string{"apr1$Xy7Qz$HtpwHash1130bwxQ", "SHA}Sha1HashVal-5521="},
 			[]string{"admin", "guest"}},
 	} {
-		s := NewSet()
-		s.HarvestText("/srv/"+c.name, c.text)
-		for _, sec := range c.secrets {
-			if got := s.String("x " + sec + " y"); strings.Contains(got, sec) {
-				t.Errorf("%s: %q not harvested", c.name, sec)
-			}
-		}
-		for _, k := range c.kept {
-			if got := s.String("x " + k + " y"); !strings.Contains(got, k) {
-				t.Errorf("%s: %q taken for a secret", c.name, k)
-			}
-		}
+		checkHarvest(t, c.name, c.text, c.secrets, c.kept)
 	}
 }
 

@@ -206,18 +206,7 @@ func TestHarvestMoreFormats(t *testing.T) {
 		{"cache.bin", "\x7fELF\x02\x01\x00\x00hdr\x00\x01session_token=BinStr-4412mm\x00\x03\xff\xfe tail\x00",
 			[]string{"BinStr-4412mm"}, []string{"tail"}},
 	} {
-		s := NewSet()
-		s.HarvestText("/srv/"+c.name, c.text)
-		for _, sec := range c.secrets {
-			if got := s.String("x " + sec + " y"); strings.Contains(got, sec) {
-				t.Errorf("%s: %q not harvested", c.name, sec)
-			}
-		}
-		for _, k := range c.kept {
-			if got := s.String("x " + k + " y"); !strings.Contains(got, k) {
-				t.Errorf("%s: %q taken for a secret", c.name, k)
-			}
-		}
+		checkHarvest(t, c.name, c.text, c.secrets, c.kept)
 	}
 }
 
@@ -234,6 +223,24 @@ func TestHarvestMoreFormatsBadInput(t *testing.T) {
 		s.HarvestText("/srv/x", text)
 		if got := s.String("Mismatch-5521x"); got != "Mismatch-5521x" {
 			t.Errorf("%q: learned a value under mismatched tags", text)
+		}
+	}
+}
+
+// checkHarvest harvests text as the file /srv/name and checks that each
+// of secrets is then hidden and each of kept is not.
+func checkHarvest(t *testing.T, name, text string, secrets, kept []string) {
+	t.Helper()
+	s := NewSet()
+	s.HarvestText("/srv/"+name, text)
+	for _, sec := range secrets {
+		if got := s.String("x " + sec + " y"); strings.Contains(got, sec) {
+			t.Errorf("%s: %q not harvested", name, sec)
+		}
+	}
+	for _, k := range kept {
+		if got := s.String("x " + k + " y"); !strings.Contains(got, k) {
+			t.Errorf("%s: %q taken for a secret", name, k)
 		}
 	}
 }
