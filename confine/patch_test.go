@@ -174,11 +174,7 @@ func mapsEqual(a, b map[string]Rule) bool {
 func TestRestrictorPatches(t *testing.T) {
 	needLandlock(t)
 	h, s := home(t, ReadOnly)
-	r, err := NewRestrictor(Compile(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := restrictor(t, s)
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
 		p := filepath.Join(h, name)
 		if err := os.WriteFile(p, []byte("content "+name), 0o600); err != nil {
@@ -220,11 +216,7 @@ func mustReadDir(t *testing.T, d string) []dirEntry {
 func TestRestrictorNotified(t *testing.T) {
 	needLandlock(t)
 	h, s := home(t, ReadOnly)
-	r, err := NewRestrictor(Compile(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := restrictor(t, s)
 	if r.notify == nil {
 		t.Skip("no inotify")
 	}
@@ -316,11 +308,7 @@ func testRestrictorPatchesInPlace(t *testing.T, spare, reuse bool) {
 	if err := os.Mkdir(deep, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRestrictor(Compile(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := restrictor(t, s)
 	if r.notify == nil {
 		t.Skip("no inotify")
 	}
@@ -444,11 +432,7 @@ func testRestrictorPatchesInPlace(t *testing.T, spare, reuse bool) {
 func TestRestrictorOneSpare(t *testing.T) {
 	needLandlock(t)
 	_, s := home(t, ReadOnly)
-	r, err := NewRestrictor(Compile(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := restrictor(t, s)
 	r.KeepSpare()
 	threads := func() int {
 		ents, err := os.ReadDir("/proc/self/task")

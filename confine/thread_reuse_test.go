@@ -47,11 +47,7 @@ func reuseRun(t *testing.T, r *Restrictor, script string, during func(tid int)) 
 func TestRestrictorReusesThread(t *testing.T) {
 	needLandlock(t)
 	h, s := home(t, ReadOnly)
-	r, err := NewRestrictor(Compile(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := restrictor(t, s)
 	r.Reuse()
 	r.WatchAll()
 	attack := "cat " + h + "/work/notes; echo x > " + h + "/work/notes; cat " + h + "/.ssh/id_rsa"
@@ -162,11 +158,7 @@ func TestReuseLeftoverCannotSignal(t *testing.T) {
 	_, s := home(t, ReadOnly)
 	dir := t.TempDir()
 	s.Write, s.Net = true, true // medium's: the leftover writes its verdict
-	r, err := NewRestrictor(Compile(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := restrictor(t, s)
 	r.Reuse()
 	tidFile, res := filepath.Join(dir, "tid"), filepath.Join(dir, "res")
 	leftover := "(while [ ! -s " + tidFile + " ]; do sleep 0.01; done; if kill -0 $(cat " + tidFile + "); then echo reached; else echo denied; fi > " + res + ".tmp; mv " + res + ".tmp " + res + ") >/dev/null 2>&1 &"

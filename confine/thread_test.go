@@ -18,11 +18,7 @@ import (
 func TestRestrictorConfinesOnlyTheCommand(t *testing.T) {
 	needLandlock(t)
 	h, s := home(t, ReadOnly)
-	r, err := NewRestrictor(Compile(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := restrictor(t, s)
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)
@@ -65,11 +61,7 @@ func TestRestrictorConfinesOnlyTheCommand(t *testing.T) {
 func TestRestrictorAhead(t *testing.T) {
 	needLandlock(t)
 	h, s := home(t, ReadOnly)
-	r, err := NewRestrictor(Compile(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := restrictor(t, s)
 	nop := func() {}
 	// settled is the generation of rules Current holds: the home is under
 	// a busy /tmp, which the rules list, so another process's file there
@@ -124,11 +116,7 @@ func TestRestrictorShieldsItsProcess(t *testing.T) {
 	needLandlock(t)
 	_, s := home(t, NoProtected)
 	s.Caps = CapsNoSystem // a medium step's: root keeps no CAP_SYS_PTRACE
-	r, err := NewRestrictor(Compile(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := restrictor(t, s)
 	pid := strconv.Itoa(os.Getpid())
 	for _, script := range []string{
 		"exec 3<>/proc/" + pid + "/mem",
@@ -145,4 +133,15 @@ func TestRestrictorShieldsItsProcess(t *testing.T) {
 			t.Errorf("%s: ran (%q)", script, out)
 		}
 	}
+}
+
+// restrictor is a Restrictor of s's rules, closed when t ends.
+func restrictor(t *testing.T, s Spec) *Restrictor {
+	t.Helper()
+	r, err := NewRestrictor(Compile(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
 }
