@@ -6,7 +6,8 @@
 #   2. over SSH, the fan-out benchmark (bench/fanout/run.sh) in its default
 #      mode (--approve medium: every step confined to its level) on a
 #      fresh fleet and warm, beside --approve all (unconfined), parallel-ssh
-#      and parallel-ssh through ControlMasters, in one run.
+#      and parallel-ssh through ControlMasters (made in the run and before
+#      the timer), in one run.
 #
 #   bash bench/confine.sh           # uses bin/agent (make build)
 #   RUNS=5 HOSTS=100 bash bench/confine.sh
@@ -21,4 +22,4 @@ echo "== per step, locally (load $(cut -d' ' -f1 /proc/loadavg))"
 go test -run '^$' -bench BenchmarkLocalStep -benchtime 200x -count "${RUNS}" ./confine/
 
 echo "== fan-out: the default mode (confined), fresh and warm, beside unconfined and pssh"
-TOOLS="agent-first agent agent-all pssh pssh-cm" AGENT=$AGENT bash bench/fanout/run.sh
+TOOLS="agent-first agent agent-all pssh pssh-cm pssh-cm-warm" AGENT=$AGENT bash bench/fanout/run.sh

@@ -13,15 +13,16 @@
 # confined), on warm hosts (an unrecorded run of each agent tool first:
 # WARMUP=0 skips it); agent-b, the same with another build (AGENT_B);
 # agent-all (--approve all); agent-cm (the default mode through
-# pssh-cm's masters, started before the recording); pssh (the three
-# commands joined);
-# pssh-cm (three parallel-ssh runs through a ControlMaster per host,
-# started before the recording: their client CPU is in it, their logins
-# are not; the sessions of a master's connection are counted as a
-# connection's).
+# pssh-cm-warm's masters, started before the recording); pssh (the three
+# commands joined); pssh-cm-warm (three parallel-ssh runs through a
+# ControlMaster per host, started before the recording: their client CPU
+# is in it, their logins are not; the sessions of a master's connection
+# are counted as a connection's); pssh-cm (issue 31's peer: the same with
+# ControlMaster=auto and ControlPersist, the first run making the masters:
+# their logins are in it).
 #
 # Environment: AGENT, AGENT_B, HOSTS (default 100), FORKS (default 50), NSSHD
-# (default 4), TOOLS (default "agent agent-all pssh pssh-cm"; a tool named
+# (default 4), TOOLS (default "agent agent-all pssh pssh-cm-warm"; a tool named
 # again is recorded again: "agent agent-b agent agent-b" alternates two
 # builds), WARMUP, OUT (where the perf data is kept,
 # default a temporary directory). Needs perf and root (or
@@ -33,7 +34,7 @@ cd "$(dirname "$0")/../.."
 here=$PWD/bench/fanout
 if [ -z "${FANOUT_WORK:-}" ]; then
   command -v perf >/dev/null || { echo "cpu.sh: perf not found" >&2; exit 2; }
-  export AGENT=${AGENT:-bin/agent} TOOLS=${TOOLS:-agent agent-all pssh pssh-cm} OUT=${OUT:-$(mktemp -d /tmp/fanout-cpu.XXXXXX)}
+  export AGENT=${AGENT:-bin/agent} TOOLS=${TOOLS:-agent agent-all pssh pssh-cm-warm} OUT=${OUT:-$(mktemp -d /tmp/fanout-cpu.XXXXXX)}
   [[ $AGENT = /* ]] || AGENT=$PWD/$AGENT
   if [[ " $TOOLS " = *" agent-b "* ]]; then
     [ -x "${AGENT_B:-}" ] || { echo "cpu.sh: TOOLS has agent-b but AGENT_B (${AGENT_B:-}) is not an executable" >&2; exit 2; }
@@ -75,7 +76,7 @@ for tool in $TOOLS; do
     bin=$(command -v parallel-ssh)
     cmd=(parallel-ssh -h "$W/hosts.txt" -p "$FORKS" -x "-F $FANOUT_CFG" -o "$out/o" -e "$out/e"
       "uname -r; df -h /; mkdir -p $root/\$PSSH_HOST && echo \$PSSH_HOST > $root/\$PSSH_HOST/f && cat $root/\$PSSH_HOST/f") ;;
-  agent-cm) # the default mode through pssh-cm's masters (run.sh's agent-cm)
+  agent-cm) # the default mode through pssh-cm-warm's masters (run.sh's agent-cm)
     bin=$AGENT
     start_masters
     cmd=("$AGENT" run "$here/plan.yaml" -i "$W/inventory.ini" -F "$W/cm.config" --forks "$FORKS" --approve medium --json --var root="$root")
@@ -84,10 +85,14 @@ for tool in $TOOLS; do
       "${cmd[@]:0:${#cmd[@]}-2}" --var root="$W/files/warm.agent" > /dev/null 2>&1 || { echo "cpu.sh: $tool's warm-up run failed" >&2; exit 1; }
       warm="$warm$tool agent "
     fi ;;
-  pssh-cm)
+  pssh-cm | pssh-cm-warm)
     bin=$(command -v parallel-ssh)
-    start_masters
-    x="-F $FANOUT_CFG -o ControlMaster=no -o ControlPath=$W/cm/%n"
+    x="-F $FANOUT_CFG -o ControlMaster=auto -o ControlPath=$W/cm/%n -o ControlPersist=600 -o SendEnv=PSSH_*"
+    if [ "$tool" = pssh-cm-warm ]; then
+      start_masters
+      x="-F $FANOUT_CFG -o ControlMaster=no -o ControlPath=$W/cm/%n"
+    fi
+    mkdir -p "$W/cm"
     cmd=(bash -c "parallel-ssh -h $W/hosts.txt -p $FORKS -x '$x' -o $out/o1 'uname -r' &&
       parallel-ssh -h $W/hosts.txt -p $FORKS -x '$x' -o $out/o2 'df -h /' &&
       parallel-ssh -h $W/hosts.txt -p $FORKS -x '$x' -o $out/o3 'mkdir -p $root/\$PSSH_HOST && echo \$PSSH_HOST > $root/\$PSSH_HOST/f && cat $root/\$PSSH_HOST/f'") ;;
@@ -100,11 +105,11 @@ for tool in $TOOLS; do
   case $tool in
   agent | agent-b | agent-all | agent-cm) "$W/check" agent -hosts "$W/hosts.txt" -kernel "$kernel" "$out/stdout" >/dev/null ;;
   pssh) "$W/check" pssh -hosts "$W/hosts.txt" -kernel "$kernel" "$out/o" >/dev/null ;;
-  pssh-cm)
+  pssh-cm | pssh-cm-warm)
     "$W/check" pssh3 -hosts "$W/hosts.txt" -kernel "$kernel" "$out/o1" "$out/o2" "$out/o3" >/dev/null ;;
   esac
   case $tool in
-  pssh-cm | agent-cm) xargs -P "$FORKS" -I{} ssh -F "$FANOUT_CFG" -o ControlPath="$W/cm/%n" -O exit {} < "$W/hosts.txt" 2>/dev/null || true ;;
+  pssh-cm | pssh-cm-warm | agent-cm) xargs -P "$FORKS" -I{} ssh -F "$FANOUT_CFG" -o ControlPath="$W/cm/%n" -O exit {} < "$W/hosts.txt" 2>/dev/null || true ;;
   esac
   echo "== $tool, $HOSTS hosts checked, forks $FORKS, load $load at the start; perf data $OUT/$n.$tool.data"
   python3 "$here/cputree.py" "$OUT/$n.$tool.data" "$HOSTS" "$bin"

@@ -15,7 +15,7 @@ summed by its role and divided by the number of hosts:
   TOOL_BINARY's base name) by program.
 
 The run times are the scheduler's, task by task (not sampled). A
-connection made before the recording (a ControlMaster's: pssh-cm) that
+connection made before the recording (a ControlMaster's: pssh-cm-warm) that
 forks during it is counted as a connection, by what it did during the
 recording. A connection count other than HOSTS means something else
 logged in during the run: its figures are mixed in.

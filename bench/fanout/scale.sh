@@ -26,7 +26,7 @@ mkdir -p bench/results
 export RESULTS=${RESULTS:-$PWD/bench/results/scale-$(date -u +%Y%m%dT%H%M%SZ).txt}
 export AGENT=${AGENT:-bin/agent} FORKS=200 MEM=0 NSSHD=${NSSHD:-8}
 for n in $SIZES; do
-  tools="agent-first agent agent-all pssh pssh-cm" runs=$RUNS once=
+  tools="agent-first agent agent-all pssh pssh-cm pssh-cm-warm" runs=$RUNS once=
   case $n in
   500) [ "${ANSIBLE:-1}" = 1 ] && tools="$tools ansible" once=ansible ;;
   2000) tools="agent agent-all" runs=$RUNS2K ;;

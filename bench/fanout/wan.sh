@@ -10,8 +10,9 @@
 #   DELAY=25ms RUNS=5 TOOLS="agent pssh" bash bench/fanout/wan.sh
 #
 # Environment: DELAY, and everything run.sh takes (TOOLS defaults to the
-# default mode first and warm, --approve all, pssh joined, pssh through a
-# ControlMaster and Ansible without facts; MEM=0).
+# default mode first and warm, --approve all, pssh joined, pssh through
+# ControlMasters made in the run (pssh-cm, issue 31's peer) and made before
+# the timer (pssh-cm-warm), and Ansible without facts; MEM=0).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DELAY=${DELAY:-10ms}
@@ -51,5 +52,5 @@ PY
 )
 echo "wan: hosts in network namespace $ns at 198.18.0.2, ${DELAY} each way (a refused connect: ${rtt} ms)"
 HOSTS_NETNS=$ns HOSTS_ADDR=198.18.0.2 MEM=${MEM:-0} \
-  TOOLS=${TOOLS:-agent-first agent agent-all pssh pssh-cm ansible} \
+  TOOLS=${TOOLS:-agent-first agent agent-all pssh pssh-cm pssh-cm-warm ansible} \
   bash bench/fanout/run.sh
