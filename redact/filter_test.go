@@ -160,3 +160,33 @@ func TestFilterSameAsFullOnCorpus(t *testing.T) {
 		t.Errorf("%d marks for 48 secrets", strings.Count(got, "[REDACTED]"))
 	}
 }
+
+// Each hex needle of a value, at every offset from a sample, between
+// bytes that break the hex view's runs, is found by the filter as by the
+// full scan: the shortest needle ending three bytes after a sample, just
+// before a break, is found by that sample alone (a skip that looks at the
+// fifth byte too misses it).
+func TestHexFilterEveryAlignment(t *testing.T) {
+	for _, v := range []string{"Zq7#Kx9W", "s3cr3t-p4ssw0rd!", "Zq7Kx9Wm2Rt5Yp8Lb3"} {
+		filtered, full := filteredAndFull(v)
+		var n needles
+		n.add(0, v)
+		step := filtered.matcher().hxf.step
+		for _, nd := range n.hex {
+			for _, form := range []string{nd, strings.ToUpper(nd)} {
+				for off := range 2*step + 2 {
+					for _, brk := range []string{"z", ".", "\"", "g"} {
+						text := strings.Repeat(brk, off) + form + brk + strings.Repeat("q", 2*step)
+						got, want := filtered.String(text), full.String(text)
+						if got != want {
+							t.Fatalf("%q: filtered %q, unfiltered %q", text, got, want)
+						}
+						if strings.Contains(got, form) {
+							t.Fatalf("%q: %q not hidden: %q", text, form, got)
+						}
+					}
+				}
+			}
+		}
+	}
+}
