@@ -174,6 +174,44 @@ func BenchmarkRedact(b *testing.B) {
 	}
 }
 
+// BenchmarkRedactChunks is BenchmarkRedact's base64 output as a step's
+// output events carry it (executor/stream.go): pieces of at most 32 KiB
+// ending at a line's end, each redacted on its own, with the 48 secrets
+// of bench/redact.sh (alike: one prefix) and with BenchmarkRedact's.
+func BenchmarkRedactChunks(b *testing.B) {
+	text := base64Output()
+	var chunks []string
+	for rest := text; len(rest) > 0; {
+		cut := min(len(rest), 32<<10)
+		if i := strings.LastIndexByte(rest[:cut], '\n'); i >= 0 {
+			cut = i + 1
+		}
+		chunks = append(chunks, rest[:cut])
+		rest = rest[cut:]
+	}
+	alike := make([]string, 48)
+	for i := range alike {
+		alike[i] = fmt.Sprintf("sk-Zq7Kx9Wm2Rt5Yp8Lb3-%03d", i)
+	}
+	for _, c := range []struct {
+		name    string
+		secrets []string
+	}{{"alike-48", alike}, {"set-48", randomSecrets(48)}} {
+		set := fullSet(c.secrets)
+		set.String(chunks[0])
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			t0 := cpuTime()
+			for b.Loop() {
+				for _, ch := range chunks {
+					set.String(ch)
+				}
+			}
+			reportCPU(b, t0)
+		})
+	}
+}
+
 // BenchmarkStep1MiB is what the shapes' cost compares with: a local step
 // printing 1 MiB (base64 of random bytes), run by sh as agent runs one.
 func BenchmarkStep1MiB(b *testing.B) {
