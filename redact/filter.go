@@ -211,7 +211,7 @@ var hexBreak = func() (t [256]uint8) {
 func (f *viewFilter) scanHex(s string, r *scanResult) {
 	var v viewRun
 	p := 0
-	if strings.IndexByte(s, ' ') < 0 && strings.IndexByte(s, ':') < 0 {
+	if !hasByte(s, ' ', r.gates) && !hasByte(s, ':', r.gates) {
 		// No line has a dump's layout (an offset column ends at ':' or ' '):
 		// each line's hex part is the line, and the view reads the text as
 		// one line with its newlines left out (hexPrefix looks at no '\n').
@@ -238,6 +238,12 @@ func (f *viewFilter) scanHex(s string, r *scanResult) {
 		}
 		at = end + 1
 	}
+}
+
+// hasByte reports whether s holds c, looking from where sc (s's gate
+// scan, or nil) says c may first be.
+func hasByte(s string, c byte, sc *gateScan) bool {
+	return strings.IndexByte(s[sc.watchFrom(s, c):], c) >= 0
 }
 
 // lineEnd is where the line holding s[at] ends: its newline, or len(s).

@@ -20,6 +20,47 @@ func sameGates(t *testing.T, text string) {
 	if auto := scanGatesAutomaton(text); fmt.Sprint(auto.lines, auto.folded) != fmt.Sprint(want.lines, want.folded) {
 		t.Fatalf("automaton's gates of %q differ from the reference", text)
 	}
+	sameWatch(t, got, text)
+}
+
+// sameWatch fails t if sc, text's gate scan, says a watched byte is not
+// before an offset where text has it.
+func sameWatch(t *testing.T, sc *gateScan, text string) {
+	t.Helper()
+	for _, c := range watchedBytes {
+		if i, from := strings.IndexByte(text, c), sc.watchFrom(text, c); i >= 0 && i < from {
+			t.Fatalf("%q: %q at %d, watchFrom says none before %d", text, c, i, from)
+		}
+	}
+}
+
+// A watched byte at each offset of a base64 run (each of the gate
+// filter's three sample positions) is seen; a text holding none is known
+// to hold none; and the views it stands for still find a secret there:
+// URL-escaped (after '%') and in a dump's line (after ':').
+func TestWatchedBytesEveryOffset(t *testing.T) {
+	run := "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3"
+	if sc := scanGates(run); sc.watchFrom(run, ' ') != len(run) {
+		t.Fatalf("a base64 run: watchFrom %d, want %d", sc.watchFrom(run, ' '), len(run))
+	}
+	secret := "Zq7#Kx9Wm2R/t5+Y"
+	filtered, full := filteredAndFull(secret)
+	var esc strings.Builder
+	for i := 0; i < len(secret); i++ {
+		fmt.Fprintf(&esc, "%%%02X", secret[i])
+	}
+	dump := hex.Dump([]byte("ab" + secret + "cd"))
+	for k := range len(run) + 1 {
+		for _, c := range watchedBytes {
+			sameGates(t, run[:k]+string(c)+run[k:])
+		}
+		for _, text := range []string{run[:k] + esc.String() + "\n" + run, run[:k] + "\n" + dump + run} {
+			got, want := filtered.String(text), full.String(text)
+			if got != want || !strings.Contains(got, "[REDACTED]") {
+				t.Fatalf("%q: filtered %q, unfiltered %q", text, got, want)
+			}
+		}
+	}
 }
 
 // Every gate word, in each case and at both alignments, at the text's

@@ -70,7 +70,26 @@ type gateWordTables struct {
 	// same for a letter in either case; the anchors alone are in
 	// anchorClass.
 	nextClass [256]uint8
+	// watchMask and watchClass are pairMask and nextClass that also stop
+	// at a sample holding a watched byte: scanGates reads them until the
+	// first such sample.
+	watchMask  [1 << 16]uint8
+	watchClass [256]uint8
 }
+
+// watchedBytes are the bytes whose absence the views ask of a text
+// (a dump's offset column ends at ' ' or ':'; escapes start with '%' or
+// '='): scanGates, which reads every byte, finds where they may first
+// be, and the views look for them from there only (gateScan.watchFrom).
+var watchedBytes = [...]byte{' ', ':', '%', '='}
+
+// watched is 1 for each of watchedBytes.
+var watched = func() (t [256]uint8) {
+	for _, c := range watchedBytes {
+		t[c] = 1
+	}
+	return t
+}()
 
 // gateStride is the pair filter's step: a word longer than it has a
 // pair at an offset below it at each multiple of it it spans.
@@ -310,6 +329,16 @@ func (g *gateWordTables) pairs() {
 	}
 	for k := range g.pairMask {
 		g.pairMask[k] |= anchorClass
+		g.watchMask[k] = g.pairMask[k]
+		if watched[k&0xff]|watched[k>>8] != 0 {
+			g.watchMask[k] = 0xff
+		}
+	}
+	for c := range 256 {
+		g.watchClass[c] = g.nextClass[c]
+		if watched[c] != 0 {
+			g.watchClass[c] = anchorClass // in every pair's mask
+		}
 	}
 }
 
@@ -352,21 +381,45 @@ type gateScan struct {
 	src    string
 	lines  [][]int // by word id
 	folded []int
+	// found counts the words recorded (has is false for every word when
+	// it is 0).
+	found int
+	// src holds none of watchedBytes before clean, none at all when
+	// clean is len(src)+1 (scanGates).
+	clean int
+}
+
+// watchFrom is where watched byte c may first be in s: none is before it
+// (len(s) when s holds none). 0 when sc is nil or of another text.
+func (sc *gateScan) watchFrom(s string, c byte) int {
+	if sc == nil || watched[c] == 0 || sc.src != s {
+		return 0
+	}
+	return min(sc.clean, len(s))
 }
 
 // scanGates finds every gate word of s by the pair filter (the short
 // words by their anchors, in the samples' bytes too). The lines it
 // records are those the automaton finds (scanGatesAutomaton,
-// refScanGates in the tests).
+// refScanGates in the tests). Until a sample holds one of watchedBytes
+// it also stops at those (watchMask): where the first is, or that there
+// is none, is sc.clean.
 func scanGates(s string) *gateScan {
 	sc := newGateScan(s)
 	g := &gateWords
 	var at lineAt
+	mask, class := &g.watchMask, &g.watchClass
+	watching := true
 	p := 0
 	for ; ; p += gateStride {
 		var ok bool
-		if p, ok = nextPair(&g.pairMask, &g.nextClass, s, p); !ok {
+		if p, ok = nextPair(mask, class, s, p); !ok {
 			break
+		}
+		if watching && watched[s[p]]|watched[s[p+1]]|watched[s[min(p+2, len(s)-1)]] != 0 {
+			// no sample before p holds one
+			sc.clean, watching = p, false
+			mask, class = &g.pairMask, &g.nextClass
 		}
 		if gi := g.pairTab[uint16(s[p])|uint16(s[p+1])<<8]; gi != 0 {
 			if c := p + 2; c >= len(s) || g.pairNext[gi-1][s[c]>>6]&(1<<(s[c]&63)) != 0 {
@@ -383,6 +436,12 @@ func scanGates(s string) *gateScan {
 		if ai := g.anchor[s[p]]; ai != 0 {
 			sc.check(s, p, g.anchorCands[ai-1], &at)
 		}
+		if watching && watched[s[p]] != 0 {
+			sc.clean, watching = p, false
+		}
+	}
+	if watching {
+		sc.clean = len(s) + 1
 	}
 	if len(sc.folded) > 1 { // ſ's and the Kelvin sign's lines, merged
 		slices.Sort(sc.folded)
@@ -509,6 +568,7 @@ func (sc *gateScan) hit(i, ls int, off int32) {
 // record notes that word id is on the line starting at ls (the lines
 // come in order).
 func (sc *gateScan) record(id, ls int) {
+	sc.found++
 	if l := sc.lines[id]; len(l) == 0 || l[len(l)-1] != ls {
 		sc.lines[id] = append(l, ls)
 	}
@@ -519,6 +579,9 @@ func (sc *gateScan) record(id, ls int) {
 
 // has reports whether s holds one of words (any case when fold).
 func (sc *gateScan) has(fold bool, words []string) bool {
+	if sc.found == 0 {
+		return false
+	}
 	for _, w := range words {
 		if len(sc.lines[gateID(w, fold)]) > 0 {
 			return true
@@ -586,5 +649,8 @@ func (sc *gateScan) splice(src string, edits []edit) *gateScan {
 		out.lines[id] = merge(sc.lines[id], func(e edit) []int { return e.sub.lines[id] })
 	}
 	out.folded = merge(sc.folded, func(e edit) []int { return e.sub.folded })
+	for _, l := range out.lines {
+		out.found += len(l)
+	}
 	return out
 }

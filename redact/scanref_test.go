@@ -19,7 +19,7 @@ func refSpans(m *matcher, s string) []span {
 	var spans []span
 	spans = refScanSqueezed(m.squeezed, s, spans)
 	if m.squeezed != nil && refDecodable(s) {
-		spans = scanDecoded(m.squeezed, s, true, spans)
+		spans = scanDecoded(m.squeezed, s, true, nil, spans)
 	}
 	if m.hex != nil {
 		spans = refScanHex(m.hex, s, spans)
@@ -64,7 +64,7 @@ func refScanGates(s string) *gateScan {
 
 // refDecodable is the reference's test for running the decoded view.
 func refDecodable(s string) bool {
-	if escaped(s) {
+	if escaped(s, nil) {
 		return true
 	}
 	dump := false
@@ -156,7 +156,7 @@ func sameScan(t *testing.T, set *Set, text string) int {
 	r := scanAll(text, m, true)
 	got := r.spans
 	if m.squeezed != nil {
-		got = scanDecoded(m.squeezed, text, r.dump, got)
+		got = scanDecoded(m.squeezed, text, r.dump, r.gates, got)
 	}
 	want := refSpans(m, text)
 	order := func(a, b span) int {
@@ -181,7 +181,7 @@ func sameScan(t *testing.T, set *Set, text string) int {
 	fr := scanFused(text, m)
 	full := fr.spans
 	if m.squeezed != nil {
-		full = scanDecoded(m.squeezed, text, fr.dump, full)
+		full = scanDecoded(m.squeezed, text, fr.dump, fr.gates, full)
 	}
 	slices.SortFunc(full, order)
 	if !slices.Equal(full, want) {

@@ -321,7 +321,7 @@ func (s *Set) valuesScan(text string, found bool, mark func(name string) string,
 	r := scanAll(text, m, gates && !changed)
 	spans := r.spans
 	if m.squeezed != nil {
-		spans = scanDecoded(m.squeezed, text, r.dump, spans)
+		spans = scanDecoded(m.squeezed, text, r.dump, r.gates, spans)
 	}
 	if !found {
 		spans = slices.DeleteFunc(spans, func(sp span) bool { return m.kinds[sp.secret] != Known })

@@ -147,8 +147,8 @@ const (
 // scanDecoded runs a over the text without its white space, with URL and
 // quoted-printable escapes decoded and a dump's lines reduced to their
 // character column. dump says whether s has a dump's line (scanAll).
-func scanDecoded(a *automaton, s string, dump bool, spans []span) []span {
-	if !dump && !escaped(s) {
+func scanDecoded(a *automaton, s string, dump bool, sc *gateScan, spans []span) []span {
+	if !dump && !escaped(s, sc) {
 		return spans // the squeezed view is the same
 	}
 	f := newFeeder(a, spans)
@@ -238,10 +238,10 @@ func hexColumns(s string, from, to int) bool {
 // escaped reports whether s has a %XX or =XX escape or a
 // quoted-printable soft break: with a dump's line (which scanAll
 // reports), what makes the decoded view of s differ from the squeezed
-// one.
-func escaped(s string) bool {
+// one. sc is s's gate scan (or nil): where '%' and '=' may first be.
+func escaped(s string, sc *gateScan) bool {
 	for _, e := range []byte{'%', '='} {
-		for i := 0; i < len(s); i++ {
+		for i := sc.watchFrom(s, e); i < len(s); i++ {
 			j := strings.IndexByte(s[i:], e)
 			if j < 0 {
 				break
