@@ -61,13 +61,46 @@ func newSqFilter(a *automaton, needles []string) *viewFilter {
 	}
 	f.grams = make([]uint64, size/64)
 	f.shift = uint32(32 - bits.TrailingZeros(uint(size)))
+	ones := 0
 	for _, nd := range needles {
 		for off := 0; off < f.step; off++ {
 			h := gramHash(nd[off:off+gramLen], f.shift)
-			f.grams[h>>6] |= 1 << (h & 63)
+			if f.grams[h>>6]&(1<<(h&63)) == 0 {
+				f.grams[h>>6] |= 1 << (h & 63)
+				ones++
+			}
 		}
 	}
+	f.fold(ones)
 	return f
+}
+
+// minGramBits is the smallest squeezed filter's bitmap.
+const minGramBits = 1 << 12
+
+// fold makes the squeezed filter's bitmap as small as its grams allow:
+// 32 bits a distinct gram (ones are set), so that a sample's gram is in
+// it by chance one time in 32 at most, as before, with fewer bytes for
+// the cache to hold (the needles of a set's values often share their
+// grams: values alike, a value's shapes). A gram's bit in a bitmap half
+// as large is its bit in this one shifted right by one (gramHash).
+func (f *viewFilter) fold(ones int) {
+	size := len(f.grams) * 64
+	d := 0
+	for size>>(d+1) >= max(32*ones, minGramBits) {
+		d++
+	}
+	if d == 0 {
+		return
+	}
+	small := make([]uint64, size>>d/64)
+	for i, w := range f.grams {
+		for ; w != 0; w &= w - 1 {
+			h := (i*64 + bits.TrailingZeros64(w)) >> d
+			small[h>>6] |= 1 << (h & 63)
+		}
+	}
+	f.grams, f.shift = small, f.shift+uint32(d)
 }
 
 // gramHash is the bit of gram g (gramLen bytes) in a bitmap of 1<<(32-shift) bits.

@@ -231,3 +231,33 @@ func TestHexFilterEveryAlignment(t *testing.T) {
 		}
 	}
 }
+
+// The squeezed filter's bitmap, folded to its distinct grams, holds
+// every gram of every needle at the offsets below its step, and is
+// smaller when the values share their grams (48 alike values).
+func TestSqFilterFolded(t *testing.T) {
+	alike := make([]string, 48)
+	for i := range alike {
+		alike[i] = fmt.Sprintf("sk-Zq7Kx9Wm2Rt5Yp8Lb3-%03d", i)
+	}
+	sizes := map[string]int{}
+	for name, values := range map[string][]string{"alike": alike, "random": randomSecrets(48)} {
+		set := fullSet(values)
+		var n needles
+		for i, v := range values {
+			n.add(i, v)
+		}
+		f := set.matcher().sqf
+		for _, nd := range n.squeezed {
+			for off := 0; off < f.step; off++ {
+				if h := gramHash(nd[off:off+gramLen], f.shift); f.grams[h>>6]&(1<<(h&63)) == 0 {
+					t.Fatalf("%s: gram %q of %q not in the filter", name, nd[off:off+gramLen], nd)
+				}
+			}
+		}
+		sizes[name] = len(f.grams) * 64
+	}
+	if sizes["alike"] >= sizes["random"] || sizes["alike"] > 1<<14 {
+		t.Errorf("bitmap bits: %v", sizes)
+	}
+}
