@@ -117,7 +117,8 @@ func (s Spec) compileWatched(w *watcher) []rule {
 	// The secrets found (secrets.go) are denied as the listed ones are;
 	// Public base names are matched in the listed directories alone.
 	secrets, gitRuns := s.found(w)
-	noRead := slices.Concat(listed, s.linked(w, listed, false), s.hidden(w), secrets)
+	othersRead, othersWrite := s.others(w)
+	noRead := slices.Concat(listed, s.linked(w, listed, false), s.hidden(w), othersRead, secrets)
 	slices.Sort(noRead)
 	noRead = slices.Compact(noRead)
 	if len(s.Readable) == 0 {
@@ -136,7 +137,8 @@ func (s Spec) compileWatched(w *watcher) []rule {
 	if s.Write {
 		// The git hooks and configuration found in the home
 		// (secrets.go) are protected too.
-		noWrite := slices.Concat(expandWatched(w, s.NoWrite), gitRuns)
+		// So are the other accounts' dot-entries (accounts.go).
+		noWrite := slices.Concat(expandWatched(w, s.NoWrite), gitRuns, othersWrite)
 		// The targets of the links in protected hierarchies (links.go).
 		noWrite = slices.Concat(noWrite, s.linked(w, noWrite, true))
 		slices.Sort(noWrite)

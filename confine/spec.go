@@ -75,6 +75,10 @@ type Spec struct {
 	// hierarchies are searched for links, whose targets are denied too
 	// (links.go).
 	LinksIn []string
+	// AccountHomes hides, at the top of every other account's home on
+	// the host (/etc/passwd's, /home's directories), the dot-entries but
+	// DotsOK and the names Secrets matches (accounts.go).
+	AccountHomes bool
 }
 
 // Caps modes (Spec.Caps): Landlock does not confine what root's
@@ -111,6 +115,7 @@ const (
 const (
 	flagWrite    = "-write"
 	flagNet      = "-net"
+	flagAccounts = "-account-homes"
 	flagNoWrite  = "-no-write"
 	flagNoRead   = "-no-read"
 	flagPublic   = "-public"
@@ -143,6 +148,9 @@ func (s Spec) Args() []string {
 	}
 	if s.Net {
 		a = append(a, flagNet)
+	}
+	if s.AccountHomes {
+		a = append(a, flagAccounts)
 	}
 	if s.Caps != "" {
 		a = append(a, flagCaps, s.Caps)
@@ -177,6 +185,9 @@ func ParseArgs(args []string) (Spec, []string, error) {
 			continue
 		case flagNet:
 			s.Net = true
+			continue
+		case flagAccounts:
+			s.AccountHomes = true
 			continue
 		case flagCaps:
 			if i+1 >= len(args) || (args[i+1] != CapsRead && args[i+1] != CapsNoSystem) {
@@ -267,7 +278,7 @@ func checkPath(p string, baseOK bool) error {
 // Protocol is the version of the launcher's arguments and ruleset files;
 // agent refuses a launcher that answers the probe with another (one
 // embedded by an older build).
-const Protocol = 8
+const Protocol = 9
 
 // ErrNotEnforced refuses a step nobody approved on a host that cannot
 // confine it, when enforcement is required (--require-enforcement).

@@ -324,6 +324,9 @@ func SpecFor(p safety.Policy, home string, l confine.Level) confine.Spec {
 		s.FindIn, s.Secrets = []string{path.Clean(home)}, pr.SecretNames
 		s.LinksIn = []string{path.Clean(home)}
 	}
+	// The host's other accounts' homes (/var/lib/postgresql, /home/*):
+	// their dot-entries and secret-named entries too (confine/accounts.go).
+	s.AccountHomes = true
 	s.Caps, s.Syscalls = confine.CapsRead, confine.SyscallsRead
 	if l == confine.NoProtected {
 		s.Write, s.Net, s.Caps, s.Syscalls = true, true, confine.CapsNoSystem, confine.SyscallsOwn

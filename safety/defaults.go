@@ -95,6 +95,19 @@ func DefaultPolicy() Policy {
 			"/var/lib/kubelet/kubeconfig", "/var/lib/kubelet/pki", "/etc/ceph/*.keyring", "/etc/gitlab-runner",
 			"/etc/restic", "/var/lib/tailscale", "/var/lib/jenkins/secrets", "/var/lib/jenkins/credentials.xml",
 			"/run/secrets", "/var/run/secrets", "/etc/*credentials*",
+			// Session 14: netplan's Wi-Fi and WireGuard keys, HashiCorp
+			// agents' gossip keys and tokens, backup passphrases
+			// (borgmatic, restic, rclone), certbot's CSR keys and DNS
+			// plugins' API tokens, Debian's copies of the shadow files,
+			// cloud-init's user data, k3s's join token, containers'
+			// configurations (their environments), LDAP bind passwords,
+			// web servers' password files, pre-shared keys.
+			"/etc/netplan", "/etc/consul.d", "/etc/vault.d", "/etc/nomad.d", "/etc/borgmatic", "/etc/borgmatic.d",
+			"/etc/rclone", "/etc/letsencrypt/keys", "/etc/letsencrypt/*.ini", "/var/backups/shadow.*",
+			"/var/backups/gshadow.*", "/var/lib/cloud/instances", "/var/lib/cloud/instance", "/var/lib/rancher/k3s/server/token",
+			"/var/lib/rancher/k3s/server/cred", "/var/lib/rancher/k3s/server/tls", "/var/lib/docker/containers",
+			"/var/lib/docker/swarm", "/etc/containers/auth.json", "/etc/*.secret", "/etc/pgbouncer/userlist.txt",
+			"~/.config/borgmatic", "~/.config/rclone", "~/.config/restic", "~/.config/borg", ".htpasswd", "*.psk",
 			"~/.bash_history", "~/.zsh_history", "~/.histfile", "~/.sh_history", "~/.python_history",
 			"~/.mysql_history", "~/.psql_history", "~/.sqlite_history", "~/.rediscli_history", "~/.lesshst",
 			"~/.local/share/fish/fish_history", "~/.node_repl_history", "~/.config/agent", "~/.local/state/agent", "/proc/*/environ", "/proc/kcore", "/dev/mem", "/dev/kmem",

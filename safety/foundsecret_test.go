@@ -70,6 +70,21 @@ func TestCredentialFilesHigh(t *testing.T) {
 		"/etc/krb5.keytab", "/etc/postfix/sasl_passwd", "/etc/kubernetes/admin.conf", "/etc/rancher/k3s/k3s.yaml",
 		"/etc/ceph/ceph.client.admin.keyring", "/etc/gitlab-runner/config.toml", "/var/lib/tailscale/tailscaled.state",
 		"/run/secrets/db_password", "/var/run/secrets/kubernetes.io/serviceaccount/token", "/etc/smbcredentials",
+		// Session 14: system secrets that were safe to read. Netplan's
+		// YAML holds Wi-Fi passwords and WireGuard keys (`ip addr`,
+		// `networkctl` and `resolvectl` show the network instead).
+		"/etc/netplan/01-netcfg.yaml", "/etc/netplan/50-cloud-init.yaml", "/etc/consul.d/consul.hcl",
+		"/etc/vault.d/vault.hcl", "/etc/nomad.d/nomad.hcl", "/etc/borgmatic/config.yaml", "/etc/borgmatic.d/home.yaml",
+		"~/.config/borgmatic/config.yaml", "~/.config/restic/env", "/etc/restic/env", "/etc/rclone/rclone.conf",
+		"/etc/letsencrypt/live/x.org/privkey.pem", "/etc/letsencrypt/archive/x.org/privkey1.pem",
+		"/etc/letsencrypt/keys/0000_key-certbot.pem", "/etc/letsencrypt/cloudflare.ini", "/etc/ssl/private/ssl-cert-snakeoil.key",
+		"/var/backups/shadow.bak", "/var/backups/gshadow.bak", "/var/lib/cloud/instance/user-data.txt",
+		"/var/lib/cloud/instances/i-1/user-data.txt", "/var/lib/rancher/k3s/server/token",
+		"/var/lib/docker/containers/abc/config.v2.json", "/etc/containers/auth.json", "/etc/ldap.secret",
+		"/etc/nginx/.htpasswd", "/etc/zabbix/zabbix_agentd.psk", "/etc/pgbouncer/userlist.txt",
+		// Other accounts' homes, wherever /etc/passwd puts them.
+		"/var/lib/postgresql/.pgpass", "/var/lib/postgresql/.psql_history", "/var/lib/jenkins/.ssh/id_rsa",
+		"/var/lib/gitlab-runner/.gitlab-runner/config.toml", "/var/www/.env", "/var/lib/mysql/.my.cnf",
 	} {
 		for _, cmd := range []string{"cat ", "grep -r x "} {
 			if a := p.ClassifyCommandAt(cmd+"'"+f+"'", home); a.Level < High {
@@ -80,7 +95,8 @@ func TestCredentialFilesHigh(t *testing.T) {
 	// What must stay greppable: sources named like the new names, app
 	// configs, network diagnostics.
 	for _, c := range []string{"cat ~/proj/secrets.go", "cat ~/proj/history.go", "cat ~/proj/auth.go", "cat ~/.config/app/app.conf",
-		"grep -r TODO ~/proj/src", "cat /etc/netplan/01-netcfg.yaml", "cat /etc/ssh/sshd_config", "cat ~/.config/git/ignore",
+		"grep -r TODO ~/proj/src", "cat /var/www/html/index.html", "cat /var/lib/postgresql/16/main/postgresql.auto.conf",
+		"cd /srv/app && grep -rn TODO .", "cat /etc/ssh/sshd_config", "cat ~/.config/git/ignore",
 		"cat ~/.config/containers/registries.conf", "cat ~/.config/pulse/client.conf", "cat /etc/docker/daemon.json"} {
 		if a := p.ClassifyCommandAt(c, home); a.Level != Safe {
 			t.Errorf("%s: %s, want safe", c, a)

@@ -28,6 +28,10 @@ func pathForms(p, home string) []string {
 	if rest, ok := strings.CutPrefix(p, "/home/"); ok {
 		user, _, _ := strings.Cut(rest, "/")
 		add("/home/" + user)
+		return forms
+	}
+	if f, ok := accountForm(p, accountHomes()); ok {
+		forms = append(forms, f)
 	}
 	return forms
 }
@@ -247,7 +251,7 @@ var procSecrets = []string{"/proc/*/mem", "/proc/[0-9]*/fd", "/proc/*/task/*/env
 // a place one of pats names: every user's home, a directory above the
 // user's, or a prefix of a pattern with a '/'.
 func holdsAny(abs, home string, glob bool, pats []string) bool {
-	if abs == "/home" || home != "" && strings.HasPrefix(home+"/", abs+"/") {
+	if abs == "/home" || home != "" && strings.HasPrefix(home+"/", abs+"/") || holdsHome(abs) {
 		return true
 	}
 	for _, form := range pathForms(abs, home) {

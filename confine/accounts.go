@@ -1,0 +1,141 @@
+package confine
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Other accounts' homes (issue 26). HideDots and FindIn are the
+// operator's home; the host's other accounts keep credentials in theirs
+// too — a service account's home is rarely under /home
+// (/var/lib/postgresql/.pgpass, /var/lib/jenkins/.ssh, /var/www/.env),
+// and a step of root, or of a user their modes let read, could read
+// them. With Spec.AccountHomes the rules also deny, in each home that
+// the host's /etc/passwd names and in each directory of /home, the
+// dot-entries DotsOK does not name and the entries Secrets names — at
+// the top of that home only: the bounded walk stays the operator's (a
+// database's cluster under its account's home would cost every
+// session's set-up a walk). Read on the host where the rules are
+// computed (agent's for a local step, the launcher's on a target), so a
+// target's own accounts count. Accounts that only NSS knows (LDAP) are
+// seen when their home is under /home; an account added after the rules
+// were computed is seen at the next session (/etc/passwd is not watched;
+// /home is).
+
+// passwdFile is where the host's accounts are read from.
+const passwdFile = "/etc/passwd"
+
+// maxAccountHomes bounds the homes taken from /etc/passwd and /home.
+const maxAccountHomes = 512
+
+// notHome are places accounts name as their home that are not one
+// (system directories and what is below them, "no home"): their
+// dot-entries are not hidden. notHomeItself are directories that are not
+// a home though what is below them may be (/tmp's churn would make the
+// rules stale at every step).
+var (
+	notHome = []string{"/bin", "/sbin", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/dev", "/proc", "/sys",
+		"/boot", "/etc", "/run", "/var/run", "/var/cache", "/var/spool", "/var/mail", "/nonexistent"}
+	notHomeItself = []string{"/tmp", "/var/tmp", "/var", "/home", "/srv", "/opt"}
+)
+
+// ParseHomes returns the home directories of the accounts in passwd (the
+// /etc/passwd format: NAME:PW:UID:GID:GECOS:HOME:SHELL), cleaned, each
+// once, in order, without those that are not a home (notHome, "/", not
+// absolute). Malformed lines are skipped.
+func ParseHomes(passwd []byte) []string {
+	var out []string
+	for line := range bytes.SplitSeq(passwd, []byte("\n")) {
+		f := strings.Split(string(line), ":")
+		if len(f) != 7 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if h, ok := homeDir(f[5]); ok && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+		if len(out) >= maxAccountHomes {
+			break
+		}
+	}
+	return out
+}
+
+// homeDir cleans h and reports whether it is a home whose entries may
+// hold an account's secrets.
+func homeDir(h string) (string, bool) {
+	if !path.IsAbs(h) || strings.ContainsRune(h, 0) {
+		return "", false
+	}
+	h = path.Clean(h)
+	if h == "/" || slices.Contains(notHomeItself, h) {
+		return "", false
+	}
+	for _, r := range notHome {
+		if h == r || strings.HasPrefix(h, r+"/") {
+			return "", false
+		}
+	}
+	return h, true
+}
+
+// otherHomes are the host's account homes and /home's directories that
+// are not already HideDots, links resolved; /home is watched (a new
+// home there makes the rules stale).
+func (s Spec) otherHomes(w *watcher) []string {
+	var homes []string
+	if f, err := os.Open(passwdFile); err == nil {
+		b, _ := io.ReadAll(io.LimitReader(f, 4<<20))
+		f.Close()
+		homes = ParseHomes(b)
+	}
+	for _, e := range w.dir("/home") {
+		if len(homes) >= 2*maxAccountHomes {
+			break
+		}
+		if e.Type().IsDir() || e.Type()&os.ModeSymlink != 0 {
+			homes = append(homes, path.Join("/home", e.Name()))
+		}
+	}
+	var out []string
+	for _, h := range homes {
+		r := resolveWatched(w, h)
+		r, ok := homeDir(r)
+		if !ok || slices.Contains(s.HideDots, h) || slices.Contains(s.HideDots, r) || slices.Contains(out, r) {
+			continue
+		}
+		if t, err := statType(r); err == nil && t.IsDir() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// others are the entries at the top of the other accounts' homes that a
+// step may not read (noRead: dot-entries but DotsOK, names Secrets
+// matches) or write (noWrite: every dot-entry — another account's
+// .bashrc runs at its next login — and the secrets), links resolved too;
+// those homes are watched. A denied entry leaves its home listed: a new
+// name at the top of another account's home cannot be created either.
+func (s Spec) others(w *watcher) (noRead, noWrite []string) {
+	if !s.AccountHomes {
+		return nil, nil
+	}
+	names := newNameMatcher(s.Secrets)
+	for _, d := range s.otherHomes(w) {
+		for _, e := range w.dir(d) {
+			n := e.Name()
+			dot, secret := strings.HasPrefix(n, "."), names.match(n)
+			if dot && !slices.Contains(s.DotsOK, n) || secret {
+				noRead = appendResolved(w, noRead, path.Join(d, n), e.Type())
+			}
+			if dot || secret {
+				noWrite = appendResolved(w, noWrite, path.Join(d, n), e.Type())
+			}
+		}
+	}
+	return noRead, noWrite
+}
