@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"path"
@@ -49,16 +48,21 @@ var (
 // absolute). Malformed lines are skipped.
 func ParseHomes(passwd []byte) []string {
 	var out []string
-	for line := range bytes.SplitSeq(passwd, []byte("\n")) {
-		f := strings.Split(string(line), ":")
-		if len(f) != 7 || strings.HasPrefix(f[0], "#") {
+	rest := string(passwd)
+	for rest != "" && len(out) < maxAccountHomes {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		if strings.HasPrefix(line, "#") || strings.Count(line, ":") != 6 {
 			continue
 		}
-		if h, ok := homeDir(f[5]); ok && !slices.Contains(out, h) {
-			out = append(out, h)
+		// The sixth field: after five colons.
+		f := line
+		for range 5 {
+			_, f, _ = strings.Cut(f, ":")
 		}
-		if len(out) >= maxAccountHomes {
-			break
+		f, _, _ = strings.Cut(f, ":")
+		if h, ok := homeDir(f); ok && !slices.Contains(out, h) {
+			out = append(out, h)
 		}
 	}
 	return out
