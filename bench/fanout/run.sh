@@ -25,9 +25,11 @@
 #   pssh-cm      issue 31's peer: parallel-ssh three times with
 #                ControlMaster=auto and ControlPersist, no master before
 #                the timer: the first invocation's ssh makes each host's
-#                master, so its login is in the wall and the sshd CPU (its
-#                client CPU, detached from the tool, is not); the masters
-#                are stopped after the run, untimed
+#                master, so its login is in the wall and the sshd CPU, and
+#                in the tool's CPU (ssh logs in before it puts the master
+#                in the background; what the backgrounded master does
+#                after is not counted); the masters are stopped after the
+#                run, untimed
 #   pssh-cm-warm parallel-ssh three times through a ControlMaster per host
 #                started (and their logins made) before the timer, with
 #                SendEnv=PSSH_* (a master passes on only what it sends);
