@@ -329,6 +329,7 @@ func (c *classifier) command(name string, args []arg, e env) {
 	c.writeOptions(s, args)
 	c.readOptions(s, args)
 	c.codeFileOptions(s, args)
+	c.containerSecrets(name, s, args)
 	if slices.Contains(metadataWriters, name) {
 		c.metadata = true
 	}

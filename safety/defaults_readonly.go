@@ -229,7 +229,9 @@ func (p *Policy) defaultReadOnly() {
 		r[d+" diff"] = ""
 		r[d+" events"] = "-f= --filter= --since= --until= --format="
 		r[d+" search"] = "-f= --filter= --limit= --no-trunc --format="
+		r[d+" compose config"] = "--services --volumes --images --profiles --networks --hash= -q --quiet" // safety/inspect.go
 	}
+	r["docker-compose config"] = r["docker compose config"]
 	// git: options of the safe subcommands. Pagers, external diff and
 	// textconv drivers, --output and --upload-pack are not here.
 	gitLog := "-p -u -s -z -n= -# --patch --no-patch --stat=? --numstat --shortstat --name-only --name-status " +

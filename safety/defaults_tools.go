@@ -129,6 +129,14 @@ func (p *Policy) defaultOperatorTools() {
 			rules(s[d+" "+obj], High, "deletes containers, images or their data", "rm", "remove", "kill")
 		}
 		rules(s[d+" system"], High, "deletes container data", "reset")
+		// Issue 26: a command run in a container is confined by no
+		// rule of agent's and undone by no journal, and it reads the
+		// container's secrets (`docker exec web env`); cp and export
+		// carry a container's files (its secrets) out or in.
+		const inside = "runs a command in, or copies files into or out of, a container: no undo, no confinement, its secrets"
+		rules(s[d], High, inside, "exec", "cp", "export")
+		rules(s[d+" container"], High, inside, "exec", "cp", "export")
+		rules(s[d+" compose"], High, inside, "exec", "cp")
 	}
 	s["docker-compose"] = s["docker compose"]
 	f["docker-compose down"] = f["docker compose down"]

@@ -129,10 +129,12 @@ func (p *ContainerStopParams) check() error {
 // (a docker CLI without an engine beside a working podman is common). Both
 // branches name their program literally, so the risk classifier sees
 // exactly what runs.
-func containerLine(args ...string) string {
-	q := QuoteArgv(args)
-	return "if " + containerDocker + "; then docker " + q +
-		"; elif command -v podman >/dev/null 2>&1; then podman " + q +
+func containerLine(args ...string) string { return containerLines(args, args) }
+
+// containerLines is containerLine with docker's and podman's own argv.
+func containerLines(docker, podman []string) string {
+	return "if " + containerDocker + "; then docker " + QuoteArgv(docker) +
+		"; elif command -v podman >/dev/null 2>&1; then podman " + QuoteArgv(podman) +
 		"; else echo " + Quote(containerNoCLI) + fmt.Sprintf(" >&2; exit %d; fi", containerStatus)
 }
 
@@ -161,8 +163,23 @@ func buildContainerLogs(p ContainerLogsParams) (string, error) {
 	return containerLine(append(args, "--", p.Name)...) + " 2>&1", nil
 }
 
+// inspectFormat is what container_inspect asks for: the fields
+// ParseContainerInspect reads but the environment, as one JSON array
+// (ID: the ID field's name, docker's Id, podman's ID). The environment
+// (and command line, labels) holds the container's secrets, which no
+// redactor is trusted to find: inspect without a format that leaves them
+// out is high (safety/inspect.go).
+func inspectFormat(id string) string {
+	return `[{"Id":{{json .` + id + `}},"Name":{{json .Name}},"Config":{"Image":{{json .Config.Image}}},` +
+		`"State":{{json .State}},"RestartCount":{{json .RestartCount}},"HostConfig":{"RestartPolicy":{{json .HostConfig.RestartPolicy}}},` +
+		`"Mounts":{{json .Mounts}},"NetworkSettings":{"Ports":{{json .NetworkSettings.Ports}}}}]`
+}
+
 func buildContainerInspect(p ContainerNameParams) (string, error) {
-	return containerLine("inspect", "--type", "container", "--", p.Name), nil
+	argv := func(id string) []string {
+		return []string{"inspect", "--type", "container", "--format", inspectFormat(id), "--", p.Name}
+	}
+	return containerLines(argv("Id"), argv("ID")), nil
 }
 
 func buildContainerStart(p ContainerNameParams) (string, error) {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/safety"
 	"github.com/autoshell/agent/testenv"
 	"github.com/autoshell/agent/transport"
@@ -92,8 +91,10 @@ func TestContainerTools(t *testing.T) {
 			if !info.Running || info.Status != "running" || info.Name != name || info.StartedAt == "" {
 				t.Errorf("inspect: %+v", info)
 			}
-			if info.Env["API_TOKEN"] != redact.Redacted || info.Env["MODE"] != "prod" {
-				t.Errorf("inspect env: %v", info.Env)
+			// The environment holds the container's secrets: the tool
+			// does not ask for it (issue 26; safety/inspect.go).
+			if info.Env != nil {
+				t.Errorf("inspect env: %v, want none asked for", info.Env)
 			}
 			if len(info.Mounts) != 1 || !strings.Contains(info.Mounts[0], data+" -> /data") || !strings.HasSuffix(info.Mounts[0], "ro)") {
 				t.Errorf("inspect mounts: %v", info.Mounts)

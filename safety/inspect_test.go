@@ -1,0 +1,92 @@
+package safety
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"text/template"
+)
+
+// TestContainerSecretsHigh: the container commands that print
+// environments, command lines or a compose project's .env values are
+// high (session 13: `docker inspect web` was safe and showed
+// POSTGRES_PASSWORD to the model, the redactor alone between them);
+// exec and cp into a container are high (no undo, no confinement);
+// formats naming only other fields, listings and other objects stay safe.
+func TestContainerSecretsHigh(t *testing.T) {
+	p := DefaultPolicy()
+	high := []string{"docker inspect web", "docker container inspect web", "podman inspect web", "docker image inspect img",
+		"docker inspect -f '{{.Config.Env}}' web", "docker inspect --format '{{json .}}' web", "docker inspect -f '{{.}}' web",
+		"docker inspect --format '{{index . \"Config\"}}' web", "docker inspect -f '{{$.Config}}' web", "docker inspect --format json web",
+		"docker inspect -f '{{json .Config}}' web", "docker inspect -f '{{range .Config.Env}}{{.}}{{end}}' web",
+		"docker inspect -f '{{.Args}}' web", "docker inspect -f '{{.Path}} {{.State.Pid}}' web", "docker inspect -f '{{with .State}}{{$}}{{end}}' web",
+		"docker inspect -f '{{template \"x\"}}' web", "docker inspect -f '{{printf \"%v\" .}}' web", "docker inspect -f '{{.State}}}}{{.Config}}' web",
+		"docker inspect -f \"{{.Config.Labels}}\" web", "docker inspect -f '{{.ContainerConfig.Env}}' img", "docker inspect -f {{.Config.Env}} web",
+		"docker inspect -f \"$F\" web", "docker compose config", "docker-compose config", "docker compose config -o x.yml",
+		"docker exec web env", "docker container exec web cat /run/secrets/db", "docker cp web:/run/secrets/db /tmp/x",
+		"docker cp /tmp/x web:/etc/x", "docker compose exec web env", "docker export web", "podman exec web env",
+	}
+	safe := []string{"docker inspect -f '{{.State.Status}}' web", "docker inspect --format='{{range .Mounts}}{{.Source}} {{end}}' web",
+		"docker inspect -f '{{json .NetworkSettings.Networks}}' web", "docker inspect -f '{{.Name}} {{.RestartCount}} {{.State.StartedAt}}' web",
+		"docker inspect -f '{{if .State.Running}}up{{else}}down{{end}}' web", "docker network inspect n", "docker volume inspect v",
+		"docker compose config --services", "docker-compose config --volumes", "docker ps --format '{{.Names}}'", "docker logs --tail 50 web",
+		"systemctl cat nginx", "systemctl show -p ActiveState sshd",
+	}
+	for _, c := range high {
+		if a := p.ClassifyCommandAt(c, "/home/u"); a.Level < High {
+			t.Errorf("%s: %s, want high", c, a)
+		}
+	}
+	for _, c := range safe {
+		if a := p.ClassifyCommandAt(c, "/home/u"); a.Level != Safe {
+			t.Errorf("%s: %s, want safe", c, a)
+		}
+	}
+}
+
+func TestSafeInspectFormat(t *testing.T) {
+	for f, want := range map[string]bool{
+		"{{.State.Status}}": true, "{{ .Name }}": true, "{{- .Id -}}": true, `{{join .Foo ","}}`: true, "x {{.A}} y {{.B}}": true,
+		"": false, "json": false, "{{.}}": false, "{{ . }}": false, "{{.Config}}": false, "{{$x := .State}}": false, "{{/* c */}}": false,
+		"{{.State": false, "}}{{.A}}": true, "{{.A}}}}": true, "{{.A}}{{": false, `{{printf "\x41" .A}}`: false, "{{.A..B}}": false, "{{call .A}}": false,
+		"{{.A.Env}}": false, "{{(.A).Cmd}}": false, "{{.Config.Image}}": true, "{{json .Config}}": false, "{{.Config}}x": false,
+		"{{with .Config}}{{.Env}}{{end}}": false, "{{.Config.Healthcheck}}": false, "{{index .A 0}}": false, "{{..}}": false,
+	} {
+		if got := safeInspectFormat(f); got != want {
+			t.Errorf("safeInspectFormat(%q) = %v, want %v", f, got, want)
+		}
+	}
+}
+
+// FuzzSafeInspectFormat: a format rated safe, run by Go's text/template
+// (docker's) over an object whose secret fields hold a marker, prints no
+// marker.
+func FuzzSafeInspectFormat(f *testing.F) {
+	f.Add("{{.State.Status}}")
+	f.Add("{{range .Mounts}}{{.Source}}{{end}}")
+	f.Add(`{{if .State.Running}}{{json .State}}{{else}}{{printf "%v" .Name}}{{end}}`)
+	funcs := template.FuncMap{"json": func(v any) string { return fmt.Sprint(v) }, "upper": strings.ToUpper, "lower": strings.ToLower,
+		"title": strings.ToUpper, "join": func(v any, s string) string { return fmt.Sprint(v) + s }, "truncate": func(v any, n int) string { return fmt.Sprint(v) },
+		"split": strings.Split, "pad": func(v any, a, b int) string { return fmt.Sprint(v) }, "table": func(v any) string { return fmt.Sprint(v) }}
+	secret := "S3CR3T"
+	obj := map[string]any{"Id": "abc", "Name": "/web", "RestartCount": 1, "Image": "sha256:1",
+		"State":  map[string]any{"Status": "running", "Running": true, "Pid": 7},
+		"Mounts": []map[string]any{{"Source": "/data", "Destination": "/d"}},
+		"Config": map[string]any{"Image": "img", "Env": []string{"PW=" + secret}, "Cmd": []string{secret}, "Labels": map[string]string{"k": secret}},
+		"Args":   []string{"-p" + secret}, "Path": secret, "ContainerConfig": map[string]any{"Env": []string{secret}},
+		"NetworkSettings": map[string]any{"Networks": map[string]any{"b": map[string]any{"IPAddress": "10.0.0.2"}}}}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !safeInspectFormat(s) {
+			return
+		}
+		tpl, err := template.New("f").Funcs(funcs).Option("missingkey=zero").Parse(s)
+		if err != nil {
+			return
+		}
+		var out strings.Builder
+		tpl.Execute(&out, obj)
+		if strings.Contains(out.String(), secret) && !strings.Contains(s, secret) {
+			t.Fatalf("safe format %q printed a secret: %q", s, out.String())
+		}
+	})
+}
