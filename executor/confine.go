@@ -98,6 +98,13 @@ type wrapped struct {
 }
 
 func (w wrapped) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
+	if b, i := transport.BatchOf(ctx); b != nil && w.c.Thread != nil && len(c.Wrap) == 0 {
+		// A batch's command on a confined thread (a local batch): it
+		// runs in turn, as soon as the one before it succeeded.
+		return b.InTurn(ctx, i, func(ctx context.Context) (transport.Result, error) {
+			return w.Run(transport.WithoutBatch(ctx), c)
+		})
+	}
 	dw, _ := ctx.Value(durableKey{}).(*durableWait)
 	if w.c.Thread != nil && len(c.Wrap) == 0 {
 		// What must be on disk before the command starts (the step's

@@ -23,6 +23,12 @@ type Batch struct {
 	answers   []chan batchAnswer
 	notRun    []bool
 	abandoned error
+	// The commands run in turn (InTurn): turned once one came; ended[i]
+	// is closed once command i ended or will not run, ok[i] when it ran
+	// and exited 0.
+	turned bool
+	ended  []chan struct{}
+	ok     []bool
 }
 
 // BatchCommand is one command of a batch and the context of its Run.
@@ -48,9 +54,11 @@ type Batcher interface {
 
 // NewBatch is a batch of n commands.
 func NewBatch(n int) *Batch {
-	b := &Batch{cmds: make([]BatchCommand, n), answers: make([]chan batchAnswer, n), notRun: make([]bool, n)}
+	b := &Batch{cmds: make([]BatchCommand, n), answers: make([]chan batchAnswer, n), notRun: make([]bool, n),
+		ended: make([]chan struct{}, n), ok: make([]bool, n)}
 	for i := range b.answers {
 		b.answers[i] = make(chan batchAnswer, 1)
+		b.ended[i] = make(chan struct{})
 	}
 	return b
 }
@@ -65,6 +73,15 @@ type batchSlot struct {
 // WithBatch has the command run with ctx be command i of b.
 func WithBatch(ctx context.Context, b *Batch, i int) context.Context {
 	return context.WithValue(ctx, batchKey{}, batchSlot{b, i})
+}
+
+// WithoutBatch is ctx without the batch WithBatch put in it: for the
+// transport a batching one runs a command through once its turn came.
+func WithoutBatch(ctx context.Context) context.Context {
+	if b, _ := BatchOf(ctx); b == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, batchKey{}, batchSlot{})
 }
 
 // BatchOf returns the batch and place WithBatch put in ctx; b is nil when
@@ -132,6 +149,12 @@ func (b *Batch) answer(i int, res Result, err error) {
 func (b *Batch) abandon(i int, err error) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.turned {
+		// In turn: the commands before i ran or run as they came; i and
+		// those after it do not.
+		b.endTurn(i, false, true)
+		return false
+	}
 	if b.in == len(b.cmds) && b.abandoned == nil {
 		return false
 	}
@@ -156,6 +179,65 @@ func (b *Batch) Abandon(i int) bool {
 }
 
 var errBatchAbandoned = errors.New("not run: its batch was abandoned before it was sent")
+
+// InTurn is command i's Run on a transport that runs a batch's commands
+// itself, one after the other (the local machine): run runs command i as
+// soon as every command before it ended, each having run and exited 0 —
+// without waiting for the batch to be complete, so that a command starts
+// while the steps before it are still being recorded. Otherwise, or when
+// ctx ends first, command i does not run: ErrNotRun. Each command of a
+// batch comes through InTurn or is Abandoned; a batch abandoned before
+// any came runs none.
+func (b *Batch) InTurn(ctx context.Context, i int, run func(ctx context.Context) (Result, error)) (Result, error) {
+	b.mu.Lock()
+	if b.abandoned != nil {
+		b.mu.Unlock()
+		return Result{ExitCode: -1}, ErrNotRun
+	}
+	b.turned = true
+	b.mu.Unlock()
+	if i > 0 {
+		select {
+		case <-b.ended[i-1]:
+		case <-ctx.Done():
+		}
+		b.mu.Lock()
+		ok := b.ok[i-1] && ctx.Err() == nil && b.isEnded(i-1)
+		b.mu.Unlock()
+		if !ok {
+			b.mu.Lock()
+			b.endTurn(i, false, true)
+			b.mu.Unlock()
+			return Result{ExitCode: -1}, ErrNotRun
+		}
+	}
+	res, err := run(ctx)
+	b.mu.Lock()
+	b.endTurn(i, err == nil && res.ExitCode == 0, false)
+	b.mu.Unlock()
+	return res, err
+}
+
+// isEnded reports whether command i ended; b.mu held.
+func (b *Batch) isEnded(i int) bool {
+	select {
+	case <-b.ended[i]:
+		return true
+	default:
+		return false
+	}
+}
+
+// endTurn ends command i in turn, ok when it ran and exited 0, notRun
+// when it did not run; a command that ended already stays as it ended.
+// b.mu held.
+func (b *Batch) endTurn(i int, ok, notRun bool) {
+	if b.isEnded(i) {
+		return
+	}
+	b.ok[i], b.notRun[i] = ok, notRun
+	close(b.ended[i])
+}
 
 // NotRun reports whether command i was answered as not run.
 func (b *Batch) NotRun(i int) bool {

@@ -48,6 +48,14 @@ var (
 	_ transport.Inspector  = (*Transport)(nil)
 )
 
+// Batches says the transport takes a batch's commands
+// (transport.Batch): it runs each in turn as it comes, as soon as the one
+// before it succeeded (transport.Batch.InTurn), so that a command starts
+// while agent records the steps before it.
+func (t *Transport) Batches() bool { return true }
+
+var _ transport.Batcher = (*Transport)(nil)
+
 // New returns a local transport acting as the current user.
 func New() (*Transport, error) {
 	home, err := os.UserHomeDir()
@@ -97,6 +105,11 @@ func (t *Transport) expand(p string) (string, error) {
 // timeout or cancellation the whole group is killed. A command of plain
 // words naming a program is executed directly, as sh would (direct.go).
 func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
+	if b, i := transport.BatchOf(ctx); b != nil {
+		return b.InTurn(ctx, i, func(ctx context.Context) (transport.Result, error) {
+			return t.Run(transport.WithoutBatch(ctx), c)
+		})
+	}
 	if t.closed.Load() {
 		return transport.Result{}, transport.ErrClosed
 	}
