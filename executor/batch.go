@@ -93,6 +93,13 @@ func (e *Executor) runBatch(ctx context.Context, sts []planner.Step, last bool) 
 	var tail *stepRun
 	var tailD *denial
 	tailDecided := true
+	// On a transport that runs a batch in turn, each step's command
+	// starts once the step is prepared, and the steps whose command
+	// ended are ended between the preparations of the next.
+	var turn *batchEnds
+	if b, ok := transport.As[transport.TurnBatcher](e.cfg.Transport); ok && b.BatchesInTurn() {
+		turn = &batchEnds{b: transport.NewBatch(len(sts))}
+	}
 	for k, st := range sts {
 		if k > 0 && ctx.Err() != nil {
 			break
@@ -117,14 +124,32 @@ func (e *Executor) runBatch(ctx context.Context, sts []planner.Step, last bool) 
 			break
 		}
 		ss = append(ss, s)
+		if turn != nil {
+			e.startInTurn(turn, s)
+		}
 		if !followable(s) {
 			break
+		}
+		if turn != nil {
+			if len(turn.ss)-len(turn.dones) >= turnChunk {
+				e.startChunk(turn, stepCtx)
+			}
+			for e.endNext(ctx, turn, len(turn.dones)-turn.n >= turnAhead) {
+			}
+			if turn.stopped != "" {
+				break
+			}
 		}
 	}
 	var results []StepResult
 	var runErr error
 	stopped := "" // why the steps after did not run
-	if len(ss) == 1 {
+	if turn != nil {
+		e.startChunk(turn, stepCtx)
+		for e.endNext(ctx, turn, true) {
+		}
+		results, runErr, stopped = turn.results, turn.runErr, turn.stopped
+	} else if len(ss) == 1 {
 		r, err := e.end(ctx, ss[0], e.through(stepCtx(0), ss[0], e.running()))
 		results, runErr = append(results, r), err
 		stopped = e.stops(r, err, ss[0].st)
@@ -173,45 +198,135 @@ func (e *Executor) sendBatch(ctx context.Context, ss []*stepRun, stepCtx func(in
 			return []StepResult{r}, err, "the audit log failed"
 		}
 	}
-	dones := make([]chan *denial, len(ss))
+	be := &batchEnds{b: b, ss: ss, prevEnd: ss[0].start}
 	for k, s := range ss {
-		dones[k] = make(chan *denial, 1)
-		go func() {
-			d := e.run(stepCtx(k), s)
-			b.Abandon(k) // a step ended before its command: the others do not wait
-			dones[k] <- d
-		}()
+		be.launch(k, func() *denial { return e.run(stepCtx(k), s) })
 	}
-	prevEnd := ss[0].start
-	for k, s := range ss {
-		d := <-dones[k]
-		if stopped != "" && b.NotRun(k) {
-			e.notRun(ctx, s, stopped)
-			continue
-		}
-		if d == nil && b.NotRun(k) {
-			// Nothing before it failed here, yet the host did not run it
-			// (the batch was abandoned, the worker lost).
-			d = broken(fmt.Errorf("step %d (%s): %w", s.r.Step, s.st.Tool, transport.ErrNotRun))
-		}
-		if k > 0 {
-			s.out.release()
-			s.start = prevEnd // its time is from the end of the one before
-		}
-		if d == nil {
-			d = e.through(ctx, s, []stage{e.harvestRead, e.record})
-		}
-		r, err := e.end(ctx, s, d)
-		prevEnd = time.Now()
-		results = append(results, r)
-		if err != nil {
-			runErr = err
-		}
-		if stopped == "" {
-			stopped = e.stops(r, err, s.st)
+	for e.endNext(ctx, be, true) {
+	}
+	return be.results, be.runErr, be.stopped
+}
+
+// turnChunk is how many steps of a batch run in turn are started
+// together, once their start records are on disk (one fsync), while the
+// next are prepared; turnAhead how many may be started and not yet
+// ended: the preparation goes no further ahead of the commands.
+const (
+	turnChunk = 8
+	turnAhead = 2 * turnChunk
+)
+
+// batchEnds ends a batch's steps in order, as their runs end.
+type batchEnds struct {
+	b       *transport.Batch
+	ss      []*stepRun
+	dones   []chan *denial
+	n       int       // steps ended
+	prevEnd time.Time // when the last one ended
+	results []StepResult
+	runErr  error
+	stopped string // why the steps after did not run
+}
+
+// launch runs step k, its command slot k of the batch, with run.
+func (be *batchEnds) launch(k int, run func() *denial) {
+	done := make(chan *denial, 1)
+	be.dones = append(be.dones, done)
+	go func() {
+		d := run()
+		be.b.Abandon(k) // a step ended before its command: the others do not wait
+		done <- d
+	}()
+}
+
+// startInTurn adds s, prepared, to a batch run in turn: its start record
+// goes to the session record, and it is started with the steps prepared
+// with it (startChunk).
+func (e *Executor) startInTurn(be *batchEnds, s *stepRun) {
+	k := len(be.ss)
+	be.ss = append(be.ss, s)
+	s.batch, s.slot = be.b, k
+	if k == 0 {
+		// Its output goes out as it comes, never held by a later
+		// step's preparation (Executor.held).
+		s.out = &heldEvents{out: e.cfg.Emit, released: true}
+		be.prevEnd = s.start
+	} else if e.cfg.Ahead != nil {
+		for _, ev := range s.out.starts() {
+			e.cfg.Ahead(ev)
 		}
 	}
-	return results, runErr, stopped
+}
+
+// startChunk starts the steps added since the last call: each command
+// runs once what was recorded before it is on disk (one wait for them
+// all; fail closed) and the commands before it succeeded.
+func (e *Executor) startChunk(be *batchEnds, stepCtx func(int) context.Context) {
+	if len(be.dones) == len(be.ss) {
+		return
+	}
+	var durable func() error
+	if d := e.durable(); d != nil {
+		durable = sync.OnceValue(d)
+	}
+	for k := len(be.dones); k < len(be.ss); k++ {
+		s := be.ss[k]
+		be.launch(k, func() *denial {
+			if durable != nil {
+				if err := durable(); err != nil {
+					return notDurable(&s.r, s.st.Tool, err)
+				}
+			}
+			return e.run(stepCtx(k), s)
+		})
+	}
+}
+
+// endNext ends the next step of be once its run ended — without wait,
+// only when it already has — and reports whether it ended one.
+func (e *Executor) endNext(ctx context.Context, be *batchEnds, wait bool) bool {
+	k := be.n
+	if k >= len(be.dones) {
+		return false
+	}
+	var d *denial
+	if wait {
+		d = <-be.dones[k]
+	} else {
+		select {
+		case d = <-be.dones[k]:
+		default:
+			return false
+		}
+	}
+	be.n++
+	s := be.ss[k]
+	if be.stopped != "" && be.b.NotRun(k) {
+		e.notRun(ctx, s, be.stopped)
+		return true
+	}
+	if d == nil && be.b.NotRun(k) {
+		// Nothing before it failed here, yet the host did not run it
+		// (the batch was abandoned, the worker lost).
+		d = broken(fmt.Errorf("step %d (%s): %w", s.r.Step, s.st.Tool, transport.ErrNotRun))
+	}
+	if k > 0 {
+		s.out.release()
+		s.start = be.prevEnd // its time is from the end of the one before
+	}
+	if d == nil {
+		d = e.through(ctx, s, []stage{e.harvestRead, e.record})
+	}
+	r, err := e.end(ctx, s, d)
+	be.prevEnd = time.Now()
+	be.results = append(be.results, r)
+	if err != nil {
+		be.runErr = err
+	}
+	if be.stopped == "" {
+		be.stopped = e.stops(r, err, s.st)
+	}
+	return true
 }
 
 // stops says why the steps after r do not run: "" when they do.

@@ -52,6 +52,14 @@ type Batcher interface {
 	Batches() bool
 }
 
+// TurnBatcher is a Batcher that runs a batch's commands itself, in turn
+// as they come (Batch.InTurn), rather than sending them together: its
+// caller may start each command's Run as soon as its step is prepared.
+type TurnBatcher interface {
+	Batcher
+	BatchesInTurn() bool
+}
+
 // NewBatch is a batch of n commands.
 func NewBatch(n int) *Batch {
 	b := &Batch{cmds: make([]BatchCommand, n), answers: make([]chan batchAnswer, n), notRun: make([]bool, n),

@@ -54,7 +54,11 @@ var (
 // while agent records the steps before it.
 func (t *Transport) Batches() bool { return true }
 
-var _ transport.Batcher = (*Transport)(nil)
+// BatchesInTurn says each command of a batch may be given as soon as its
+// step is prepared (transport.TurnBatcher).
+func (t *Transport) BatchesInTurn() bool { return true }
+
+var _ transport.TurnBatcher = (*Transport)(nil)
 
 // New returns a local transport acting as the current user.
 func New() (*Transport, error) {
