@@ -245,6 +245,29 @@ func (a *Log) AppendBehind(ctx context.Context, e Entry) error {
 	return nil
 }
 
+// AppendDeferred appends e like AppendBehind but starts no fsync: the
+// next CaughtUp, Append, AppendBehind or Close puts it on disk, with every
+// line deferred before it, in one fsync. For the end line of a step whose
+// next commands are already running (a local batch run in turn): nothing
+// waits for it but the next commands the batch starts, which wait for
+// CaughtUp first.
+func (a *Log) AppendDeferred(ctx context.Context, e Entry) error {
+	a.behindMu.Lock()
+	err := a.behindErr
+	a.behindMu.Unlock()
+	if err != nil {
+		return err
+	}
+	seq, err := a.write(ctx, e)
+	if err != nil {
+		return err
+	}
+	a.behindMu.Lock()
+	a.behindSeq = max(a.behindSeq, seq)
+	a.behindMu.Unlock()
+	return nil
+}
+
 // caughtUp returns once the lines AppendBehind left to a background fsync
 // are on disk, or with that fsync's error.
 func (a *Log) caughtUp() error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,4 +93,59 @@ func TestAppendBehindFails(t *testing.T) {
 	if err := a.Close(); !errors.Is(err, bad) {
 		t.Errorf("Close: %v, want the fsync's error", err)
 	}
+}
+
+// TestAppendDeferred: deferred lines start no fsync of their own; the
+// next CaughtUp puts them all on disk in one, and Close the ones after.
+func TestAppendDeferred(t *testing.T) {
+	a, err := Open(filepath.Join(t.TempDir(), "audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var synced atomic.Int64
+	old := syncFile
+	syncFile = func(f *os.File) error {
+		synced.Add(1)
+		return old(f)
+	}
+	t.Cleanup(func() { syncFile = old })
+	ctx := context.Background()
+	for range 5 {
+		if err := a.AppendDeferred(ctx, Entry{Session: "s", Tool: "t", Decision: Allowed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n := synced.Load(); n != 0 {
+		t.Fatalf("%d fsyncs for deferred lines before CaughtUp", n)
+	}
+	if err := a.CaughtUp(); err != nil {
+		t.Fatal(err)
+	}
+	if n := synced.Load(); n != 1 {
+		t.Fatalf("CaughtUp: %d fsyncs for 5 deferred lines, want 1", n)
+	}
+	if err := a.CaughtUp(); err != nil || synced.Load() != 1 {
+		t.Fatalf("CaughtUp again: %v, %d fsyncs", err, synced.Load())
+	}
+	if err := a.AppendDeferred(ctx, Entry{Session: "s", Tool: "t", Decision: Allowed}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil || synced.Load() != 2 {
+		t.Errorf("Close: %v, %d fsyncs (want the last line's)", err, synced.Load())
+	}
+	b, _ := os.ReadFile(a.Path())
+	if n := len(splitLines(b)); n != 6 {
+		t.Errorf("%d lines, want 6", n)
+	}
+}
+
+func splitLines(b []byte) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -98,7 +98,7 @@ func (e *Executor) runBatch(ctx context.Context, sts []planner.Step, last bool) 
 	// ended are ended between the preparations of the next.
 	var turn *batchEnds
 	if b, ok := transport.As[transport.TurnBatcher](e.cfg.Transport); ok && b.BatchesInTurn() {
-		turn = &batchEnds{b: transport.NewBatch(len(sts))}
+		turn = &batchEnds{b: transport.NewBatch(len(sts)), turn: true}
 	}
 	for k, st := range sts {
 		if k > 0 && ctx.Err() != nil {
@@ -147,6 +147,12 @@ func (e *Executor) runBatch(ctx context.Context, sts []planner.Step, last bool) 
 	if turn != nil {
 		e.startChunk(turn, stepCtx)
 		for e.endNext(ctx, turn, true) {
+		}
+		if a := e.cfg.Audit; a != nil {
+			// The batch's end lines on disk before what follows it (as
+			// AppendBehind's before the next line); a failure fails
+			// every later line.
+			a.CaughtUp()
 		}
 		results, runErr, stopped = turn.results, turn.runErr, turn.stopped
 	} else if len(ss) == 1 {
@@ -219,6 +225,7 @@ const (
 // batchEnds ends a batch's steps in order, as their runs end.
 type batchEnds struct {
 	b       *transport.Batch
+	turn    bool // run in turn: the end lines' fsyncs wait for the next chunk
 	ss      []*stepRun
 	dones   []chan *denial
 	n       int       // steps ended
@@ -301,6 +308,10 @@ func (e *Executor) endNext(ctx context.Context, be *batchEnds, wait bool) bool {
 	}
 	be.n++
 	s := be.ss[k]
+	if be.turn {
+		e.deferAudit = true
+		defer func() { e.deferAudit = false }()
+	}
 	if be.stopped != "" && be.b.NotRun(k) {
 		e.notRun(ctx, s, be.stopped)
 		return true

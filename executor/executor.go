@@ -176,6 +176,9 @@ type Executor struct {
 	// held takes the events the executor emits while a batch's later
 	// step is prepared (batch.go); nil: they go out.
 	held *heldEvents
+	// deferAudit: the end lines written now leave their fsync to the
+	// next chunk of a batch run in turn (batch.go endNext).
+	deferAudit bool
 
 	// dryUnset holds variables that a step skipped by --dry-run would have
 	// set: later steps that need them are skipped too, not failed.

@@ -620,8 +620,14 @@ func (e *Executor) audit(ctx context.Context, r StepResult, runErr error) error 
 		ent.BytesChanged = r.shellBytes
 	}
 	// Its fsync runs behind: the next line (the next step's start) waits
-	// for it, so no step runs before this line is on disk.
-	if err := e.cfg.Audit.AppendBehind(ctx, e.redactEntry(ent)); err != nil {
+	// for it, so no step runs before this line is on disk. In a batch run
+	// in turn the commands after it started already: its fsync waits for
+	// the batch's next chunk (startChunk), one for all the lines before.
+	appendEnd := e.cfg.Audit.AppendBehind
+	if e.deferAudit {
+		appendEnd = e.cfg.Audit.AppendDeferred
+	}
+	if err := appendEnd(ctx, e.redactEntry(ent)); err != nil {
 		return fmt.Errorf("step %d: %w", r.Step, err)
 	}
 	return nil
