@@ -80,6 +80,17 @@ func static(st planner.Step, set map[string]bool) bool {
 // RunStep's, stopping after the first that failed (not ignored). last:
 // sts ends the plan.
 func (e *Executor) runBatch(ctx context.Context, sts []planner.Step, last bool) ([]StepResult, error) {
+	// On a transport that runs a batch in turn, each step's command
+	// starts once the step is prepared, and the steps whose command
+	// ended are ended between the preparations of the next; at most
+	// turnMax steps a batch (RunPlan goes on with the rest).
+	var turn *batchEnds
+	if b, ok := transport.As[transport.TurnBatcher](e.cfg.Transport); ok && b.BatchesInTurn() {
+		if len(sts) > turnMax {
+			sts, last = sts[:turnMax], false
+		}
+		turn = &batchEnds{b: transport.NewBatch(len(sts)), turn: true}
+	}
 	stepCtx := func(k int) context.Context {
 		if last && k == len(sts)-1 {
 			return transport.WithLastStep(ctx)
@@ -93,13 +104,6 @@ func (e *Executor) runBatch(ctx context.Context, sts []planner.Step, last bool) 
 	var tail *stepRun
 	var tailD *denial
 	tailDecided := true
-	// On a transport that runs a batch in turn, each step's command
-	// starts once the step is prepared, and the steps whose command
-	// ended are ended between the preparations of the next.
-	var turn *batchEnds
-	if b, ok := transport.As[transport.TurnBatcher](e.cfg.Transport); ok && b.BatchesInTurn() {
-		turn = &batchEnds{b: transport.NewBatch(len(sts)), turn: true}
-	}
 	for k, st := range sts {
 		if k > 0 && ctx.Err() != nil {
 			break
@@ -216,10 +220,12 @@ func (e *Executor) sendBatch(ctx context.Context, ss []*stepRun, stepCtx func(in
 // turnChunk is how many steps of a batch run in turn are started
 // together, once their start records are on disk (one fsync), while the
 // next are prepared; turnAhead how many may be started and not yet
-// ended: the preparation goes no further ahead of the commands.
+// ended: the preparation goes no further ahead of the commands; turnMax
+// how many steps one such batch takes (its slots are made up front).
 const (
 	turnChunk = 8
 	turnAhead = 2 * turnChunk
+	turnMax   = 64
 )
 
 // batchEnds ends a batch's steps in order, as their runs end.
