@@ -89,6 +89,17 @@ func FuzzShapes(f *testing.F) {
 			text = prefix + d + b.String() + d + suffix
 		}
 		got := set.String(text)
+		if shape%12 == 11 {
+			// the secret without its backslashes, more times than the
+			// random text around it holds it (a secret "0,\\\\" between
+			// "0" and ",")
+			unescaped := func(s string) string { return noSpace(strings.ReplaceAll(s, `\`, "")) }
+			u := unescaped(secret)
+			if u != "" && strings.Count(unescaped(got), u) > strings.Count(unescaped(prefix+d), u)+strings.Count(unescaped(d+suffix), u) {
+				t.Fatalf("shape 11 leaks %q:\n in  %q\n out %q", secret, text, got)
+			}
+			return
+		}
 		if how := wholeLeak(got, secret, shape%12); how {
 			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%12, secret, text, got)
 		}
@@ -122,9 +133,6 @@ func wholeLeak(out, secret string, shape uint8) bool {
 		return strings.Contains(h, hex.EncodeToString([]byte(secret)))
 	case 6:
 		return strings.Contains(out, reverse(secret))
-	case 11:
-		unescape := strings.NewReplacer(`\`, "")
-		return strings.Contains(noSpace(unescape.Replace(out)), noSpace(unescape.Replace(secret)))
 	case 7, 9:
 		return strings.Contains(noSpace(urlDecode(out)), sq)
 	case 10:
