@@ -39,6 +39,10 @@ type viewFilter struct {
 	// shift takes a gram's hash to its bit (squeezed view).
 	grams []uint64
 	shift uint32
+	// small is grams folded to 32 bits a distinct gram (squeezed view):
+	// a gram's bit in it is its bit in grams shifted right by fold.
+	small []uint64
+	fold  uint32
 }
 
 // viewRun is where the last run of a view's automaton stopped: the next
@@ -71,36 +75,38 @@ func newSqFilter(a *automaton, needles []string) *viewFilter {
 			}
 		}
 	}
-	f.fold(ones)
+	f.folded(ones)
 	return f
 }
 
 // minGramBits is the smallest squeezed filter's bitmap.
 const minGramBits = 1 << 12
 
-// fold makes the squeezed filter's bitmap as small as its grams allow:
-// 32 bits a distinct gram (ones are set), so that a sample's gram is in
-// it by chance one time in 32 at most, as before, with fewer bytes for
-// the cache to hold (the needles of a set's values often share their
-// grams: values alike, a value's shapes). A gram's bit in a bitmap half
-// as large is its bit in this one shifted right by one (gramHash).
-func (f *viewFilter) fold(ones int) {
+// folded fills small: grams as small as its grams allow, 32 bits a
+// distinct gram (ones are set), which the cache holds better (the
+// needles of a set's values often share their grams: values alike, a
+// value's shapes). A sample reads small first, and grams only where
+// small holds its gram (one time in 32 by chance): a step's output comes
+// in 32 KiB pieces between which the bitmaps leave the cache. A gram's
+// bit in a bitmap half as large is its bit in this one shifted right by
+// one (gramHash).
+func (f *viewFilter) folded(ones int) {
 	size := len(f.grams) * 64
 	d := 0
 	for size>>(d+1) >= max(32*ones, minGramBits) {
 		d++
 	}
+	f.small, f.fold = f.grams, uint32(d)
 	if d == 0 {
 		return
 	}
-	small := make([]uint64, size>>d/64)
+	f.small = make([]uint64, size>>d/64)
 	for i, w := range f.grams {
 		for ; w != 0; w &= w - 1 {
 			h := (i*64 + bits.TrailingZeros64(w)) >> d
-			small[h>>6] |= 1 << (h & 63)
+			f.small[h>>6] |= 1 << (h & 63)
 		}
 	}
-	f.grams, f.shift = small, f.shift+uint32(d)
 }
 
 // gramHash is the bit of gram g (gramLen bytes) in a bitmap of 1<<(32-shift) bits.
@@ -132,7 +138,7 @@ func newHexFilter(a *automaton, needles []string) *viewFilter {
 // scanSqueezed finds the squeezed view's needles in s.
 func (f *viewFilter) scanSqueezed(s string, spans []span) []span {
 	var v viewRun
-	shift, grams := f.shift, f.grams
+	shift, grams, small, fold := f.shift, f.grams, f.small, f.fold
 	for p := 0; p+gramLen <= len(s); p += f.step {
 		x := uint32(s[p]) | uint32(s[p+1])<<8 | uint32(s[p+2])<<16 | uint32(s[p+3])<<24
 		if (x-0x21212121)&^x&0x80808080 != 0 {
@@ -143,7 +149,8 @@ func (f *viewFilter) scanSqueezed(s string, spans []span) []span {
 				break // fewer are left
 			}
 		}
-		if h := (x * 0x9E3779B1) >> shift; grams[h>>6]&(1<<(h&63)) != 0 {
+		h := (x * 0x9E3779B1) >> shift
+		if hs := h >> fold; small[hs>>6]&(1<<(hs&63)) != 0 && grams[h>>6]&(1<<(h&63)) != 0 {
 			spans = f.runSqueezed(s, p, &v, spans)
 		}
 	}
