@@ -263,3 +263,34 @@ func TestSqFilterFolded(t *testing.T) {
 		t.Errorf("bitmap bits: %v", sizes)
 	}
 }
+
+// On a text with no dump's line (no ' ' or ':'), each value as it is,
+// in hex and in base64, at every offset from a sample of either view's
+// filter, is found as by the full scan (values of 8 and 40 bytes: the
+// two filters' steps differ).
+func TestPlainFilterEveryAlignment(t *testing.T) {
+	values := []string{"Zq7#Kx9W", "s3cr3t-p4ssw0rd!Zq7Kx9Wm2Rt5Yp8Lb3-00017"}
+	filtered, full := filteredAndFull(values...)
+	m := filtered.matcher()
+	if m.sqf.step == m.hxf.step {
+		t.Fatalf("steps %d and %d", m.sqf.step, m.hxf.step)
+	}
+	steps := max(m.sqf.step, m.hxf.step)
+	for _, v := range values {
+		forms := []string{v, hex.EncodeToString([]byte(v)), strings.ToUpper(hex.EncodeToString([]byte(v)))}
+		for _, pre := range []string{"", "a", "ab"} {
+			forms = append(forms, base64.StdEncoding.EncodeToString([]byte(pre+v)))
+		}
+		for _, form := range forms {
+			for off := range steps + 2 {
+				for _, brk := range []string{"\n", "\"", "z"} {
+					text := strings.Repeat("~", off) + brk + form + brk + strings.Repeat("~", steps)
+					got, want := filtered.String(text), full.String(text)
+					if got != want || strings.Contains(got, form) {
+						t.Fatalf("%q: filtered %q, unfiltered %q", text, got, want)
+					}
+				}
+			}
+		}
+	}
+}
