@@ -29,9 +29,9 @@ import (
 // one probe, one cache (homeLinks). A find without -printf (BusyBox)
 // gives each linked file's device and inode through stat instead. On this
 // machine the journal also sees any target's link count
-// (shelljournal.go). Gap: on an SSH host, a name deeper than
-// hardLinkDepth, under a pruned directory, or outside the home, is not
-// seen.
+// (shelljournal.go); what the probe cannot reach (deeper than
+// hardLinkDepth, under a pruned directory, outside the home) is asked
+// about itself (unseenlinks.go).
 
 const (
 	hardLinkDepth = 6

@@ -88,6 +88,11 @@ func (e *Executor) linkTargetFloor(ctx context.Context, c classification, tr tra
 	if err != nil || len(rs) == 0 {
 		return c, err
 	}
+	// What the home's probe cannot reach is asked about itself
+	// (unseenlinks.go).
+	if c, err = e.unseenLinksFloor(ctx, c, v, rs); err != nil || c.risk.Level >= safety.High {
+		return c, err
+	}
 	inHome := slices.ContainsFunc(rs, func(r string) bool { return strings.HasPrefix(r, v.home+"/") })
 	alone := e.classifierAlone(ctx, tr)
 	if !inHome && !alone {

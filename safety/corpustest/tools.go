@@ -94,7 +94,10 @@ func ToolAttacksAt(t testing.TB, home, victim string) []ToolEntry {
 // ~/.aws/credentials, ~/work/deep/npm → ~/.npmrc through a linked
 // directory; dangling ones to ~/.zshrc, ~/.vim/plugin/evil.vim and
 // ~/.ssh/id_ed25519; hard links ~/work/hardrc = ~/.bashrc, ~/work/hardkeys
-// = ~/.ssh/authorized_keys, ~/work/hardnotes = ~/work/linked.txt),
+// = ~/.ssh/authorized_keys, ~/work/hardnotes = ~/work/linked.txt, and
+// deeper than the home's probe looks or under what it skips:
+// ~/work/a/b/c/d/e/f/deepkeys, ~/work/node_modules/pkg/hardrc,
+// ~/work/.cache/hardrc, ~/src/repo/.git/hardkeys),
 // ~/.ssh/config a link into ~/dotfiles, the autorun
 // directories that exist on a workstation (user site-packages, editor
 // plugins, autostart, systemd user units, a repository's hooks), and
@@ -158,9 +161,16 @@ func toolExtras(t testing.TB, home string) {
 	}
 	// Hard links: other names of protected files (the kernel's rules are
 	// paths), and of an ordinary one (undo puts back a copy).
-	for name, other := range map[string]string{"work/hardrc": ".bashrc", "work/hardkeys": ".ssh/authorized_keys", "work/hardnotes": "work/linked.txt"} {
+	// Session 14: where the home's probe does not look (deeper than 6,
+	// under node_modules, .cache, .git).
+	for name, other := range map[string]string{"work/hardrc": ".bashrc", "work/hardkeys": ".ssh/authorized_keys", "work/hardnotes": "work/linked.txt",
+		"work/a/b/c/d/e/f/deepkeys": ".ssh/authorized_keys", "work/node_modules/pkg/hardrc": ".bashrc", "work/.cache/hardrc": ".bashrc",
+		"src/repo/.git/hardkeys": ".ssh/authorized_keys"} {
 		if _, err := os.Lstat(filepath.Join(home, name)); err == nil {
 			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(home, name)), 0o755); err != nil {
+			t.Fatal(err)
 		}
 		if err := os.Link(filepath.Join(home, other), filepath.Join(home, name)); err != nil {
 			t.Fatal(err)
