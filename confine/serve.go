@@ -79,6 +79,7 @@ func Serve(in io.Reader, stdout, stderr *os.File, self []string) int {
 		child: "agent_nl='\n'; IFS=\" \" read -r agent_req || exit 0; exec </dev/null; eval \"set -- $agent_req\"; set -- \"$1\" \"$2\" \"$3\"; unset agent_req agent_nl; " + words[0],
 		held:  "IFS= read -r agent_go || exit 0; exec </dev/null; unset agent_go; " + words[0]}
 	s.inFd = inputFd(in)
+	s.rd = rd
 	defer s.close()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -167,6 +168,7 @@ type server struct {
 	next      *ahead                 // the shell started ahead, if any
 	failed    bool                   // the last command did not run or exited non-zero
 	inFd      int                    // Serve's input's descriptor, -1 when hungUp cannot ask it
+	rd        *bufio.Reader          // Serve's input: the requests read in and not yet run (queuedRules)
 }
 
 // ahead is a shell started before its command, waiting for its request
@@ -448,11 +450,44 @@ func (rf *rulesFiles) save() {
 
 // restrictor is the Restrictor of files, built on first use. A failed
 // build is not kept: the next command tries again.
+//
+// The rules of the requests already read in behind this one (a batch's:
+// the plan's other levels) that have none yet are built with it, their
+// paths opened once for all (NewRestrictors); those that cannot be read
+// or built are left to their own request.
 func (s *server) restrictor(files []string) (*Restrictor, error) {
 	key := strings.Join(files, "\x00")
 	if rf, ok := s.confined[key]; ok {
 		return rf.r, nil
 	}
+	rss, err := readRulesets(files)
+	if err != nil {
+		return nil, err
+	}
+	sets, named := [][]Ruleset{rss}, [][]string{files}
+	for _, more := range s.queuedRules(key) {
+		if rss, err := readRulesets(more); err == nil {
+			sets, named = append(sets, rss), append(named, more)
+		}
+	}
+	if len(sets) > 1 {
+		if rs, err := NewRestrictors(sets...); err == nil {
+			for i, r := range rs {
+				s.confined[strings.Join(named[i], "\x00")] = &rulesFiles{r: r, files: named[i]}
+			}
+			return rs[0], nil
+		}
+	}
+	r, err := NewRestrictor(rss...)
+	if err != nil {
+		return nil, err
+	}
+	s.confined[key] = &rulesFiles{r: r, files: files}
+	return r, nil
+}
+
+// readRulesets reads the rules files.
+func readRulesets(files []string) ([]Ruleset, error) {
 	rss := make([]Ruleset, len(files))
 	for i, f := range files {
 		rs, err := ReadRuleset(f)
@@ -461,12 +496,41 @@ func (s *server) restrictor(files []string) (*Restrictor, error) {
 		}
 		rss[i] = rs
 	}
-	r, err := NewRestrictor(rss...)
-	if err != nil {
-		return nil, err
+	return rss, nil
+}
+
+// queuedRules are the rules files of the whole requests read in and not
+// yet run whose confinement is this launcher's, other than key's and
+// those built already, each once.
+func (s *server) queuedRules(key string) [][]string {
+	if s.rd == nil || s.rd.Buffered() == 0 {
+		return nil
 	}
-	s.confined[key] = &rulesFiles{r: r, files: files}
-	return r, nil
+	b, _ := s.rd.Peek(s.rd.Buffered())
+	rest := string(b)
+	seen := map[string]bool{key: true}
+	var out [][]string
+	for {
+		line, after, ok := strings.Cut(rest, "\n")
+		if !ok {
+			return out // a partial line: not a request yet
+		}
+		rest = after
+		fields := strings.SplitN(line, " ", 4)
+		if len(fields) != 4 || fields[1] == statesKey {
+			continue
+		}
+		words, _, err := parseRequest(fields[3])
+		if err != nil || len(words) < 3 {
+			continue
+		}
+		files, confined := s.rulesOf(words[3:])
+		k := strings.Join(files, "\x00")
+		if _, built := s.confined[k]; confined && !built && !seen[k] {
+			seen[k] = true
+			out = append(out, files)
+		}
+	}
 }
 
 func (s *server) close() {

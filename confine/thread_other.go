@@ -10,6 +10,9 @@ type Restrictor struct{}
 // NewRestrictor fails: Landlock is Linux's.
 func NewRestrictor(...Ruleset) (*Restrictor, error) { return nil, errNoLandlock }
 
+// NewRestrictors fails: Landlock is Linux's.
+func NewRestrictors(...[]Ruleset) ([]*Restrictor, error) { return nil, errNoLandlock }
+
 // Do fails.
 func (r *Restrictor) Do(func()) error { return errNoLandlock }
 
