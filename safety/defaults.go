@@ -232,6 +232,11 @@ func (p *Policy) defaultSubcommands() {
 		"check-ignore", "var")
 	rules(git, Medium, "changes the repository", "*")
 	rules(git, High, "rewrites history", "filter-branch", "filter-repo")
+	// Session 14: `git credential fill` prints what the credential
+	// helper holds (a keyring over D-Bus, a cache over a socket: no file
+	// the kernel's rules deny), even at --approve medium.
+	rules(git, High, "prints or changes stored credentials", "credential", "credential-store", "credential-cache",
+		"credential-libsecret", "credential-osxkeychain", "credential-manager", "credential-gnome-keyring", "credential-netrc")
 	s["git"] = git
 	for _, sub := range []string{"branch", "tag", "remote", "config", "reflog", "worktree", "notes"} {
 		git[sub] = Rule{}

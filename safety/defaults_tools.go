@@ -84,6 +84,10 @@ func (p *Policy) defaultOperatorTools() {
 	rules(hm, High, "uninstalls a release or installs plugins", "uninstall", "delete", "del", "un", "plugin",
 		"push")
 	s["helm"] = hm
+	// Session 14: a release's values and manifests hold its secrets
+	// (database passwords in values, Secret objects in the manifest).
+	s["helm get"] = rules(map[string]Rule{"*": {Level: High, Reason: "unknown helm get command"}, "": {}}, Safe, "", "notes", "metadata")
+	rules(s["helm get"], High, "prints a release's values or manifests (its secrets)", "values", "manifest", "all", "hooks")
 	s["helm repo"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes helm repositories"}}, Safe, "", "", "list", "ls")
 	rules(s["helm repo"], High, "removes a helm repository", "remove", "rm")
 	s["helm dependency"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "downloads chart dependencies"}}, Safe, "", "",

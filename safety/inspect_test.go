@@ -90,3 +90,29 @@ func FuzzSafeInspectFormat(f *testing.F) {
 		}
 	})
 }
+
+// TestToolHolesSession14: the fresh pass's holes, each high now: git
+// configuration that makes a later safe git run a program (a textconv
+// driver for `git diff`, a merge driver, an include of another file, a
+// submodule's update command, a remote's upload-pack), the credential
+// helper's answers, a helm release's values and manifests. Their
+// neighbours keep their levels.
+func TestToolHolesSession14(t *testing.T) {
+	p := DefaultPolicy()
+	for _, c := range []string{"git config diff.pdf.textconv 'sh -c x'", "git -C /tmp/r config diff.x.command x", "git config merge.ours.driver 'rm -rf ~'",
+		"git config include.path /tmp/evil.cfg", "git config includeIf.gitdir:/.path /tmp/x", "git config submodule.m.update '!sh -c x'",
+		"git config remote.origin.uploadpack 'sh -c x'", "git config remote.origin.vcs evil", "git config core.worktree /home/u/.ssh",
+		"git config core.attributesFile /tmp/attrs", "git config protocol.ext.allow always", "git config trailer.x.command 'sh -c y'",
+		"git config gpg.ssh.defaultKeyCommand x", "printf 'protocol=https\\nhost=github.com\\n' | git credential fill",
+		"git credential-store get", "git credential-cache exit", "helm get values db", "helm get manifest db", "helm get all db", "helm get hooks db"} {
+		if a := p.ClassifyCommandAt(c, "/home/u"); a.Level < High {
+			t.Errorf("%s: %s, want high", c, a)
+		}
+	}
+	for c, want := range map[string]Level{"git config user.name x": Medium, "git config diff.renames true": Medium,
+		"git config --get remote.origin.url": Safe, "helm get notes db": Medium, "git status": Safe} {
+		if a := p.ClassifyCommandAt(c, "/home/u"); a.Level != want {
+			t.Errorf("%s: %s, want %s", c, a, want)
+		}
+	}
+}

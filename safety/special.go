@@ -307,8 +307,22 @@ func gitConfigRuns(key string) bool {
 	key = strings.ToLower(key)
 	for _, p := range []string{"alias.", "core.pager", "core.editor", "core.sshcommand", "core.fsmonitor",
 		"core.hookspath", "core.gitproxy", "core.askpass", "diff.external", "credential.", "sequence.editor",
-		"filter.", "gpg.program", "uploadpack.", "pager.", "difftool.", "mergetool.", "web.browser"} {
+		"filter.", "gpg.", "uploadpack.", "pager.", "difftool.", "mergetool.", "web.browser",
+		// Session 14: drivers and helpers git runs later (a safe `git
+		// diff` runs a textconv; `git submodule update` runs a
+		// submodule's `!cmd`), configuration loaded from elsewhere
+		// (include.path: its file may set any of these), where git
+		// works or what it allows (core.worktree, protocol.ext.allow),
+		// and the porcelains that start programs.
+		"include.", "includeif.", "core.attributesfile", "core.worktree", "protocol.", "sendemail.", "instaweb.",
+		"browser.", "man.", "guitool.", "gui.", "trailer.", "receive.procreceiverefs"} {
 		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	for _, d := range []struct{ prefix, suffix string }{{"diff.", ".textconv"}, {"diff.", ".command"}, {"merge.", ".driver"},
+		{"remote.", ".uploadpack"}, {"remote.", ".receivepack"}, {"remote.", ".vcs"}, {"remote.", ".proxy"}, {"submodule.", ".update"}} {
+		if strings.HasPrefix(key, d.prefix) && strings.HasSuffix(key, d.suffix) {
 			return true
 		}
 	}
