@@ -89,7 +89,7 @@ func (e *Executor) runBatch(ctx context.Context, sts []planner.Step, last bool) 
 		if len(sts) > turnMax {
 			sts, last = sts[:turnMax], false
 		}
-		turn = &batchEnds{b: transport.NewBatch(len(sts)), turn: true}
+		turn = &batchEnds{b: transport.NewBatchInTurn(len(sts)), turn: true}
 	}
 	stepCtx := func(k int) context.Context {
 		if last && k == len(sts)-1 {
@@ -151,6 +151,9 @@ func (e *Executor) runBatch(ctx context.Context, sts []planner.Step, last bool) 
 	if turn != nil {
 		e.startChunk(turn, stepCtx)
 		for e.endNext(ctx, turn, true) {
+		}
+		if n := len(turn.ss); n > 0 && n < turn.b.Len() {
+			turn.b.Abandon(n) // the batch ends there: its runner stops
 		}
 		if a := e.cfg.Audit; a != nil {
 			// The batch's end lines on disk before what follows it (as

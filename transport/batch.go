@@ -23,12 +23,21 @@ type Batch struct {
 	answers   []chan batchAnswer
 	notRun    []bool
 	abandoned error
-	// The commands run in turn (InTurn): turned once one came; ended[i]
-	// is closed once command i ended or will not run, ok[i] when it ran
-	// and exited 0.
-	turned bool
-	ended  []chan struct{}
-	ok     []bool
+	// A batch run in turn (NewBatchInTurn, InTurn): command i's run
+	// comes on come[i] (a zero turnRun: it will not come), which one
+	// goroutine (runTurns, started once) takes in order; came[i] once
+	// it was sent; stopped once a command was abandoned.
+	inTurn  bool
+	come    []chan turnRun
+	came    []bool
+	running bool
+	stopped bool
+}
+
+// turnRun is a command of a batch run in turn, as it came.
+type turnRun struct {
+	ctx context.Context
+	run func(ctx context.Context) (Result, error)
 }
 
 // BatchCommand is one command of a batch and the context of its Run.
@@ -62,11 +71,20 @@ type TurnBatcher interface {
 
 // NewBatch is a batch of n commands.
 func NewBatch(n int) *Batch {
-	b := &Batch{cmds: make([]BatchCommand, n), answers: make([]chan batchAnswer, n), notRun: make([]bool, n),
-		ended: make([]chan struct{}, n), ok: make([]bool, n)}
+	b := &Batch{cmds: make([]BatchCommand, n), answers: make([]chan batchAnswer, n), notRun: make([]bool, n)}
 	for i := range b.answers {
 		b.answers[i] = make(chan batchAnswer, 1)
-		b.ended[i] = make(chan struct{})
+	}
+	return b
+}
+
+// NewBatchInTurn is a batch of n commands for a TurnBatcher: each comes
+// through InTurn (or is Abandoned) and runs in turn as it comes.
+func NewBatchInTurn(n int) *Batch {
+	b := NewBatch(n)
+	b.inTurn, b.come, b.came = true, make([]chan turnRun, n), make([]bool, n)
+	for i := range b.come {
+		b.come[i] = make(chan turnRun, 1)
 	}
 	return b
 }
@@ -157,10 +175,15 @@ func (b *Batch) answer(i int, res Result, err error) {
 func (b *Batch) abandon(i int, err error) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.turned {
-		// In turn: the commands before i ran or run as they came; i and
-		// those after it do not.
-		b.endTurn(i, false, true)
+	if b.inTurn {
+		// The commands before i run as they come; i and those after
+		// it do not.
+		if b.came[i] {
+			return false // it came: it is answered
+		}
+		b.came[i] = true
+		b.startTurns()
+		b.come[i] <- turnRun{}
 		return false
 	}
 	if b.in == len(b.cmds) && b.abandoned == nil {
@@ -188,63 +211,77 @@ func (b *Batch) Abandon(i int) bool {
 
 var errBatchAbandoned = errors.New("not run: its batch was abandoned before it was sent")
 
-// InTurn is command i's Run on a transport that runs a batch's commands
-// itself, one after the other (the local machine): run runs command i as
-// soon as every command before it ended, each having run and exited 0 —
-// without waiting for the batch to be complete, so that a command starts
-// while the steps before it are still being recorded. Otherwise, or when
-// ctx ends first, command i does not run: ErrNotRun. Each command of a
-// batch comes through InTurn or is Abandoned; a batch abandoned before
-// any came runs none.
+// InTurn is command i's Run in a batch made by NewBatchInTurn, on a
+// transport that runs a batch's commands itself, one after the other
+// (the local machine): run runs command i as soon as every command
+// before it ended, each having run and exited 0 — without waiting for
+// the batch to be complete, so that a command starts while the steps
+// before it are still being recorded. Otherwise (or when ctx ended
+// before its turn) command i does not run: ErrNotRun. One goroutine runs
+// the commands in order as they come, so that the next starts as the one
+// before ends, with no hand-over between the steps' goroutines. Each
+// command of the batch comes through InTurn or is Abandoned; Abandon of
+// the first command that did not come ends the batch.
 func (b *Batch) InTurn(ctx context.Context, i int, run func(ctx context.Context) (Result, error)) (Result, error) {
 	b.mu.Lock()
-	if b.abandoned != nil {
+	if !b.inTurn || b.stopped || b.came[i] {
+		b.notRun[i] = true
 		b.mu.Unlock()
 		return Result{ExitCode: -1}, ErrNotRun
 	}
-	b.turned = true
+	b.came[i] = true
+	b.startTurns()
 	b.mu.Unlock()
-	if i > 0 {
-		select {
-		case <-b.ended[i-1]:
-		case <-ctx.Done():
-		}
-		b.mu.Lock()
-		ok := b.ok[i-1] && ctx.Err() == nil && b.isEnded(i-1)
-		b.mu.Unlock()
-		if !ok {
-			b.mu.Lock()
-			b.endTurn(i, false, true)
-			b.mu.Unlock()
-			return Result{ExitCode: -1}, ErrNotRun
-		}
+	b.come[i] <- turnRun{ctx: ctx, run: run}
+	a := <-b.answers[i]
+	return a.res, a.err
+}
+
+// startTurns starts runTurns once; b.mu held.
+func (b *Batch) startTurns() {
+	if !b.running {
+		b.running = true
+		go b.runTurns()
 	}
-	res, err := run(ctx)
+}
+
+// runTurns runs the commands of a batch in turn, in order, as they come,
+// until one was abandoned (or the last).
+func (b *Batch) runTurns() {
+	ok := true
+	for i, come := range b.come {
+		t := <-come
+		if t.run == nil {
+			b.stopTurns(i)
+			return
+		}
+		if !ok || t.ctx.Err() != nil {
+			ok = false
+			b.answer(i, Result{ExitCode: -1}, ErrNotRun)
+			continue
+		}
+		res, err := t.run(t.ctx)
+		ok = err == nil && res.ExitCode == 0
+		b.answer(i, res, err)
+	}
+}
+
+// stopTurns ends a batch run in turn at command i, abandoned: it and
+// those after it do not run, those that came are answered so.
+func (b *Batch) stopTurns(i int) {
 	b.mu.Lock()
-	b.endTurn(i, err == nil && res.ExitCode == 0, false)
+	b.stopped = true
+	var came []int
+	for j := i; j < len(b.come); j++ {
+		b.notRun[j] = true
+		if j > i && b.came[j] {
+			came = append(came, j)
+		}
+	}
 	b.mu.Unlock()
-	return res, err
-}
-
-// isEnded reports whether command i ended; b.mu held.
-func (b *Batch) isEnded(i int) bool {
-	select {
-	case <-b.ended[i]:
-		return true
-	default:
-		return false
+	for _, j := range came {
+		b.answer(j, Result{ExitCode: -1}, ErrNotRun)
 	}
-}
-
-// endTurn ends command i in turn, ok when it ran and exited 0, notRun
-// when it did not run; a command that ended already stays as it ended.
-// b.mu held.
-func (b *Batch) endTurn(i int, ok, notRun bool) {
-	if b.isEnded(i) {
-		return
-	}
-	b.ok[i], b.notRun[i] = ok, notRun
-	close(b.ended[i])
 }
 
 // NotRun reports whether command i was answered as not run.

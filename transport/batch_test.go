@@ -3,7 +3,10 @@ package transport
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +19,7 @@ import (
 // error.
 func inTurn(t *testing.T, ctx context.Context, codes []int, abandon map[int]bool) (ran []int, errs []error, b *Batch) {
 	t.Helper()
-	b = NewBatch(len(codes))
+	b = NewBatchInTurn(len(codes))
 	var mu sync.Mutex
 	errs = make([]error, len(codes))
 	var wg sync.WaitGroup
@@ -90,10 +93,50 @@ func TestBatchInTurnCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ran, errs, _ := inTurn(t, ctx, []int{0, 0, 0}, nil)
-	// The first runs (its Run sees ctx); none waits for its turn past it.
-	if !slices.Equal(ran, []int{0}) || !errors.Is(errs[1], ErrNotRun) || !errors.Is(errs[2], ErrNotRun) {
+	if len(ran) != 0 || !errors.Is(errs[0], ErrNotRun) || !errors.Is(errs[1], ErrNotRun) || !errors.Is(errs[2], ErrNotRun) {
 		t.Errorf("ran %v, errors %v", ran, errs)
 	}
+}
+
+// One goroutine runs the commands, each as soon as the one before ended:
+// a command that came while another ran starts without its own
+// goroutine being scheduled first.
+func TestBatchInTurnOneRunner(t *testing.T) {
+	b := NewBatchInTurn(3)
+	var mu sync.Mutex
+	runners := map[uint64]bool{}
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			b.InTurn(context.Background(), i, func(context.Context) (Result, error) {
+				mu.Lock()
+				runners[goid()] = true
+				mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+				return Result{}, nil
+			})
+		})
+	}
+	wg.Wait()
+	if len(runners) != 1 {
+		t.Errorf("%d goroutines ran the commands, want 1", len(runners))
+	}
+	// A batch made by NewBatch takes no command in turn.
+	if _, err := NewBatch(1).InTurn(context.Background(), 0, func(context.Context) (Result, error) {
+		t.Error("ran")
+		return Result{}, nil
+	}); !errors.Is(err, ErrNotRun) {
+		t.Errorf("NewBatch: %v", err)
+	}
+}
+
+// goid is the calling goroutine's id, from its stack's first line.
+func goid() uint64 {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	f := strings.Fields(string(buf))
+	id, _ := strconv.ParseUint(f[1], 10, 64)
+	return id
 }
 
 // WithoutBatch hides the batch from the transport a command goes on to.
