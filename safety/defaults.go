@@ -108,6 +108,14 @@ func DefaultPolicy() Policy {
 			"/var/lib/rancher/k3s/server/cred", "/var/lib/rancher/k3s/server/tls", "/var/lib/docker/containers",
 			"/var/lib/docker/swarm", "/etc/containers/auth.json", "/etc/*.secret", "/etc/pgbouncer/userlist.txt",
 			"~/.config/borgmatic", "~/.config/rclone", "~/.config/restic", "~/.config/borg", ".htpasswd", "*.psk",
+			// Services' configs that hold their passwords and keys
+			// (redis's requirepass, grafana's admin password and
+			// secret_key, WordPress's and Rails's database passwords
+			// and keys, ODBC DSNs), the installer's user data, shadow
+			// copies under other names, IPsec private keys.
+			"/etc/redis/redis.conf", "/etc/redis/sentinel.conf", "/etc/grafana/grafana.ini", "/etc/odbc.ini",
+			"/etc/*shadow*", "/etc/ipsec.d/private", "/var/log/installer/autoinstall-user-data", "wp-config.php",
+			"database.yml", "master.key", "htpasswd", "*.htpasswd",
 			"~/.bash_history", "~/.zsh_history", "~/.histfile", "~/.sh_history", "~/.python_history",
 			"~/.mysql_history", "~/.psql_history", "~/.sqlite_history", "~/.rediscli_history", "~/.lesshst",
 			"~/.local/share/fish/fish_history", "~/.node_repl_history", "~/.config/agent", "~/.local/state/agent", "/proc/*/environ", "/proc/kcore", "/dev/mem", "/dev/kmem",

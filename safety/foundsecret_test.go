@@ -82,6 +82,9 @@ func TestCredentialFilesHigh(t *testing.T) {
 		"/var/lib/cloud/instances/i-1/user-data.txt", "/var/lib/rancher/k3s/server/token",
 		"/var/lib/docker/containers/abc/config.v2.json", "/etc/containers/auth.json", "/etc/ldap.secret",
 		"/etc/nginx/.htpasswd", "/etc/zabbix/zabbix_agentd.psk", "/etc/pgbouncer/userlist.txt",
+		"/etc/redis/redis.conf", "/etc/grafana/grafana.ini", "/etc/odbc.ini", "/etc/shadow.bak", "/etc/gshadow~",
+		"/etc/ipsec.d/private/x.pem", "/var/log/installer/autoinstall-user-data", "/var/www/html/wp-config.php",
+		"/srv/app/config/database.yml", "/srv/app/config/master.key", "/etc/nginx/htpasswd",
 		// Other accounts' homes, wherever /etc/passwd puts them.
 		"/var/lib/postgresql/.pgpass", "/var/lib/postgresql/.psql_history", "/var/lib/jenkins/.ssh/id_rsa",
 		"/var/lib/gitlab-runner/.gitlab-runner/config.toml", "/var/www/.env", "/var/lib/mysql/.my.cnf",
