@@ -45,12 +45,18 @@ func (c *classifier) containerSecrets(name string, s scanned, args []arg) {
 	}
 	switch s.shown {
 	case name + " inspect", name + " container inspect", name + " image inspect", name + " pod inspect":
+		// Every format given must be safe (the last one counts).
+		formats, safe := 0, true
 		for _, i := range s.opts {
 			for _, opt := range []string{"-f", "--format"} {
-				if v, _, ok := s.value(args, i, opt); ok && v.static && safeInspectFormat(v.val) {
-					return
+				if v, _, ok := s.value(args, i, opt); ok {
+					formats++
+					safe = safe && v.static && safeInspectFormat(v.val)
 				}
 			}
+		}
+		if formats > 0 && safe {
+			return
 		}
 		c.add(High, "%s: prints containers' environments and command lines (their secrets); a --format naming only other fields ({{.State.Status}}) is safe", s.shown)
 	case name + " compose config", name + " config":

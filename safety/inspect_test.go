@@ -22,7 +22,8 @@ func TestContainerSecretsHigh(t *testing.T) {
 		"docker inspect -f '{{.Args}}' web", "docker inspect -f '{{.Path}} {{.State.Pid}}' web", "docker inspect -f '{{with .State}}{{$}}{{end}}' web",
 		"docker inspect -f '{{template \"x\"}}' web", "docker inspect -f '{{printf \"%v\" .}}' web", "docker inspect -f '{{.State}}}}{{.Config}}' web",
 		"docker inspect -f \"{{.Config.Labels}}\" web", "docker inspect -f '{{.ContainerConfig.Env}}' img", "docker inspect -f {{.Config.Env}} web",
-		"docker inspect -f \"$F\" web", "docker compose config", "docker-compose config", "docker compose config -o x.yml",
+		"docker inspect -f \"$F\" web", "docker inspect --format='{{.State.Status}}' --format='{{.Config.Env}}' web",
+		"docker inspect -f '{{.State.Status}}' -f '{{json .}}' web", "docker compose config", "docker-compose config", "docker compose config -o x.yml",
 		"docker exec web env", "docker container exec web cat /run/secrets/db", "docker cp web:/run/secrets/db /tmp/x",
 		"docker cp /tmp/x web:/etc/x", "docker compose exec web env", "docker export web", "podman exec web env",
 	}
