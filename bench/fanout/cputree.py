@@ -8,7 +8,8 @@ summed by its role and divided by the number of hosts:
 
 - on the hosts, each sshd connection (a process whose first exec is sshd)
   and its descendants: the connection process itself, its children that
-  never exec (privilege separation's pre-auth child, internal-sftp), the
+  never exec (privilege separation's pre-auth child, internal-sftp; a
+  process's threads, the launcher's, apart as "threads of"), the
   login shell with its exec chain, the shells its shell starts, and the
   commands by name;
 - on the controller, the tool's process tree (the first exec of
@@ -29,10 +30,15 @@ import sys
 
 def main():
     data, hosts, tool = sys.argv[1], int(sys.argv[2]), os.path.basename(sys.argv[3])
-    out = subprocess.run(["perf", "script", "-i", data], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,tid,event,trace"],
+                         capture_output=True, text=True, check=True).stdout
     parent, names, rt = {}, collections.defaultdict(list), collections.Counter()
+    tgid = {}  # thread ID → process ID, from each event's "PID/TID"
     conns, roots, forked_by_sshd = [], [], []
     for line in out.splitlines():
+        h = re.search(r" (\d+)/(\d+) ", line)
+        if h:
+            tgid[int(h.group(2))] = int(h.group(1))
         if "sched_stat_runtime" in line:
             m = re.search(r"comm=.* pid=(\d+) runtime=(\d+)", line)
             rt[int(m.group(1))] += int(m.group(2))
@@ -74,6 +80,8 @@ def main():
 
     def role(pid):
         n, pn = names.get(pid, []), names.get(parent.get(pid), [])
+        if not n and tgid.get(pid, pid) != pid:  # a thread: its process's
+            return "threads of " + role(tgid[pid]).split(": ", 1)[-1].split(" → ")[-1]
         if not n:
             return "sshd child that does not exec (pre-auth, sftp)" if pn == ["sshd"] else "fork that does not exec"
         if pn == ["sshd"]:
