@@ -78,7 +78,7 @@ var commandCases = []commandCase{
 	{`systemctl status nginx; systemctl is-active nginx; systemctl list-units; systemctl show nginx`, Safe, ""},
 	{`docker ps; docker images; docker inspect -f '{{.State.Status}}' web; docker logs web`, Safe, ""},
 	{`find . -name '*.go' | xargs wc -l; find . | xargs ls -ld`, Safe, ""},
-	{`kubectl get pods -n prod; kubectl describe pod web; kubectl logs web -f; kubectl top nodes`, Medium, "sends data off the host"},
+	{`kubectl get pods -n prod; kubectl describe node n1; kubectl logs web -f; kubectl top nodes`, Medium, "sends data off the host"},
 	{`kubectl --context prod get deploy; kubectl rollout status deploy/web; kubectl config current-context`, Medium, "sends data off the host"},
 	{`helm list -A; helm status web; helm history web`, Medium, "sends data off the host"},
 	{`terraform show; terraform output; terraform validate; terraform state list`, Medium, "sends data off the host"},

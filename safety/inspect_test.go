@@ -105,13 +105,16 @@ func TestToolHolesSession14(t *testing.T) {
 		"git config remote.origin.uploadpack 'sh -c x'", "git config remote.origin.vcs evil", "git config core.worktree /home/u/.ssh",
 		"git config core.attributesFile /tmp/attrs", "git config protocol.ext.allow always", "git config trailer.x.command 'sh -c y'",
 		"git config gpg.ssh.defaultKeyCommand x", "printf 'protocol=https\\nhost=github.com\\n' | git credential fill",
-		"git credential-store get", "git credential-cache exit", "helm get values db", "helm get manifest db", "helm get all db", "helm get hooks db"} {
+		"git credential-store get", "git credential-cache exit", "helm get values db", "helm get manifest db", "helm get all db", "helm get hooks db",
+		"kubectl get pod x -o yaml", "kubectl get deploy/x -ojson", "kubectl describe pod x", "kubectl get all -o yaml",
+		"kubectl get pods -o jsonpath='{.items[*].spec.containers[*].env}'", "kubectl get --output=yaml sts x", "kubectl get pods,svc -o yaml"} {
 		if a := p.ClassifyCommandAt(c, "/home/u"); a.Level < High {
 			t.Errorf("%s: %s, want high", c, a)
 		}
 	}
 	for c, want := range map[string]Level{"git config user.name x": Medium, "git config diff.renames true": Medium,
-		"git config --get remote.origin.url": Safe, "helm get notes db": Medium, "git status": Safe} {
+		"git config --get remote.origin.url": Safe, "helm get notes db": Medium, "git status": Safe,
+		"kubectl get pods -A": Medium, "kubectl get po -o wide": Medium, "kubectl describe node x": Medium, "kubectl get svc -o yaml": Medium} {
 		if a := p.ClassifyCommandAt(c, "/home/u"); a.Level != want {
 			t.Errorf("%s: %s, want %s", c, a, want)
 		}

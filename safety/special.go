@@ -202,6 +202,7 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 					c.add(High, "kubectl %s: reads secrets", a.text)
 				}
 			}
+			c.kubeEnv(s, args)
 		}
 	case "resolvectl":
 		// resolvectl dns|domain [IFACE] shows; with servers or domains
@@ -555,6 +556,51 @@ func (c *classifier) containerMounts(name string, s scanned, args []arg) {
 
 // kubeSecret reports a kubectl resource operand naming secrets:
 // secret/NAME, secrets.v1/NAME, or a list such as pods,secrets.
+// kubeWorkloads are the kinds whose objects hold pod templates, and so
+// their containers' literal environment values.
+var kubeWorkloads = []string{"pod", "pods", "po", "deployment", "deployments", "deploy", "statefulset", "statefulsets",
+	"sts", "daemonset", "daemonsets", "ds", "replicaset", "replicasets", "rs", "job", "jobs", "cronjob", "cronjobs", "cj",
+	"replicationcontroller", "replicationcontrollers", "rc", "podtemplate", "podtemplates", "all"}
+
+// kubeEnv rates high what prints workloads' environments (session 14,
+// as docker inspect): `kubectl describe pod` shows each container's
+// env values, `kubectl get deploy -o yaml` (json, a template, jsonpath,
+// custom columns) the whole pod template. `get` in a table (-o wide,
+// name) shows none.
+func (c *classifier) kubeEnv(s scanned, args []arg) {
+	workload := false
+	for _, a := range args {
+		if !a.static || isOption(a) {
+			continue
+		}
+		kind, _, _ := strings.Cut(a.val, "/")
+		for _, k := range strings.Split(kind, ",") {
+			k, _, _ = strings.Cut(strings.ToLower(k), ".")
+			workload = workload || slices.Contains(kubeWorkloads, k)
+		}
+	}
+	if !workload {
+		return
+	}
+	if slices.Contains(s.keys, "kubectl describe") {
+		c.add(High, "kubectl describe: prints containers' environment values (their secrets)")
+		return
+	}
+	for _, i := range s.opts {
+		for _, opt := range []string{"-o", "--output"} {
+			v, _, ok := s.value(args, i, opt)
+			if !ok {
+				continue
+			}
+			f, _, _ := strings.Cut(v.val, "=")
+			if !v.static || !slices.Contains([]string{"wide", "name"}, f) {
+				c.add(High, "kubectl get -o %s: prints containers' environment values (their secrets)", v.text)
+				return
+			}
+		}
+	}
+}
+
 func kubeSecret(v string) bool {
 	kind, _, _ := strings.Cut(v, "/")
 	for _, k := range strings.Split(kind, ",") {
