@@ -259,7 +259,7 @@ func TestSqFilterFolded(t *testing.T) {
 		}
 		sizes[name] = len(f.small) * 64
 	}
-	if sizes["alike"] >= sizes["random"] || sizes["alike"] > 1<<14 {
+	if sizes["alike"] >= sizes["random"] || sizes["alike"] > 1<<17 {
 		t.Errorf("bitmap bits: %v", sizes)
 	}
 }
