@@ -228,7 +228,7 @@ func (e *Executor) sendBatch(ctx context.Context, ss []*stepRun, stepCtx func(in
 const (
 	turnChunk = 8
 	turnAhead = 2 * turnChunk
-	turnMax   = 64
+	turnMax   = 256
 )
 
 // batchEnds ends a batch's steps in order, as their runs end.

@@ -80,13 +80,21 @@ func NewBatch(n int) *Batch {
 
 // NewBatchInTurn is a batch of n commands for a TurnBatcher: each comes
 // through InTurn (or is Abandoned) and runs in turn as it comes.
+// Its channels are made as the commands come: a batch of many slots
+// that few commands take costs little.
 func NewBatchInTurn(n int) *Batch {
-	b := NewBatch(n)
-	b.inTurn, b.come, b.came = true, make([]chan turnRun, n), make([]bool, n)
-	for i := range b.come {
+	return &Batch{answers: make([]chan batchAnswer, n), notRun: make([]bool, n),
+		inTurn: true, come: make([]chan turnRun, n), came: make([]bool, n)}
+}
+
+// turnChans makes command i's channels of a batch run in turn; b.mu held.
+func (b *Batch) turnChans(i int) {
+	if b.come[i] == nil {
 		b.come[i] = make(chan turnRun, 1)
 	}
-	return b
+	if b.answers[i] == nil {
+		b.answers[i] = make(chan batchAnswer, 1)
+	}
 }
 
 type batchKey struct{}
@@ -118,7 +126,7 @@ func BatchOf(ctx context.Context) (b *Batch, i int) {
 }
 
 // Len is the number of commands.
-func (b *Batch) Len() int { return len(b.cmds) }
+func (b *Batch) Len() int { return len(b.answers) }
 
 // Run is command i's Run: it waits until every command of the batch came,
 // and the last to come calls send with all of them, in order; send must
@@ -182,8 +190,9 @@ func (b *Batch) abandon(i int, err error) bool {
 			return false // it came: it is answered
 		}
 		b.came[i] = true
+		b.turnChans(i)
 		b.startTurns()
-		b.come[i] <- turnRun{}
+		b.come[i] <- turnRun{} // buffered, empty: it never came
 		return false
 	}
 	if b.in == len(b.cmds) && b.abandoned == nil {
@@ -230,10 +239,12 @@ func (b *Batch) InTurn(ctx context.Context, i int, run func(ctx context.Context)
 		return Result{ExitCode: -1}, ErrNotRun
 	}
 	b.came[i] = true
+	b.turnChans(i)
 	b.startTurns()
+	come, answer := b.come[i], b.answers[i]
 	b.mu.Unlock()
-	b.come[i] <- turnRun{ctx: ctx, run: run}
-	a := <-b.answers[i]
+	come <- turnRun{ctx: ctx, run: run}
+	a := <-answer
 	return a.res, a.err
 }
 
@@ -249,7 +260,11 @@ func (b *Batch) startTurns() {
 // until one was abandoned (or the last).
 func (b *Batch) runTurns() {
 	ok := true
-	for i, come := range b.come {
+	for i := range b.come {
+		b.mu.Lock()
+		b.turnChans(i)
+		come := b.come[i]
+		b.mu.Unlock()
 		t := <-come
 		if t.run == nil {
 			b.stopTurns(i)

@@ -149,3 +149,32 @@ func TestWithoutBatch(t *testing.T) {
 		t.Error("a context without a batch changed")
 	}
 }
+
+// A batch run in turn that fewer commands took than it has slots ends
+// at the first it did not (Abandon): its runner goroutine ends.
+func TestBatchInTurnEndsAtAbandon(t *testing.T) {
+	before := runtime.NumGoroutine()
+	b := NewBatchInTurn(256)
+	if b.Len() != 256 {
+		t.Fatalf("Len %d", b.Len())
+	}
+	for i := range 2 {
+		if _, err := b.InTurn(context.Background(), i, func(context.Context) (Result, error) { return Result{}, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Abandon(2)
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines, %d before: the runner did not end", n, before)
+	}
+	if _, err := b.InTurn(context.Background(), 3, func(context.Context) (Result, error) {
+		t.Error("ran after the batch ended")
+		return Result{}, nil
+	}); !errors.Is(err, ErrNotRun) || !b.NotRun(3) {
+		t.Errorf("after the end: %v", err)
+	}
+}
