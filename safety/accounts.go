@@ -91,3 +91,24 @@ func holdsHome(abs string) bool {
 	}
 	return false
 }
+
+// otherAccountDot reports whether abs is, or lies in, a dot-entry at the
+// top of an account's home that is not the operator's (home): the
+// kernel denies writing those (confine/accounts.go), and the classifier
+// rates them as it does.
+func otherAccountDot(abs, home string) bool {
+	for _, h := range []string{home, homeStandIn} { // "~/x" is classified as /home/~/x
+		if h != "" && h != "/" && (abs == h || strings.HasPrefix(abs, h+"/")) {
+			return false
+		}
+	}
+	form, ok := accountForm(abs, accountHomes())
+	if !ok {
+		if rest, isHome := strings.CutPrefix(abs, "/home/"); isHome && strings.Contains(rest, "/") {
+			_, below, _ := strings.Cut(rest, "/")
+			form, ok = "~/"+below, true
+		}
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(form, "~/"), "/")
+	return ok && strings.HasPrefix(first, ".") && first != "." && first != ".."
+}

@@ -120,3 +120,20 @@ func TestToolHolesSession14(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherAccountDotWrites: writing a dot-entry at the top of another
+// account's home (/etc/passwd's, a service's usual one, /home/X) is high
+// from the classifier alone, as the kernel denies it; the operator's own
+// and the accounts' ordinary files keep their levels.
+func TestOtherAccountDotWrites(t *testing.T) {
+	p := DefaultPolicy()
+	for c, want := range map[string]Level{
+		"echo x > /var/www/.env": High, "echo x >> /home/bob/.foo": High, "cp a /home/bob/.config/x": High,
+		"echo x > /var/www/html/index.html": Medium, "echo x > /home/bob/notes": Medium, "echo x > ~/work/.x": Medium,
+		"echo x > /home/u/work/.x": Medium, "echo x > /tmp/.x": Medium,
+	} {
+		if a := p.ClassifyCommandAt(c, "/home/u"); a.Level != want {
+			t.Errorf("%s: %s, want %s", c, a, want)
+		}
+	}
+}

@@ -164,6 +164,8 @@ func (p *Policy) writeRisk(abs, home string, glob bool) (Level, string) {
 		return High, "write to protected path"
 	case p.matchAny(p.AutorunPaths, abs, home, glob):
 		return High, "write to a place whose contents run later (autorun: site-packages, editor plugins, crontab, systemd units, …)"
+	case otherAccountDot(abs, home):
+		return High, "write to another account's dot-file (its shell and tools read it; the kernel denies it too)"
 	}
 	return Medium, "writes a file"
 }
