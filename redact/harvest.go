@@ -2,7 +2,6 @@ package redact
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -79,20 +78,25 @@ func (s *Set) HarvestFile(ctx context.Context, r Reader, p string, fi fs.FileInf
 	return s.HarvestData(p, buf.Bytes())
 }
 
-// HarvestData is HarvestText for a file's bytes: a gzip'd file (a
-// backup.sql.gz, a .env.gz) is read as what it decompresses to, at most
-// MaxHarvest bytes of it, so that `zcat FILE | base64` hides its secrets.
+// HarvestData is HarvestText for a file's bytes: an archive or a
+// compressed file (gzip, bzip2, tar, zip: a backup.sql.gz, a site.zip)
+// is read as the files it holds (harvest_archive.go), so that `zcat FILE
+// | base64` or `unzip -p FILE | rev` hides their secrets.
 func (s *Set) HarvestData(name string, data []byte) int {
+	return s.harvestData(name, data, 0)
+}
+
+func (s *Set) harvestData(name string, data []byte, depth int) int {
 	if s == nil {
 		return 0
 	}
-	if len(data) > 18 && data[0] == 0x1f && data[1] == 0x8b {
-		if zr, err := gzip.NewReader(bytes.NewReader(data)); err == nil {
-			var out bytes.Buffer
-			_, err := io.Copy(&limitWriter{w: &out, n: MaxHarvest}, zr)
-			if err == nil || out.Len() > 0 {
-				return s.HarvestText(strings.TrimSuffix(name, ".gz"), out.String())
+	if depth < maxArchiveDepth {
+		if ms := unpacked(name, data); ms != nil {
+			n := 0
+			for _, m := range ms {
+				n += s.harvestData(m.name, m.data, depth+1)
 			}
+			return n
 		}
 	}
 	return s.HarvestText(name, string(data))
@@ -157,12 +161,21 @@ func (s *Set) HarvestText(name, text string) int {
 			}
 		}
 	}
+	if strings.HasPrefix(text, sqliteMagic) { // a SQLite database
+		return n + s.harvestSQLite([]byte(text))
+	}
 	for _, block := range pemRE.FindAllString(text, -1) {
 		add("PRIVATE_KEY", block)
 	}
 	before := s.Len()
 	s.String(text) // what the patterns find (URL passwords, bearer tokens, …) is learned
 	n += s.Len() - before
+	// a file that is its secret: /run/secrets/db_password,
+	// ~/.vault-token, api.key holding one word (after the patterns: a
+	// .git-credentials' URL is learnt whole, and its password first)
+	if v := strings.TrimSpace(text); secretFile(name) && !strings.ContainsAny(v, " \t\r\n\x00") {
+		add(strings.TrimLeft(path.Base(name), "."), v)
+	}
 	var doc any
 	if t := strings.TrimSpace(text); len(t) <= maxParsed && (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Unmarshal([]byte(t), &doc) == nil {
 		walkJSON("", doc, add)
@@ -270,16 +283,21 @@ func binaryLines(text string) string {
 }
 
 // harvestYAML calls add for each scalar under a secret-named key of text
-// read as YAML (block scalars, flow maps and lists, any depth); nothing
-// when text is no YAML mapping or list.
+// read as YAML (block scalars, flow maps and lists, any depth; each
+// document of a stream, up to the first that is no YAML); nothing for a
+// document that is no mapping or list.
 func harvestYAML(text string, add func(key, value string)) {
-	var doc any
-	if yaml.Unmarshal([]byte(text), &doc) != nil {
-		return
-	}
-	switch doc.(type) {
-	case map[string]any, []any:
-		walkJSON("", doc, func(key, value string) { add(key, strings.TrimSpace(value)) })
+	// each document of a stream (a ConfigMap, then a Secret)
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	for range 64 {
+		var doc any
+		if dec.Decode(&doc) != nil {
+			return
+		}
+		switch doc.(type) {
+		case map[string]any, []any:
+			walkJSON("", doc, func(key, value string) { add(key, strings.TrimSpace(value)) })
+		}
 	}
 }
 
@@ -356,12 +374,54 @@ func (s *Set) HarvestListing(text string) int {
 	return n
 }
 
-// walkJSON calls add for each string or number under a secret-named key.
+// secretFile reports whether a file's path says that what it holds is a
+// secret: its name does (SecretName: db_password, .vault-token, api.key),
+// or a directory above it is named secrets or credentials (Docker's and
+// systemd's /run/secrets/NAME, /run/credentials/UNIT/NAME).
+func secretFile(name string) bool {
+	// its extension aside (password_policy.txt), unless that is what
+	// says secret (api.key); .vault-token is all extension
+	base := path.Base(name)
+	if ext := path.Ext(base); ext != base && !secretWords[strings.ToLower(strings.TrimPrefix(ext, "."))] {
+		base = strings.TrimSuffix(base, ext)
+	}
+	if SecretName(base) {
+		return true
+	}
+	for d := path.Dir(name); d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		switch strings.ToLower(path.Base(d)) {
+		case "secrets", "credentials", ".secrets":
+			return true
+		}
+	}
+	return false
+}
+
+// walkJSON calls add for each string or number under a secret-named
+// key; for an entry of a name/value list whose name says secret
+// (Kubernetes' env: [{name: DB_PASSWORD, value: x}], ECS's, a parameter
+// store's {Name, Value}); and for a string that is an assignment to a
+// secret-named variable ("Env": ["DB_PASSWORD=x"], docker inspect's).
 func walkJSON(key string, v any, add func(key, value string)) {
 	switch v := v.(type) {
 	case map[string]any:
+		var name, value any
 		for k, x := range v {
+			switch strings.ToLower(k) {
+			case "name", "key":
+				name = x
+			case "value":
+				value = x
+			}
 			walkJSON(k, x, add)
+		}
+		if n, ok := name.(string); ok && SecretName(n) {
+			switch value := value.(type) {
+			case string:
+				add(n, value)
+			case float64, json.Number:
+				add(n, fmt.Sprint(value))
+			}
 		}
 	case []any:
 		for _, x := range v {
@@ -370,6 +430,8 @@ func walkJSON(key string, v any, add func(key, value string)) {
 	case string:
 		if SecretName(key) {
 			add(key, v)
+		} else if k, val, ok := strings.Cut(v, "="); ok && k != "" && len(k) <= 64 && !strings.ContainsAny(k, " \t\n\"'") && SecretName(k) {
+			add(k, val)
 		}
 	case float64, json.Number:
 		if SecretName(key) {
@@ -438,7 +500,7 @@ var (
 	secretWords = map[string]bool{"password": true, "passwd": true, "pass": true, "pwd": true, "secret": true, "token": true,
 		"key": true, "auth": true, "credential": true, "credentials": true, "private": true, "apikey": true, "passphrase": true,
 		"bearer": true, "cookie": true, "signature": true, "jwt": true, "salt": true, "hmac": true, "session": true,
-		"passcode": true, "otp": true}
+		"passcode": true, "otp": true, "psk": true, "pw": true, "privkey": true, "accesskey": true, "mnemonic": true}
 	notSecretValue = map[string]bool{"file": true, "path": true, "dir": true, "url": true, "uri": true, "name": true, "id": true,
 		"type": true, "length": true, "len": true, "size": true, "format": true, "method": true, "algorithm": true, "expiry": true,
 		"expires": true, "ttl": true, "enabled": true, "required": true, "policy": true, "prompt": true, "hint": true, "min": true,

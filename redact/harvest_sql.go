@@ -40,7 +40,8 @@ func harvestSQL(text string, add func(key, value string)) {
 		if m[4] >= 0 {
 			cols = splitIdents(text[m[4]+1 : m[5]-1])
 		}
-		if !anySecretName(cols) {
+		table := sqlIdent(text[m[2]:m[3]])
+		if !anySecretName(cols) && !sqlNamedValues(table, cols) {
 			continue
 		}
 		rest := text[m[1]:]
@@ -54,11 +55,7 @@ func harvestSQL(text string, add func(key, value string)) {
 				break
 			}
 			rest = rest[used:]
-			for i, v := range vals {
-				if i < len(cols) && SecretName(cols[i]) {
-					add(cols[i], v)
-				}
-			}
+			sqlRow(table, cols, vals, add)
 		}
 	}
 	lines := strings.Split(text, "\n")

@@ -1,0 +1,39 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// Name/value lists (Kubernetes env, an ECS task's, a parameter store's
+// {Name, Value}), assignments in strings (docker inspect's "Env") and a
+// YAML stream's later documents give up their secret-named values; the
+// entries whose names are not secret are kept.
+func TestHarvestNameValueLists(t *testing.T) {
+	for name, c := range map[string]struct {
+		text            string
+		secrets, public []string
+	}{
+		"deploy.yaml": {"spec:\n  containers:\n    - name: shop\n      env:\n        - name: LOG_LEVEL\n          value: info-verbose\n        - name: DB_PASSWORD\n          value: K8sEnvPw-2240fa\n",
+			[]string{"K8sEnvPw-2240fa"}, []string{"info-verbose"}},
+		"inspect.json": {`[{"Config": {"Env": ["PATH=/usr/local/bin:/usr/bin", "STRIPE_API_KEY=DockInspKey-2241fb", "LANG=C.UTF-8"]}}]`,
+			[]string{"DockInspKey-2241fb"}, []string{"/usr/local/bin:/usr/bin", "C.UTF-8"}},
+		"params.json": {`{"Parameters": [{"Name": "/shop/db_password", "Value": "SsmPw-2243fd", "Type": "SecureString"}, {"Name": "/shop/region", "Value": "eu-west-1"}]}`,
+			[]string{"SsmPw-2243fd"}, []string{"eu-west-1"}},
+		"multi.yaml": {"kind: ConfigMap\ndata:\n  region: eu-west-1\n---\nkind: Secret\nstringData:\n  signing_key: |-\n    MultiDocKey-2242fc\n",
+			[]string{"MultiDocKey-2242fc"}, []string{"eu-west-1"}},
+	} {
+		s := NewSet()
+		s.HarvestText(name, c.text)
+		for _, v := range c.secrets {
+			if got := s.String("<" + v + ">"); strings.Contains(got, v) {
+				t.Errorf("%s: %q not hidden", name, v)
+			}
+		}
+		for _, v := range c.public {
+			if got := s.String("<" + v + ">"); !strings.Contains(got, v) {
+				t.Errorf("%s: %q hidden", name, v)
+			}
+		}
+	}
+}
