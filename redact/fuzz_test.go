@@ -4,6 +4,7 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func FuzzShapes(f *testing.F) {
 		seps := " \n\t,;|\"'"
 		d := string(seps[int(sep)%len(seps)])
 		var text string
-		switch shape % 12 {
+		switch shape % 13 {
 		case 0:
 			text = prefix + d + secret + d + suffix
 		case 1: // split on white space
@@ -87,9 +88,11 @@ func FuzzShapes(f *testing.F) {
 				b.WriteByte(secret[i])
 			}
 			text = prefix + d + b.String() + d + suffix
+		case 12: // od -t x4: 32-bit little-endian words, the secret at any alignment
+			text = odX4(prefix + secret + suffix)
 		}
 		got := set.String(text)
-		if shape%12 == 11 {
+		if shape%13 == 11 {
 			// the secret without its backslashes, more times than the
 			// random text around it holds it (a secret "0,\\\\" between
 			// "0" and ","), outside the marks ("AC\\\\": [REDACTED])
@@ -104,8 +107,8 @@ func FuzzShapes(f *testing.F) {
 			}
 			return
 		}
-		if how := wholeLeak(got, secret, shape%12); how {
-			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%12, secret, text, got)
+		if how := wholeLeak(got, secret, shape%13); how {
+			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%13, secret, text, got)
 		}
 	})
 }
@@ -139,6 +142,14 @@ func wholeLeak(out, secret string, shape uint8) bool {
 		return strings.Contains(out, reverse(secret))
 	case 7, 9:
 		return strings.Contains(noSpace(urlDecode(out)), sq)
+	case 12:
+		var b strings.Builder
+		for _, w := range strings.Fields(out) {
+			if x, err := hex.DecodeString(w); err == nil && len(w) == 8 {
+				b.Write([]byte{x[3], x[2], x[1], x[0]})
+			}
+		}
+		return strings.Contains(b.String(), secret)
 	case 10:
 		for _, run := range b32RunRE.FindAllString(out, -1) {
 			for off := range 8 {
@@ -154,4 +165,20 @@ func wholeLeak(out, secret string, shape uint8) bool {
 		return false
 	}
 	return false
+}
+
+// odX4 is od -t x4's dump of s on a little-endian machine: an offset,
+// then four 32-bit words a line (the last one padded with zeros).
+func odX4(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i += 16 {
+		fmt.Fprintf(&b, "%07o", i)
+		for j := i; j < i+16 && j < len(s); j += 4 {
+			var w [4]byte
+			copy(w[:], s[j:min(j+4, len(s))])
+			fmt.Fprintf(&b, " %02x%02x%02x%02x", w[3], w[2], w[1], w[0])
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

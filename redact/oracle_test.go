@@ -14,7 +14,8 @@ import (
 // from the matcher, from Go's decoders. It looks for any 8-byte window of
 // the secret (or of its reverse) in the text without white space, with
 // URL escapes undone, in every run of hex digits (separators and dump
-// offsets aside, at both nibble alignments, and as 16-bit words swapped),
+// offsets aside, at both nibble alignments, and as 16- and 32-bit words
+// swapped),
 // and in every run of base64 (standard or URL alphabet, at the four
 // character alignments).
 func leak(out, secret string) string {
@@ -65,6 +66,11 @@ func leak(out, secret string) string {
 			b, _ := hex.DecodeString(r[:len(r)/2*2])
 			if has(b) || has(swapPairs(string(b))) || len(b) > 1 && has(swapPairs(string(b[1:]))) {
 				return "hex"
+			}
+			for k := range min(4, len(b)) {
+				if has(swapWords(string(b[k:]), 4)) {
+					return "hex (32-bit words)"
+				}
 			}
 		}
 	}

@@ -18,7 +18,8 @@ type needles struct {
 // as is and reversed (the squeezed views: as is, and with URL and
 // quoted-printable escapes decoded and dumps' character columns); hex of the value
 // and of its reverse, and with each two bytes swapped as hexdump's and
-// od -x's 16-bit words show them, at both alignments (hex view); base64
+// od -x's 16-bit words show them, at both alignments, and each four as
+// od -t x4's and xxd -e's 32-bit words, at the four (hex view); base64
 // at the three alignments the value can have in a longer stream, in the
 // standard and the URL alphabet, and base32 at the five. The base64 and
 // base32 shapes are looked for in the squeezed view, by its automaton: a
@@ -45,6 +46,11 @@ func (n *needles) add(i int, v string) {
 	addOnce(&n.hex, &n.hexOf, hex.EncodeToString([]byte(reverse(v))))
 	addOnce(&n.hex, &n.hexOf, hex.EncodeToString(swapPairs(v)))
 	addOnce(&n.hex, &n.hexOf, hex.EncodeToString(swapPairs(v[1:])))
+	// 32-bit words (od -t x4, xxd -e, hexdump -e '4/4 "%08x "'), at
+	// the four alignments
+	for k := range 4 {
+		addOnce(&n.hex, &n.hexOf, hex.EncodeToString(swapWords(v[k:], 4)))
+	}
 	for k := range 3 {
 		b := base64Inner(v, k)
 		addOnce(&n.squeezed, &n.sqOf, b)
@@ -84,7 +90,7 @@ var escapers = []*strings.Replacer{
 
 // escapedForms are v as each escaper shows it, where that differs from v
 // (and from the forms before it); a leading # or ~ escaped too, as %q
-// does.
+// does; and with a backslash before every byte.
 func escapedForms(v string) []string {
 	var out []string
 	for i, r := range escapers {
@@ -96,7 +102,13 @@ func escapedForms(v string) []string {
 			out = append(out, e)
 		}
 	}
-	return out
+	// a backslash before every byte (sed 's/./\\&/g')
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		b.WriteByte('\\')
+		b.WriteByte(v[i])
+	}
+	return append(out, b.String())
 }
 
 // urlAlphabet turns standard base64 into the URL alphabet's.
@@ -120,6 +132,18 @@ func swapPairs(v string) []byte {
 	b := make([]byte, 0, len(v))
 	for i := 0; i+1 < len(v); i += 2 {
 		b = append(b, v[i+1], v[i])
+	}
+	return b
+}
+
+// swapWords is v's whole w-byte words, each's bytes reversed: how a
+// little-endian machine's od -t x4 shows them.
+func swapWords(v string, w int) []byte {
+	b := make([]byte, 0, len(v))
+	for i := 0; i+w <= len(v); i += w {
+		for j := i + w - 1; j >= i; j-- {
+			b = append(b, v[j])
+		}
 	}
 	return b
 }

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,7 @@ func TestShapesOfRealTools(t *testing.T) {
 	cmds := []string{
 		"cat f", "base64 f", "base64 fx", "base64 fxy", "base64 -w0 fxy", "basenc --base64url fx",
 		"base64 -w 7 f", "xxd f", "xxd fx", "xxd -p fxy", "xxd -u fx", "xxd -c 5 f", "hexdump -C f", "hexdump -C fx",
+		"od -t x4 f", "od -t x4 fx", "od -t x4 fxy", "xxd -e f", "xxd -e fxy", "xxd -p -c 4 only | paste -sd ' '",
 		"hexdump f", "hexdump fx", "od -c f", "od -c fxy", "od -x f", "od -x fx", "od -A x -t x1z f", "od -t x1 fx",
 		"rev f", "fold -w 3 f", "fold -w 1 only", "sed 's/./& /g' f", "tr -d '\\n' < f | fold -w 5",
 		"python3 -c \"import urllib.parse,sys; print(urllib.parse.quote(open('f').read(), safe=''))\"",
@@ -77,9 +79,10 @@ func TestShapesByHand(t *testing.T) {
 		reverse(secret),
 		"73:33:63:72:33:74:2D:56:34:6C:75:65:5F:39:78",
 		"\\x73\\x33\\x63\\x72\\x33\\x74\\x2d\\x56\\x34\\x6c\\x75\\x65\\x5f\\x39\\x78",
+		`\s\3\c\r\3\t\-\V\4\l\u\e\_\9\x`, // sed 's/./\\&/g'
 	} {
 		got, names := set.Named(in, false)
-		if leak(got, secret) != "" || strings.Contains(got, "4lue") {
+		if leak(got, secret) != "" || strings.Contains(strings.ReplaceAll(got, `\`, ""), "4lue") {
 			t.Errorf("%q -> %q", in, got)
 		}
 		if len(names) != 1 || names[0] != "TOKEN" {
@@ -135,5 +138,33 @@ func TestLearnedByPatterns(t *testing.T) {
 		if got := set.String("line: " + line + "\n"); strings.Contains(got, line[10:30]) {
 			t.Errorf("PEM line kept: %q", got)
 		}
+	}
+}
+
+// A value's hex split over lines is hidden when a line starts with six
+// or more hex digits and a space, which a dump's offset column would
+// (hexdump -e '16/1 "%02x" "\n"' pads its last line with spaces; hex in
+// groups of eight): such a line is no dump unless its offset starts with
+// 0, or is od's seven octal digits, and has a body after it.
+func TestHexLinesAreNoOffsets(t *testing.T) {
+	const secret = "DotEnvQ-6620kk124"
+	set := NewSet()
+	set.Add("DB_PASS", secret, Found)
+	h := hex.EncodeToString([]byte(secret))
+	for _, in := range []string{
+		"6578706f72742044425f504153533d27\n" + h[:32] + "\n" + h[32:] + "270a     \n",
+		h[:8] + " " + h[8:16] + " " + h[16:24] + " " + h[24:] + " 0a",
+		"x\n" + h[:10] + "\n" + h[10:20] + " \n" + h[20:],
+	} {
+		got := set.String(in)
+		if strings.Contains(strings.Join(strings.Fields(got), ""), h[8:24]) {
+			t.Errorf("%q: not hidden: %q", in, got)
+		}
+	}
+	// a dump's offsets are still left out: the value's hex across two
+	// od -x lines
+	out := "0000000 6f44 4574 766e 2d51 3636 3032 6b6b 3231\n0000020 0a34\n0000022\n"
+	if got := set.String(out); !strings.Contains(got, "REDACTED") {
+		t.Errorf("od -x: %q", got)
 	}
 }

@@ -75,7 +75,9 @@ func unhex(c byte) (byte, bool) {
 func isHex(c byte) bool { _, ok := unhex(c); return ok }
 
 // dumpLine looks at the line s[at:end] for a dump's layout: an offset
-// column (6 to 16 hex digits at the line's start, then ':' or a space).
+// column (6 to 16 hex digits at the line's start, then ':' or a space;
+// then a body; starting with 0 or od's seven octal digits but before a
+// ':').
 // It returns where the line's body starts (at when it has no offset
 // column), and the body's parts: chars is the character column (xxd's
 // after two spaces, hexdump -C's between '|'; the whole body for od -c),
@@ -89,6 +91,14 @@ func dumpLine(s string, at, end int) (isDump bool, hexFrom, hexTo, charFrom, cha
 		return false, at, end, at, end
 	}
 	body := i + 1
+	// An offset has a body after it, and but for xxd's (':') it starts
+	// with 0 or is od's seven octal digits: a line of hex in groups
+	// ("446f7445 6e76512d", xxd -p -c 4 | paste) or the padded last line
+	// of hexdump -e '16/1 "%02x" "\n"' ("34270a     ") is no dump's, and
+	// its first digits are the hex view's.
+	if strings.TrimLeft(s[body:end], " ") == "" || s[i] == ' ' && s[at] != '0' && !(i-at == 7 && octal(s[at:i])) {
+		return false, at, end, at, end
+	}
 	if s[i] == ':' { // xxd: the hex groups, then two spaces, then the characters
 		j := body
 		for j < end && s[j] == ' ' {
@@ -98,6 +108,13 @@ func dumpLine(s string, at, end int) (isDump bool, hexFrom, hexTo, charFrom, cha
 			j++
 		}
 		if j+1 < end && hexColumns(s, body, j) {
+			// the last two spaces after hex only: xxd -e pads its last
+			// line's words inside the hex part ("3334353d     0a32  8~q")
+			for k := j + 1; k+1 < end && (isHex(s[k+1]) || s[k+1] == ' '); k++ {
+				if s[k] == ' ' && s[k+1] == ' ' {
+					j = k
+				}
+			}
 			return true, body, j, j + 2, end
 		}
 		if hexColumns(s, body, end) {
@@ -118,6 +135,15 @@ func dumpLine(s string, at, end int) (isDump bool, hexFrom, hexTo, charFrom, cha
 		}
 	}
 	return true, body, end, body, end // od: the body is both
+}
+
+func octal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '7' {
+			return false
+		}
+	}
+	return true
 }
 
 // lines calls f for each line of s (without its newline).
