@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -35,7 +36,10 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 	}
 	touched := map[string]bool{}
 	var roots []string // trees and globs read: harvestTrees
-	recursive := readsTrees.MatchString(p.cls.command)
+	computed := computesPaths.MatchString(p.cls.command)
+	history := showsHistory.MatchString(p.cls.command)
+	recursive := computed || history || readsTrees.MatchString(p.cls.command)
+	var dirs []string // directories named: where a repository may be
 	harvest := func(p0 string) {
 		abs, err := p.view.abs(p0, p.cwd)
 		if err != nil || touched[abs] {
@@ -43,15 +47,24 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 		}
 		touched[abs] = true
 		fi, known := p.view.statOf(abs)
-		if known && fi == nil {
+		if known && fi == nil && !computed {
 			return // nothing there
 		}
 		if recursive && fi == nil {
 			if fi, err = p.tr.Stat(ctx, abs); err != nil {
+				// a path the command completes ($d/conf$n.yml):
+				// the directory it is in
+				if dir := path.Dir(abs); computed && dir != abs && !touched[dir] && len(roots) < maxPathWords {
+					if fi, err := p.tr.Stat(ctx, dir); err == nil && fi.IsDir() {
+						touched[dir] = true
+						roots = append(roots, dir)
+					}
+				}
 				return
 			}
 		}
 		if fi != nil && fi.IsDir() {
+			dirs = append(dirs, abs)
 			// a directory a recursive reader walks (grep -rh, tar -C
 			// DIR, zip -r) is a tree the classifier did not see
 			if recursive && len(roots) < maxPathWords {
@@ -84,6 +97,14 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 			continue
 		}
 		harvest(w)
+	}
+	wd, _ := p.view.abs(".", p.cwd)
+	if len(roots) == 0 && wd != "" && substitutes.MatchString(p.cls.command) {
+		// cat $(ls | grep env): the files are where the step starts
+		roots = append(roots, wd)
+	}
+	if history {
+		e.harvestGit(ctx, p.tr, p.cls.command, func(s string) (string, error) { return p.view.abs(s, p.cwd) }, dirs, wd)
 	}
 	if len(roots) > 0 {
 		e.harvestTrees(ctx, p.tr, roots)
@@ -122,6 +143,22 @@ func pathWords(command string) []string {
 	}
 	return out
 }
+
+// computesPaths matches a command whose paths are computed as it runs:
+// a command substitution, a variable, a loop reading names (while read,
+// for … in), xargs, find -exec, eval, brace expansion. A directory it
+// names (or the one a missing path it names would be in) is read as a
+// tree (harvestTrees): `d=~/app; cat $d/.env`, `ls ~/app | while read f;
+// do cat ~/app/$f; done`, `cd ~/app && cat $(ls | grep env)`.
+var computesPaths = regexp.MustCompile("\\$[({A-Za-z_]|`|(?:^|[\\s|;&(])(?:xargs|while|for|eval)\\s|\\s-exec(?:dir)?\\s|[^\\s'\"]\\{[^\\s{}]*,")
+
+// substitutes matches a command that computes names from a listing: a
+// command substitution of a command that lists or prints names ($(ls
+// …), $(find …), $(echo …)), xargs, a loop, find -exec; one that names
+// no directory reads where it starts. (kill $(pgrep x), echo $(date):
+// no names, no read.)
+var substitutes = regexp.MustCompile("(?:\\$\\(|`)\\s*(?:ls|find|grep|egrep|echo|printf|cat|head|tail|sort|realpath|readlink|basename|dirname|locate|compgen|stat)(?:$|[\\s|;&)`])|" +
+	"(?:^|[\\s|;&(])(?:xargs|while|for)\\s|\\s-exec(?:dir)?\\s")
 
 // listsProcesses matches a command that shows other processes' arguments
 // or environments: ps and its like, /proc's cmdline and environ files.

@@ -43,3 +43,29 @@ func FuzzPathWords(f *testing.F) {
 		}
 	})
 }
+
+// The commands whose paths are computed as they run, and those that
+// list names to read: their directories are read as trees (harvest).
+func TestComputesPaths(t *testing.T) {
+	for cmd, want := range map[string][2]bool{ // computesPaths, substitutes
+		`d=~/app; cat $d/settings.toml | rev`:       {true, false},
+		`cat "${d}/x"`:                              {true, false},
+		`cd ~/app && cat $(ls -a | grep env) | rev`: {true, true},
+		"cat `ls`": {true, true},
+		`ls ~/app | while read f; do cat "$f"; done`: {true, true},
+		`for f in ~/app/*; do rev "$f"; done`:        {true, true},
+		`find ~/app -name '*.env' -exec cat {} \;`:   {true, true},
+		`echo ~/app/x | xargs cat`:                   {true, true},
+		`cat ~/app/.{env,ini}`:                       {true, false},
+		`eval cat ~/app/.env`:                        {true, false},
+		`awk '{print $2}' ~/app/app.ini`:             {false, false},
+		`cat ~/app/.env | base64`:                    {false, false},
+		`jq '{a: .b}' ~/x.json`:                      {false, false},
+		`grep -E 'for|while' ~/x`:                    {false, false},
+		`price=$5`:                                   {false, false},
+	} {
+		if got := [2]bool{computesPaths.MatchString(cmd), substitutes.MatchString(cmd)}; got != want {
+			t.Errorf("%s: computesPaths, substitutes = %v, want %v", cmd, got, want)
+		}
+	}
+}
