@@ -400,8 +400,12 @@ func secretFile(name string) bool {
 // walkJSON calls add for each string or number under a secret-named
 // key; for an entry of a name/value list whose name says secret
 // (Kubernetes' env: [{name: DB_PASSWORD, value: x}], ECS's, a parameter
-// store's {Name, Value}); and for a string that is an assignment to a
-// secret-named variable ("Env": ["DB_PASSWORD=x"], docker inspect's).
+// store's {Name, Value}) and the value of a secret-named object
+// (Terraform's outputs); for a string that is an assignment to a
+// secret-named variable ("Env": ["DB_PASSWORD=x"], docker inspect's);
+// the secret-named values of a secret that is itself JSON
+// (SecretString); and every value of a Kubernetes Secret's data and
+// stringData.
 func walkJSON(key string, v any, add func(key, value string)) {
 	switch v := v.(type) {
 	case map[string]any:
@@ -416,11 +420,22 @@ func walkJSON(key string, v any, add func(key, value string)) {
 			walkJSON(k, x, add)
 		}
 		if n, ok := name.(string); ok && SecretName(n) {
-			switch value := value.(type) {
-			case string:
-				add(n, value)
-			case float64, json.Number:
-				add(n, fmt.Sprint(value))
+			walkJSON(n, value, add)
+		}
+		// Terraform's outputs: "db_password": {"value": "x", "sensitive": true}
+		if SecretName(key) && name == nil {
+			walkJSON(key, value, add)
+		}
+		// a Kubernetes Secret: every value of its data and stringData
+		if v["kind"] == "Secret" {
+			for _, field := range []string{"data", "stringData"} {
+				if m, ok := v[field].(map[string]any); ok {
+					for k, x := range m {
+						if x, ok := x.(string); ok {
+							add(k, strings.TrimSpace(x))
+						}
+					}
+				}
 			}
 		}
 	case []any:
@@ -430,6 +445,14 @@ func walkJSON(key string, v any, add func(key, value string)) {
 	case string:
 		if SecretName(key) {
 			add(key, v)
+			// a secret that is a JSON document (AWS Secrets Manager's
+			// SecretString): its own secret-named values
+			if t := strings.TrimSpace(v); len(t) <= maxParsed && strings.HasPrefix(t, "{") {
+				var doc any
+				if json.Unmarshal([]byte(t), &doc) == nil {
+					walkJSON(key, doc, add)
+				}
+			}
 		} else if k, val, ok := strings.Cut(v, "="); ok && k != "" && len(k) <= 64 && !strings.ContainsAny(k, " \t\n\"'") && SecretName(k) {
 			add(k, val)
 		}
@@ -500,7 +523,7 @@ var (
 	secretWords = map[string]bool{"password": true, "passwd": true, "pass": true, "pwd": true, "secret": true, "token": true,
 		"key": true, "auth": true, "credential": true, "credentials": true, "private": true, "apikey": true, "passphrase": true,
 		"bearer": true, "cookie": true, "signature": true, "jwt": true, "salt": true, "hmac": true, "session": true,
-		"passcode": true, "otp": true, "psk": true, "pw": true, "privkey": true, "accesskey": true, "mnemonic": true}
+		"passcode": true, "otp": true, "psk": true, "pw": true, "privkey": true, "accesskey": true, "mnemonic": true, "oauth": true}
 	notSecretValue = map[string]bool{"file": true, "path": true, "dir": true, "url": true, "uri": true, "name": true, "id": true,
 		"type": true, "length": true, "len": true, "size": true, "format": true, "method": true, "algorithm": true, "expiry": true,
 		"expires": true, "ttl": true, "enabled": true, "required": true, "policy": true, "prompt": true, "hint": true, "min": true,
