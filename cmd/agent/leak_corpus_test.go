@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/tar"
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"compress/gzip"
@@ -130,6 +132,7 @@ func loadLeakCorpus(t *testing.T, dir string) leakCorpus {
 				t.Fatal(err)
 			}
 		}
+		leakGenerated(t, sub, n, c.scripts[i])
 		c.scripts[i] = strings.ReplaceAll(c.scripts[i], "{{d}}", "{{dir}}/s"+n)
 	}
 	c.secrets = append(c.secrets, leakOtherSecrets...)
@@ -138,6 +141,84 @@ func loadLeakCorpus(t *testing.T, dir string) leakCorpus {
 		c.scripts = slices.DeleteFunc(c.scripts, func(s string) bool { return !regexp.MustCompile(re).MatchString(s) })
 	}
 	return c
+}
+
+// leakGenerated makes the files of copy n (in sub) that are no text:
+// archives, a SQLite database, a git repository whose history holds a
+// secret the work tree no longer does; only those script uses (git and
+// sqlite3 take time).
+func leakGenerated(t *testing.T, sub, n, script string) {
+	t.Helper()
+	write := func(name string, b []byte) {
+		p := filepath.Join(sub, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(dir string, argv ...string) {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=dev", "GIT_AUTHOR_EMAIL=dev@example.com", "GIT_COMMITTER_NAME=dev",
+			"GIT_COMMITTER_EMAIL=dev@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", argv, err, out)
+		}
+	}
+	tarOf := func(files map[string]string) []byte {
+		var b bytes.Buffer
+		tw := tar.NewWriter(&b)
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: int64(len(files[name])), Typeflag: tar.TypeReg, ModTime: time.Unix(1700000000, 0)})
+			tw.Write([]byte(files[name]))
+		}
+		tw.Close()
+		return b.Bytes()
+	}
+	if strings.Contains(script, "arc/bundle.tar") {
+		write("arc/bundle.tar", tarOf(map[string]string{"app/.env": "APP=shop\nAPI_TOKEN=TarTok-2201ba" + n + "\n",
+			"conf/db.yml": "db:\n  host: pg.internal.example\n  password: TarYml-2202bb" + n + "\n"}))
+	}
+	if strings.Contains(script, "arc/bundle.tgz") {
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write(tarOf(map[string]string{"deploy/.env": "SECRET_KEY=TgzKey-2203bc" + n + "\n"}))
+		zw.Close()
+		write("arc/bundle.tgz", gz.Bytes())
+	}
+	if strings.Contains(script, "arc/bundle.zip") {
+		var b bytes.Buffer
+		zw := zip.NewWriter(&b)
+		w, _ := zw.Create("site/config.json")
+		w.Write([]byte(`{"db": {"user": "shop", "db_password": "ZipPw-2204bd` + n + `"}}`))
+		zw.Close()
+		write("arc/bundle.zip", b.Bytes())
+	}
+	if strings.Contains(script, "arc/creds.bz2") {
+		write("arc/creds", []byte("[default]\naws_secret_access_key = Bz2Sec-2205be"+n+"\n"))
+		run(filepath.Join(sub, "arc"), "bzip2", "creds")
+	}
+	if strings.Contains(script, "db/app.db") {
+		write("db/schema.sql", []byte("CREATE TABLE users (id INTEGER PRIMARY KEY, login TEXT, password_hash TEXT);\n"+
+			"INSERT INTO users VALUES (1, 'admin', 'SqliteHash-2206bf"+n+"');\n"+
+			"CREATE TABLE api_tokens (id INTEGER PRIMARY KEY, owner TEXT, token TEXT, created TEXT);\n"+
+			"INSERT INTO api_tokens VALUES (1, 'ci', 'SqliteTok-2207bg"+n+"', '2026-01-02');\n"+
+			"CREATE TABLE settings (name TEXT, value TEXT);\n"+
+			"INSERT INTO settings VALUES ('site_title', 'My shop'), ('smtp_password', 'SqliteKv-2208bh"+n+"');\n"))
+		run(filepath.Join(sub, "db"), "sh", "-c", "sqlite3 app.db < schema.sql && rm schema.sql")
+	}
+	if strings.Contains(script, "/repo") {
+		repo := filepath.Join(sub, "repo")
+		write("repo/.env", []byte("APP=shop\nDB_PASSWORD=GitOld-2210ca"+n+"\n"))
+		write("repo/README.md", []byte("# shop\n"))
+		run(repo, "git", "init", "-q")
+		run(repo, "git", "add", ".")
+		run(repo, "git", "commit", "-qm", "first")
+		write("repo/.env", []byte("APP=shop\nDB_PASSWORD=\n"))
+		run(repo, "git", "commit", "-qam", "no secret in git")
+	}
 }
 
 func mustJSON(t *testing.T, v any) json.RawMessage {
@@ -205,7 +286,7 @@ func startLeakProcesses(t *testing.T) {
 // line and no session file holds any secret in clear or in any shape
 // leakHow knows, and the replies keep the files' other content.
 func TestLeakCorpusStayHome(t *testing.T) {
-	for _, tool := range []string{"jq", "yq", "xxd", "hexdump", "od", "rev", "base32", "basenc", "python3", "perl", "column", "strings", "pgrep"} {
+	for _, tool := range []string{"jq", "yq", "xxd", "hexdump", "od", "rev", "base32", "basenc", "python3", "perl", "column", "strings", "pgrep", "unzip", "bzip2", "sqlite3", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skip(tool, "not installed")
 		}
@@ -371,7 +452,8 @@ func checkLeaks(t *testing.T, secrets, public, replies []string, texts map[strin
 // read as their hex columns without offsets and character columns (xxd,
 // od, hexdump -C, one byte a line), in byte order and with each 16-bit
 // word's bytes swapped (od -x); hex digits alone once 0x and \x are gone
-// (xxd -i, C arrays); "" when it does not.
+// (xxd -i, C arrays); 8-digit hex words read as 32-bit little-endian
+// ones (od -t x4, xxd -e); "" when it does not.
 func leakHow(text, secret string) string {
 	if l := newLeakIndex([]string{secret}).find(text); len(l) > 0 {
 		return l[0].how
@@ -385,14 +467,14 @@ func leakHow(text, secret string) string {
 // "ComposePw").
 type leakIndex struct {
 	plain, hex, b64 map[string]leakFound // plain: clear, reversed, base32
-	lens            []int
+	// lens are each map's needles' lengths
+	lens map[*map[string]leakFound][]int
 }
 
 type leakFound struct{ secret, how string }
 
 func newLeakIndex(secrets []string, public ...string) *leakIndex {
 	x := &leakIndex{plain: map[string]leakFound{}, hex: map[string]leakFound{}, b64: map[string]leakFound{}}
-	lens := map[int]bool{}
 	put := func(m map[string]leakFound, needle, secret, how string) {
 		if len(needle) < 6 {
 			return
@@ -400,7 +482,6 @@ func newLeakIndex(secrets []string, public ...string) *leakIndex {
 		if _, ok := m[needle]; !ok {
 			m[needle] = leakFound{secret, how}
 		}
-		lens[len(needle)] = true
 	}
 	const w = 6
 	for _, s := range secrets {
@@ -430,8 +511,13 @@ func newLeakIndex(secrets []string, public ...string) *leakIndex {
 			}
 		}
 	}
-	for l := range lens {
-		x.lens = append(x.lens, l)
+	x.lens = map[*map[string]leakFound][]int{}
+	for _, m := range []*map[string]leakFound{&x.plain, &x.hex, &x.b64} {
+		lens := map[int]bool{}
+		for needle := range *m {
+			lens[len(needle)] = true
+		}
+		x.lens[m] = slices.Sorted(maps.Keys(lens))
 	}
 	return x
 }
@@ -440,16 +526,22 @@ func newLeakIndex(secrets []string, public ...string) *leakIndex {
 func (x *leakIndex) find(text string) []leakFound {
 	var out []leakFound
 	seen := map[string]bool{}
+	read := map[string]bool{} // a view the same as one before it is not read again
 	for _, v := range leakViews(text) {
 		flat := strings.Join(strings.Fields(v.text), "")
+		if read[flat] {
+			continue
+		}
+		read[flat] = true
 		forms := []struct {
 			s string
-			m map[string]leakFound
-		}{{flat, x.plain}, {strings.ToLower(flat), x.hex}, {strings.NewReplacer("-", "+", "_", "/").Replace(flat), x.b64}}
+			m *map[string]leakFound
+		}{{flat, &x.plain}, {strings.ToLower(flat), &x.hex}, {strings.NewReplacer("-", "+", "_", "/").Replace(flat), &x.b64}}
 		for _, f := range forms {
-			for _, l := range x.lens {
+			m := *f.m
+			for _, l := range x.lens[f.m] {
 				for i := 0; i+l <= len(f.s); i++ {
-					if found, ok := f.m[f.s[i:i+l]]; ok && !seen[found.secret] {
+					if found, ok := m[f.s[i:i+l]]; ok && !seen[found.secret] {
 						seen[found.secret] = true
 						found.how += " in " + v.name + " view"
 						out = append(out, found)
@@ -466,7 +558,13 @@ type leakView struct {
 	text string
 }
 
+// timestampRE matches the RFC 3339 times agent writes in its records:
+// their digits and 'Z' would read as a window of a secret ending in
+// digits (…Z31102 reversed is in …T10:51:31.80201102Z).
+var timestampRE = regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)`)
+
 func leakViews(text string) []leakView {
+	text = timestampRE.ReplaceAllString(text, "T")
 	views := []leakView{{"raw", text}}
 	if js := jsonStrings(text); js != "" {
 		views = append(views, leakView{"json", js})
@@ -478,6 +576,7 @@ func leakViews(text string) []leakView {
 		leakView{"unescaped", strings.ReplaceAll(text, `\`, "")},
 		leakView{"dump", dumpColumns(text, false)},
 		leakView{"dump-swapped", dumpColumns(text, true)},
+		leakView{"dump-words", dumpWords(text)},
 		leakView{"hex-only", hexOnly(text)},
 	)
 	return views
@@ -586,6 +685,20 @@ func dumpColumns(text string, swap bool) string {
 	return b.String()
 }
 
+// dumpWords is text's 8-digit hex words (od -t x4, xxd -e) each read
+// as a little-endian 32-bit word: its bytes in memory order.
+func dumpWords(text string) string {
+	var b strings.Builder
+	for _, w := range strings.Fields(text) {
+		if x, err := hex.DecodeString(strings.TrimSuffix(w, ":")); err == nil && len(x) == 4 {
+			b.WriteString(hex.EncodeToString([]byte{x[3], x[2], x[1], x[0]}))
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
 // hexOnly is text's hex digits alone, once 0x and \x prefixes are gone.
 func hexOnly(text string) string {
 	text = strings.NewReplacer("0x", "", "0X", "", `\x`, "").Replace(text)
@@ -611,6 +724,7 @@ func TestLeakHow(t *testing.T) {
 		"json":      `{"content":"Yq7!mZ2\u0040pL9#07"}`,
 		"od -c":     "0000000   Y   q   7   !   m   Z   2   @   p   L   9   #   0   7  \\n\n",
 		"qp":        "Yq7!mZ2=40pL9#07",
+		"od -t x4":  "0000000 21377159 40325a6d 23394c70 000a3730\n0000016\n",
 	} {
 		if leakHow(text, s) == "" {
 			t.Errorf("%s: %q not found", shape, text)
@@ -626,7 +740,7 @@ func TestLeakHow(t *testing.T) {
 // variables (agent mcp has no inventory): no tool result, audit line or
 // session file holds a secret in any shape.
 func TestLeakCorpusThroughMCP(t *testing.T) {
-	for _, tool := range []string{"jq", "yq", "xxd", "hexdump", "base32", "basenc", "python3", "perl", "column", "strings"} {
+	for _, tool := range []string{"jq", "yq", "xxd", "hexdump", "base32", "basenc", "python3", "perl", "column", "strings", "unzip", "bzip2", "sqlite3", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skip(tool, "not installed")
 		}
