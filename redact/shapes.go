@@ -47,9 +47,12 @@ func (n *needles) add(i int, v string) {
 	addOnce(&n.hex, &n.hexOf, hex.EncodeToString(swapPairs(v)))
 	addOnce(&n.hex, &n.hexOf, hex.EncodeToString(swapPairs(v[1:])))
 	// 32-bit words (od -t x4, xxd -e, hexdump -e '4/4 "%08x "'), at
-	// the four alignments
+	// the four alignments; two words at least (one word's 8 digits are
+	// in any hash, and would make the hex filter's step shorter)
 	for k := range 4 {
-		addOnce(&n.hex, &n.hexOf, hex.EncodeToString(swapWords(v[k:], 4)))
+		if w := swapWords(v[k:], 4); len(w) >= 8 {
+			addOnce(&n.hex, &n.hexOf, hex.EncodeToString(w))
+		}
 	}
 	for k := range 3 {
 		b := base64Inner(v, k)
