@@ -110,7 +110,9 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 		e.harvestTrees(ctx, p.tr, roots)
 	}
 	if listsProcesses.MatchString(p.cls.command) {
-		e.harvestProcesses(ctx, p.tr)
+		e.harvestProcesses(ctx, p.tr) // the environments too
+	} else if printsEnvironment(p.cls.command) {
+		e.harvestEnv(ctx, p.tr)
 	}
 	return nil
 }
