@@ -443,9 +443,9 @@ func checkLeaks(t *testing.T, secrets, public, replies []string, texts map[strin
 	}
 }
 
-// leakHow says how text shows a 6-byte window of secret: in clear or
-// reversed once white space is gone, as hex in either case, or as base64
-// (either alphabet) or base32 at any alignment (shapeLeak's shapes); in
+// leakHow says how text shows a 6-byte window of secret (7 for base64):
+// in clear or reversed once white space is gone, as hex in either case,
+// or as base64 (either alphabet) or base32 at any alignment; in
 // any of text's views: as it is; its JSON strings decoded (a request
 // body, a JSON line); with %XX (URL) and =XX (quoted-printable) escapes
 // decoded; with backslashes left out (printf %q, od -c's escapes); dumps
@@ -493,9 +493,16 @@ func newLeakIndex(secrets []string, public ...string) *leakIndex {
 				put(x.plain, reverseString(win), s, "reversed")
 			}
 			put(x.hex, hex.EncodeToString([]byte(win)), s, "hex")
-			for k := range 3 {
-				enc := base64.StdEncoding.EncodeToString(append(make([]byte, k), win...))
-				put(x.b64, enc[(8*k+5)/6:(8*(k+w))/6], s, "base64")
+			// base64: 7-byte windows, so that each alignment's needle
+			// holds 48 bits of the secret (a 6-byte one at an odd
+			// alignment holds 42: "d-2290" matched "t-2291" of a temporary
+			// directory's name)
+			if i+w+1 <= len(s) {
+				win7 := s[i : i+w+1]
+				for k := range 3 {
+					enc := base64.StdEncoding.EncodeToString(append(make([]byte, k), win7...))
+					put(x.b64, enc[(8*k+5)/6:(8*(k+w+1))/6], s, "base64")
+				}
 			}
 			for k := range 5 {
 				enc := base32.StdEncoding.EncodeToString(append(make([]byte, k), win...))
