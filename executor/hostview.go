@@ -342,6 +342,39 @@ func (v *hostView) statOf(p string) (fi fs.FileInfo, ok bool) {
 	return hp.in.Info, true
 }
 
+// linksOf is the hard-link count of the regular file at the absolute
+// path p, links followed, when the view's look said it (transport.
+// Inspection.Links, or a Stat that carries it): ok is false when it was
+// not looked at or the host did not say (SFTP). Not a regular file, or
+// nothing there: 0.
+func (v *hostView) linksOf(p string) (n int, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	hp, seen := v.paths[p]
+	if !seen {
+		return 0, false
+	}
+	select {
+	case <-hp.done:
+	default:
+		return 0, false
+	}
+	switch {
+	case hp.missing():
+		return 0, true
+	case !hp.looked:
+		return 0, false
+	case hp.in.Info == nil || !hp.in.Info.Mode().IsRegular():
+		return 0, true
+	case hp.in.Links > 0:
+		return hp.in.Links, true
+	}
+	if l, ok := infoLinks(hp.in.Info); ok {
+		return int(l), true
+	}
+	return 0, false
+}
+
 // dirKnown reports, without asking, whether the view knows that the
 // directory above the absolute path p exists: p was inspected and found
 // missing at p itself, which Inspect (as readlink -f) answers only when

@@ -62,7 +62,7 @@ func (e *Executor) unseenLinksFloor(ctx context.Context, c classification, v *ho
 	if len(unseen) > maxUnseen {
 		return highLinks(c, fmt.Sprintf("it writes more than %d files whose hard links cannot be looked up", maxUnseen)), nil
 	}
-	counts, err := linkCounts(ctx, v.tr, unseen)
+	counts, err := linkCounts(ctx, v, unseen)
 	if err != nil {
 		return c, err
 	}
@@ -82,21 +82,33 @@ func highLinks(c classification, why string) classification {
 }
 
 // linkCounts is the link count of each regular file among paths (others,
-// and what does not exist, are absent): from Stat where it says it, else
-// from one `ls -nd` round trip.
-func linkCounts(ctx context.Context, tr transport.Transport, paths []string) (map[string]int, error) {
+// and what does not exist, are absent): from what the view's look said
+// (a become host's stat and this machine's say it), else this machine's
+// Stat, else one `ls -nd` round trip for those the host did not say
+// (SFTP's attributes have no link count).
+func linkCounts(ctx context.Context, v *hostView, paths []string) (map[string]int, error) {
 	m := map[string]int{}
-	if fi, err := tr.Stat(ctx, paths[0]); err == nil {
-		if _, ok := infoLinks(fi); ok {
-			for _, p := range paths {
-				if fi, err := tr.Stat(ctx, p); err == nil && fi.Mode().IsRegular() {
-					n, _ := infoLinks(fi)
+	var ask []string
+	for _, p := range paths {
+		switch n, ok := v.linksOf(p); {
+		case ok:
+			if n > 0 {
+				m[p] = n
+			}
+		case v.local:
+			if fi, err := v.tr.Stat(ctx, p); err == nil && fi.Mode().IsRegular() {
+				if n, ok := infoLinks(fi); ok {
 					m[p] = int(n)
 				}
 			}
-			return m, nil
+		default:
+			ask = append(ask, p)
 		}
 	}
+	if len(ask) == 0 {
+		return m, nil
+	}
+	paths, tr := ask, v.tr
 	res, err := tr.Run(ctx, transport.Command{Command: linkCountScript(paths), CaptureLimit: 1 << 20})
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, cerr

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -97,10 +98,37 @@ func TestLinkCountScript(t *testing.T) {
 		}
 	}
 	// Through a transport whose Stat says no count, the script answers.
-	m, err := linkCounts(context.Background(), noNlinkTransport{}, paths)
+	v := &hostView{tr: noNlinkTransport{}, paths: map[string]*hostPath{}}
+	m, err := linkCounts(context.Background(), v, paths)
 	if err != nil || m[two] != 2 || m[one] != 1 || m[odd] != 2 || len(m) != 3 {
 		t.Errorf("linkCounts = %v, %v", m, err)
 	}
+	// What the step's look said (a become host's stat says the count)
+	// is not asked again: no command runs.
+	fi, err := os.Stat(two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	close(done)
+	v = &hostView{tr: noRunTransport{t: t}, paths: map[string]*hostPath{
+		two: {done: done, real: two, looked: true, in: transport.Inspection{Real: two, Info: noSys{fi}, Links: 2}},
+		one: {done: done, real: one, looked: true, in: transport.Inspection{Real: one, Info: noSys{fi}, Links: 1}},
+	}}
+	if m, err := linkCounts(context.Background(), v, []string{one, two}); err != nil || m[two] != 2 || m[one] != 1 {
+		t.Errorf("linkCounts from the look = %v, %v", m, err)
+	}
+}
+
+// noRunTransport fails the test when a command runs.
+type noRunTransport struct {
+	transport.Transport
+	t *testing.T
+}
+
+func (n noRunTransport) Run(context.Context, transport.Command) (transport.Result, error) {
+	n.t.Error("a command ran: the look had said the link counts")
+	return transport.Result{}, errors.New("no commands")
 }
 
 // noNlinkTransport runs commands with sh here but, as SFTP, does not say

@@ -96,6 +96,9 @@ type Inspection struct {
 	// UID and GID own the file at Real, when Owned.
 	UID, GID int
 	Owned    bool
+	// Links is the file's hard-link count when the host said it (0: not
+	// said; SFTP's attributes have no link count).
+	Links int
 	// Read: Content is the file's content (readMax asked for it, and it
 	// is a regular file of at most readMax bytes the user may read).
 	Content []byte

@@ -13,13 +13,13 @@ import (
 
 // inspectScript prints, NUL-terminated: where $1 really is (readlink -f,
 // whose trailing newline is taken off exactly), then `stat -L` of it
-// (size, raw mode, mtime, uid, gid) or "-" when nothing is there, then,
+// (size, raw mode, mtime, uid, gid, hard links) or "-" when nothing is there, then,
 // for a regular file of at most $2 bytes it may read, "c" and up to $2+1
 // bytes of its content (more than $2: it grew, and is not taken).
 const inspectScript = `f=$1; max=$2; r=$(readlink -f -- "$f" && echo .) || exit 3; r=${r%.}; r=${r%?}; ` +
 	`printf '%s\0' "$r"; ` +
 	`if [ ! -e "$r" ]; then printf -- '-\0'; exit 0; fi; ` +
-	`s=$(stat -L -c '%s %f %Y %u %g' -- "$r") || exit 1; printf '%s\0' "$s"; ` +
+	`s=$(stat -L -c '%s %f %Y %u %g %h' -- "$r") || exit 1; printf '%s\0' "$s"; ` +
 	`if [ "$max" -gt 0 ] && [ -f "$r" ] && [ -r "$r" ] && [ "${s%% *}" -le "$max" ]; then ` +
 	`printf 'c\0'; exec head -c "$((max+1))" -- "$r"; fi`
 
@@ -66,16 +66,17 @@ func parseInspection(out []byte, readMax int64) (transport.Inspection, error) {
 		return in, nil
 	}
 	st := strings.Fields(string(fields[1]))
-	if len(st) != 5 {
+	if len(st) != 6 {
 		return in, bad
 	}
 	fi, err := parseStat(path.Base(in.Real), strings.Join(st[:3], " "))
 	uid, err1 := strconv.Atoi(st[3])
 	gid, err2 := strconv.Atoi(st[4])
-	if err != nil || err1 != nil || err2 != nil || uid < 0 || gid < 0 {
+	links, err3 := strconv.Atoi(st[5])
+	if err != nil || err1 != nil || err2 != nil || err3 != nil || uid < 0 || gid < 0 || links < 0 {
 		return in, bad
 	}
-	in.Info, in.UID, in.GID, in.Owned = fi, uid, gid, true
+	in.Info, in.UID, in.GID, in.Owned, in.Links = fi, uid, gid, true, links
 	switch {
 	case len(fields) == 3 && len(fields[2]) == 0:
 	case len(fields) == 4 && string(fields[2]) == "c":

@@ -30,7 +30,7 @@ func (t *Transport) Inspect(ctx context.Context, p string, readMax int64) (trans
 	}
 	in.Info = fi
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		in.UID, in.GID, in.Owned = int(st.Uid), int(st.Gid), true
+		in.UID, in.GID, in.Owned, in.Links = int(st.Uid), int(st.Gid), true, int(st.Nlink)
 	}
 	if readMax > 0 && fi.Mode().IsRegular() && fi.Size() <= readMax {
 		if b, err := os.ReadFile(real); err == nil && int64(len(b)) <= readMax {
