@@ -228,18 +228,13 @@ func (a *Log) AppendBehind(ctx context.Context, e Entry) error {
 	if err := a.caughtUp(); err != nil {
 		return err
 	}
-	seq, err := a.write(ctx, e)
+	seq, err := a.writeBehind(ctx, e)
 	if err != nil {
 		return err
 	}
-	a.behindMu.Lock()
-	a.behindSeq = max(a.behindSeq, seq)
-	a.behindMu.Unlock()
 	a.behindWG.Go(func() {
 		if err := a.sync(seq); err != nil {
-			a.behindMu.Lock()
-			a.behindErr = cmp.Or(a.behindErr, err)
-			a.behindMu.Unlock()
+			a.fail(err)
 		}
 	})
 	return nil
@@ -252,20 +247,11 @@ func (a *Log) AppendBehind(ctx context.Context, e Entry) error {
 // waits for it but the next commands the batch starts, which wait for
 // CaughtUp first.
 func (a *Log) AppendDeferred(ctx context.Context, e Entry) error {
-	a.behindMu.Lock()
-	err := a.behindErr
-	a.behindMu.Unlock()
-	if err != nil {
+	if err := a.failed(); err != nil {
 		return err
 	}
-	seq, err := a.write(ctx, e)
-	if err != nil {
-		return err
-	}
-	a.behindMu.Lock()
-	a.behindSeq = max(a.behindSeq, seq)
-	a.behindMu.Unlock()
-	return nil
+	_, err := a.writeBehind(ctx, e)
+	return err
 }
 
 // caughtUp returns once the lines AppendBehind left to a background fsync
@@ -281,12 +267,37 @@ func (a *Log) caughtUp() error {
 		return nil
 	}
 	if err := a.sync(seq); err != nil {
-		a.behindMu.Lock()
-		a.behindErr = cmp.Or(a.behindErr, err)
-		a.behindMu.Unlock()
+		a.fail(err)
 		return err
 	}
 	return nil
+}
+
+// writeBehind writes e's line and leaves it to the next caughtUp's fsync,
+// returning its number among the lines this Log wrote.
+func (a *Log) writeBehind(ctx context.Context, e Entry) (uint64, error) {
+	seq, err := a.write(ctx, e)
+	if err != nil {
+		return 0, err
+	}
+	a.behindMu.Lock()
+	a.behindSeq = max(a.behindSeq, seq)
+	a.behindMu.Unlock()
+	return seq, nil
+}
+
+// failed is the error of a background fsync that failed, if one did.
+func (a *Log) failed() error {
+	a.behindMu.Lock()
+	defer a.behindMu.Unlock()
+	return a.behindErr
+}
+
+// fail records a failed fsync: every later append and Close fails with it.
+func (a *Log) fail(err error) {
+	a.behindMu.Lock()
+	a.behindErr = cmp.Or(a.behindErr, err)
+	a.behindMu.Unlock()
 }
 
 // AppendUnsynced appends e like Append but leaves it to the next
@@ -298,13 +309,10 @@ func (a *Log) caughtUp() error {
 // comes between (the step's confinement). A failed fsync already known
 // fails it.
 func (a *Log) AppendUnsynced(ctx context.Context, e Entry) error {
-	a.behindMu.Lock()
-	err := a.behindErr
-	a.behindMu.Unlock()
-	if err != nil {
+	if err := a.failed(); err != nil {
 		return err
 	}
-	_, err = a.write(ctx, e)
+	_, err := a.write(ctx, e)
 	return err
 }
 
