@@ -147,6 +147,12 @@ ssh-keygen -q -t ed25519 -N '' -C fanout-host -f "$work/sshd/host_ed25519"
 ssh-keygen -q -t ed25519 -N '' -C fanout-operator -f "$home/.ssh/id_ed25519"
 cp "$home/.ssh/id_ed25519.pub" "$work/sshd/authorized_keys"
 
+# sshd's privilege separation directory, normally made by its service
+# unit: a fresh machine (CI's) has sshd installed and never started.
+if [ "$(id -u)" = 0 ] && [ ! -d /run/sshd ]; then
+  mkdir -p /run/sshd && chmod 755 /run/sshd
+fi
+
 free_port() { "${in_netns[@]}" python3 -c 'import socket, sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$HOSTS_ADDR"; }
 ports=()
 for i in $(seq 1 "$NSSHD"); do
@@ -214,7 +220,10 @@ for i in $(seq 1 "$NSSHD"); do # wait until each instance logs us in
   h=$(printf 'h%03d' "$i")
   for try in $(seq 1 100); do
     ssh -F "$cfg" -o BatchMode=yes "$h" true 2>/dev/null && break
-    [ "$try" = 100 ] && { echo "fanout: sshd $i not ready:" >&2; cat "$work/sshd/sshd.$i.log" >&2; exit 1; }
+    # an instance that exited will not come up: say why at once
+    if [ "$try" = 100 ] || ! kill -0 "${sshd_pids[$((i - 1))]}" 2>/dev/null; then
+      echo "fanout: sshd $i not ready:" >&2; cat "$work/sshd/sshd.$i.log" >&2; exit 1
+    fi
     sleep 0.1
   done
 done
