@@ -13,9 +13,17 @@ import (
 // Output events carry a running command's output as it arrives: whole lines
 // where lines allow, at most outputChunk bytes each; a line still open is
 // sent once it reaches outputHold bytes, and when the command ends.
+//
+// The output is redacted piece by piece, and a piece's cost is mostly
+// the redactor's tables coming back into the cache (docs/bench.md,
+// "Redaction per MiB"): a sender of their own takes what arrived while
+// it sent the last piece, so that a fast command's output goes in a few
+// large pieces and a slow one's as soon as each line arrives. What waits
+// is at most outputPending bytes (then the command's reader waits).
 const (
-	outputChunk = 32 << 10
-	outputHold  = 4 << 10
+	outputChunk   = 256 << 10
+	outputHold    = 4 << 10
+	outputPending = 1 << 20
 )
 
 // streamTransport is a step's transport whose commands also send what they
@@ -69,42 +77,84 @@ func tee(w, extra io.Writer) io.Writer {
 
 // lineWriter passes what is written to send in pieces that end at a line
 // end where one is near, so that a renderer can show lines and a secret on
-// one line is redacted whole.
+// one line is redacted whole. Write only queues: a goroutine of the
+// writer's sends, one piece at a time and in order, while what arrives
+// meanwhile queues up behind it (at most outputPending bytes: then Write
+// waits for the sender); flush waits for it and sends an open last line.
 type lineWriter struct {
-	mu   sync.Mutex
-	buf  []byte
-	send func(string)
+	mu      sync.Mutex
+	cond    sync.Cond // the sender took a piece or stopped (L is &mu)
+	buf     []byte
+	sending bool // a sender runs
+	send    func(string)
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for len(w.buf) > 0 {
-		cut := len(w.buf)
-		if cut > outputChunk {
-			cut = outputChunk
-		}
-		if i := bytes.LastIndexByte(w.buf[:cut], '\n'); i >= 0 {
-			cut = i + 1
-		} else if cut < outputHold {
-			break // an open line: wait for its end
-		}
-		w.send(string(w.buf[:cut]))
-		w.buf = w.buf[cut:]
+	if w.cond.L == nil { // the zero lineWriter is ready to use
+		w.cond.L = &w.mu
 	}
-	if len(w.buf) == 0 {
-		w.buf = nil // do not keep a large array for a quiet stream
+	for len(w.buf) >= outputPending {
+		w.cond.Wait()
+	}
+	w.buf = append(w.buf, p...)
+	if !w.sending && w.cut(false) > 0 {
+		w.sending = true
+		go w.sender()
 	}
 	return len(p), nil
 }
 
-// flush sends an open last line.
+// cut is how many bytes of buf the next piece takes: up to the last line
+// end among its first outputChunk bytes, or outputChunk bytes of a long
+// line; 0 while buf holds only an open line shorter than outputHold,
+// unless last (the command ended).
+func (w *lineWriter) cut(last bool) int {
+	cut := min(len(w.buf), outputChunk)
+	if i := bytes.LastIndexByte(w.buf[:cut], '\n'); i >= 0 {
+		return i + 1
+	}
+	if cut < outputHold && !last {
+		return 0
+	}
+	return cut
+}
+
+// sender sends the pieces buf holds, until it holds none.
+func (w *lineWriter) sender() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		n := w.cut(false)
+		if n == 0 {
+			break
+		}
+		piece := string(w.buf[:n])
+		w.buf = w.buf[n:]
+		if len(w.buf) == 0 {
+			w.buf = nil // do not keep a large array for a quiet stream
+		}
+		w.cond.Broadcast()
+		w.mu.Unlock()
+		w.send(piece)
+		w.mu.Lock()
+	}
+	w.sending = false
+	w.cond.Broadcast()
+}
+
+// flush waits for the sender and sends what is left (an open last line).
 func (w *lineWriter) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.buf) > 0 {
-		w.send(string(w.buf))
-		w.buf = nil
+	for w.sending {
+		w.cond.Wait()
 	}
+	for len(w.buf) > 0 {
+		n := w.cut(true)
+		w.send(string(w.buf[:n]))
+		w.buf = w.buf[n:]
+	}
+	w.buf = nil
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/autoshell/agent/event"
 	"github.com/autoshell/agent/planner"
@@ -119,4 +121,63 @@ func FuzzLineWriter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLineWriterCoalesces: Write does not wait for the sender, and what
+// arrives while it sends goes in the next piece, up to outputChunk bytes
+// (a fast command's output is redacted in a few large pieces); what
+// waits is bounded (outputPending): then Write waits.
+func TestLineWriterCoalesces(t *testing.T) {
+	release := make(chan struct{})
+	var sent []string
+	w := &lineWriter{send: func(s string) {
+		if len(sent) == 0 {
+			<-release // the first piece's send is slow
+		}
+		sent = append(sent, s)
+	}}
+	line := strings.Repeat("x", 99) + "\n"
+	piece := []byte(strings.Repeat(line, 320)) // 32,000 bytes, as a pipe's reads
+	const n = 40                               // 1,280,000 bytes: more than outputPending
+	var wrote atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range n {
+			w.Write(piece)
+			wrote.Add(1)
+		}
+	}()
+	// the writes up to outputPending do not wait for the first send
+	deadline := time.Now().Add(10 * time.Second)
+	for int(wrote.Load())*len(piece) < outputPending && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := int(wrote.Load()); got*len(piece) < outputPending {
+		t.Fatalf("%d writes of %d bytes done while the sender was busy, want %d", got, len(piece), outputPending/len(piece))
+	}
+	time.Sleep(20 * time.Millisecond)
+	w.mu.Lock()
+	pending := len(w.buf)
+	w.mu.Unlock()
+	if got := wrote.Load(); got == n || pending > outputPending+len(piece) {
+		t.Fatalf("%d of %d writes done, %d bytes waiting: not bounded by %d", got, n, pending, outputPending)
+	}
+	close(release)
+	<-done
+	w.flush()
+	if got, want := strings.Join(sent, ""), strings.Repeat(string(piece), n); got != want {
+		t.Fatalf("sent %d bytes, want %d", len(got), len(want))
+	}
+	// the first piece, then the backlog outputChunk at a time, then
+	// what the writer added as the sender caught up: far fewer than the
+	// writes
+	if len(sent) > n/3 {
+		t.Errorf("%d pieces of %d writes", len(sent), n)
+	}
+	for i, s := range sent {
+		if len(s) > outputChunk || !strings.HasSuffix(s, "\n") {
+			t.Fatalf("piece %d: %d bytes, ends %q", i, len(s), s[max(0, len(s)-3):])
+		}
+	}
 }

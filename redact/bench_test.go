@@ -179,13 +179,21 @@ func BenchmarkRedact(b *testing.B) {
 
 // BenchmarkRedactChunks is BenchmarkRedact's base64 output as a step's
 // output events carry it (executor/stream.go): pieces of at most 32 KiB
-// ending at a line's end, each redacted on its own, with the 48 secrets
-// of bench/redact.sh (alike: one prefix) and with BenchmarkRedact's.
+// (each pipe read, as before session 15) or 128 or 256 KiB (outputChunk:
+// a fast command's) ending at a line's end, each redacted on its own (not
+// through the memo: a step's pieces come once), with the 48 secrets of
+// bench/redact.sh (alike: one prefix) and with BenchmarkRedact's.
 func BenchmarkRedactChunks(b *testing.B) {
+	for _, size := range []int{32 << 10, 128 << 10, 256 << 10} {
+		b.Run(fmt.Sprintf("%dK", size>>10), func(b *testing.B) { benchRedactChunks(b, size) })
+	}
+}
+
+func benchRedactChunks(b *testing.B, size int) {
 	text := base64Output()
 	var chunks []string
 	for rest := text; len(rest) > 0; {
-		cut := min(len(rest), 32<<10)
+		cut := min(len(rest), size)
 		if i := strings.LastIndexByte(rest[:cut], '\n'); i >= 0 {
 			cut = i + 1
 		}
@@ -207,7 +215,7 @@ func BenchmarkRedactChunks(b *testing.B) {
 			t0 := cpuTime()
 			for b.Loop() {
 				for _, ch := range chunks {
-					set.String(ch)
+					set.named(ch, false) // not remembered: a step's pieces come once
 				}
 			}
 			reportCPU(b, t0)
@@ -226,7 +234,7 @@ func BenchmarkRedactChunks(b *testing.B) {
 						junk[i]++
 					}
 					t0 := threadTime()
-					set.String(ch)
+					set.named(ch, false)
 					d += threadTime() - t0
 				}
 			}
