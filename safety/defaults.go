@@ -220,17 +220,24 @@ func (p *Policy) defaultSubcommands() {
 	s["systemctl"] = rules(map[string]Rule{}, Safe, "", "", "status", "show", "cat", "is-active", "is-enabled",
 		"is-failed", "is-system-running", "list-units", "list-unit-files", "list-sockets", "list-timers",
 		"list-jobs", "list-dependencies", "list-machines", "help", "show-environment", "get-default")
-	rules(s["systemctl"], Medium, "starts or restarts a service", "start", "restart", "reload", "try-restart",
-		"reload-or-restart", "try-reload-or-restart", "daemon-reload", "reset-failed")
-	rules(s["systemctl"], Medium, "changes what starts at boot", "enable", "reenable", "unmask")
+	// Issue 26, medium means undoable: a service's state (running,
+	// restarted, its connections, what it did on start) is nothing the
+	// undo journal keeps, and enable/unmask change unit links under
+	// /etc (through systemd, outside the journal). A person approves
+	// them, or --approve high, or a policy rule lowers them
+	// (safety: {subcommands: {systemctl: {restart: medium}}}).
+	rules(s["systemctl"], High, "starts, restarts or reloads a service: undo cannot take a service's state back", "start", "restart",
+		"reload", "try-restart", "reload-or-restart", "try-reload-or-restart", "daemon-reload", "reset-failed")
+	rules(s["systemctl"], High, "changes what starts at boot: undo cannot take it back", "enable", "reenable", "unmask")
 	rules(s["systemctl"], High, "takes a service down or changes the system state", "*", "stop", "disable",
 		"mask", "kill", "isolate", "edit", "set-default", "set-property", "revert", "preset", "preset-all",
 		"link", "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "rescue",
 		"emergency", "default", "exit", "switch-root", "clean", "freeze")
 	s["service"] = rules(map[string]Rule{}, Safe, "", "")
-	s["service"]["*"] = Rule{Level: Medium, Reason: "controls a service"}
-	s["service *"] = rules(map[string]Rule{}, Safe, "", "status")
-	rules(s["service *"], Medium, "starts or restarts a service", "start", "restart", "reload",
+	s["service"]["*"] = Rule{} // the service's name: its action decides
+	s["service *"] = rules(map[string]Rule{"": {Level: High, Reason: "controls a service: undo cannot take a service's state back"}},
+		Safe, "", "status")
+	rules(s["service *"], High, "starts or restarts a service: undo cannot take a service's state back", "start", "restart", "reload",
 		"force-reload", "try-restart", "condrestart")
 	rules(s["service *"], High, "takes a service down", "*", "stop")
 
@@ -238,7 +245,11 @@ func (p *Policy) defaultSubcommands() {
 		"ls-remote", "rev-parse", "rev-list", "describe", "blame", "grep", "shortlog", "cat-file", "help",
 		"version", "whatchanged", "merge-base", "name-rev", "show-ref", "for-each-ref", "count-objects",
 		"check-ignore", "var")
-	rules(git, Medium, "changes the repository", "*")
+	// A repository's objects, refs, index, reflog and working tree
+	// change together, and the undo journal keeps none of them (git is
+	// an opaque writer: the executor made these high anyway).
+	const gitChange = "changes the repository (objects, refs, index, working tree), which undo does not keep"
+	rules(git, High, gitChange, "*")
 	rules(git, High, "rewrites history", "filter-branch", "filter-repo")
 	// Session 14: `git credential fill` prints what the credential
 	// helper holds (a keyring over D-Bus, a cache over a socket: no file
@@ -248,24 +259,29 @@ func (p *Policy) defaultSubcommands() {
 	s["git"] = git
 	for _, sub := range []string{"branch", "tag", "remote", "config", "reflog", "worktree", "notes"} {
 		git[sub] = Rule{}
-		s["git "+sub] = map[string]Rule{"": {}, "*": {Level: Medium, Reason: "changes the repository"}}
+		s["git "+sub] = map[string]Rule{"": {}, "*": {Level: High, Reason: gitChange}}
 	}
 	rules(s["git reflog"], Safe, "", "show")
 	git["stash"] = Rule{}
 	rules(s["git remote"], Safe, "", "show", "get-url")
-	s["git stash"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes the repository"}, "": {Level: Medium, Reason: "changes the repository"}},
+	s["git stash"] = rules(map[string]Rule{"*": {Level: High, Reason: gitChange}, "": {Level: High, Reason: gitChange}},
 		Safe, "", "list", "show")
 
 	for _, d := range []string{"docker", "podman"} {
 		top := rules(map[string]Rule{}, Safe, "", "", "ps", "images", "logs", "inspect", "version", "info",
 			"top", "port", "stats", "diff", "history", "events", "search")
-		rules(top, Medium, "changes containers or images", "*")
+		// Containers, images, networks and volumes live in the engine's
+		// store, which the undo journal does not keep; the engine (a
+		// root daemon for docker) does what it is asked outside the
+		// step's confinement.
+		const engine = "changes containers, images, networks or volumes: undo cannot take it back"
+		rules(top, High, engine, "*")
 		s[d] = top
 		for _, obj := range []string{"container", "image", "volume", "network", "system", "compose", "builder", "context"} {
 			top[obj] = Rule{}
 			m := rules(map[string]Rule{}, Safe, "", "", "ls", "list", "ps", "inspect", "logs", "top", "port",
 				"diff", "stats", "history", "df", "info", "events", "config", "images", "version")
-			rules(m, Medium, "changes containers or images", "*")
+			rules(m, High, engine, "*")
 			rules(m, High, "deletes container data", "prune")
 			s[d+" "+obj] = m
 		}
@@ -278,12 +294,12 @@ func (p *Policy) defaultSubcommands() {
 	for _, n := range []string{"apt", "apt-get"} {
 		rules(s[n], Safe, "", "", "list", "search", "show", "policy", "showpkg", "depends", "rdepends",
 			"changelog", "madison", "check")
-		rules(s[n], Medium, "updates package lists or caches", "update", "download", "source", "clean", "autoclean")
+		rules(s[n], High, "changes package lists, caches or downloads: undo cannot take it back", "update", "download", "source", "clean", "autoclean")
 	}
 	for _, n := range []string{"yum", "dnf"} {
 		rules(s[n], Safe, "", "", "list", "info", "search", "provides", "whatprovides", "repolist",
 			"check-update", "deplist", "repoquery")
-		rules(s[n], Medium, "updates package caches", "makecache", "clean", "download")
+		rules(s[n], High, "changes package caches or downloads: undo cannot take it back", "makecache", "clean", "download")
 	}
 	rules(s["snap"], Safe, "", "", "list", "info", "find", "version", "services", "changes")
 	for _, n := range []string{"pip", "pip3", "npm"} {
@@ -291,7 +307,7 @@ func (p *Policy) defaultSubcommands() {
 		// lifecycle scripts): arbitrary code.
 		s[n] = rules(map[string]Rule{"*": {Level: High, Reason: "installs packages or runs their scripts (arbitrary code)"}},
 			Safe, "", "", "list", "show", "freeze", "check", "search", "ls", "view", "outdated", "help")
-		rules(s[n], Medium, "downloads packages", "download")
+		rules(s[n], High, "downloads packages (and runs an sdist's build to read its metadata): undo cannot take it back", "download")
 	}
 	s["tmux"] = rules(map[string]Rule{"": {Level: High, Reason: "runs commands in a detached terminal session"},
 		"*": {Level: High, Reason: "runs commands in a detached terminal session"}}, Safe, "", "ls", "list-sessions", "list-windows", "list-panes", "has-session",

@@ -22,12 +22,12 @@ func (p *Policy) defaultFlags() {
 	}
 	f["sed"] = flagRules(Medium, "edits files in place", "-i", "--in-place")
 	f["journalctl"] = flagRules(High, "deletes logs", "--vacuum-size", "--vacuum-time", "--vacuum-files")
-	rules(f["journalctl"], Medium, "changes the journal", "--rotate", "--flush", "--relinquish-var", "--sync",
+	rules(f["journalctl"], High, "changes the journal: undo cannot take it back", "--rotate", "--flush", "--relinquish-var", "--sync",
 		"--setup-keys")
 	f["date"] = flagRules(High, "sets the system clock", "-s", "--set")
 	f["hostname"] = flagRules(High, "sets the host name", "-F", "--file", "-b", "--boot")
 	f["sysctl"] = flagRules(High, "changes kernel parameters", "-w", "--write", "-p", "--load", "--system")
-	f["dmesg"] = flagRules(Medium, "clears or configures the kernel log", "-C", "-c", "--clear", "--read-clear",
+	f["dmesg"] = flagRules(High, "clears or configures the kernel log: undo cannot take it back", "-C", "-c", "--clear", "--read-clear",
 		"-D", "-E", "-n", "--console-off", "--console-on", "--console-level")
 	f["crontab"] = flagRules(High, "scheduled job change", "-e", "-r", "-i")
 	f["mount"] = flagRules(High, "mount change", "-a", "--all", "-B", "--bind", "--rbind", "-M", "--move")
@@ -48,10 +48,11 @@ func (p *Policy) defaultFlags() {
 	f["git clean"] = flagRules(High, "deletes untracked files", "-f", "--force", "-x", "-X", "-d")
 	f["git push"] = flagRules(High, "rewrites or deletes remote history", "-f", "--force", "--force-with-lease",
 		"--force-if-includes", "--mirror", "--delete", "-d", "--prune")
-	f["git branch"] = flagRules(Medium, "changes the repository", "-D", "-d", "--delete", "-m", "-M", "-c",
+	const gitChange = "changes the repository, which undo does not keep"
+	f["git branch"] = flagRules(High, gitChange, "-D", "-d", "--delete", "-m", "-M", "-c",
 		"-C", "-f", "--force", "-u", "--set-upstream-to", "--unset-upstream")
-	f["git tag"] = flagRules(Medium, "changes the repository", "-d", "--delete", "-a", "-s", "-f", "-m")
-	f["git config"] = flagRules(Medium, "changes the repository configuration", "--unset", "--add",
+	f["git tag"] = flagRules(High, gitChange, "-d", "--delete", "-a", "-s", "-f", "-m")
+	f["git config"] = flagRules(High, "changes the repository configuration, which undo does not keep", "--unset", "--add",
 		"--replace-all", "--unset-all", "--rename-section", "--remove-section", "-e", "--edit")
 	for _, d := range []string{"docker", "podman"} {
 		for _, sub := range []string{"run", "create", "exec"} {

@@ -28,31 +28,36 @@ func (p *Policy) defaultOperatorTools() {
 	}
 
 	// Web servers: -t tests the configuration, -s signals the master.
-	p.set(Medium, "runs or signals the web server", "nginx")
+	// Issue 26: a server started, reloaded or reopening its logs is no
+	// file change undo takes back: High (a person, --approve high, or a
+	// policy rule lowers it).
+	p.set(High, "runs or signals the web server: undo cannot take a server's state back", "nginx")
 	p.QueryFlags["nginx"] = []string{"-t", "-T", "-v", "-V", "-h", "-?"}
 	v["nginx"] = []string{"-c", "-g", "-p", "-e", "-s"}
-	f["nginx"] = rules(map[string]Rule{}, Medium, "reloads the web server", "-s reload", "-s reopen")
+	f["nginx"] = rules(map[string]Rule{}, High, "reloads the web server: undo cannot take a server's state back", "-s reload", "-s reopen")
 	rules(f["nginx"], High, "stops the web server", "-s stop", "-s quit")
 	// -t opens the error log at start; a directive or a configuration of
 	// the caller's can load a module (code) and name logs to write.
 	rules(f["nginx"], High, "directives on the command line can load a module (code) or name a file to write", "-g")
-	rules(f["nginx"], Medium, "sets the prefix its logs and modules are found under", "-p")
+	rules(f["nginx"], High, "sets the prefix its modules (code) are found under and its logs written (undo does not know them)", "-p")
 	p.WriteOptions["nginx"] = []string{"-e"}
 	for _, n := range []string{"apachectl", "apache2ctl"} {
 		p.QueryFlags[n] = []string{"-t", "-S", "-M", "-v", "-V", "-l", "-L"}
-		s[n] = rules(map[string]Rule{"": {Level: Medium, Reason: "starts the web server"}, "*": {Level: High, Reason: "controls the web server"}},
+		s[n] = rules(map[string]Rule{"": {Level: High, Reason: "starts the web server: undo cannot take a server's state back"}, "*": {Level: High, Reason: "controls the web server"}},
 			Safe, "", "configtest", "status", "fullstatus")
-		rules(s[n], Medium, "starts or restarts the web server", "start", "restart", "graceful")
+		rules(s[n], High, "starts or restarts the web server: undo cannot take a server's state back", "start", "restart", "graceful")
 		rules(s[n], High, "stops the web server", "stop", "graceful-stop")
 	}
 
-	// kubectl: reads are Safe, changes Medium, deletion, draining and
-	// running code in a pod High; reading secrets is High.
+	// kubectl: reads are Safe; changes, deletion, draining and running
+	// code in a pod High (a cluster's objects are on other hosts: undo
+	// cannot take a change back); reading secrets is High.
 	kc := rules(map[string]Rule{"*": {Level: High, Reason: "unknown kubectl command"}, "": {}}, Safe, "", "get", "describe",
 		"logs", "top", "version", "explain", "api-resources", "api-versions", "cluster-info", "diff", "events",
 		"wait", "auth", "config", "rollout", "completion", "help")
-	rules(kc, Medium, "changes cluster objects", "apply", "create", "scale", "label", "annotate", "patch",
-		"set", "expose", "autoscale", "cordon", "uncordon", "port-forward")
+	rules(kc, High, "changes cluster objects (on other hosts): undo cannot take it back", "apply", "create", "scale", "label",
+		"annotate", "patch", "set", "expose", "autoscale", "cordon", "uncordon")
+	rules(kc, High, "serves a cluster port on this host", "port-forward")
 	rules(kc, High, "serves the cluster API and local files on a port", "proxy")
 	rules(kc, High, "deletes or replaces cluster objects, or runs code in a pod", "delete", "drain", "replace",
 		"exec", "attach", "run", "debug", "cp", "edit", "taint", "certificate", "plugin", "kustomize")
@@ -62,11 +67,11 @@ func (p *Policy) defaultOperatorTools() {
 	s["kubectl get"] = map[string]Rule{"*": {}, "": {},
 		"secret": {Level: High, Reason: "reads secrets"}, "secrets": {Level: High, Reason: "reads secrets"}}
 	s["kubectl describe"] = s["kubectl get"]
-	s["kubectl auth"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes access rules"}}, Safe, "", "", "can-i",
+	s["kubectl auth"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes access rules (on other hosts): undo cannot take it back"}}, Safe, "", "", "can-i",
 		"whoami")
-	s["kubectl rollout"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes a rollout"}}, Safe, "", "", "status",
+	s["kubectl rollout"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes a rollout (on other hosts): undo cannot take it back"}}, Safe, "", "", "status",
 		"history")
-	s["kubectl config"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes kubectl configuration"}}, Safe, "", "",
+	s["kubectl config"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes kubectl's configuration, which undo does not keep"}}, Safe, "", "",
 		"view", "current-context", "get-contexts", "get-clusters", "get-users")
 	f["kubectl config view"] = flagRules(High, "prints credentials", "--raw")
 	f["kubectl delete"] = flagRules(High, "deletes cluster objects", "--all")
@@ -79,8 +84,8 @@ func (p *Policy) defaultOperatorTools() {
 	hm := rules(map[string]Rule{"*": {Level: High, Reason: "unknown helm command"}, "": {}}, Safe, "", "list", "ls", "status",
 		"history", "get", "show", "inspect", "search", "version", "env", "template", "lint", "verify", "help",
 		"completion", "repo", "dependency")
-	rules(hm, Medium, "installs or changes a release", "install", "upgrade", "rollback", "pull", "fetch",
-		"package", "create")
+	rules(hm, High, "installs or changes a release (on other hosts): undo cannot take it back", "install", "upgrade", "rollback")
+	rules(hm, High, "writes chart files whose names undo does not know", "pull", "fetch", "package", "create")
 	rules(hm, High, "uninstalls a release or installs plugins", "uninstall", "delete", "del", "un", "plugin",
 		"push")
 	s["helm"] = hm
@@ -88,33 +93,35 @@ func (p *Policy) defaultOperatorTools() {
 	// (database passwords in values, Secret objects in the manifest).
 	s["helm get"] = rules(map[string]Rule{"*": {Level: High, Reason: "unknown helm get command"}, "": {}}, Safe, "", "notes", "metadata")
 	rules(s["helm get"], High, "prints a release's values or manifests (its secrets)", "values", "manifest", "all", "hooks")
-	s["helm repo"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes helm repositories"}}, Safe, "", "", "list", "ls")
+	s["helm repo"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes helm's repositories, which undo does not keep"}}, Safe, "", "", "list", "ls")
 	rules(s["helm repo"], High, "removes a helm repository", "remove", "rm")
-	s["helm dependency"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "downloads chart dependencies"}}, Safe, "", "",
+	s["helm dependency"] = rules(map[string]Rule{"*": {Level: High, Reason: "downloads chart dependencies whose files undo does not know"}}, Safe, "", "",
 		"list", "ls")
 
 	// terraform: apply, destroy and state surgery change real
 	// infrastructure (other hosts): High.
 	tf := rules(map[string]Rule{"*": {Level: High, Reason: "changes infrastructure"}, "": {}}, Safe, "", "version", "show",
 		"output", "validate", "providers", "graph", "help", "state", "workspace")
-	rules(tf, Medium, "initialises or plans (downloads and runs providers)", "init", "plan", "fmt", "get",
-		"refresh", "console", "login", "logout", "test")
+	rules(tf, High, "downloads or runs providers (code), which change state undo does not keep (locks, state, test infrastructure)",
+		"init", "plan", "get", "refresh", "console", "login", "logout", "test")
+	rules(tf, High, "rewrites configuration files undo does not know", "fmt")
 	rules(tf, High, "changes or destroys infrastructure", "apply", "destroy", "import", "taint", "untaint",
 		"force-unlock")
 	s["terraform"] = tf
 	s["terraform state"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes infrastructure state"}}, Safe, "", "",
 		"list", "show", "pull")
-	s["terraform workspace"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "changes the workspace"}}, Safe, "", "",
+	s["terraform workspace"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes the workspace (its state backend): undo cannot take it back"}}, Safe, "", "",
 		"list", "show")
 	rules(s["terraform workspace"], High, "deletes a workspace", "delete")
 
-	// ZFS and libvirt: listings Safe, snapshots and starts Medium, the rest High.
+	// ZFS and libvirt: listings Safe, the rest High (a snapshot, a
+	// scrub, a started machine are no file change undo takes back).
 	s["zfs"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes or destroys datasets"}, "": {}}, Safe, "", "list",
 		"get", "holds", "version", "help", "userspace", "groupspace", "projectspace", "diff")
-	rules(s["zfs"], Medium, "creates a snapshot or dataset", "snapshot", "snap", "create", "hold")
+	rules(s["zfs"], High, "creates a snapshot or dataset: undo cannot take it back", "snapshot", "snap", "create", "hold")
 	s["zpool"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes or destroys pools"}, "": {}}, Safe, "", "list",
 		"status", "iostat", "get", "history", "version", "help", "events")
-	rules(s["zpool"], Medium, "checks a pool", "scrub")
+	rules(s["zpool"], High, "starts a pool scrub: undo cannot take it back", "scrub")
 	v["zfs"] = []string{"-o", "-t", "-s", "-S", "-d"}
 	v["zpool"] = []string{"-o", "-T"}
 	s["virsh"] = rules(map[string]Rule{"*": {Level: High, Reason: "changes or destroys virtual machines"}, "": {Level: High,
@@ -122,7 +129,7 @@ func (p *Policy) defaultOperatorTools() {
 		"domblklist", "domiflist", "domstats", "net-list", "net-info", "net-dumpxml", "pool-list", "pool-info",
 		"vol-list", "vol-info", "version", "nodeinfo", "capabilities", "hostname", "uri", "help",
 		"snapshot-list", "vcpuinfo", "dommemstat", "domblkinfo")
-	rules(s["virsh"], Medium, "starts or snapshots a virtual machine", "start", "resume", "snapshot-create-as",
+	rules(s["virsh"], High, "starts or snapshots a virtual machine: undo cannot take it back", "start", "resume", "snapshot-create-as",
 		"snapshot-create")
 	v["virsh"] = []string{"-c", "--connect"}
 
@@ -147,10 +154,19 @@ func (p *Policy) defaultOperatorTools() {
 
 	// openssl: inspecting certificates is Safe; key files read are
 	// checked as sensitive reads; writing keys Medium; connecting High.
-	s["openssl"] = rules(map[string]Rule{"*": {Level: Medium, Reason: "runs an openssl command"}, "": {Level: High,
+	s["openssl"] = rules(map[string]Rule{"*": {Level: High, Reason: "runs an openssl command whose effects are not all files its command line names"}, "": {Level: High,
 		Reason: "runs openssl commands from input"}}, Safe, "", "version", "x509", "verify", "crl", "asn1parse",
 		"ciphers", "list", "dgst", "req", "rand", "crl2pkcs7", "pkcs7", "errstr", "help")
 	rules(s["openssl"], High, "connects to another host", "s_client", "s_server", "s_time", "ocsp")
+	// Issue 26: the key and encoding tools write only the files -out and
+	// -keyout name (journaled): Medium. The rest (ca's database and
+	// certificate directory, rehash's links, srp's verifier file,
+	// engine's libraries) change what undo does not know: High.
+	rules(s["openssl"], Medium, "writes the files -out and -keyout name", "genrsa", "genpkey", "gendsa", "rsa", "pkey",
+		"pkeyutl", "ec", "ecparam", "dhparam", "dsa", "dsaparam", "enc", "pkcs12", "pkcs8", "rsautl", "smime", "cms",
+		"passwd", "base64", "md5", "sha1", "sha256", "sha512", "kdf", "mac", "prime", "spkac", "nseq", "sess_id",
+		"speed", "info")
+	f["openssl"] = flagRules(High, "loads a library (code) into openssl", "-engine", "-provider", "-provider-path")
 	v["openssl"] = []string{"-in", "-out", "-keyout", "-CAfile", "-CApath", "-config", "-passin", "-passout",
 		"-subj", "-days", "-newkey", "-key", "-name", "-inform", "-outform", "-connect", "-servername",
 		"-certfile", "-signkey", "-untrusted"}

@@ -29,7 +29,7 @@ func TestGTFOBinsRefreshRules(t *testing.T) {
 		{`nginx -t -g 'load_module /tmp/x.so;'`, High, "load a module"},
 		{`nginx -t -c /tmp/x.conf`, Medium, "runs script or program file"},
 		{"printf 'load_module /tmp/x.so;' > /tmp/x.conf; nginx -t -c /tmp/x.conf", High, "the same command wrote"},
-		{`nginx -T -p /tmp/x`, Medium, "prefix"},
+		{`nginx -T -p /tmp/x`, High, "prefix"},
 		// strace -o '|CMD' runs CMD; -E sets the traced program's environment.
 		{`strace -o '|sh -c id' true`, High, "pipes its output to a command"},
 		{`strace --output='!sh' true`, High, "pipes its output to a command"},

@@ -112,7 +112,7 @@ func TestToolHolesSession14(t *testing.T) {
 			t.Errorf("%s: %s, want high", c, a)
 		}
 	}
-	for c, want := range map[string]Level{"git config user.name x": Medium, "git config diff.renames true": Medium,
+	for c, want := range map[string]Level{"git config user.name x": High, "git config diff.renames true": High, // issue 26: undo does not keep .git/config
 		"git config --get remote.origin.url": Safe, "helm get notes db": Medium, "git status": Safe,
 		"kubectl get pods -A": Medium, "kubectl get po -o wide": Medium, "kubectl describe node x": Medium, "kubectl get svc -o yaml": Medium} {
 		if a := p.ClassifyCommandAt(c, "/home/u"); a.Level != want {

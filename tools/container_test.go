@@ -209,9 +209,9 @@ func TestContainerParams(t *testing.T) {
 		{ContainerListName, map[string]any{"all": true}, safety.Safe},
 		{ContainerLogsName, map[string]any{"name": "web", "tail": 5, "since": "2024-05-01T10:00:00Z"}, safety.Safe},
 		{ContainerInspectName, map[string]any{"name": "web"}, safety.Safe},
-		{ContainerStartName, map[string]any{"name": "web"}, safety.Medium},
-		{ContainerStopName, map[string]any{"name": "web", "timeout": 3}, safety.Medium},
-		{ContainerRestartName, map[string]any{"name": "web"}, safety.Medium},
+		{ContainerStartName, map[string]any{"name": "web"}, safety.High},
+		{ContainerStopName, map[string]any{"name": "web", "timeout": 3}, safety.High},
+		{ContainerRestartName, map[string]any{"name": "web"}, safety.High},
 	} {
 		call, err := reg.Prepare(tc.tool, tc.params)
 		if err != nil {

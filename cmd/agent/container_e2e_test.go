@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,9 +34,11 @@ phases:
 
 // TestContainersEndToEnd drives the container tools through the CLI
 // against a real podman container, on this machine and over real sshd:
-// `agent run` of a plan using them (the restart is medium: it runs with
-// --approve medium, and is denied without it), and `agent -c` with the
-// scripted model calling them.
+// `agent run` of a plan using them (the restart is high, issue 26: undo
+// cannot take a container's state back; it is denied at --approve medium
+// and the container keeps running as it was, judged by its start time,
+// and runs with --approve all), and `agent -c` with the scripted model
+// calling them.
 func TestContainersEndToEnd(t *testing.T) {
 	p := testenv.StartPodman(t)
 	d := testenv.StartSSHD(t, testenv.SSHDOptions{ExtraConfig: p.SSHDEnv()})
@@ -54,7 +57,19 @@ func TestContainersEndToEnd(t *testing.T) {
 			name := p.RunContainer(t)
 			marker := filepath.Join(t.TempDir(), "hostile")
 			args := []string{"-F", cfg, "--ssh-host=" + host, "run", plan, "--var", "ctr=" + name, "--var", "evil=web; touch " + marker, "--json"}
-			out, errOut, code := runAgent(append(args, "--approve", "medium")...)
+
+			// at --approve medium the restart is denied (exit 4): the
+			// container was not restarted
+			started := containerStarted(t, name)
+			out, _, code := runAgent(append(args, "--approve", "medium")...)
+			if steps := stepEvents(t, out); code != 4 || len(steps) < 3 || steps[2]["status"] != "denied" || steps[2]["risk"] != "high" {
+				t.Errorf("at --approve medium: exit %d, steps %v", code, steps)
+			}
+			if now := containerStarted(t, name); now != started {
+				t.Errorf("at --approve medium the container was restarted: started %s, now %s", started, now)
+			}
+
+			out, errOut, code := runAgent(append(args, "--approve", "all")...)
 			if out == "" {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -63,7 +78,7 @@ func TestContainersEndToEnd(t *testing.T) {
 				t.Fatalf("exit %d, %d steps (want 1: the hostile name fails)\n%s\n%s", code, len(steps), out, errOut)
 			}
 			for i, want := range []struct{ status, risk, in string }{
-				{"ok", "safe", name}, {"ok", "safe", "tick "}, {"ok", "medium", ""}, {"ok", "safe", `"running": true`},
+				{"ok", "safe", name}, {"ok", "safe", "tick "}, {"ok", "high", ""}, {"ok", "safe", `"running": true`},
 				{"error", "", "not a container name"},
 			} {
 				s := steps[i]
@@ -73,6 +88,9 @@ func TestContainersEndToEnd(t *testing.T) {
 			}
 			if _, err := os.Stat(marker); err == nil {
 				t.Error("a hostile container name ran as shell text")
+			}
+			if now := containerStarted(t, name); now == started {
+				t.Errorf("with --approve all the container was not restarted (started %s)", now)
 			}
 			// written into the plan, it is refused before anything runs
 			bad := filepath.Join(t.TempDir(), "bad.yaml")
@@ -84,21 +102,15 @@ func TestContainersEndToEnd(t *testing.T) {
 				t.Errorf("hostile name in a plan: exit %d: %s", code, errOut)
 			}
 
-			// without --approve the restart is denied (exit 4), nothing else changes
-			out, _, code = runAgent(args...)
-			if steps := stepEvents(t, out); code != 4 || len(steps) < 3 || steps[2]["status"] != "denied" {
-				t.Errorf("without approval: exit %d, steps %v", code, steps)
-			}
-
 			srv.Push(
 				testenv.Calls(testenv.Call("container_list", `{"all":true}`)),
 				testenv.Calls(testenv.Call("container_restart", fmt.Sprintf(`{"name":%q,"timeout":5}`, name))),
 				testenv.Text("Restarted it."),
 			)
-			out, errOut, code = runAgent("-F", cfg, "--ssh-host="+host, "--mode", "react", "--approve", "medium", "--json",
+			out, errOut, code = runAgent("-F", cfg, "--ssh-host="+host, "--mode", "react", "--approve", "all", "--json",
 				"-c", "restart the test container")
 			steps = stepEvents(t, out)
-			if code != 0 || len(steps) != 2 || steps[0]["status"] != "ok" || steps[1]["status"] != "ok" || steps[1]["risk"] != "medium" {
+			if code != 0 || len(steps) != 2 || steps[0]["status"] != "ok" || steps[1]["status"] != "ok" || steps[1]["risk"] != "high" {
 				t.Fatalf("agent -c: exit %d, steps %v\n%s", code, steps, errOut)
 			}
 			reqs := srv.Requests()
@@ -107,6 +119,16 @@ func TestContainersEndToEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// containerStarted is when podman last started the container.
+func containerStarted(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("podman", "inspect", "--format", "{{.State.StartedAt}}", name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("podman inspect %s: %v: %s", name, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // stepEvents are the step events of a --json stream.
