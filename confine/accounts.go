@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Other accounts' homes (issue 26). HideDots and FindIn are the
@@ -118,18 +119,39 @@ func (s Spec) otherHomes(w *watcher) []string {
 	return out
 }
 
-// others are the entries at the top of the other accounts' homes that a
-// step may not read (noRead: dot-entries but DotsOK, names Secrets
-// matches) or write (noWrite: every dot-entry — another account's
-// .bashrc runs at its next login — and the secrets), links resolved too;
-// those homes are watched. A denied entry leaves its home listed: a new
-// name at the top of another account's home cannot be created either.
+// Bounds of the walk of the other accounts' homes for secret-named
+// entries below their top, shared by all of them: smaller than the
+// operator's (walkDepth, walkEntries, walkTime), as a database's cluster
+// or a CI runner's builds may lie there, and every session's set-up pays
+// it. Directories read at otherWatchDepth or less are watched.
+const (
+	otherWalkDepth   = 4
+	otherWalkEntries = 5000
+	otherWalkTime    = 40 * time.Millisecond
+	otherWatchDepth  = 1
+)
+
+// others are the entries of the other accounts' homes that a step may
+// not read (noRead: dot-entries at the top but DotsOK, names Secrets
+// matches, and the policy's places of the operator's home found in
+// theirs: NoRead's ~/.config/gcloud is /var/lib/x/.config/gcloud
+// there) or write (noWrite: every dot-entry at the top — another
+// account's .bashrc runs at its next login — and the secrets), links
+// resolved too; those homes are watched. A denied entry leaves its home
+// listed: a new name at the top of another account's home cannot be
+// created either. Below the top, secret-named entries are found by a
+// bounded walk (otherWalk*): what it did not reach is not found.
 func (s Spec) others(w *watcher) (noRead, noWrite []string) {
 	if !s.AccountHomes {
 		return nil, nil
 	}
+	return s.othersIn(w, s.otherHomes(w))
+}
+
+// othersIn is others for the homes given.
+func (s Spec) othersIn(w *watcher, homes []string) (noRead, noWrite []string) {
 	names := newNameMatcher(s.Secrets)
-	for _, d := range s.otherHomes(w) {
+	for _, d := range homes {
 		for _, e := range w.dir(d) {
 			n := e.Name()
 			dot, secret := strings.HasPrefix(n, "."), names.match(n)
@@ -141,5 +163,47 @@ func (s Spec) others(w *watcher) (noRead, noWrite []string) {
 			}
 		}
 	}
-	return noRead, noWrite
+	// Below the top (session 15): /home/bob/app/.env, bob's
+	// ~/.config/gcloud. The walk does not enter the dot-entries denied
+	// whole above.
+	placed := s.homePlaces(w, homes)
+	noRead, noWrite = append(noRead, placed...), append(noWrite, placed...)
+	if len(s.Secrets) == 0 {
+		return noRead, noWrite
+	}
+	fw := finder{s: s, names: names, w: w, seen: map[string]bool{}, deadline: time.Now().Add(otherWalkTime),
+		maxEntries: otherWalkEntries, maxDepth: otherWalkDepth, watchTo: otherWatchDepth}
+	for _, d := range homes {
+		fw.dots = d
+		fw.walk(d)
+	}
+	return append(noRead, fw.out...), append(noWrite, fw.out...)
+}
+
+// homePlaces are the NoRead places under the operator's home (a HideDots
+// directory) found, at the same place, in each of homes — those below a
+// dot-entry the top-level rule already denies whole are left out — that
+// exist there (a pattern: its matches), links resolved too.
+func (s Spec) homePlaces(w *watcher, homes []string) []string {
+	var out []string
+	for _, p := range s.NoRead {
+		for _, h := range s.HideDots {
+			rest, ok := strings.CutPrefix(p, h+"/")
+			if !ok {
+				continue
+			}
+			first, _, _ := strings.Cut(rest, "/")
+			if strings.HasPrefix(first, ".") && !slices.Contains(s.DotsOK, first) {
+				continue
+			}
+			for _, d := range homes {
+				for _, m := range globWatched(w, path.Join(d, rest)) {
+					if t, err := statType(m); err == nil {
+						out = appendResolved(w, out, m, t)
+					}
+				}
+			}
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -52,4 +53,43 @@ func FuzzParseHomes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestOthersBelowTop: in another account's home the secrets below its top
+// are denied too — a project's .env, a key in a deploy directory, the
+// policy's places of the operator's home found in theirs
+// (~/.config/gcloud) — but not what the walk's bounds leave out, nor the
+// account's ordinary files, nor what its denied dot-entries hold (denied
+// whole already).
+func TestOthersBelowTop(t *testing.T) {
+	home, bob := t.TempDir(), t.TempDir()
+	s := secretSpec(home)
+	s.AccountHomes = true
+	s.NoRead = append(s.NoRead, home+"/.config/gcloud", home+"/.local/share/keyrings", home+"/.config/nushell/history*")
+	for _, f := range []string{"app/.env", "app/deploy/id_ed25519", "app/config/settings.ini", ".config/gcloud/credentials.db",
+		".config/app/config.toml", ".config/nushell/history.txt", ".local/share/keyrings/login.keyring", ".cache/x/.env",
+		"notes.txt"} {
+		mkfile(t, filepath.Join(bob, f), "x\n")
+	}
+	var w watcher
+	noRead, noWrite := s.othersIn(&w, []string{bob})
+	for _, p := range []string{"app/.env", "app/deploy/id_ed25519", ".config/gcloud", ".config/nushell/history.txt",
+		".local/share/keyrings", ".cache"} {
+		if !slices.Contains(noRead, filepath.Join(bob, p)) {
+			t.Errorf("%s is not denied to read: %q", p, noRead)
+		}
+	}
+	for _, p := range []string{"app/.env", "app/deploy/id_ed25519", ".config/gcloud"} {
+		if !slices.Contains(noWrite, filepath.Join(bob, p)) {
+			t.Errorf("%s is not denied to write: %q", p, noWrite)
+		}
+	}
+	for _, ok := range []string{"app/config/settings.ini", "notes.txt", ".config/app/config.toml"} {
+		full := filepath.Join(bob, ok)
+		for _, p := range noRead {
+			if full == p || strings.HasPrefix(full, p+"/") {
+				t.Errorf("%s is denied (%s)", ok, p)
+			}
+		}
+	}
 }

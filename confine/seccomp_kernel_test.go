@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -111,6 +112,36 @@ func try(name string) error {
 		return sock(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_KOBJECT_UEVENT)
 	case "xattr":
 		return unix.Setxattr(arg, "user.agent", []byte("x"), 0)
+	case "suid-chmod": // fchmodat
+		return unix.Chmod(arg, 0o4755)
+	case "sgid-fchmod":
+		fd, err := unix.Open(arg, unix.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Fchmod(fd, 0o2755)
+	case "suid-create": // openat with O_CREAT
+		fd, err := unix.Open(arg, unix.O_CREAT|unix.O_WRONLY|unix.O_EXCL, 0o4755)
+		if err != nil {
+			return err
+		}
+		unix.Close(fd)
+		return unix.Unlink(arg)
+	case "suid-mknod":
+		if err := unix.Mknod(arg, unix.S_IFREG|0o4755, 0); err != nil {
+			return err
+		}
+		return unix.Unlink(arg)
+	case "chmod":
+		return unix.Chmod(arg, 0o755)
+	case "create":
+		fd, err := unix.Open(arg, unix.O_CREAT|unix.O_WRONLY|unix.O_EXCL, 0o755)
+		if err != nil {
+			return err
+		}
+		unix.Close(fd)
+		return unix.Unlink(arg)
 	case "keyctl":
 		_, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_USER_KEYRING, true)
 		return err
@@ -251,6 +282,68 @@ func TestSeccompCalls(t *testing.T) {
 	for _, script := range []string{"nice -n 5 cat /proc/self/stat", "ionice -c3 true", "ip -o addr", "ss -x -a"} {
 		if out, code := b.run(t, threadArg, b.spec(ReadOnly, SyscallsRead), script); code != 0 {
 			t.Errorf("safe: %s: exit %d: %q", script, code, out)
+		}
+	}
+}
+
+// TestSeccompNoSetid: a medium step may change modes and create files,
+// but never set a set-user-ID or set-group-ID bit — by chmod, fchmod, a
+// file created with one, mknod, or a tool (install -m 4755, chmod
+// =4755, cp -p of such a file): it would run as the step's user (root,
+// for a step of root) for every other user of the host. Without the
+// filter, under the same Landlock rules, each works.
+func TestSeccompNoSetid(t *testing.T) {
+	b := newBed(t)
+	// A directory of the step's user's own (the home holds protected
+	// names: no entry may be added there).
+	dir := filepath.Join(b.home, "work")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if b.cred != nil {
+		os.Chown(dir, int(b.cred.Uid), int(b.cred.Gid))
+	}
+	setid := []string{"suid-chmod:" + b.file, "sgid-fchmod:" + b.file, "suid-create:" + dir + "/new", "suid-mknod:" + dir + "/node"}
+	kept := []string{"chmod:" + b.file, "create:" + dir + "/plain"}
+	run := func(s Spec) map[string]string {
+		t.Helper()
+		out, code := b.run(t, LaunchArg, s, b.exe+" "+tryArg+" "+strings.Join(append(setid, kept...), " "))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %q", tryArg, code, out)
+		}
+		m := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			k, v, _ := strings.Cut(line, " ")
+			m[k] = v
+		}
+		os.Chmod(b.file, 0o644)
+		return m
+	}
+	without, with := run(b.spec(NoProtected, "")), run(b.spec(NoProtected, SyscallsOwn))
+	for _, c := range setid {
+		if without[c] != "ok" {
+			t.Errorf("without the filter: %s: %s; the test proves nothing", c, without[c])
+		}
+		if with[c] != "EPERM" {
+			t.Errorf("medium: %s: %s, want EPERM", c, with[c])
+		}
+	}
+	for _, c := range kept {
+		if with[c] != "ok" {
+			t.Errorf("medium: %s: %s, want it allowed", c, with[c])
+		}
+	}
+	// The tools, on a confined thread as a local step runs.
+	for _, script := range []string{"install -m 4755 /bin/true " + dir + "/t1", "cp /bin/true " + dir + "/t2 && chmod =4755 " + dir + "/t2",
+		"cp /bin/true " + dir + "/t3 && chmod g+s " + dir + "/t3"} {
+		if out, code := b.run(t, threadArg, b.spec(NoProtected, SyscallsOwn), script); code == 0 {
+			t.Errorf("medium: %s: exit 0: %q", script, out)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			t.Errorf("medium: %s is %v", e.Name(), fi.Mode())
 		}
 	}
 }

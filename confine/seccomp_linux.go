@@ -86,6 +86,30 @@ var readOnlyCalls = []uint32{unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, u
 var othersCalls = []uint32{unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PROCESS_MADVISE,
 	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_OPEN_BY_HANDLE_AT}
 
+// setidBits are the mode bits no confined step may set (SyscallsOwn;
+// SyscallsRead denies every mode change): a set-user-ID or set-group-ID
+// file made by a medium step runs as its owner for every other user of
+// the host — root's, when the step runs as root — until undo removes it,
+// and nothing in a script run at medium is seen by the classifier.
+const setidBits = unix.S_ISUID | unix.S_ISGID
+
+// setidCall is a call whose mode argument (mode) may carry setidBits —
+// only when its flags argument (flags, or -1: always) creates a file.
+type setidCall struct {
+	nr          uint32
+	flags, mode int
+}
+
+// setidCalls are the calls of both architectures that set a mode: chmod's
+// and those that create a file with one (open's O_CREAT or O_TMPFILE,
+// mknod's regular file). openat2 takes its mode in a structure the filter
+// cannot read, and io_uring's openat at medium is not checked.
+var setidCalls = append([]setidCall{{unix.SYS_FCHMOD, -1, 1}, {unix.SYS_FCHMODAT, -1, 2}, {unix.SYS_FCHMODAT2, -1, 2},
+	{unix.SYS_OPENAT, 2, 3}, {unix.SYS_MKNODAT, -1, 2}}, legacySetid...)
+
+// createFlags are the open flags under which its mode is used.
+const createFlags = unix.O_CREAT | unix.O_TMPFILE&^unix.O_DIRECTORY
+
 // selfOnlyCalls take a PID first and are allowed only on the caller
 // (0): another process's scheduling, affinity and memory placement.
 var selfOnlyCalls = []uint32{unix.SYS_SCHED_SETATTR, unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETSCHEDULER,
@@ -164,6 +188,20 @@ func buildFilter(readOnly bool) []unix.SockFilter {
 			p.ret(retAllow)
 		}},
 	)
+	if !readOnly {
+		// No set-user-ID or set-group-ID bit (SyscallsRead denies
+		// every mode change already).
+		for _, c := range setidCalls {
+			blocks = append(blocks, block{c.nr, p.label(), func() {
+				if c.flags >= 0 {
+					p.load(offArgLo(uint32(c.flags)))
+					p.jump(unix.BPF_JSET, createFlags, next, allow)
+				}
+				p.load(offArgLo(uint32(c.mode)))
+				p.jump(unix.BPF_JSET, setidBits, deny, allow)
+			}})
+		}
+	}
 	if readOnly {
 		blocks = append(blocks,
 			// socket: AF_UNIX, and netlink's route and diagnostics.

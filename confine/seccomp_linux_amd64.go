@@ -11,3 +11,7 @@ const (
 
 // legacyMetadata are x86-64's metadata calls that arm64 has only as *at.
 var legacyMetadata = []uint32{unix.SYS_CHMOD, unix.SYS_CHOWN, unix.SYS_LCHOWN, unix.SYS_UTIME, unix.SYS_UTIMES, unix.SYS_FUTIMESAT}
+
+// legacySetid are x86-64's calls that set a mode and that arm64 has only
+// as *at: chmod, open, creat, mknod (setidCalls).
+var legacySetid = []setidCall{{unix.SYS_CHMOD, -1, 1}, {unix.SYS_OPEN, 1, 2}, {unix.SYS_CREAT, -1, 1}, {unix.SYS_MKNOD, -1, 1}}

@@ -11,3 +11,6 @@ const (
 
 // legacyMetadata: arm64 has only the *at calls.
 var legacyMetadata []uint32
+
+// legacySetid: arm64 has only the *at calls.
+var legacySetid []setidCall

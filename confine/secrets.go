@@ -87,7 +87,8 @@ func (s Spec) found(w *watcher) (secrets, gitRuns []string) {
 		if t, err := statType(root); err != nil || !t.IsDir() {
 			continue
 		}
-		fw := finder{s: s, names: names, w: w, seen: seen, deadline: time.Now().Add(walkTime)}
+		fw := finder{s: s, names: names, w: w, seen: seen, deadline: time.Now().Add(walkTime),
+			maxEntries: walkEntries, maxDepth: walkDepth, watchTo: watchDepth}
 		fw.walk(resolve(root))
 		secrets, gitRuns = append(secrets, fw.out...), append(gitRuns, fw.git...)
 	}
@@ -114,6 +115,12 @@ type finder struct {
 	entries  int
 	deadline time.Time
 	out, git []string
+	// Its bounds: entries, depth, and the depth to which the directories
+	// read are watched.
+	maxEntries, maxDepth, watchTo int
+	// dots is a directory whose dot-entries but DotsOK the walk does not
+	// enter, beside HideDots (another account's home).
+	dots string
 }
 
 func (f *finder) walk(root string) {
@@ -130,14 +137,14 @@ func (f *finder) walk(root string) {
 		}
 		f.seen[it.dir] = true
 		var ents []dirEntry
-		if it.depth <= watchDepth {
+		if it.depth <= f.watchTo {
 			ents = f.w.dir(it.dir)
 		} else {
 			ents, _ = readDir(it.dir)
 		}
-		hideDots := slices.Contains(f.s.HideDots, it.dir)
+		hideDots := slices.Contains(f.s.HideDots, it.dir) || it.dir == f.dots
 		for _, e := range ents {
-			if f.entries++; f.entries > walkEntries || f.entries%256 == 0 && time.Now().After(f.deadline) {
+			if f.entries++; f.entries > f.maxEntries || f.entries%256 == 0 && time.Now().After(f.deadline) {
 				return
 			}
 			name := e.Name()
@@ -149,7 +156,7 @@ func (f *finder) walk(root string) {
 			if name == ".git" && e.Type().IsDir() && f.s.inHome(p) {
 				f.git = append(f.git, p+"/hooks", p+"/config")
 			}
-			if !e.Type().IsDir() || it.depth+1 > walkDepth || slices.Contains(walkSkip, name) ||
+			if !e.Type().IsDir() || it.depth+1 > f.maxDepth || slices.Contains(walkSkip, name) ||
 				hideDots && strings.HasPrefix(name, ".") && !slices.Contains(f.s.DotsOK, name) {
 				continue
 			}

@@ -152,3 +152,23 @@ func TestMediumOverrideByConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestSetidModesHigh: every spelling of a set-user-ID or set-group-ID
+// mode is high — chmod's octal with leading zeros or after an operator,
+// install's and mkdir's -m — and plain modes stay medium.
+func TestSetidModesHigh(t *testing.T) {
+	p := DefaultPolicy()
+	for _, c := range []string{"chmod =4755 /home/u/x", "chmod 04755 /home/u/x", "chmod 0002755 /home/u/x", "chmod +4000 /home/u/x",
+		"chmod u+s /home/u/x", "install -m 4755 /bin/sh /home/u/x", "install -m4755 /bin/sh /home/u/x", "install --mode=u+s /bin/sh /home/u/x",
+		"install -m $m /bin/sh /home/u/x", "mkdir -m 2775 /home/u/d"} {
+		if an := p.Analyze(c, "/home/u"); an.Level < High || an.IfJournaled.Level < High {
+			t.Errorf("%s = %s, want high", c, an.Assessment)
+		}
+	}
+	for _, c := range []string{"chmod 0755 /home/u/x", "chmod =755 /home/u/x", "chmod 1777 /home/u/d", "install -m 0644 a /home/u/x",
+		"mkdir -m 700 /home/u/d"} {
+		if an := p.Analyze(c, "/home/u"); an.Level != Medium {
+			t.Errorf("%s = %s, want medium", c, an.Assessment)
+		}
+	}
+}

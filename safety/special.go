@@ -88,6 +88,11 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 	case "mv", "install":
 		r.backup = c.backupSuffix(name, s, args)
 		c.copyTargets(name, s, args)
+		if name == "install" {
+			c.setidOption(name, s, args)
+		}
+	case "mkdir":
+		c.setidOption(name, s, args)
 	case "truncate":
 		c.truncate(s, args, &r)
 	case "dd":
@@ -294,14 +299,28 @@ func (c *classifier) codeOperands(name string, s scanned, args []arg, e env) {
 
 func setuid(mode string) bool {
 	if isDigits(mode) {
-		return len(mode) == 4 && strings.ContainsAny(mode[:1], "234567")
+		return octalSetid(mode)
 	}
 	for _, clause := range strings.Split(mode, ",") {
-		if i := strings.IndexAny(clause, "+="); i >= 0 && strings.Contains(clause[i:], "s") {
+		i := strings.IndexAny(clause, "+=")
+		if i < 0 {
+			continue
+		}
+		// "u+s", "g=s", and the octal form after an operator (GNU
+		// chmod's "=4755", "+4000"; session 15: `chmod =4755 f` and
+		// `chmod 04755 f` were medium).
+		if op := clause[i+1:]; strings.Contains(op, "s") || isDigits(op) && octalSetid(op) {
 			return true
 		}
 	}
 	return false
+}
+
+// octalSetid reports whether the octal digits m set the set-user-ID or
+// set-group-ID bit (leading zeros allowed: 04755, 0002755).
+func octalSetid(m string) bool {
+	m = strings.TrimLeft(m, "0")
+	return len(m) >= 4 && strings.ContainsAny(m[len(m)-4:len(m)-3], "234567")
 }
 
 func gitConfigRuns(key string) bool {
@@ -792,4 +811,18 @@ func (c *classifier) script(args []arg) {
 func noTargetDirCluster(cluster string) bool {
 	i := strings.IndexByte(cluster, 'T')
 	return i >= 0 && strings.Trim(cluster[:i], "abdFfHiLlnPprsuvx") == ""
+}
+
+// setidOption rates install's and mkdir's -m/--mode: a set-user-ID or
+// set-group-ID mode is High, as chmod's is (the kernel denies it to a
+// medium step too: confine's setidCalls); a mode not known statically
+// may be one.
+func (c *classifier) setidOption(name string, s scanned, args []arg) {
+	for _, i := range s.opts {
+		for _, opt := range []string{"-m", "--mode"} {
+			if v, _, ok := s.value(args, i, opt); ok && (!v.static || setuid(v.val)) {
+				c.add(High, "%s %s %s: sets the setuid/setgid bit", name, opt, v.text)
+			}
+		}
+	}
 }

@@ -36,6 +36,7 @@ func TestOtherAccountsHomesOtherUser(t *testing.T) {
 	for name, content := range map[string]string{
 		".pgpass": "db:5432:*:app:m4rker-pgpass\n", ".ssh/id_ed25519": "m4rker-sshkey\n", "server.key": "m4rker-key\n",
 		".psql_history": "\\password m4rker-hist\n", "notes.txt": "benign-notes\n", ".bashrc": "# benign-rc\n",
+		"app/.env": "PASSWORD=m4rker-env\n", ".config/gcloud/credentials.db": "m4rker-gcloud\n", // below the top (session 15)
 	} {
 		p := filepath.Join(svcHome, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -100,7 +101,8 @@ func TestOtherAccountsHomesOtherUser(t *testing.T) {
 		}
 	}
 	reads := []string{"cat " + svcHome + "/.pgpass", "cat " + svcHome + "/.ssh/id_ed25519", "cat " + svcHome + "/server.key",
-		"tail " + svcHome + "/.psql_history", "grep -r m4r[k]er " + svcHome}
+		"tail " + svcHome + "/.psql_history", "grep -r m4r[k]er " + svcHome, "cat " + svcHome + "/app/.env",
+		"cat " + svcHome + "/.config/gcloud/credentials.db"}
 	// The classifier, by default.
 	write("high")
 	for _, cmd := range reads {
