@@ -2,10 +2,8 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/autoshell/agent/confine"
@@ -76,15 +74,11 @@ func TestOtherAccountsHomesOtherUser(t *testing.T) {
 		os.Chown(cfg, int(other.UID), int(other.GID))
 	}
 	other.Own(t, base)
-	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
-		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true", raceEnv()}
+	env := otherUserEnv(base, home)
 	run := func(args ...string) (string, int) {
 		t.Helper()
-		c := exec.Command(agent, args...)
-		c.Env, c.Dir = env, home
-		c.SysProcAttr = &syscall.SysProcAttr{Credential: other.Cred()}
-		out, _ := c.CombinedOutput()
-		return string(out), c.ProcessState.ExitCode()
+		out, code, _ := runAsOther(other, agent, env, home, args...)
+		return out, code
 	}
 	script := func(body string) string {
 		f := filepath.Join(bed, "s-"+strings.Repeat("x", len(body)%7)+".sh")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,18 +42,14 @@ func TestAttackCorpusOtherUser(t *testing.T) {
 	}
 	heard := corpustest.Listen(t, "5353")
 	before := corpustest.Tree(t, home)
-	env := []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
-		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true", raceEnv()}
+	env := otherUserEnv(base, home)
 	for _, k := range corpustest.EnvKeys {
 		env = append(env, k+"="+corpustest.Secrets[len(corpustest.Secrets)-1])
 	}
 	run := func(args ...string) (string, int) {
 		t.Helper()
-		c := exec.Command(agent, args...)
-		c.Env, c.Dir = env, home
-		c.SysProcAttr = &syscall.SysProcAttr{Credential: other.Cred()}
-		out, _ := c.CombinedOutput()
-		return string(out), c.ProcessState.ExitCode()
+		out, code, _ := runAsOther(other, agent, env, home, args...)
+		return out, code
 	}
 	for _, mode := range []string{"", "medium"} {
 		for _, cmd := range cmds {
@@ -110,4 +108,25 @@ func otherUserScratch(t *testing.T, prefix string) (base, home, inv string) {
 		t.Fatal(err)
 	}
 	return base, home, inv
+}
+
+// otherUserEnv is agent's environment as another user whose scratch home
+// is home, its state and config beside it in base.
+func otherUserEnv(base, home string) []string {
+	return []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
+		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true", raceEnv()}
+}
+
+// runAsOther runs agent with args as other, in dir with env, and returns
+// what it printed (stdout and stderr) and its exit code; err is set only
+// when it could not run (an exit code is not an error).
+func runAsOther(other testenv.OtherUser, agent string, env []string, dir string, args ...string) (string, int, error) {
+	c := exec.Command(agent, args...)
+	c.Env, c.Dir = env, dir
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: other.Cred()}
+	out, err := c.CombinedOutput()
+	if ee := (*exec.ExitError)(nil); err != nil && !errors.As(err, &ee) {
+		return string(out), -1, fmt.Errorf("agent %s: %w", strings.Join(args, " "), err)
+	}
+	return string(out), c.ProcessState.ExitCode(), nil
 }

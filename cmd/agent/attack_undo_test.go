@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -129,23 +128,18 @@ func mediumScratch(t *testing.T, other testenv.OtherUser) (home, inv string, env
 	base, home, inv := otherUserScratch(t, "agent-undo-corpus-")
 	corpustest.ToolHome(t, home, nil) // with ~/work's links into protected places
 	other.Own(t, base)
-	env = []string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(base, "state"),
-		"XDG_CONFIG_HOME=" + filepath.Join(base, "config"), "PATH=/usr/local/bin:/usr/bin:/bin", "SSH_AUTH_SOCK=", "CI=true", raceEnv()}
-	return home, inv, env
+	return home, inv, otherUserEnv(base, home)
 }
 
 func mediumThroughExec(t *testing.T, other testenv.OtherUser, agent string) {
 	home, inv, env := mediumScratch(t, other)
 	run := func(dir string, args ...string) string {
 		t.Helper()
-		c := exec.Command(agent, args...)
-		c.Env, c.Dir = env, dir
-		c.SysProcAttr = &syscall.SysProcAttr{Credential: other.Cred()}
-		out, err := c.CombinedOutput()
-		if ee := (*exec.ExitError)(nil); err != nil && !errors.As(err, &ee) {
-			t.Fatalf("agent %s: %v", strings.Join(args, " "), err)
+		out, _, err := runAsOther(other, agent, env, dir, args...)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return string(out)
+		return out
 	}
 	p := safety.DefaultPolicy()
 	changed := 0
