@@ -64,6 +64,11 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 		}
 		run = append(run, cmd)
 	}
+	// A step is decided before it is confined (executor.RunStep: decide,
+	// then confine), so a denied step never meets the kernel: the whole
+	// share runs with the classifier alone (kernel off), and every fourth
+	// entry again with the kernel on, which shows an enforced host denies
+	// the same way.
 	for _, kernel := range []string{"on", "off"} {
 		e := engine.Enforcement{Off: kernel == "off", Launcher: launcher}
 		for _, mode := range []safety.Mode{safety.DefaultMode(false), safety.ModeMedium} {
@@ -72,7 +77,10 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, cmd := range run {
+			for i, cmd := range run {
+				if kernel == "on" && i%4 != 0 {
+					continue
+				}
 				// A step that runs instead of being denied may not end
 				// (watch, a loop): it fails here, fast.
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -86,7 +94,7 @@ func corpusThroughEngine(t *testing.T, home string, open func(engine.HostOptions
 			corpustest.Same(t, fmt.Sprintf("kernel %s, --approve %s", kernel, mode), before, corpustest.Tree(t, home))
 		}
 	}
-	t.Logf("%d attacks denied by default and at --approve medium, kernel on and off", len(run))
+	t.Logf("%d attacks denied by default and at --approve medium with the kernel off, %d with it on", len(run), (len(run)+3)/4)
 
 	// The safe entries (reading the step's own environment) run
 	// unattended, kernel on and off: agent's keys, set in its environment
