@@ -136,6 +136,16 @@ func newAutomaton(needles []string, owner []int) *automaton {
 	return a
 }
 
+// foldCase makes a read an upper-case ASCII letter as its lower case, for
+// an automaton whose needles have no upper-case letter (the squeezed
+// one: shapes.go): its views' tables are made again.
+func (a *automaton) foldCase() {
+	for c := byte('A'); c <= 'Z'; c++ {
+		a.class[c] = a.class[c+'a'-'A']
+	}
+	a.tables()
+}
+
 // fillFailures completes a trie's transitions (delta: nstates rows of nc
 // columns, 0 for no edge: the root is no state's child) into an
 // Aho-Corasick automaton: breadth first,

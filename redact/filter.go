@@ -118,8 +118,14 @@ func (f *viewFilter) folded(ones int) {
 // gramHash is the bit of gram g (gramLen bytes) in a bitmap of 1<<(32-shift) bits.
 func gramHash(g string, shift uint32) uint32 {
 	x := uint32(g[0]) | uint32(g[1])<<8 | uint32(g[2])<<16 | uint32(g[3])<<24
-	return (x * 0x9E3779B1) >> shift
+	return ((x | caseFold) * 0x9E3779B1) >> shift
 }
+
+// caseFold is ORed into a squeezed gram before it is hashed: an ASCII
+// letter's two cases are one (the squeezed automaton reads letters
+// without their case: automaton.foldCase), and some other bytes too,
+// which only makes the filter let a few more samples through.
+const caseFold = 0x20202020
 
 // newHexFilter is the hex view's filter for a's needles (hex digits in
 // lower case).
@@ -155,7 +161,7 @@ func (f *viewFilter) scanSqueezed(s string, spans []span) []span {
 				break // fewer are left
 			}
 		}
-		h := (x * 0x9E3779B1) >> shift
+		h := ((x | caseFold) * 0x9E3779B1) >> shift
 		if hs := h >> fold; small[hs>>6]&(1<<(hs&63)) != 0 && grams[h>>6]&(1<<(h&63)) != 0 {
 			spans = f.runSqueezed(s, p, &v, spans)
 		}
@@ -168,7 +174,7 @@ func (f *viewFilter) scanSqueezed(s string, spans []span) []span {
 func squeezedGram(s string, p int) (uint32, bool) {
 	x, k := uint32(0), 0
 	for j := p; j < len(s) && k < gramLen; j++ {
-		if !isSpace(s[j]) {
+		if !sqOut(s[j]) {
 			x |= uint32(s[j]) << (8 * k)
 			k++
 		}
@@ -184,7 +190,7 @@ func (f *viewFilter) runSqueezed(s string, p int, v *viewRun, spans []span) []sp
 	a := f.a
 	w, n := p, f.step-1
 	for n > 0 && w > 0 {
-		if w--; !isSpace(s[w]) {
+		if w--; !sqOut(s[w]) {
 			n--
 		}
 	}
@@ -231,7 +237,7 @@ var hexNib = func() (t [256]uint8) {
 		switch d, ok := unhex(b); {
 		case ok:
 			t[c] = d
-		case isSpace(b) || b == ':' || b == '-' || b == ',':
+		case isSpace(b) || b == ':' || b == '-' || b == ',' || b == '.':
 			t[c] = nibSkip
 		case b == 'x' || b == 'X' || b == '\\':
 			t[c] = nibAsk

@@ -1,11 +1,13 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -23,6 +25,15 @@ func FuzzShapes(f *testing.F) {
 	f.Add("ab", "cd", "0123456789abcdef", uint8(5), uint8(2))
 	f.Add("abc", "", "Zq7#Kx9Wm2R/t5+Y", uint8(10), uint8(0))
 	f.Add("x ", " y", "Zq7!Kx9(Wm2)R$t5+Y", uint8(11), uint8(0))
+	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(13), uint8(0))
+	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(29), uint8(1))
+	for k := range numericForms {
+		f.Add("x", "yz", "DotEnvDq/9+4=1Xc07", uint8(14+18*k), uint8(0))
+	}
+	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(15), uint8(0))
+	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(16), uint8(0))
+	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(34), uint8(1))
+	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(17), uint8(2))
 	f.Fuzz(func(t *testing.T, prefix, suffix, secret string, shape, sep uint8) {
 		secret = strings.TrimSpace(secret)
 		// (a Known value shorter than MinLen without its white space is hidden
@@ -37,7 +48,7 @@ func FuzzShapes(f *testing.F) {
 		seps := " \n\t,;|\"'"
 		d := string(seps[int(sep)%len(seps)])
 		var text string
-		switch shape % 13 {
+		switch shape % 18 {
 		case 0:
 			text = prefix + d + secret + d + suffix
 		case 1: // split on white space
@@ -93,9 +104,35 @@ func FuzzShapes(f *testing.F) {
 				return // two whole words at every alignment (shapes.go)
 			}
 			text = odX4(prefix + secret + suffix)
+		case 13: // a case change: upper case, or each letter's case swapped
+			text = prefix + d + strings.ToUpper(secret) + d + suffix
+			if shape/18%2 == 1 {
+				text = prefix + d + swapCase(secret) + d + suffix
+			}
+		case 14: // an octal or decimal dump of the stream: the secret at any alignment
+			f := numericForms[int(shape/18)%len(numericForms)]
+			if len(secret) < 2*f.width+f.width-1 {
+				return // two whole words at every alignment (shapes.go)
+			}
+			text = numericDump(prefix+secret+suffix, f)
+		case 15: // a hex dump without -v: a line the same as the one before it is a '*'
+			if len(secret) < 12 {
+				return // a window of 8 bytes on either side of the '*'
+			}
+			p := (prefix + "0123456789ab")[:12] + secret[:4]
+			text = squeezedDump(p + p + secret[4:] + suffix)
+		case 16: // UTF-16, little- or big-endian
+			text = prefix + d + toUTF16(secret, shape/18%2 == 1) + d + suffix
+		case 17: // hex with '.' between its bytes
+			h := hex.EncodeToString([]byte(secret))
+			var b strings.Builder
+			for i := 0; i < len(h); i += 2 {
+				b.WriteString(h[i:i+2] + ".")
+			}
+			text = prefix + d + b.String() + d + suffix
 		}
 		got := set.String(text)
-		if shape%13 == 11 {
+		if shape%18 == 11 {
 			// the secret without its backslashes, more times than the
 			// random text around it holds it (a secret "0,\\\\" between
 			// "0" and ","), outside the marks ("AC\\\\": [REDACTED])
@@ -110,8 +147,8 @@ func FuzzShapes(f *testing.F) {
 			}
 			return
 		}
-		if how := wholeLeak(got, secret, shape%13); how {
-			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%13, secret, text, got)
+		if how := wholeLeak(got, secret, shape%18); how {
+			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%18, secret, text, got)
 		}
 	})
 }
@@ -138,11 +175,26 @@ func wholeLeak(out, secret string, shape uint8) bool {
 			}
 		}
 		return false
-	case 4, 5, 8:
-		h := strings.ToLower(strings.NewReplacer(":", "").Replace(out))
+	case 16:
+		return strings.Contains(noSpace(strings.ReplaceAll(out, "\x00", "")), sq)
+	case 4, 5, 8, 17:
+		h := strings.ToLower(strings.NewReplacer(":", "", ".", "").Replace(out))
 		return strings.Contains(h, hex.EncodeToString([]byte(secret)))
 	case 6:
 		return strings.Contains(out, reverse(secret))
+	case 13:
+		return strings.Contains(strings.ToLower(noSpace(out)), strings.ToLower(sq))
+	case 14:
+		return numericLeak(out, func(b []byte) bool { return bytes.Contains(b, []byte(secret)) })
+	case 15:
+		var b strings.Builder
+		for _, line := range strings.Split(out, "\n") {
+			if line != "*" {
+				b.WriteString(line)
+			}
+		}
+		h := strings.ReplaceAll(b.String(), " ", "")
+		return strings.Contains(h, hex.EncodeToString([]byte(secret)))
 	case 7, 9:
 		return strings.Contains(noSpace(urlDecode(out)), sq)
 	case 12:
@@ -168,6 +220,107 @@ func wholeLeak(out, secret string, shape uint8) bool {
 		return false
 	}
 	return false
+}
+
+// numericForm is a way od shows numbers: base 8 or 10, 1-, 2- or 4-byte
+// little-endian words, digits padded with zeros to pad (hexdump -d's 5
+// for 16-bit words) or not, a separator between numbers.
+type numericForm struct {
+	base, width, pad int
+	sep              string
+}
+
+var numericForms = []numericForm{
+	{8, 1, 3, " "},   // od -b
+	{10, 1, 0, " "},  // od -t u1
+	{8, 2, 6, " "},   // od, od -o
+	{10, 2, 0, " "},  // od -d
+	{10, 2, 5, " "},  // hexdump -d
+	{10, 4, 0, " "},  // od -i
+	{8, 4, 11, " "},  // od -t o4
+	{10, 8, 0, " "},  // od -l
+	{10, 1, 0, ", "}, // Python's list(b"…")
+}
+
+// numericDump is od -An's dump of s in form f: eight numbers a line,
+// each line starting with a space (as od -An's do: a line's first number
+// is no offset), the last word padded with zeros.
+func numericDump(s string, f numericForm) string {
+	var b strings.Builder
+	b.WriteByte(' ')
+	for i, n := 0, 0; i < len(s); i, n = i+f.width, n+1 {
+		x := uint64(0)
+		for j := f.width - 1; j >= 0; j-- {
+			x <<= 8
+			if i+j < len(s) {
+				x |= uint64(s[i+j])
+			}
+		}
+		num := strconv.FormatUint(x, f.base)
+		if len(num) < f.pad {
+			num = strings.Repeat("0", f.pad-len(num)) + num
+		}
+		if n > 0 {
+			b.WriteString(f.sep)
+			if n%8 == 0 && f.sep == " " {
+				b.WriteString("\n ")
+			}
+		}
+		b.WriteString(num)
+	}
+	return b.String()
+}
+
+// squeezedDump is od -An -tx1's dump of s without -v: 16 bytes a line,
+// a line the same as the one before it shown as one '*'.
+func squeezedDump(s string) string {
+	var b strings.Builder
+	prev, star := "", false
+	for i := 0; i < len(s); i += 16 {
+		line := s[i:min(i+16, len(s))]
+		if line == prev {
+			if !star {
+				b.WriteString("*\n")
+			}
+			star = true
+			continue
+		}
+		prev, star = line, false
+		for j := 0; j < len(line); j++ {
+			fmt.Fprintf(&b, " %02x", line[j])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// toUTF16 is s's bytes as UTF-16 code units, little- or big-endian.
+func toUTF16(s string, big bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if big {
+			b.WriteByte(0)
+		}
+		b.WriteByte(s[i])
+		if !big {
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
+}
+
+// swapCase is s with each ASCII letter's case swapped.
+func swapCase(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z':
+			b[i] = c - 'a' + 'A'
+		case c >= 'A' && c <= 'Z':
+			b[i] = c - 'A' + 'a'
+		}
+	}
+	return string(b)
 }
 
 // odX4 is od -t x4's dump of s on a little-endian machine: an offset,

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -28,6 +29,8 @@ func leak(out, secret string) string {
 		}
 	}
 	has := func(b []byte) bool {
+		// (UTF-16's NULs left out)
+		b = bytes.ReplaceAll(b, []byte{0}, nil)
 		for _, win := range windows {
 			if bytes.Contains(b, []byte(win)) {
 				return true
@@ -41,6 +44,13 @@ func leak(out, secret string) string {
 	if has([]byte(urlDecode(noSpace(out)))) {
 		return "url/qp"
 	}
+	// a case change (tr a-z A-Z, ${x^^}, the case swapped)
+	lowered := bytes.ToLower([]byte(noSpace(out)))
+	for _, win := range windows {
+		if bytes.Contains(lowered, bytes.ToLower([]byte(win))) {
+			return "case changed"
+		}
+	}
 	// od -c and hexdump -C / xxd character columns, by line
 	var cols strings.Builder
 	for _, line := range strings.Split(out, "\n") {
@@ -50,6 +60,11 @@ func leak(out, secret string) string {
 	}
 	if has([]byte(noSpace(cols.String()))) {
 		return "dump characters"
+	}
+	// octal and decimal dumps (od -b, -t u1, -o, -d, -i; hexdump -d),
+	// their offsets and '*' lines left out
+	if numericLeak(out, has) {
+		return "octal or decimal dump"
 	}
 	var hexRuns strings.Builder
 	for _, line := range strings.Split(out, "\n") {
@@ -103,7 +118,7 @@ func leak(out, secret string) string {
 }
 
 var (
-	hexRunRE    = regexp.MustCompile(`(?i)(?:(?:0x|\\x)?[0-9a-f][\s:,-]*){16,}`)
+	hexRunRE    = regexp.MustCompile(`(?i)(?:(?:0x|\\x)?[0-9a-f][\s:,.-]*){16,}`)
 	hexSepRE    = regexp.MustCompile(`(?i)0x|\\x|[^0-9a-f]`)
 	offsetRE    = regexp.MustCompile(`^\s*[0-9a-fA-F]{6,16}[: ]`)
 	charColRE   = regexp.MustCompile(`\s\s[|>].*$|^(\s*[0-9a-f]+: [0-9a-f ]+?)  .*$`)
@@ -111,6 +126,49 @@ var (
 	b64RunRE    = regexp.MustCompile(`[A-Za-z0-9+/]{8,}`)
 	b32RunRE    = regexp.MustCompile(`[A-Z2-7]{8,}`)
 )
+
+// numericLeak reports whether out's numbers, read as od's octal or
+// decimal bytes or little-endian 16- or 32-bit words (the offset column
+// and '*' lines left out, numbers separated by white space or commas),
+// hold a window has finds.
+func numericLeak(out string, has func([]byte) bool) bool {
+	var tokens []string
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == '[' || r == ']' })
+		if len(f) > 1 && len(f[0]) == 7 && strings.Trim(f[0], "01234567") == "" {
+			f = f[1:]
+		}
+		if line == "*" {
+			continue
+		}
+		tokens = append(tokens, f...)
+	}
+	for _, base := range []int{8, 10} {
+		for _, w := range []int{1, 2, 4, 8} {
+			var b []byte
+			for _, tok := range tokens {
+				x, err := strconv.ParseInt(tok, base, 64)
+				if u, uerr := strconv.ParseUint(tok, base, 64); w == 8 && uerr == nil {
+					x, err = int64(u), nil
+				}
+				if err != nil || w < 8 && (x < -(1<<(8*w-1)) || x >= 1<<(8*w)) {
+					if has(b) {
+						return true
+					}
+					b = b[:0]
+					continue
+				}
+				for j := range w {
+					b = append(b, byte(x>>(8*j)))
+				}
+			}
+			if has(b) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // noSpace is s without ASCII white space, other bytes (valid UTF-8 or
 // not) kept.

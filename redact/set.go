@@ -222,6 +222,9 @@ func (s *Set) matcher() *matcher {
 		m.kinds = append(m.kinds, e.kind)
 	}
 	m.squeezed = newAutomaton(n.squeezed, n.sqOf)
+	if m.squeezed != nil {
+		m.squeezed.foldCase()
+	}
 	m.hex = newAutomaton(n.hex, n.hexOf)
 	m.sqf, m.hxf = newSqFilter(m.squeezed, n.squeezed), newHexFilter(m.hex, n.hex)
 	m.noFilter = s.noFilter

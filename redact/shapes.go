@@ -25,10 +25,17 @@ type needles struct {
 // base32 shapes are looked for in the squeezed view, by its automaton: a
 // byte outside their alphabet is in none of them, so a match cannot run
 // across one, as in a view of their own; one automaton less a byte.
+// The squeezed needles are in lower case: that automaton reads letters
+// without their case (foldCase), so that a value put in upper or lower
+// case or with its case swapped (tr a-z A-Z, ${x^^}, str.upper()) is
+// still found, in each of its shapes there.
 func (n *needles) add(i int, v string) {
 	addOnce := func(list *[]string, of *[]int, s string) {
 		if len(s) < minNeedle {
 			return
+		}
+		if list == &n.squeezed {
+			s = lowerASCII(s)
 		}
 		*list, *of = append(*list, s), append(*of, i)
 	}
@@ -168,11 +175,24 @@ func base64Inner(v string, k int) string {
 	return enc[from:to]
 }
 
-// squeeze is s without its white space (bytes: s need not be UTF-8).
+// lowerASCII is s with its ASCII letters in lower case (its other bytes
+// as they are: s need not be UTF-8).
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// squeeze is s without what the squeezed view leaves out (white space,
+// NUL; bytes: s need not be UTF-8).
 func squeeze(s string) string {
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
-		if !isSpace(s[i]) {
+		if !sqOut(s[i]) {
 			b = append(b, s[i])
 		}
 	}

@@ -40,6 +40,22 @@ func TestShapesOfRealTools(t *testing.T) {
 		"rev only | xxd -p",
 		"base32 f", "base32 fx", "base32 fxy", "base32 -w0 only", "printf 'ab%s' \"$(cat only)\" | base32",
 		"bash -c 'printf \"%q\\n\" \"$(cat only)\"'", "bash -c 'x=$(cat only); echo \"${x@Q}\" | rev'",
+		// case changes
+		"tr a-z A-Z < f", "tr A-Z a-z < fx", "tr a-zA-Z A-Za-z < f", "bash -c 'x=$(cat only); echo \"${x^^}\"'",
+		"bash -c 'x=$(cat only); echo \"${x,,}\" | rev'", "python3 -c \"print(open('only').read().swapcase())\"",
+		// octal and decimal dumps: bytes, 16- and 32-bit words
+		"od f", "od fx", "od -b f", "od -t o1 fxy", "od -t d1 f", "od -An -tu1 fx", "od -d f", "od -d fx", "od -s fxy",
+		"od -i f", "od -i fx", "od -t d4 fxy", "od -An -i only", "hexdump -d fx", "hexdump -o f", "hexdump -b fxy",
+		"od -l fx", "od -t o4 fxy", "od -An -tu1 -w1 only", "od -An -w2 -d fx",
+		"python3 -c \"print(list(open('only','rb').read()))\"",
+		// without -v: a line the same as the one before it is a '*'
+		"bash -c 's=$(cat only); p=\"0123456789ab${s:0:4}\"; printf %s%s%s \"$p\" \"$p\" \"${s:4}\" | od -c'",
+		"bash -c 's=$(cat only); p=\"0123456789ab${s:0:4}\"; printf %s%s%s \"$p\" \"$p\" \"${s:4}\" | od -An -tx1'",
+		"bash -c 's=$(cat only); p=\"0123456789ab${s:0:4}\"; printf %s%s%s \"$p\" \"$p\" \"${s:4}\" | hexdump -C'",
+		"bash -c 's=$(cat only); p=\"0123456789ab${s:0:4}\"; printf %s%s%s \"$p\" \"$p\" \"${s:4}\" | od -b'",
+		// UTF-16; hex with '.' between its bytes
+		"iconv -t UTF-16LE f", "iconv -t UTF-16BE fx", "iconv -t UTF-16 fxy",
+		"xxd -p fx | sed 's/../&./g'", "od -An -tx1 -w1 only | tr -d ' ' | paste -sd .",
 	}
 	set := NewSet()
 	set.Add("DB_VALUE", secret, Known)

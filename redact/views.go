@@ -4,12 +4,14 @@ import "strings"
 
 // A view is the text as one family of shapes sees it, fed byte by byte
 // to that family's automaton without being copied: the squeezed view
-// leaves out white space (a value folded or split over lines); the
-// decoded view also decodes %XX and quoted-printable =XX, drops soft line
-// breaks and reads dumps (od -c's spaced characters); the hex view keeps
-// hex digits in lower case and leaves out separators (spaces, ':', '-',
-// ',', "\x", "0x"). The base64 and base32 shapes are looked for in the
-// squeezed view (shapes.go). In the decoded and hex views, a dump's offset
+// leaves out white space (a value folded or split over lines) and NUL
+// (UTF-16), and reads letters without their case (a value in upper case);
+// the decoded view also decodes %XX and quoted-printable =XX, drops soft line
+// breaks and reads dumps (od -c's spaced characters; a '*' line, od's
+// and hexdump's for repeated lines, is a dump's line with nothing in it);
+// the hex view keeps hex digits in lower case and leaves out separators
+// (spaces, ':', '-', ',', '.', "\x", "0x"). The base64 and base32 shapes
+// are looked for in the squeezed view (shapes.go). In the decoded and hex views, a dump's offset
 // column is left out, and of xxd's and hexdump -C's lines the decoded
 // view takes the character column only and the hex view the hex columns
 // only, so that a value dumped across lines is one run in each.
@@ -60,6 +62,11 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
+// sqOut reports whether the squeezed and decoded views leave c out: white
+// space, and NUL, which is between the bytes of ASCII text in UTF-16
+// (iconv -t UTF-16LE, a Windows file).
+func sqOut(c byte) bool { return isSpace(c) || c == 0 }
+
 func unhex(c byte) (byte, bool) {
 	switch {
 	case c >= '0' && c <= '9':
@@ -81,8 +88,25 @@ func isHex(c byte) bool { _, ok := unhex(c); return ok }
 // It returns where the line's body starts (at when it has no offset
 // column), and the body's parts: chars is the character column (xxd's
 // after two spaces, hexdump -C's between '|'; the whole body for od -c),
-// hex the hex columns.
+// hex the hex columns. A line of numbers alone (od -An -b, Python's
+// list of bytes: numericLine) is a dump's line with no offset column.
 func dumpLine(s string, at, end int) (isDump bool, hexFrom, hexTo, charFrom, charTo int) {
+	isDump, hexFrom, hexTo, charFrom, charTo = dumpLayout(s, at, end)
+	if !isDump && at < end && numStart[s[at]] && numericLine(s, at, end) {
+		return true, at, end, at, end
+	}
+	return isDump, hexFrom, hexTo, charFrom, charTo
+}
+
+// dumpLayout is dumpLine but for lines of numbers alone.
+func dumpLayout(s string, at, end int) (isDump bool, hexFrom, hexTo, charFrom, charTo int) {
+	if end-at == 1 && s[at] == '*' {
+		// od's and hexdump's line for lines the same as the one before it
+		// (without -v): a dump's line with nothing in it, so that the
+		// lines before and after it are one run in the views, as the
+		// repeated lines' last and the line after it are in the data
+		return true, end, end, end, end
+	}
 	i := at
 	for i < end && i-at < 17 && isHex(s[i]) {
 		i++
@@ -172,23 +196,34 @@ const (
 
 // scanDecoded runs a over the text without its white space, with URL and
 // quoted-printable escapes decoded and a dump's lines reduced to their
-// character column. dump says whether s has a dump's line (scanAll).
+// character column; and over the bytes a dump's numbers stand for
+// (numFeeders). dump says whether s has a dump's line (scanAll).
 func scanDecoded(a *automaton, s string, dump bool, sc *gateScan, spans []span) []span {
 	if !dump && !escaped(s, sc) {
 		return spans // the squeezed view is the same
 	}
 	f := newFeeder(a, spans)
+	var nums *numFeeders
 	lines(s, func(at, end int) {
 		_, _, _, from, to := dumpLine(s, at, end)
+		switch {
+		case from < to && numericLine(s, from, to):
+			if nums == nil {
+				nums = newNumFeeders(a)
+			}
+			nums.line(s, from, to)
+		case from < to && nums != nil:
+			nums.reset()
+		}
 		for j := from; j < to; j++ {
 			c := s[j]
 			switch {
-			case isSpace(c):
+			case sqOut(c):
 				continue
 			case (c == '%' || c == '=') && j+2 < to:
 				if h, ok := unhex(s[j+1]); ok {
 					if l, ok := unhex(s[j+2]); ok {
-						if d := h<<4 | l; !isSpace(d) {
+						if d := h<<4 | l; !sqOut(d) {
 							f.feed(d, j, j+3)
 						}
 						j += 2
@@ -201,6 +236,11 @@ func scanDecoded(a *automaton, s string, dump bool, sc *gateScan, spans []span) 
 			f.feed(c, j, j+1)
 		}
 	})
+	if nums != nil {
+		for _, n := range nums.f {
+			f.spans = append(f.spans, n.spans...)
+		}
+	}
 	return f.spans
 }
 
@@ -210,7 +250,7 @@ func (a *automaton) tables() {
 	for c := range 256 {
 		b := byte(c)
 		a.squeezedTr[c] = int16(a.class[b])
-		if isSpace(b) {
+		if sqOut(b) {
 			a.squeezedTr[c] = skipByte
 		}
 		a.sqCol[c] = a.col(a.squeezedTr[c])
@@ -219,7 +259,7 @@ func (a *automaton) tables() {
 			a.hexTr[c] = int16(a.class[b+'a'-'A'])
 		case isHex(b):
 			a.hexTr[c] = int16(a.class[b])
-		case isSpace(b) || b == ':' || b == '-' || b == ',':
+		case isSpace(b) || b == ':' || b == '-' || b == ',' || b == '.':
 			a.hexTr[c] = skipByte
 		case b == '\\':
 			a.hexTr[c] = prefixByte
