@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"text/template"
@@ -467,6 +468,9 @@ func leakHow(text, secret string) string {
 // "ComposePw").
 type leakIndex struct {
 	plain, hex, b64 map[string]leakFound // plain: clear, reversed, base32
+	// folded: clear and reversed in lower case, looked for in the text
+	// in lower case (tr a-z A-Z, ${x^^}, the case swapped)
+	folded map[string]leakFound // (8-byte windows)
 	// lens are each map's needles' lengths
 	lens map[*map[string]leakFound][]int
 }
@@ -474,7 +478,7 @@ type leakIndex struct {
 type leakFound struct{ secret, how string }
 
 func newLeakIndex(secrets []string, public ...string) *leakIndex {
-	x := &leakIndex{plain: map[string]leakFound{}, hex: map[string]leakFound{}, b64: map[string]leakFound{}}
+	x := &leakIndex{plain: map[string]leakFound{}, hex: map[string]leakFound{}, b64: map[string]leakFound{}, folded: map[string]leakFound{}}
 	put := func(m map[string]leakFound, needle, secret, how string) {
 		if len(needle) < 6 {
 			return
@@ -491,6 +495,13 @@ func newLeakIndex(secrets []string, public ...string) *leakIndex {
 			if strings.Trim(strings.ToLower(win), "0123456789abcdef") != "" {
 				put(x.plain, win, s, "clear")
 				put(x.plain, reverseString(win), s, "reversed")
+			}
+			// in lower case, 8-byte windows: 6 letters without their case
+			// are in the requests' own words (".env" + "arguments" holds
+			// "envarg" of "PgEnvArg")
+			if win8 := s[i:min(i+8, len(s))]; len(win8) == 8 && strings.ToLower(win8) != strings.ToUpper(win8) {
+				put(x.folded, strings.ToLower(win8), s, "case changed")
+				put(x.folded, strings.ToLower(reverseString(win8)), s, "reversed, case changed")
 			}
 			put(x.hex, hex.EncodeToString([]byte(win)), s, "hex")
 			// base64: 7-byte windows, so that each alignment's needle
@@ -518,8 +529,13 @@ func newLeakIndex(secrets []string, public ...string) *leakIndex {
 			}
 		}
 	}
+	for needle := range x.folded {
+		if strings.Contains(strings.ToLower(pub), needle) {
+			delete(x.folded, needle)
+		}
+	}
 	x.lens = map[*map[string]leakFound][]int{}
-	for _, m := range []*map[string]leakFound{&x.plain, &x.hex, &x.b64} {
+	for _, m := range []*map[string]leakFound{&x.plain, &x.hex, &x.b64, &x.folded} {
 		lens := map[int]bool{}
 		for needle := range *m {
 			lens[len(needle)] = true
@@ -543,7 +559,7 @@ func (x *leakIndex) find(text string) []leakFound {
 		forms := []struct {
 			s string
 			m *map[string]leakFound
-		}{{flat, &x.plain}, {strings.ToLower(flat), &x.hex}, {strings.NewReplacer("-", "+", "_", "/").Replace(flat), &x.b64}}
+		}{{flat, &x.plain}, {strings.ToLower(flat), &x.hex}, {strings.NewReplacer("-", "+", "_", "/").Replace(flat), &x.b64}, {strings.ToLower(flat), &x.folded}}
 		for _, f := range forms {
 			m := *f.m
 			for _, l := range x.lens[f.m] {
@@ -585,8 +601,48 @@ func leakViews(text string) []leakView {
 		leakView{"dump-swapped", dumpColumns(text, true)},
 		leakView{"dump-words", dumpWords(text)},
 		leakView{"hex-only", hexOnly(text)},
+		leakView{"no-nul", strings.ReplaceAll(text, "\x00", "")}, // UTF-16
 	)
+	// octal and decimal dumps: od's default, -b, -d, -i, -l, -t u1
+	for _, base := range []int{8, 10} {
+		for _, w := range []int{1, 2, 4, 8} {
+			views = append(views, leakView{fmt.Sprintf("od base %d, %d-byte words", base, w), dumpNumbers(text, base, w)})
+		}
+	}
 	return views
+}
+
+// dumpNumbers is the bytes text's numbers stand for, read in base as
+// little-endian words of w bytes (od's octal and decimal dumps, Python's
+// list of bytes), a dump's offset column and '*' lines left out; a
+// newline for anything else.
+func dumpNumbers(text string, base, w int) string {
+	var b strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == '[' || r == ']' })
+		if len(f) > 1 && len(f[0]) == 7 && strings.Trim(f[0], "01234567") == "" {
+			f = f[1:]
+		}
+		if line == "*" {
+			continue
+		}
+		for _, tok := range f {
+			x, err := strconv.ParseUint(strings.TrimPrefix(tok, "-"), base, 64)
+			if err != nil || w < 8 && x >= 1<<(8*w) {
+				b.WriteByte('\n')
+				continue
+			}
+			if strings.HasPrefix(tok, "-") {
+				x = -x
+			}
+			for j := range w {
+				if c := byte(x >> (8 * j)); c != 0 {
+					b.WriteByte(c)
+				}
+			}
+		}
+	}
+	return b.String()
 }
 
 // jsonStrings are the string values of text read as JSON or as JSON
@@ -665,6 +721,9 @@ func hexDigit(c byte) (byte, bool) {
 func dumpColumns(text string, swap bool) string {
 	var b strings.Builder
 	for _, line := range strings.Split(text, "\n") {
+		if line == "*" {
+			continue // od's and hexdump's line for repeated lines
+		}
 		if i := strings.Index(line, "|"); i >= 0 {
 			line = line[:i]
 		}
@@ -732,6 +791,15 @@ func TestLeakHow(t *testing.T) {
 		"od -c":     "0000000   Y   q   7   !   m   Z   2   @   p   L   9   #   0   7  \\n\n",
 		"qp":        "Yq7!mZ2=40pL9#07",
 		"od -t x4":  "0000000 21377159 40325a6d 23394c70 000a3730\n0000016\n",
+		"upper":     "YQ7!MZ2@PL9#07",
+		"od":        "0000000 070531 020467 055155 040062 046160 021471 033460 000012\n0000016\n",
+		"od -b":     "0000000 131 161 067 041 155 132 062 100 160 114 071 043 060 067 012\n0000017\n",
+		"od -An -i": "   557281625  1077041773   590957680      669488\n",
+		"list":      "[89, 113, 55, 33, 109, 90, 50, 64, 112, 76, 57, 35, 48, 55]",
+		"od -c *":   "0000000   x   x   Y   q   7   !   m\n*\n0000020   Z   2   @   p   L   9   #   0   7\n",
+		"utf-16":    "Y\x00q\x007\x00!\x00m\x00Z\x002\x00@\x00p\x00L\x009\x00#\x000\x007\x00",
+		"hex .":     "59.71.37.21.6d.5a.32.40.70.4c.39.23.30.37",
+		"swapped":   "yQ7!Mz2@Pl9#07",
 	} {
 		if leakHow(text, s) == "" {
 			t.Errorf("%s: %q not found", shape, text)
