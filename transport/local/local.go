@@ -24,8 +24,8 @@ import (
 
 // waitDelay bounds how long Run waits for output after the command's process
 // group was killed: a process that escaped the group (setsid) may still hold
-// the pipes.
-const waitDelay = 2 * time.Second
+// the pipes. A variable for tests.
+var waitDelay = 2 * time.Second
 
 // Transport runs commands and file operations on the local machine.
 type Transport struct {
@@ -147,6 +147,15 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 	}
 
 	start := time.Now()
+	if c.Stdin == nil {
+		if ch, err := t.spawnRaw(c, env, dir); err == nil {
+			transport.Started(ctx, ch.pid) // Setpgid: its PID is its group
+			ws, werr := ch.wait(runCtx, transport.Tee(stdout, c.Stdout), transport.Tee(stderr, c.Stderr), c.Stdout == nil && c.Stderr == nil)
+			return finish(ctx, runCtx, c, exitStatus(ws), werr, stdout, stderr, start)
+		} else if !errors.Is(err, errNoRaw) {
+			return transport.Result{}, fmt.Errorf("run %q: %w", c.Command, err)
+		}
+	}
 	cmd := t.direct(c, env, dir, command)
 	if cmd == nil {
 		cmd = command(append(slices.Clone(c.Wrap), "/bin/sh", "-c", c.Command), env)
@@ -156,7 +165,17 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 	}
 	transport.Started(ctx, cmd.Process.Pid) // Setpgid: its PID is its group
 	waitErr := cmd.Wait()
-	res := transport.Captured(exitCode(cmd.ProcessState), stdout, stderr, time.Since(start))
+	var exitErr *exec.ExitError
+	if waitErr != nil && (errors.As(waitErr, &exitErr) || errors.Is(waitErr, exec.ErrWaitDelay)) {
+		waitErr = nil
+	}
+	return finish(ctx, runCtx, c, exitCode(cmd.ProcessState), waitErr, stdout, stderr, start)
+}
+
+// finish is Run's result once the command ended with code (waitErr: it
+// could not be waited for).
+func finish(ctx, runCtx context.Context, c transport.Command, code int, waitErr error, stdout, stderr *transport.Capture, start time.Time) (transport.Result, error) {
+	res := transport.Captured(code, stdout, stderr, time.Since(start))
 	switch {
 	case ctx.Err() != nil:
 		res.ExitCode = -1 // killed by us: the status is not the command's
@@ -165,11 +184,33 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 		res.ExitCode = -1
 		return res, fmt.Errorf("run %q: killed after %v: %w", c.Command, c.Timeout, transport.ErrTimeout)
 	}
-	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+	if waitErr != nil {
 		return res, fmt.Errorf("run %q: %w", c.Command, waitErr)
 	}
 	return res, nil
+}
+
+// spawnRaw starts c's command as Run does (directly when it is one
+// simple command of plain words, else through sh, under c.Wrap), without
+// os/exec (spawn_linux.go); errNoRaw when os/exec must start it.
+func (t *Transport) spawnRaw(c transport.Command, env []string, dir string) (*child, error) {
+	if len(c.Wrap) == 0 && !t.noDirect {
+		if words := directWords(c.Command); words != nil {
+			if prog, err := lookProgram(words[0], env, dir); err == nil {
+				if denv, err := shellPWD(env, dir); err == nil {
+					// argv[0] is the word typed, as sh passes it; a
+					// program that cannot be executed (ENOEXEC, EACCES…)
+					// goes to sh, which says why.
+					if ch, err := spawn(prog, words, denv, dir); err == nil {
+						t.directs.Add(1)
+						return ch, nil
+					}
+				}
+			}
+		}
+	}
+	argv := append(slices.Clone(c.Wrap), "/bin/sh", "-c", c.Command)
+	return spawn(argv[0], argv, env, dir)
 }
 
 // direct starts c's command without sh when it is one simple command of
