@@ -100,51 +100,21 @@ type wrapped struct {
 func (w wrapped) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
 	if b, i := transport.BatchOf(ctx); b != nil && w.c.Thread != nil && len(c.Wrap) == 0 {
 		// A batch's command on a confined thread (a local batch): it
-		// runs in turn, as soon as the one before it succeeded.
+		// runs in turn, as soon as the one before it succeeded —
+		// prepared now, while the ones before it run.
+		run := w.Transport.Run
+		if p, ok := w.Transport.(transport.Preparer); ok {
+			prun := p.Prepare(c)
+			run = func(ctx context.Context, _ transport.Command) (transport.Result, error) { return prun(ctx) }
+		}
 		return b.InTurn(ctx, i, func(ctx context.Context) (transport.Result, error) {
-			return w.Run(transport.WithoutBatch(ctx), c)
+			return w.onThread(transport.WithoutBatch(ctx), c, run)
 		})
+	}
+	if w.c.Thread != nil && len(c.Wrap) == 0 {
+		return w.onThread(ctx, c, w.Transport.Run)
 	}
 	dw, _ := ctx.Value(durableKey{}).(*durableWait)
-	if w.c.Thread != nil && len(c.Wrap) == 0 {
-		// What must be on disk before the command starts (the step's
-		// audit lines and start record, Executor.run) is waited for here,
-		// unconfined, while the thread is confined; the thread only
-		// receives the outcome.
-		ready := make(chan error, 1)
-		if dw != nil {
-			go func() { ready <- dw.wait() }()
-		} else {
-			ready <- nil
-		}
-		var res transport.Result
-		var err error
-		received := false
-		// The thread may run the next command of its rules only once
-		// nothing of this one is left to signal it: its process group
-		// is gone (confine.Restrictor.Reuse).
-		pgid := 0
-		rctx := transport.WithStarted(ctx, func(g int) {
-			pgid = g
-			transport.Started(ctx, g)
-		})
-		if terr := w.c.Thread.DoThen(func() bool {
-			derr := <-ready
-			received = true
-			if derr != nil {
-				dw.err, err = derr, fmt.Errorf("not run: %w", derr)
-				return true
-			}
-			res, err = w.Transport.Run(rctx, c)
-			return confine.GroupGone(pgid)
-		}); terr != nil {
-			if !received {
-				<-ready // nothing ran: the wait is not left behind
-			}
-			return transport.Result{}, fmt.Errorf("confine: not confined, not run: %w", terr)
-		}
-		return res, err
-	}
 	if dw != nil {
 		if err := dw.wait(); err != nil {
 			dw.err = err
@@ -159,6 +129,48 @@ func (w wrapped) Run(ctx context.Context, c transport.Command) (transport.Result
 	c.Ahead = len(c.Wrap) == 0
 	c.Wrap = append(slices.Clone(c.Wrap), w.c.Wrap...)
 	return w.Transport.Run(ctx, c)
+}
+
+// onThread runs c with run on the step's confined thread.
+func (w wrapped) onThread(ctx context.Context, c transport.Command, run func(context.Context, transport.Command) (transport.Result, error)) (transport.Result, error) {
+	dw, _ := ctx.Value(durableKey{}).(*durableWait)
+	// What must be on disk before the command starts (the step's
+	// audit lines and start record, Executor.run) is waited for here,
+	// unconfined, while the thread is confined; the thread only
+	// receives the outcome.
+	ready := make(chan error, 1)
+	if dw != nil {
+		go func() { ready <- dw.wait() }()
+	} else {
+		ready <- nil
+	}
+	var res transport.Result
+	var err error
+	received := false
+	// The thread may run the next command of its rules only once
+	// nothing of this one is left to signal it: its process group
+	// is gone (confine.Restrictor.Reuse).
+	pgid := 0
+	rctx := transport.WithStarted(ctx, func(g int) {
+		pgid = g
+		transport.Started(ctx, g)
+	})
+	if terr := w.c.Thread.DoThen(func() bool {
+		derr := <-ready
+		received = true
+		if derr != nil {
+			dw.err, err = derr, fmt.Errorf("not run: %w", derr)
+			return true
+		}
+		res, err = run(rctx, c)
+		return confine.GroupGone(pgid)
+	}); terr != nil {
+		if !received {
+			<-ready // nothing ran: the wait is not left behind
+		}
+		return transport.Result{}, fmt.Errorf("confine: not confined, not run: %w", terr)
+	}
+	return res, err
 }
 
 // Unwrap returns the host's transport (transport.Unwrapper): its

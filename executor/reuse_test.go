@@ -2,11 +2,13 @@ package executor
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/autoshell/agent/confine"
 	"github.com/autoshell/agent/planner"
 	"github.com/autoshell/agent/safety"
+	"github.com/autoshell/agent/transport"
 	"github.com/autoshell/agent/transport/local"
 )
 
@@ -50,5 +52,57 @@ func TestConfinedThreadFollowsEndedCommand(t *testing.T) {
 	step("true")
 	if r.Reused() != 3 {
 		t.Fatalf("%d reused, want 3", r.Reused())
+	}
+}
+
+// preparing is the local transport counting the commands prepared ahead
+// (transport.Preparer) and those run without.
+type preparing struct {
+	*local.Transport
+	prepared, ran atomic.Int32
+}
+
+func (p *preparing) Prepare(c transport.Command) func(context.Context) (transport.Result, error) {
+	p.prepared.Add(1)
+	return p.Transport.Prepare(c)
+}
+
+func (p *preparing) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
+	if b, _ := transport.BatchOf(ctx); b == nil {
+		p.ran.Add(1)
+	}
+	return p.Transport.Run(ctx, c)
+}
+
+// TestLocalBatchPrepared: a local batch's commands are prepared when
+// their steps are (the environment, the program's path), not on their
+// confined thread once the command before ended.
+func TestLocalBatchPrepared(t *testing.T) {
+	if confine.ABI() < 1 {
+		t.Skip("no Landlock")
+	}
+	lt, err := local.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &preparing{Transport: lt}
+	r, err := confine.NewRestrictor(confine.Compile(confine.Spec{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.Reuse()
+	e := New(Config{Transport: tr, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeNever, nil), Confiner: threadConfiner{r}})
+	var steps []planner.Step
+	for range 4 {
+		steps = append(steps, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": "true"}})
+	}
+	plan := &planner.Plan{Phases: []planner.Phase{{Phase: 1, Steps: steps}}}
+	sum, err := e.RunPlan(context.Background(), plan)
+	if err != nil || !sum.Success || sum.Steps != 4 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	if tr.prepared.Load() != 4 || tr.ran.Load() != 0 {
+		t.Fatalf("%d commands prepared ahead, %d run unprepared; want 4 and 0", tr.prepared.Load(), tr.ran.Load())
 	}
 }

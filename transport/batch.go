@@ -69,6 +69,15 @@ type TurnBatcher interface {
 	BatchesInTurn() bool
 }
 
+// Preparer is a transport that can do ahead of a command's Run what does
+// not depend on when it runs (its environment, where its program is):
+// Prepare returns the command's Run. A batch run in turn prepares each
+// command as it comes (executor), off the way from the end of the
+// command before it to its own start.
+type Preparer interface {
+	Prepare(c Command) func(ctx context.Context) (Result, error)
+}
+
 // NewBatch is a batch of n commands.
 func NewBatch(n int) *Batch {
 	b := &Batch{cmds: make([]BatchCommand, n), answers: make([]chan batchAnswer, n), notRun: make([]bool, n)}

@@ -46,6 +46,7 @@ var (
 	_ transport.HomeDirer  = (*Transport)(nil)
 	_ transport.DirReader  = (*Transport)(nil)
 	_ transport.Inspector  = (*Transport)(nil)
+	_ transport.Preparer   = (*Transport)(nil)
 )
 
 // Batches says the transport takes a batch's commands
@@ -117,6 +118,83 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 	if t.closed.Load() {
 		return transport.Result{}, transport.ErrClosed
 	}
+	return t.prepare(c).run(ctx)
+}
+
+// Prepare does ahead of c's run what does not depend on when it runs —
+// its environment, its directory, where its program is (transport.Preparer):
+// a batch's command is prepared in its step's goroutine while the
+// commands before it run, and its run (on the step's confined thread,
+// once the one before ended) starts it at once. The program is looked
+// for in PATH then: the steps of a batch before it are read-only, so
+// what they run cannot put one in its way.
+func (t *Transport) Prepare(c transport.Command) func(ctx context.Context) (transport.Result, error) {
+	p := t.prepare(c)
+	return func(ctx context.Context) (transport.Result, error) {
+		if t.closed.Load() {
+			return transport.Result{}, transport.ErrClosed
+		}
+		return p.run(ctx)
+	}
+}
+
+// prepared is a command ready to run.
+type prepared struct {
+	t      *Transport
+	c      transport.Command
+	env    []string
+	dir    string
+	dirErr error
+	// raw: it may be started without os/exec (spawn_linux.go): direct
+	// names its program and words (denv its environment) when it is
+	// executed without sh; rawEnv is env as spawn passes it.
+	raw         bool
+	prog        string
+	words, denv []string
+	rawEnv      []string
+}
+
+func (t *Transport) prepare(c transport.Command) *prepared {
+	// A command starts from the allow-list, never from agent's whole
+	// environment (its API key, AGENT_* settings): the confined thread and
+	// the launcher (which execs with what it was given) inherit this.
+	p := &prepared{t: t, c: c, env: transport.StepEnv(os.Environ(), t.passEnv)}
+	if c.Dir != "" {
+		p.dir, p.dirErr = t.expand(c.Dir)
+		if p.dirErr != nil {
+			return p
+		}
+	}
+	if c.Stdin != nil || !rawStarts() {
+		return p
+	}
+	env, ok := dedupEnv(p.env)
+	if !ok {
+		return p // os/exec says why
+	}
+	p.raw, p.rawEnv = true, env
+	if len(c.Wrap) > 0 || t.noDirect {
+		return p
+	}
+	words := directWords(c.Command)
+	if words == nil {
+		return p
+	}
+	prog, err := lookProgram(words[0], env, p.dir)
+	if err != nil {
+		return p
+	}
+	if denv, err := shellPWD(env, p.dir); err == nil {
+		p.prog, p.words, p.denv = prog, words, denv
+	}
+	return p
+}
+
+func (p *prepared) run(ctx context.Context) (transport.Result, error) {
+	c, t := p.c, p.t
+	if p.dirErr != nil {
+		return transport.Result{}, fmt.Errorf("run: dir: %w", p.dirErr)
+	}
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if c.Timeout > 0 {
 		runCtx, cancel = context.WithTimeout(ctx, c.Timeout)
@@ -124,18 +202,17 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 	defer cancel()
 
 	stdout, stderr := transport.NewCapture(c.CaptureLimit), transport.NewCapture(c.CaptureLimit)
-	// A command starts from the allow-list, never from agent's whole
-	// environment (its API key, AGENT_* settings): the confined thread and
-	// the launcher (which execs with what it was given) inherit this.
-	env := transport.StepEnv(os.Environ(), t.passEnv)
-	dir := ""
-	if c.Dir != "" {
-		d, err := t.expand(c.Dir)
-		if err != nil {
-			return transport.Result{}, fmt.Errorf("run: dir: %w", err)
+	start := time.Now()
+	if p.raw {
+		if ch, err := p.spawn(); err == nil {
+			transport.Started(ctx, ch.pid) // Setpgid: its PID is its group
+			ws, werr := ch.wait(runCtx, transport.Tee(stdout, c.Stdout), transport.Tee(stderr, c.Stderr), c.Stdout == nil && c.Stderr == nil)
+			return finish(ctx, runCtx, c, exitStatus(ws), werr, stdout, stderr, start)
+		} else if !errors.Is(err, errNoRaw) {
+			return transport.Result{}, fmt.Errorf("run %q: %w", c.Command, err)
 		}
-		dir = d
 	}
+	env, dir := p.env, p.dir
 	command := func(argv []string, env []string) *exec.Cmd {
 		cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 		cmd.Env, cmd.Dir = env, dir
@@ -144,17 +221,6 @@ func (t *Transport) Run(ctx context.Context, c transport.Command) (transport.Res
 		cmd.WaitDelay = waitDelay
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, pooled{transport.Tee(stdout, c.Stdout)}, pooled{transport.Tee(stderr, c.Stderr)}
 		return cmd
-	}
-
-	start := time.Now()
-	if c.Stdin == nil {
-		if ch, err := t.spawnRaw(c, env, dir); err == nil {
-			transport.Started(ctx, ch.pid) // Setpgid: its PID is its group
-			ws, werr := ch.wait(runCtx, transport.Tee(stdout, c.Stdout), transport.Tee(stderr, c.Stderr), c.Stdout == nil && c.Stderr == nil)
-			return finish(ctx, runCtx, c, exitStatus(ws), werr, stdout, stderr, start)
-		} else if !errors.Is(err, errNoRaw) {
-			return transport.Result{}, fmt.Errorf("run %q: %w", c.Command, err)
-		}
 	}
 	cmd := t.direct(c, env, dir, command)
 	if cmd == nil {
@@ -190,27 +256,21 @@ func finish(ctx, runCtx context.Context, c transport.Command, code int, waitErr 
 	return res, nil
 }
 
-// spawnRaw starts c's command as Run does (directly when it is one
-// simple command of plain words, else through sh, under c.Wrap), without
+// spawn starts the command as Run does (directly when it is one simple
+// command of plain words, else through sh, under c.Wrap), without
 // os/exec (spawn_linux.go); errNoRaw when os/exec must start it.
-func (t *Transport) spawnRaw(c transport.Command, env []string, dir string) (*child, error) {
-	if len(c.Wrap) == 0 && !t.noDirect {
-		if words := directWords(c.Command); words != nil {
-			if prog, err := lookProgram(words[0], env, dir); err == nil {
-				if denv, err := shellPWD(env, dir); err == nil {
-					// argv[0] is the word typed, as sh passes it; a
-					// program that cannot be executed (ENOEXEC, EACCES…)
-					// goes to sh, which says why.
-					if ch, err := spawn(prog, words, denv, dir); err == nil {
-						t.directs.Add(1)
-						return ch, nil
-					}
-				}
-			}
+func (p *prepared) spawn() (*child, error) {
+	if p.prog != "" {
+		// argv[0] is the word typed, as sh passes it; a program that
+		// cannot be executed (ENOEXEC, EACCES…) goes to sh, which says
+		// why.
+		if ch, err := spawn(p.prog, p.words, p.denv, p.dir); err == nil {
+			p.t.directs.Add(1)
+			return ch, nil
 		}
 	}
-	argv := append(slices.Clone(c.Wrap), "/bin/sh", "-c", c.Command)
-	return spawn(argv[0], argv, env, dir)
+	argv := append(slices.Clone(p.c.Wrap), "/bin/sh", "-c", p.c.Command)
+	return spawn(argv[0], argv, p.rawEnv, p.dir)
 }
 
 // direct starts c's command without sh when it is one simple command of

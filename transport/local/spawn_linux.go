@@ -32,9 +32,9 @@ import (
 // close or waitDelay after it ended (a process that left its group may
 // hold them); stdin /dev/null.
 
-// pidfds says that this kernel gives pidfds (clone's CLONE_PIDFD, Linux
+// rawStarts says that this kernel gives pidfds (clone's CLONE_PIDFD, Linux
 // 5.3 for polling them): without them every command goes through os/exec.
-var pidfds = sync.OnceValue(func() bool {
+var rawStarts = sync.OnceValue(func() bool {
 	fd, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
 		return false
@@ -72,15 +72,12 @@ type chunk struct {
 // in PATH, an environment os/exec would refuse, no pidfds).
 var errNoRaw = errors.New("not started without os/exec")
 
-// spawn starts argv[0] at path in dir with env, in a new process group,
-// stdin /dev/null, its stdout and stderr on pipes read by wait.
+// spawn starts argv[0] at path in dir with env (dedupEnv's), in a new
+// process group, stdin /dev/null, its stdout and stderr on pipes read by
+// wait.
 func spawn(path string, argv, env []string, dir string) (*child, error) {
-	if !pidfds() || !strings.ContainsRune(path, '/') {
+	if !strings.ContainsRune(path, '/') {
 		return nil, errNoRaw
-	}
-	env, ok := dedupEnv(env)
-	if !ok {
-		return nil, errNoRaw // os/exec says why
 	}
 	null, err := devNull()
 	if err != nil {
