@@ -87,18 +87,28 @@ func TestServeWaitsOnThePoller(t *testing.T) {
 	// the next one in a blocking read cost ~60 wake-ups of the monitor
 	// (every 20 µs for 1 ms, then less often until it hands the thread's
 	// processor off at 10 ms).
-	before := switches(t, pid)
-	for i := range 10 {
-		time.Sleep(15 * time.Millisecond)
-		n := "w" + strconv.Itoa(i)
-		io.WriteString(in, n+" - 1 "+quoteRequest(":", "/", "p")+"\n")
-		if line, err := r.ReadString('\n'); line != n+":0:0\n" {
-			t.Fatalf("got %q (%v)", line, err)
+	// A busy machine adds switches of its own (a thread waiting for one
+	// the load preempted): the fewest of up to five rounds counts; a
+	// blocking read costs ~600 in every round.
+	fewest := -1
+	for round := 0; round < 5 && (fewest < 0 || fewest > 300); round++ {
+		before := switches(t, pid)
+		for i := range 10 {
+			time.Sleep(15 * time.Millisecond)
+			n := "w" + strconv.Itoa(round) + "-" + strconv.Itoa(i)
+			io.WriteString(in, n+" - 1 "+quoteRequest(":", "/", "p")+"\n")
+			if line, err := r.ReadString('\n'); line != n+":0:0\n" {
+				t.Fatalf("got %q (%v)", line, err)
+			}
+		}
+		n := switches(t, pid) - before
+		t.Logf("round %d: %d context switches for 10 requests", round+1, n)
+		if fewest < 0 || n < fewest {
+			fewest = n
 		}
 	}
-	t.Logf("%d context switches for 10 requests", switches(t, pid)-before)
-	if n := switches(t, pid) - before; n > 300 {
-		t.Errorf("the served worker's threads switched %d times for 10 requests 15 ms apart", n)
+	if fewest > 300 {
+		t.Errorf("the served worker's threads switched %d times (the fewest of 5 rounds) for 10 requests 15 ms apart", fewest)
 	}
 	io.WriteString(in, "n2 - 0 "+quoteRequest("echo again", "/", "p")+"\n")
 	for _, want := range []string{"again\n", "n2:0:0\n"} {
