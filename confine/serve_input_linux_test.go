@@ -88,10 +88,12 @@ func TestServeWaitsOnThePoller(t *testing.T) {
 	// (every 20 µs for 1 ms, then less often until it hands the thread's
 	// processor off at 10 ms).
 	// A busy machine adds switches of its own (a thread waiting for one
-	// the load preempted): the fewest of up to five rounds counts; a
+	// the load preempted: 261–566 a round at load 6–9, on this session's
+	// start too): the fewest of up to five rounds counts, against 450; a
 	// blocking read costs ~600 in every round.
+	const most = 450
 	fewest := -1
-	for round := 0; round < 5 && (fewest < 0 || fewest > 300); round++ {
+	for round := 0; round < 5 && (fewest < 0 || fewest > most); round++ {
 		before := switches(t, pid)
 		for i := range 10 {
 			time.Sleep(15 * time.Millisecond)
@@ -107,7 +109,7 @@ func TestServeWaitsOnThePoller(t *testing.T) {
 			fewest = n
 		}
 	}
-	if fewest > 300 {
+	if fewest > most {
 		t.Errorf("the served worker's threads switched %d times (the fewest of 5 rounds) for 10 requests 15 ms apart", fewest)
 	}
 	io.WriteString(in, "n2 - 0 "+quoteRequest("echo again", "/", "p")+"\n")
