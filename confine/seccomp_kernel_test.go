@@ -122,12 +122,7 @@ func try(name string) error {
 		defer unix.Close(fd)
 		return unix.Fchmod(fd, 0o2755)
 	case "suid-create": // openat with O_CREAT
-		fd, err := unix.Open(arg, unix.O_CREAT|unix.O_WRONLY|unix.O_EXCL, 0o4755)
-		if err != nil {
-			return err
-		}
-		unix.Close(fd)
-		return unix.Unlink(arg)
+		return createUnlink(arg, 0o4755)
 	case "suid-mknod":
 		if err := unix.Mknod(arg, unix.S_IFREG|0o4755, 0); err != nil {
 			return err
@@ -136,12 +131,7 @@ func try(name string) error {
 	case "chmod":
 		return unix.Chmod(arg, 0o755)
 	case "create":
-		fd, err := unix.Open(arg, unix.O_CREAT|unix.O_WRONLY|unix.O_EXCL, 0o755)
-		if err != nil {
-			return err
-		}
-		unix.Close(fd)
-		return unix.Unlink(arg)
+		return createUnlink(arg, 0o755)
 	case "keyctl":
 		_, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_USER_KEYRING, true)
 		return err
@@ -346,4 +336,14 @@ func TestSeccompNoSetid(t *testing.T) {
 			t.Errorf("medium: %s is %v", e.Name(), fi.Mode())
 		}
 	}
+}
+
+// createUnlink creates arg with mode (openat with O_CREAT) and removes it.
+func createUnlink(arg string, mode uint32) error {
+	fd, err := unix.Open(arg, unix.O_CREAT|unix.O_WRONLY|unix.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	return unix.Unlink(arg)
 }
