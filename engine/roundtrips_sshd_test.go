@@ -119,8 +119,15 @@ func TestRoundTripsFanoutPlan(t *testing.T) {
 	t.Logf("first run on the host (launcher sent, rules computed):\n%s", first)
 	warm := run("warm")
 	t.Logf("warm run (launcher and rules kept):\n%s", warm)
-	if warm.total > maxWarmTrips {
-		t.Errorf("the warm run took %d round trips, want ≤ %d", warm.total, maxWarmTrips)
+	// The bound is on agent's own round trips after the dial: a loaded
+	// machine can split the SSH handshake's turns (CI once saw 8 for 7),
+	// which is the server's timing, not agent's; the dial gets one spare.
+	conn := warm.phases["connection"]
+	if own := warm.total - conn; own > maxWarmTrips-sshDialTrips {
+		t.Errorf("the warm run took %d round trips after the dial, want ≤ %d (%d in all)", own, maxWarmTrips-sshDialTrips, warm.total)
+	}
+	if conn > sshDialTrips+1 {
+		t.Errorf("the dial took %d round trips, want %d", conn, sshDialTrips)
 	}
 	// The third step's targets are looked at before it and read after it
 	// by the served worker, the look in one request, the read in the
@@ -136,6 +143,10 @@ func TestRoundTripsFanoutPlan(t *testing.T) {
 		}
 	}
 }
+
+// sshDialTrips is the dial's share of maxWarmTrips: TCP 1, SSH's key
+// exchange 3 and public-key authentication 3.
+const sshDialTrips = 7
 
 // maxWarmTrips is the most round trips a warm host's run of the plan may
 // take (see TestRoundTripsFanoutPlan): 13, with no file session (SFTP).
