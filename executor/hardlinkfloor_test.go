@@ -92,15 +92,20 @@ func TestLinkProbeScript(t *testing.T) {
 	link(".ssh/authorized_keys", "a/b/c/d/e/keys")
 	link(".bashrc", "work/hardrc")
 	link(".git/objects/ab/cdef", "work/obj")
-	if err := os.Symlink(filepath.Join(home, "dotfiles/ssh_config"), filepath.Join(home, ".ssh/config")); err != nil {
-		t.Fatal(err)
+	// a loop (readlink fails on it) and a dangling link beside the link
+	// looked for: each link's record stays its own
+	for name, to := range map[string]string{".ssh/config": filepath.Join(home, "dotfiles/ssh_config"), ".ssh/a-loop": "a-loop", ".ssh/b-dangling": "nowhere/x"} {
+		if err := os.Symlink(to, filepath.Join(home, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var probes []string
 	pol := safety.DefaultPolicy()
 	for _, q := range pol.LinkProbes() {
 		probes = append(probes, home+q[1:])
 	}
-	script := linkProbeScript(home, probes)
+	marker := linkMarker()
+	script := linkProbeScript(home, probes, marker)
 	finders := map[string]string{"gnu": os.Getenv("PATH")}
 	if bb, err := exec.LookPath("busybox"); err == nil {
 		dir := t.TempDir()
@@ -123,7 +128,10 @@ func TestLinkProbeScript(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		hard, sym := parseHardLinks(string(out), home, probes), parseSymLinks(string(out), probes)
+		if marked := strings.Contains(string(out), marker+"/"); marked != (name == "gnu") {
+			t.Errorf("%s: one readlink for all links: %v", name, marked)
+		}
+		hard, sym := parseHardLinks(string(out), home, probes), parseSymLinks(string(out), probes, marker)
 		for p, want := range map[string]string{"a/b/c/d/e/keys": "~/.ssh/authorized_keys", "work/hardrc": "~/.bashrc", "work/obj": ""} {
 			if got, ok := hard[filepath.Join(home, p)]; !ok || got != want {
 				t.Errorf("%s: hard link ~/%s: %q (found %v), want %q\n%q", name, p, got, ok, want, out)

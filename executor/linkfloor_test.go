@@ -24,8 +24,21 @@ func TestParseSymLinks(t *testing.T) {
 		{"L /h/.ssh/../x\x00/h/a\x00L relative\x00/h/b\x00L /h/.ssh/a\x00rel\x00L /h/.ssh/b\x00/h/c/../d\x00", map[string]string{}},
 		{"H 1:2 /h/.ssh/a\x00L /h/.ssh/a\nb\x00/h/t\nu\x00", map[string]string{"/h/t\nu": "/h/.ssh/a\nb"}}, // a newline is a name's
 		{"L /h/.ssh/a\x00", map[string]string{}},                                                           // no real path
+		// readlink -m's records: the marker names the link; a link readlink
+		// could not resolve has none; a real path that only looks like a
+		// marker is a real path
+		{"/.M/h/.ssh/config\x00/h/dot/ssh_config\x00/.M/h/.bashrc\x00/h/dot/bashrc\x00",
+			map[string]string{"/h/dot/ssh_config": "/h/.ssh/config", "/h/dot/bashrc": "/h/.bashrc"}},
+		{"/.M/h/.ssh/loop\x00/.M/h/.ssh/config\x00/h/dot/c\x00", map[string]string{"/h/dot/c": "/h/.ssh/config"}},
+		{"/.M/h/.ssh/x\x00/.Mx/y\x00/.M/h/.ssh/z\x00/.M\x00", map[string]string{"/.Mx/y": "/h/.ssh/x", "/.M": "/h/.ssh/z"}},
+		{"/.M/etc/passwd\x00/h/a\x00/.M/h/.ssh/../x\x00/h/b\x00/.M/h/.ssh/y\x00", map[string]string{}},
+		{"/.M/h/.ssh/a\x00/h/b\x00", map[string]string{}}, // without the marker given: not read
 	} {
-		if got := parseSymLinks(c.out, dirs); !maps.Equal(got, c.want) {
+		marker := "/.M"
+		if strings.HasSuffix(c.out, "/.M/h/.ssh/a\x00/h/b\x00") {
+			marker = ""
+		}
+		if got := parseSymLinks(c.out, dirs, marker); !maps.Equal(got, c.want) {
 			t.Errorf("parseSymLinks(%q) = %q, want %q", c.out, got, c.want)
 		}
 	}
@@ -33,7 +46,7 @@ func TestParseSymLinks(t *testing.T) {
 	for i := range 2 * maxProtectedLinks {
 		fmt.Fprintf(&many, "L /h/.ssh/l%d\x00/h/t%d\x00", i, i)
 	}
-	if got := parseSymLinks(many.String(), dirs); len(got) != maxProtectedLinks {
+	if got := parseSymLinks(many.String(), dirs, "/.M"); len(got) != maxProtectedLinks {
 		t.Errorf("%d links kept, want at most %d", len(got), maxProtectedLinks)
 	}
 }
@@ -57,9 +70,10 @@ func TestLinkTargetHit(t *testing.T) {
 func FuzzParseSymLinks(f *testing.F) {
 	f.Add("L /h/.ssh/config\x00/h/dot/ssh_config\x00")
 	f.Add("L /h/.ssh/../x\x00\x00\x00relative")
+	f.Add("/.M/h/.ssh/x\x00/.M/h/.ssh/y\x00/h/t\x00")
 	f.Fuzz(func(t *testing.T, out string) {
 		dirs := []string{"/h/.ssh", "/h/.bashrc"}
-		got := parseSymLinks(out, dirs)
+		got := parseSymLinks(out, dirs, "/.M")
 		if len(got) > maxProtectedLinks {
 			t.Fatalf("%d links", len(got))
 		}
