@@ -245,7 +245,12 @@ func fillUndoDir(t *testing.T, dir string) {
 
 // TestShellCommandUndo runs each case on this machine and over real sshd:
 // a medium command's file changes are journaled and agent undo restores
-// them exactly; a change undo could not take back is high.
+// them exactly; a change undo could not take back is high. On each target
+// the cases are the steps of one session, each in a directory of its own
+// filled before the host is opened, and one undo of the session puts every
+// directory back, as `agent undo` does after a run of many steps (a host
+// opened per case paid a dial, the launcher's set-up and the home's link
+// probe 94 times per target: ~10 of engine's ~20 minutes).
 func TestShellCommandUndo(t *testing.T) {
 	localState(t)
 	d, targets := undoTargets(t)
@@ -254,62 +259,72 @@ func TestShellCommandUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tg := range targets {
-		for i, tc := range shellUndoCases {
-			t.Run(fmt.Sprintf("%s/%d", tg.name, i), func(t *testing.T) {
+		t.Run(tg.name, func(t *testing.T) {
+			dirs, shown, before := make([]string, len(shellUndoCases)), make([]string, len(shellUndoCases)), make([]map[string]string, len(shellUndoCases))
+			for i := range shellUndoCases {
 				dir, err := os.MkdirTemp(tg.base, "undo-")
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { os.RemoveAll(dir) })
 				fillUndoDir(t, dir)
-				before := snapshot(t, dir)
-				shown := dir // as the command names it: from ~ in the SSH user's home (root's is a system path)
+				dirs[i], shown[i], before[i] = dir, dir, snapshot(t, dir)
+				// as the command names it: from ~ in the SSH user's home (root's is a system path)
 				if rel, ok := strings.CutPrefix(dir, d.Home+"/"); ok && strings.HasPrefix(tg.name, "ssh") {
-					shown = "~/" + rel
+					shown[i] = "~/" + rel
 				}
-				cmd := strings.ReplaceAll(tc.cmd, "DIR", shown)
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-
-				h, err := engine.Open(ctx, tg.target, engine.DialOptions{}, engine.HostOptions{
-					Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: tg.enf})
-				if err != nil {
-					t.Fatal(err)
-				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+			defer cancel()
+			h, err := engine.Open(ctx, tg.target, engine.DialOptions{}, engine.HostOptions{
+				Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: tg.enf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := false
+			for i, tc := range shellUndoCases {
+				cmd := strings.ReplaceAll(tc.cmd, "DIR", shown[i])
 				r, err := h.Executor().RunStep(ctx, planner.Step{Tool: "execute_command", Parameters: map[string]any{"command": cmd}})
-				name, session := h.Name, h.Session
-				h.Close()
 				if err != nil {
-					t.Fatal(err)
+					h.Close()
+					t.Fatalf("%d: %s: %v", i, cmd, err)
 				}
-				if tc.high {
+				got := snapshot(t, dirs[i])
+				switch {
+				case tc.high:
 					if r.Risk.Level != safety.High || r.Status != "denied" {
-						t.Fatalf("%s: %s, %s (%v), want high and denied", cmd, r.Risk.Level, r.Status, r.Risk.Reasons)
+						t.Errorf("%d: %s: %s, %s (%v), want high and denied", i, cmd, r.Risk.Level, r.Status, r.Risk.Reasons)
 					}
-					if got := snapshot(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
-						t.Fatalf("%s changed files without approval:\n%v\n%v", cmd, before, got)
+					if fmt.Sprint(got) != fmt.Sprint(before[i]) {
+						t.Errorf("%d: %s changed files without approval:\n%v\n%v", i, cmd, before[i], got)
 					}
-					return
+				case r.Status != "ok" || r.Risk.Level != safety.Medium || len(r.Journaled) == 0:
+					t.Errorf("%d: %s: %s %s journaled %v: %s (%v)", i, cmd, r.Status, r.Risk.Level, r.Journaled, r.Observation, r.Risk.Reasons)
+				case fmt.Sprint(got) == fmt.Sprint(before[i]):
+					t.Errorf("%d: %s changed nothing", i, cmd)
+				default:
+					ran = true
 				}
-				if r.Status != "ok" || r.Risk.Level != safety.Medium || len(r.Journaled) == 0 {
-					t.Fatalf("%s: %s %s journaled %v: %s (%v)", cmd, r.Status, r.Risk.Level, r.Journaled, r.Observation, r.Risk.Reasons)
+			}
+			name, session := h.Name, h.Session
+			h.Close()
+			if !ran {
+				t.Fatal("no case ran")
+			}
+			tr, err := engine.Dial(ctx, tg.target, engine.DialOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			if _, err := engine.Undo(ctx, tr, stateDir, session, name, false, nil); err != nil {
+				t.Fatalf("undo: %v", err)
+			}
+			for i, tc := range shellUndoCases {
+				if got := snapshot(t, dirs[i]); fmt.Sprint(got) != fmt.Sprint(before[i]) {
+					t.Errorf("%d: after %s and undo:\n got %v\nwant %v", i, strings.ReplaceAll(tc.cmd, "DIR", shown[i]), got, before[i])
 				}
-				if got := snapshot(t, dir); fmt.Sprint(got) == fmt.Sprint(before) {
-					t.Fatalf("%s changed nothing", cmd)
-				}
-				tr, err := engine.Dial(ctx, tg.target, engine.DialOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer tr.Close()
-				if _, err := engine.Undo(ctx, tr, stateDir, session, name, false, nil); err != nil {
-					t.Fatalf("undo after %s: %v", cmd, err)
-				}
-				if got := snapshot(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
-					t.Errorf("after %s and undo:\n got %v\nwant %v", cmd, got, before)
-				}
-			})
-		}
+			}
+		})
 	}
 }
 
