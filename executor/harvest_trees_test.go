@@ -21,6 +21,7 @@ func TestTreeScript(t *testing.T) {
 		"app/.git/config":         "[core]",
 		"app/big.env":             strings.Repeat("x", treeFileMax+1),
 		"conf/one.yml":            "a: 1",
+		"app/ends in space ":      "sp",
 		"conf/two.ini":            "b = 2",
 		"conf/skip.txt":           "c",
 		filepath.Join(odd, "o.x"): "odd",
@@ -38,27 +39,43 @@ func TestTreeScript(t *testing.T) {
 		}
 	}
 	script := treeScript([]string{treeRoot(filepath.Join(dir, "app")), treeRoot(filepath.Join(dir, "conf") + "/*.[iy]*"), treeRoot(odd), treeRoot(filepath.Join(dir, "none", "*"))})
-	cmd := exec.Command("/bin/sh", "-c", script)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, script)
+	// GNU find (-printf: one process a file) and BusyBox's (wc for the sizes)
+	shells := map[string][]string{"gnu": {"/bin/sh"}}
+	if bb, err := exec.LookPath("busybox"); err == nil {
+		shells["busybox"] = []string{bb, "sh"}
+	} else {
+		t.Log("no busybox: its find not tried")
 	}
-	got := map[string]string{}
-	for _, f := range splitTreeFiles(string(out)) {
-		rel, _ := filepath.Rel(dir, f.path)
-		got[rel] = f.data
-	}
-	want := map[string]string{"app/config.json": `{"password": "x"}`, "app/deep/a/b/c.env": "TOKEN=deep-enough", "conf/one.yml": "a: 1",
-		"conf/two.ini": "b = 2", filepath.Join(filepath.Base(odd), "o.x"): "odd"}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: %q, want %q", k, got[k], v)
+	for name, sh := range shells {
+		cmd := exec.Command(sh[0], append(sh[1:], "-c", script)...)
+		cmd.Dir = dir
+		if name == "busybox" {
+			// BusyBox's sh runs its own applets (find, wc, head, awk) first
+			cmd.Env = append(os.Environ(), "PATH=/nonexistent")
+			if out, err := exec.Command(sh[0], "find", "/", "-maxdepth", "0", "-printf", "").CombinedOutput(); err == nil {
+				t.Logf("busybox find has -printf (%q): its fallback not tried", out)
+			}
 		}
-	}
-	for _, k := range []string{"app/deep/a/b/c/d.env", "app/.git/config", "app/big.env", "conf/skip.txt"} {
-		if _, ok := got[k]; ok {
-			t.Errorf("%s read", k)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, script)
+		}
+		got := map[string]string{}
+		for _, f := range splitTreeFiles(string(out)) {
+			rel, _ := filepath.Rel(dir, f.path)
+			got[rel] = f.data
+		}
+		want := map[string]string{"app/config.json": `{"password": "x"}`, "app/deep/a/b/c.env": "TOKEN=deep-enough", "conf/one.yml": "a: 1",
+			"conf/two.ini": "b = 2", filepath.Join(filepath.Base(odd), "o.x"): "odd", "app/ends in space ": "sp"}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s: %q, want %q", name, k, got[k], v)
+			}
+		}
+		for _, k := range []string{"app/deep/a/b/c/d.env", "app/.git/config", "app/big.env", "conf/skip.txt"} {
+			if _, ok := got[k]; ok {
+				t.Errorf("%s: %s read", name, k)
+			}
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "PWNED")); err == nil {
