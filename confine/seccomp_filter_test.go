@@ -51,8 +51,22 @@ func (v seccompVM) run(t testing.TB, arch, nr uint32, args [6]uint64) uint32 {
 	return uint32(r)
 }
 
-// allowedByModel is what mode allows, written from the lists and the
+// modelReturn is what mode answers, written from the lists and the
 // documented rules without the assembler: the program must agree.
+func modelReturn(mode string, arch, nr uint32, a [6]uint64) uint32 {
+	if arch == auditArch && slices.Contains(absentCalls, nr) {
+		return retENOSYS
+	}
+	if mode == SyscallsOwn && arch == auditArch && slices.Contains(xattrCalls, nr) {
+		return retENOTSUP
+	}
+	if allowedByModel(mode, arch, nr, a) {
+		return retAllow
+	}
+	return retEPERM
+}
+
+// allowedByModel: modelReturn's allow or EPERM.
 func allowedByModel(mode string, arch, nr uint32, a [6]uint64) bool {
 	lo := func(i int) uint32 { return uint32(a[i]) }
 	if arch != auditArch || x32Bit != 0 && nr >= x32Bit {
@@ -62,10 +76,17 @@ func allowedByModel(mode string, arch, nr uint32, a [6]uint64) bool {
 	switch {
 	case slices.Contains(othersCalls, nr):
 		return false
-	case read && (slices.Contains(metadataCalls, nr) || slices.Contains(readOnlyCalls, nr)):
+	case read && slices.Contains(metadataCalls, nr):
 		return false
 	case slices.Contains(selfOnlyCalls, nr):
 		return lo(0) == 0
+	}
+	if !read {
+		for _, c := range setidCalls {
+			if c.nr == nr && (c.flags < 0 || lo(c.flags)&createFlags != 0) {
+				return lo(c.mode)&c.bits == 0
+			}
+		}
 	}
 	switch nr {
 	case unix.SYS_SETPRIORITY:
@@ -118,21 +139,28 @@ func TestSeccompFilters(t *testing.T) {
 		{call{"fchownat", unix.SYS_FCHOWNAT, [6]uint64{}}, false, true},
 		{call{"fchown", unix.SYS_FCHOWN, [6]uint64{}}, false, true},
 		{call{"utimensat (touch -d)", unix.SYS_UTIMENSAT, [6]uint64{}}, false, true},
-		{call{"setxattr", unix.SYS_SETXATTR, [6]uint64{}}, false, true},
-		{call{"lsetxattr", unix.SYS_LSETXATTR, [6]uint64{}}, false, true},
-		{call{"fsetxattr", unix.SYS_FSETXATTR, [6]uint64{}}, false, true},
-		{call{"setxattrat", unix.SYS_SETXATTRAT, [6]uint64{}}, false, true},
-		{call{"removexattr", unix.SYS_REMOVEXATTR, [6]uint64{}}, false, true},
-		{call{"lremovexattr", unix.SYS_LREMOVEXATTR, [6]uint64{}}, false, true},
-		{call{"fremovexattr", unix.SYS_FREMOVEXATTR, [6]uint64{}}, false, true},
-		{call{"removexattrat", unix.SYS_REMOVEXATTRAT, [6]uint64{}}, false, true},
 		{call{"getxattr", unix.SYS_GETXATTR, [6]uint64{}}, true, true},
 		{call{"ioctl FS_IOC_SETFLAGS (chattr)", unix.SYS_IOCTL, [6]uint64{3, unix.FS_IOC_SETFLAGS}}, false, true},
 		{call{"ioctl FS_IOC_GETFLAGS (lsattr)", unix.SYS_IOCTL, [6]uint64{3, unix.FS_IOC_GETFLAGS}}, true, true},
 		{call{"ioctl TIOCSTI", unix.SYS_IOCTL, [6]uint64{0, unix.TIOCSTI}}, false, false},
 		{call{"ioctl TIOCSTI in the high half", unix.SYS_IOCTL, [6]uint64{0, 1<<32 | unix.TIOCSTI}}, false, false},
 		{call{"ioctl TCGETS", unix.SYS_IOCTL, [6]uint64{0, unix.TCGETS}}, true, true},
-		{call{"io_uring_setup", unix.SYS_IO_URING_SETUP, [6]uint64{}}, false, true},
+		{call{"io_uring_setup", unix.SYS_IO_URING_SETUP, [6]uint64{}}, false, false},
+		{call{"io_uring_enter", unix.SYS_IO_URING_ENTER, [6]uint64{}}, false, false},
+		{call{"io_uring_register", unix.SYS_IO_URING_REGISTER, [6]uint64{}}, false, false},
+		{call{"fchmodat 0644", unix.SYS_FCHMODAT, [6]uint64{3, 0, 0o644}}, false, true},
+		{call{"fchmodat 0775 (g+w)", unix.SYS_FCHMODAT, [6]uint64{3, 0, 0o775}}, false, true},
+		{call{"fchmodat 0777", unix.SYS_FCHMODAT, [6]uint64{3, 0, 0o777}}, false, false},
+		{call{"fchmodat 01777", unix.SYS_FCHMODAT, [6]uint64{3, 0, 0o1777}}, false, false},
+		{call{"fchmodat2 0002", unix.SYS_FCHMODAT2, [6]uint64{3, 0, 0o002}}, false, false},
+		{call{"fchmod 0666", unix.SYS_FCHMOD, [6]uint64{3, 0o666}}, false, false},
+		{call{"fchmod 04755", unix.SYS_FCHMOD, [6]uint64{3, 0o4755}}, false, false},
+		{call{"fchmod 0755", unix.SYS_FCHMOD, [6]uint64{3, 0o755}}, false, true},
+		{call{"openat O_CREAT 0666 (the umask's)", unix.SYS_OPENAT, [6]uint64{3, 0, unix.O_CREAT | unix.O_WRONLY, 0o666}}, true, true},
+		{call{"openat O_CREAT 04755", unix.SYS_OPENAT, [6]uint64{3, 0, unix.O_CREAT | unix.O_WRONLY, 0o4755}}, true, false},
+		{call{"openat O_RDONLY, mode 04755 unused", unix.SYS_OPENAT, [6]uint64{3, 0, unix.O_RDONLY, 0o4755}}, true, true},
+		{call{"mkdirat 0777 (the umask's)", unix.SYS_MKDIRAT, [6]uint64{3, 0, 0o777}}, true, true},
+		{call{"mknodat S_IFREG 0666", unix.SYS_MKNODAT, [6]uint64{3, 0, unix.S_IFREG | 0o666}}, true, true},
 		{call{"nice: setpriority of itself", unix.SYS_SETPRIORITY, [6]uint64{unix.PRIO_PROCESS, 0, 10}}, true, true},
 		{call{"renice: setpriority of another", unix.SYS_SETPRIORITY, [6]uint64{unix.PRIO_PROCESS, other, 10}}, false, false},
 		{call{"renice -u: setpriority of the user's", unix.SYS_SETPRIORITY, [6]uint64{unix.PRIO_USER, 0, 10}}, false, false},
@@ -173,8 +201,27 @@ func TestSeccompFilters(t *testing.T) {
 			if wantRet := map[bool]uint32{true: retAllow, false: retEPERM}[want]; got != wantRet {
 				t.Errorf("%s: %s: returns %#x, want %#x", mode, tc.c.name, got, wantRet)
 			}
-			if model := allowedByModel(mode, arch, tc.c.nr, tc.c.args); model != want {
-				t.Errorf("%s: %s: the model says allowed=%v, the table %v", mode, tc.c.name, model, want)
+			if model := modelReturn(mode, arch, tc.c.nr, tc.c.args); model != got {
+				t.Errorf("%s: %s: the model says %#x, the program %#x", mode, tc.c.name, model, got)
+			}
+		}
+		// Extended attributes set or removed (setfacl, setfattr, cp -a):
+		// EPERM when safe; "not supported" at medium, as a file system
+		// without them answers.
+		for _, c := range []call{{"setxattr", unix.SYS_SETXATTR, [6]uint64{}}, {"lsetxattr", unix.SYS_LSETXATTR, [6]uint64{}},
+			{"fsetxattr", unix.SYS_FSETXATTR, [6]uint64{}}, {"setxattrat", unix.SYS_SETXATTRAT, [6]uint64{}},
+			{"removexattr", unix.SYS_REMOVEXATTR, [6]uint64{}}, {"lremovexattr", unix.SYS_LREMOVEXATTR, [6]uint64{}},
+			{"fremovexattr", unix.SYS_FREMOVEXATTR, [6]uint64{}}, {"removexattrat", unix.SYS_REMOVEXATTRAT, [6]uint64{}}} {
+			want := map[string]uint32{SyscallsRead: retEPERM, SyscallsOwn: retENOTSUP}[mode]
+			if got := vm.run(t, arch, c.nr, c.args); got != want || modelReturn(mode, arch, c.nr, c.args) != want {
+				t.Errorf("%s: %s: returns %#x (model %#x), want %#x", mode, c.name, got, modelReturn(mode, arch, c.nr, c.args), want)
+			}
+		}
+		// openat2: absent (ENOSYS), so that libc falls back to openat,
+		// whose mode the program reads; with or without O_CREAT.
+		for _, a := range [][6]uint64{{3, 0, 0, 24}, {3, 0x7f0000, 0x7f1000, 24}} {
+			if got := vm.run(t, arch, unix.SYS_OPENAT2, a); got != retENOSYS {
+				t.Errorf("%s: openat2 %#x: returns %#x, want ENOSYS %#x", mode, a, got, uint32(retENOSYS))
 			}
 		}
 		// Another ABI: every call, exit included. A compat "socket" is
@@ -200,14 +247,17 @@ func TestSeccompFilters(t *testing.T) {
 }
 
 // FuzzSeccompFilter: on any call — architecture, number, arguments — each
-// mode's program returns what the model says, and nothing but allow or
-// EPERM.
+// mode's program returns what the model says, and nothing but allow,
+// EPERM, ENOSYS (openat2) or EOPNOTSUPP (extended attributes at medium).
 func FuzzSeccompFilter(f *testing.F) {
 	f.Add(uint32(auditArch), uint32(unix.SYS_SOCKET), uint64(unix.AF_NETLINK), uint64(3), uint64(unix.NETLINK_SOCK_DIAG), uint64(0))
 	f.Add(uint32(auditArch), uint32(unix.SYS_PRLIMIT64), uint64(7), uint64(7), uint64(0), uint64(1))
 	f.Add(uint32(auditArch), uint32(unix.SYS_IOPRIO_SET), uint64(1), uint64(0), uint64(0), uint64(0))
 	f.Add(uint32(unix.AUDIT_ARCH_I386), uint32(252), uint64(0), uint64(0), uint64(0), uint64(0))
 	f.Add(uint32(auditArch), uint32(x32Bit|1), uint64(0), uint64(0), uint64(0), uint64(0))
+	f.Add(uint32(auditArch), uint32(unix.SYS_FCHMODAT), uint64(0), uint64(0), uint64(0o777), uint64(0))
+	f.Add(uint32(auditArch), uint32(unix.SYS_OPENAT), uint64(0), uint64(0), uint64(unix.O_CREAT), uint64(0o4755))
+	f.Add(uint32(auditArch), uint32(unix.SYS_OPENAT2), uint64(0), uint64(0), uint64(0), uint64(24))
 	vms := map[string]seccompVM{SyscallsRead: newSeccompVM(f, SyscallsRead), SyscallsOwn: newSeccompVM(f, SyscallsOwn)}
 	f.Fuzz(func(t *testing.T, arch, nr uint32, a0, a1, a2, a3 uint64) {
 		if nr < 1024 && arch&1 == 1 {
@@ -216,11 +266,7 @@ func FuzzSeccompFilter(f *testing.F) {
 		args := [6]uint64{a0, a1, a2, a3}
 		for mode, vm := range vms {
 			got := vm.run(t, arch, nr, args)
-			want := uint32(retEPERM)
-			if allowedByModel(mode, arch, nr, args) {
-				want = retAllow
-			}
-			if got != want {
+			if want := modelReturn(mode, arch, nr, args); got != want {
 				t.Fatalf("%s: arch %#x call %d args %#x: returns %#x, want %#x", mode, arch, nr, args, got, want)
 			}
 		}

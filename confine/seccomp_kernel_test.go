@@ -128,8 +128,36 @@ func try(name string) error {
 			return err
 		}
 		return unix.Unlink(arg)
+	case "wother-chmod": // fchmodat: write for every user (a directory stays searchable)
+		return unix.Chmod(arg, 0o757)
+	case "wother-fchmod":
+		fd, err := unix.Open(arg, unix.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Fchmod(fd, 0o646)
+	case "suid-openat2": // openat2 with O_CREAT: its mode is in a structure
+		fd, err := unix.Openat2(unix.AT_FDCWD, arg, &unix.OpenHow{Flags: unix.O_CREAT | unix.O_WRONLY | unix.O_EXCL, Mode: 0o4755})
+		if err != nil {
+			return err
+		}
+		unix.Close(fd)
+		return unix.Unlink(arg)
+	case "openat2-or-openat": // what libc and systemd do: openat2, and openat where it is absent
+		fd, err := unix.Openat2(unix.AT_FDCWD, arg, &unix.OpenHow{Flags: unix.O_CREAT | unix.O_WRONLY | unix.O_EXCL, Mode: 0o644})
+		if err == unix.ENOSYS {
+			fd, err = unix.Open(arg, unix.O_CREAT|unix.O_WRONLY|unix.O_EXCL, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+		unix.Close(fd)
+		return unix.Unlink(arg)
 	case "chmod":
 		return unix.Chmod(arg, 0o755)
+	case "gw-chmod": // write for the group: allowed
+		return unix.Chmod(arg, 0o664)
 	case "create":
 		return createUnlink(arg, 0o755)
 	case "keyctl":
@@ -245,7 +273,7 @@ func TestSeccompCalls(t *testing.T) {
 		mode  string
 		level Level
 		held  []string
-	}{{SyscallsRead, ReadOnly, calls}, {SyscallsOwn, NoProtected, []string{"keyctl", "x32"}}} {
+	}{{SyscallsRead, ReadOnly, calls}, {SyscallsOwn, NoProtected, []string{"keyctl", "x32", "io_uring"}}} {
 		with := results(b.spec(tc.level, tc.mode), append(calls, kept...))
 		for _, c := range calls {
 			held := false
@@ -255,6 +283,10 @@ func TestSeccompCalls(t *testing.T) {
 			switch {
 			case without[c] != "ok" && !(c == "x32" && without[c] == "error:function not implemented"):
 				t.Logf("%s fails without the filter too (%s): not proven here", c, without[c])
+			case c == "xattr:"+b.file && tc.mode == SyscallsOwn:
+				if with[c] != "error:"+unix.EOPNOTSUPP.Error() {
+					t.Errorf("%s: %s: %s, want EOPNOTSUPP", tc.mode, c, with[c])
+				}
 			case held && with[c] != "EPERM":
 				t.Errorf("%s: %s: %s, want EPERM", tc.mode, c, with[c])
 			case !held && with[c] != without[c]:
@@ -278,10 +310,13 @@ func TestSeccompCalls(t *testing.T) {
 
 // TestSeccompNoSetid: a medium step may change modes and create files,
 // but never set a set-user-ID or set-group-ID bit — by chmod, fchmod, a
-// file created with one, mknod, or a tool (install -m 4755, chmod
-// =4755, cp -p of such a file): it would run as the step's user (root,
-// for a step of root) for every other user of the host. Without the
-// filter, under the same Landlock rules, each works.
+// file created with one (openat, or openat2, which is absent: ENOSYS),
+// mknod, or a tool (install -m 4755, chmod =4755, cp -p of such a file):
+// it would run as the step's user (root, for a step of root) for every
+// other user of the host. Nor may its chmod give every user write (chmod
+// o+w, 777, install -m 666): another user could replace files there until
+// undo. Without the filter, under the same Landlock rules, each works;
+// modes given at creation (0666 under the umask) and group write stay.
 func TestSeccompNoSetid(t *testing.T) {
 	b := newBed(t)
 	// A directory of the step's user's own (the home holds protected
@@ -293,11 +328,13 @@ func TestSeccompNoSetid(t *testing.T) {
 	if b.cred != nil {
 		os.Chown(dir, int(b.cred.Uid), int(b.cred.Gid))
 	}
-	setid := []string{"suid-chmod:" + b.file, "sgid-fchmod:" + b.file, "suid-create:" + dir + "/new", "suid-mknod:" + dir + "/node"}
-	kept := []string{"chmod:" + b.file, "create:" + dir + "/plain"}
+	setid := []string{"suid-chmod:" + b.file, "sgid-fchmod:" + b.file, "suid-create:" + dir + "/new", "suid-mknod:" + dir + "/node",
+		"wother-chmod:" + b.file, "wother-fchmod:" + b.file, "wother-chmod:" + dir}
+	absent := []string{"suid-openat2:" + dir + "/new2"}
+	kept := []string{"chmod:" + b.file, "gw-chmod:" + b.file, "create:" + dir + "/plain", "openat2-or-openat:" + dir + "/plain2"}
 	run := func(s Spec) map[string]string {
 		t.Helper()
-		out, code := b.run(t, LaunchArg, s, b.exe+" "+tryArg+" "+strings.Join(append(setid, kept...), " "))
+		out, code := b.run(t, LaunchArg, s, b.exe+" "+tryArg+" "+strings.Join(append(append(setid, absent...), kept...), " "))
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %q", tryArg, code, out)
 		}
@@ -307,6 +344,7 @@ func TestSeccompNoSetid(t *testing.T) {
 			m[k] = v
 		}
 		os.Chmod(b.file, 0o644)
+		os.Chmod(dir, 0o755)
 		return m
 	}
 	without, with := run(b.spec(NoProtected, "")), run(b.spec(NoProtected, SyscallsOwn))
@@ -318,6 +356,14 @@ func TestSeccompNoSetid(t *testing.T) {
 			t.Errorf("medium: %s: %s, want EPERM", c, with[c])
 		}
 	}
+	for _, c := range absent {
+		if without[c] != "ok" {
+			t.Errorf("without the filter: %s: %s; the test proves nothing", c, without[c])
+		}
+		if with[c] != "error:"+unix.ENOSYS.Error() {
+			t.Errorf("medium: %s: %s, want ENOSYS", c, with[c])
+		}
+	}
 	for _, c := range kept {
 		if with[c] != "ok" {
 			t.Errorf("medium: %s: %s, want it allowed", c, with[c])
@@ -325,15 +371,30 @@ func TestSeccompNoSetid(t *testing.T) {
 	}
 	// The tools, on a confined thread as a local step runs.
 	for _, script := range []string{"install -m 4755 /bin/true " + dir + "/t1", "cp /bin/true " + dir + "/t2 && chmod =4755 " + dir + "/t2",
-		"cp /bin/true " + dir + "/t3 && chmod g+s " + dir + "/t3"} {
+		"cp /bin/true " + dir + "/t3 && chmod g+s " + dir + "/t3", "install -m 666 /bin/true " + dir + "/t4",
+		"cp /bin/true " + dir + "/t5 && chmod o+w " + dir + "/t5", "chmod 777 " + dir, "chmod -R a+w " + dir,
+		"mkdir " + dir + "/d1 && chmod 1777 " + dir + "/d1", "chmod o=u " + dir,
+		// An access list sets the mode's bits past chmod (o::rwx) and
+		// names other users.
+		"setfacl -m o::rwx " + dir, "setfacl -m u:nobody:rwx " + dir} {
 		if out, code := b.run(t, threadArg, b.spec(NoProtected, SyscallsOwn), script); code == 0 {
 			t.Errorf("medium: %s: exit 0: %q", script, out)
 		}
 	}
+	// Created with the umask's mode, and group write: they run.
+	for _, script := range []string{"touch " + dir + "/t6 && chmod g+w " + dir + "/t6", "mkdir " + dir + "/d2"} {
+		if out, code := b.run(t, threadArg, b.spec(NoProtected, SyscallsOwn), script); code != 0 {
+			t.Errorf("medium: %s: exit %d: %q", script, code, out)
+		}
+	}
 	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if fi, err := e.Info(); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
-			t.Errorf("medium: %s is %v", e.Name(), fi.Mode())
+	for _, e := range append(ents, nil) {
+		name := dir
+		if e != nil {
+			name = filepath.Join(dir, e.Name())
+		}
+		if fi, err := os.Lstat(name); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid|0o002) != 0 && fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("medium: %s is %v", name, fi.Mode())
 		}
 	}
 }

@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"unsafe"
@@ -39,8 +40,10 @@ func offArgHi(i uint32) uint32 { return 20 + 8*i }
 
 // Return values.
 const (
-	retAllow = unix.SECCOMP_RET_ALLOW
-	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retAllow   = unix.SECCOMP_RET_ALLOW
+	retEPERM   = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retENOSYS  = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	retENOTSUP = unix.SECCOMP_RET_ERRNO | uint32(unix.EOPNOTSUPP)
 )
 
 // Arguments the filters compare.
@@ -71,20 +74,36 @@ var (
 // metadataCalls change a file's mode, owner, times or extended
 // attributes (SyscallsRead), with the architecture's older calls
 // (legacyMetadata).
-var metadataCalls = append([]uint32{unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_FCHOWN, unix.SYS_FCHOWNAT,
-	unix.SYS_UTIMENSAT, unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_SETXATTRAT,
-	unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT}, legacyMetadata...)
+var metadataCalls = slices.Concat([]uint32{unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_FCHOWN,
+	unix.SYS_FCHOWNAT, unix.SYS_UTIMENSAT}, xattrCalls, legacyMetadata)
 
-// readOnlyCalls are denied to SyscallsRead besides metadataCalls:
-// io_uring, whose operations (a socket, sendmsg, setxattr) run without
-// their system call and so past the filter.
-var readOnlyCalls = []uint32{unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER}
+// xattrCalls set or remove extended attributes. SyscallsOwn answers them
+// EOPNOTSUPP, as a file system without extended attributes does (cp -a,
+// rsync -X, tar --xattrs, curl --xattr carry on without them): an access
+// list (system.posix_acl_access, setfacl) sets the mode's bits past
+// chmod's check (setfacl -m o::rwx ~) and grants a named user write,
+// removing one may widen the group's bits to the mask, and the undo
+// journal keeps neither (setfacl and setfattr are high).
+var xattrCalls = []uint32{unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_SETXATTRAT,
+	unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT}
 
 // othersCalls are denied to both modes: another process's memory (read,
 // written, advised), the kernel's keyrings (a user's keys, shared by
-// its processes), and opening a file by handle (past every path rule).
+// its processes), opening a file by handle (past every path rule), and
+// io_uring, whose operations (an openat with a set-id mode, a socket,
+// sendmsg, setxattr) run without their system call and so past the
+// filter — EPERM, as a kernel whose io_uring is switched off answers
+// (sysctl kernel.io_uring_disabled), which its users take as "use the
+// system calls".
 var othersCalls = []uint32{unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PROCESS_MADVISE,
-	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_OPEN_BY_HANDLE_AT}
+	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_OPEN_BY_HANDLE_AT,
+	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER}
+
+// absentCalls answer ENOSYS in both modes, as a kernel without them
+// does, so that libc and the programs that use them fall back to a call
+// the filter reads: openat2, whose mode (a set-id bit) sits in a
+// structure the filter cannot read; openat, its fallback, is checked.
+var absentCalls = []uint32{unix.SYS_OPENAT2}
 
 // setidBits are the mode bits no confined step may set (SyscallsOwn;
 // SyscallsRead denies every mode change): a set-user-ID or set-group-ID
@@ -93,19 +112,33 @@ var othersCalls = []uint32{unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV
 // and nothing in a script run at medium is seen by the classifier.
 const setidBits = unix.S_ISUID | unix.S_ISGID
 
-// setidCall is a call whose mode argument (mode) may carry setidBits —
+// chmodBits are the bits a medium step's chmod may not set: setidBits,
+// and write for every other user (S_IWOTH): a home, ~/.config or a
+// directory of the step's made world-writable lets another user of the
+// host replace what is in it until undo restores the mode, and the
+// filter cannot read chmod's path to tell a scratch file from the home.
+// A world-writable file is rarely needed and asks at high (the
+// classifier rates it so). A mode given when creating a file or
+// directory (open, creat, mknod, mkdir) is not checked for S_IWOTH:
+// programs pass 0666 and 0777 there and rely on the umask.
+const chmodBits = setidBits | unix.S_IWOTH
+
+// setidCall is a call whose mode argument (mode) may not carry bits —
 // only when its flags argument (flags, or -1: always) creates a file.
 type setidCall struct {
 	nr          uint32
 	flags, mode int
+	bits        uint32
 }
 
 // setidCalls are the calls of both architectures that set a mode: chmod's
-// and those that create a file with one (open's O_CREAT or O_TMPFILE,
-// mknod's regular file). openat2 takes its mode in a structure the filter
-// cannot read, and io_uring's openat at medium is not checked.
-var setidCalls = append([]setidCall{{unix.SYS_FCHMOD, -1, 1}, {unix.SYS_FCHMODAT, -1, 2}, {unix.SYS_FCHMODAT2, -1, 2},
-	{unix.SYS_OPENAT, 2, 3}, {unix.SYS_MKNODAT, -1, 2}}, legacySetid...)
+// (chmodBits) and those that create a file with one (setidBits: open's
+// O_CREAT or O_TMPFILE, mknod's regular file). openat2, whose mode the
+// filter cannot read, is absent (absentCalls), and so is io_uring's
+// openat (othersCalls).
+var setidCalls = append([]setidCall{{unix.SYS_FCHMOD, -1, 1, chmodBits}, {unix.SYS_FCHMODAT, -1, 2, chmodBits},
+	{unix.SYS_FCHMODAT2, -1, 2, chmodBits}, {unix.SYS_OPENAT, 2, 3, setidBits}, {unix.SYS_MKNODAT, -1, 2, setidBits}},
+	legacySetid...)
 
 // createFlags are the open flags under which its mode is used.
 const createFlags = unix.O_CREAT | unix.O_TMPFILE&^unix.O_DIRECTORY
@@ -148,7 +181,7 @@ func buildFilter(readOnly bool) []unix.SockFilter {
 	}
 	denied := othersCalls
 	if readOnly {
-		denied = append(append(append([]uint32(nil), denied...), metadataCalls...), readOnlyCalls...)
+		denied = append(append([]uint32(nil), denied...), metadataCalls...)
 	}
 	// The calls whose arguments decide, each to its own block below.
 	type block struct {
@@ -189,8 +222,9 @@ func buildFilter(readOnly bool) []unix.SockFilter {
 		}},
 	)
 	if !readOnly {
-		// No set-user-ID or set-group-ID bit (SyscallsRead denies
-		// every mode change already).
+		// No set-user-ID or set-group-ID bit, and no chmod that lets
+		// every user write (SyscallsRead denies every mode change
+		// already).
 		for _, c := range setidCalls {
 			blocks = append(blocks, block{c.nr, p.label(), func() {
 				if c.flags >= 0 {
@@ -198,7 +232,7 @@ func buildFilter(readOnly bool) []unix.SockFilter {
 					p.jump(unix.BPF_JSET, createFlags, next, allow)
 				}
 				p.load(offArgLo(uint32(c.mode)))
-				p.jump(unix.BPF_JSET, setidBits, deny, allow)
+				p.jump(unix.BPF_JSET, c.bits, deny, allow)
 			}})
 		}
 	}
@@ -216,9 +250,18 @@ func buildFilter(readOnly bool) []unix.SockFilter {
 			block{unix.SYS_SOCKETPAIR, p.label(), func() { p.load(offArgLo(0)); p.jump(unix.BPF_JEQ, afUnix, allow, deny) }},
 		)
 	}
-	dispatch := make([]target, 0, len(denied)+len(blocks))
+	absent, unsupported := p.label(), p.label()
+	dispatch := make([]target, 0, len(denied)+len(absentCalls)+len(xattrCalls)+len(blocks))
 	for _, nr := range denied {
 		dispatch = append(dispatch, target{nr, deny})
+	}
+	for _, nr := range absentCalls {
+		dispatch = append(dispatch, target{nr, absent})
+	}
+	if !readOnly {
+		for _, nr := range xattrCalls {
+			dispatch = append(dispatch, target{nr, unsupported})
+		}
 	}
 	for _, b := range blocks {
 		dispatch = append(dispatch, target{b.nr, b.at})
@@ -237,6 +280,10 @@ func buildFilter(readOnly bool) []unix.SockFilter {
 	}
 	p.set(deny)
 	p.ret(retEPERM)
+	p.set(absent)
+	p.ret(retENOSYS)
+	p.set(unsupported)
+	p.ret(retENOTSUP)
 	p.set(allow)
 	p.ret(retAllow)
 	return p.assemble()

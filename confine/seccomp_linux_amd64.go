@@ -14,4 +14,5 @@ var legacyMetadata = []uint32{unix.SYS_CHMOD, unix.SYS_CHOWN, unix.SYS_LCHOWN, u
 
 // legacySetid are x86-64's calls that set a mode and that arm64 has only
 // as *at: chmod, open, creat, mknod (setidCalls).
-var legacySetid = []setidCall{{unix.SYS_CHMOD, -1, 1}, {unix.SYS_OPEN, 1, 2}, {unix.SYS_CREAT, -1, 1}, {unix.SYS_MKNOD, -1, 1}}
+var legacySetid = []setidCall{{unix.SYS_CHMOD, -1, 1, chmodBits}, {unix.SYS_OPEN, 1, 2, setidBits},
+	{unix.SYS_CREAT, -1, 1, setidBits}, {unix.SYS_MKNOD, -1, 1, setidBits}}

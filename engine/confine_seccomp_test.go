@@ -68,6 +68,8 @@ func newSysBed(t *testing.T, parent string) *sysBed {
 case $1 in
 udp) bash -c 'echo leak > /dev/udp/127.0.0.1/'"$2" ;;
 chmod) chmod 600 "$2" ;;
+wother) chmod o+w "$2" ;;
+acl) setfacl -m o::rw "$2" ;;
 renice) renice -n 19 -p "$2" ;;
 ionice) ionice -c3 -p "$2" ;;
 prlimit) prlimit --nofile=64: --pid "$2" ;;
@@ -173,9 +175,17 @@ func seccompAttacks(t *testing.T, b *sysBed, open func(engine.HostOptions) (*eng
 	}
 
 	medium := engine.HostOptions{Policy: b.policy(safety.Medium), Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: e}
-	steps, _ = run(t, open, medium, b.sys("renice", pid), b.sys("ionice", pid), b.sys("udp", port), b.sys("chmod", b.file))
-	if len(steps) != 4 || steps[0].Status != "error" || !strings.Contains(steps[0].Output, attacks[0].want) || steps[1].Status != "error" ||
-		steps[2].Status != "ok" || steps[3].Status != "ok" {
+	// A medium step's chmod may not let every user write, and no access
+	// list may do it past chmod (setfacl -m o::rw).
+	mediumSteps := []planner.Step{b.sys("renice", pid), b.sys("ionice", pid), b.sys("udp", port), b.sys("chmod", b.file), b.sys("wother", b.file)}
+	_, aclErr := exec.LookPath("setfacl")
+	if aclErr == nil {
+		mediumSteps = append(mediumSteps, b.sys("acl", b.file))
+	}
+	steps, _ = run(t, open, medium, mediumSteps...)
+	if len(steps) != len(mediumSteps) || steps[0].Status != "error" || !strings.Contains(steps[0].Output, attacks[0].want) || steps[1].Status != "error" ||
+		steps[2].Status != "ok" || steps[3].Status != "ok" || steps[4].Status != "error" || !strings.Contains(steps[4].Output, "may not give every user write") ||
+		aclErr == nil && steps[5].Status != "error" {
 		t.Errorf("medium: %s", show(steps))
 	}
 	want := strings.NewReplacer("udp=false", "udp=true", "-rw-r--r--", "-rw-------").Replace(before)

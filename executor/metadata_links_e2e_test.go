@@ -32,9 +32,11 @@ func dotfilesHome(t *testing.T, home string) {
 // sshd, and change nothing; the same change to a plain dotfile runs at
 // --approve medium.
 func TestMetadataOnProtectedLinkTargets(t *testing.T) {
-	attacks := []string{"chmod 666 ~/dotfiles/bashrc", "chmod 777 ~/dotfiles/ssh",
-		"chmod 666 ~/dotfiles/ssh/authorized_keys", "touch -d 2000-01-01 ~/dotfiles/bashrc",
-		"cd ~/dotfiles && chmod 666 bashrc"}
+	// Modes that let no other user write: those are high anywhere
+	// (TestModesOpeningToOthers), which would prove nothing of the links.
+	attacks := []string{"chmod 644 ~/dotfiles/bashrc", "chmod 755 ~/dotfiles/ssh",
+		"chmod 644 ~/dotfiles/ssh/authorized_keys", "touch -d 2000-01-01 ~/dotfiles/bashrc",
+		"cd ~/dotfiles && chmod 644 bashrc"}
 	for name, open := range hostsUnderTest(t) {
 		t.Run(name, func(t *testing.T) {
 			tr, home := open()

@@ -36,7 +36,7 @@ var linkAttacks = []string{
 	"echo x > ~/loop",
 	"truncate -s 0 ~/x",
 	"echo evil | tee ~/lk/*.txt",
-	"chmod 666 ~/lk/r*",
+	"chmod 644 ~/lk/r*", // 666 is high anywhere: 644 proves the link is followed
 	"touch ~/lk/.*",
 }
 

@@ -526,9 +526,14 @@ type role struct {
 	// else of the last (cp, mv, install, ln).
 	backup    string
 	backupAll bool
+	// opens says why the mode or owner the command sets may let other
+	// users write its operands (modeOpens); "" when it does not.
+	opens string
 }
 
 func (c *classifier) operands(name string, s scanned, args []arg, e env, r role) {
+	c.opens = r.opens
+	defer func() { c.opens = "" }()
 	dataOnly := c.p.dataOnly(name)
 	metadata := slices.Contains(c.p.MetadataOnly, name)
 	tree := c.recursive(name, s, args)

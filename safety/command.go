@@ -338,6 +338,7 @@ type classifier struct {
 	unjournaled []string
 	unknown     []string // why its effects cannot be known (Analysis.Unknown)
 	metadata    bool     // it changes a file's mode, owner, times or attributes (Analysis.LinkProbes)
+	opens       string   // the command being read sets a mode or owner that may let others write (role.opens)
 	findRoots   []arg    // inside find -exec: find's start directories ({} is under them)
 	lastCd      []string // where the last cd went, when it could be followed
 	linkHops    int      // links followed so far (see maxLinkWork)

@@ -174,8 +174,13 @@ func (p *Policy) defaultCommands() {
 		"install", "patch", "tar", "zip", "unzip", "gzip", "gunzip", "bzip2", "xz", "mktemp", "mkfifo",
 		"split", "rmdir", "unlink")
 	p.set(Medium, "deletes files", "rm")
-	p.set(Medium, "changes permissions or ownership", "chmod", "chown", "chgrp", "setfacl")
+	p.set(Medium, "changes permissions or ownership", "chmod", "chown", "chgrp")
 	p.set(High, "changes extended attributes, which the undo journal does not keep", "setfattr")
+	// An access list may let any user write (setfacl -m u:bob:rwx ~) and
+	// sets the mode's bits past chmod (-m o::rwx); the undo journal does
+	// not keep it, and the kernel answers a medium step's extended
+	// attributes "not supported" (confine's xattrCalls).
+	p.set(High, "changes access lists, which may let other users write and which the undo journal does not keep", "setfacl")
 	p.set(Medium, "network download", "curl", "wget")
 	p.set(High, "dynamic loader: runs any program file", "ld.so", "ld-linux*.so*", "ld-*.so*")
 	p.set(High, "an editor: runs commands and writes any file unjournaled (edit_file is the tool for edits)", "vi", "vim",

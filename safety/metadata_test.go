@@ -25,8 +25,8 @@ func TestMetadataChanges(t *testing.T) {
 	}{
 		{`chmod 666 ~/.bashrc`, High, High, "protected"},
 		{`chmod 666 /home/u/.bashrc`, High, High, "protected"},
-		{`chmod 666 ~/rc`, High, High, "protected"},
-		{`chmod -h 666 ~/rc`, High, High, "protected"},
+		{`chmod 644 ~/rc`, High, High, "protected"}, // 666 is High anywhere (every user writes)
+		{`chmod -h 644 ~/rc`, High, High, "protected"},
 		{`chown nobody ~/rc`, High, High, "protected"},
 		{`chgrp users ~/.ssh`, High, High, "protected"},
 		{`touch -d 2000-01-01 ~/.bashrc`, High, High, "protected"},

@@ -74,25 +74,34 @@ func (c *classifier) special(name string, s scanned, args []arg, e env) role {
 		for _, i := range s.opts {
 			for _, v := range s.forms(args, i) {
 				if strings.HasPrefix(v, "--reference") {
-					return r // no mode or owner operand
+					// No mode or owner operand: another file's, which
+					// may let others write.
+					r.opens = name + " " + args[i].text + " copies another file's " + map[bool]string{true: "mode", false: "owner"}[name == "chmod"] +
+						" (which may let other users write it)"
+					return r
 				}
 			}
 		}
 		for i, a := range ops {
 			r.values = append(r.values, i) // the mode or owner
-			if name == "chmod" && a.static && setuid(a.val) {
+			if name != "chmod" {
+				r.opens = name + " " + a.text + " gives it to another owner"
+				break
+			}
+			if a.static && setuid(a.val) {
 				c.add(High, "chmod %s: sets the setuid/setgid bit", a.text)
 			}
+			r.opens = c.modeOpens("chmod", a)
 			break
 		}
 	case "mv", "install":
 		r.backup = c.backupSuffix(name, s, args)
 		c.copyTargets(name, s, args)
 		if name == "install" {
-			c.setidOption(name, s, args)
+			r.opens = c.setidOption(name, s, args)
 		}
 	case "mkdir":
-		c.setidOption(name, s, args)
+		r.opens = c.setidOption(name, s, args)
 	case "truncate":
 		c.truncate(s, args, &r)
 	case "dd":
@@ -816,13 +825,20 @@ func noTargetDirCluster(cluster string) bool {
 // setidOption rates install's and mkdir's -m/--mode: a set-user-ID or
 // set-group-ID mode is High, as chmod's is (the kernel denies it to a
 // medium step too: confine's setidCalls); a mode not known statically
-// may be one.
-func (c *classifier) setidOption(name string, s scanned, args []arg) {
+// may be one. It returns why the mode may let other users write
+// (modeOpens), or "".
+func (c *classifier) setidOption(name string, s scanned, args []arg) (opens string) {
 	for _, i := range s.opts {
 		for _, opt := range []string{"-m", "--mode"} {
-			if v, _, ok := s.value(args, i, opt); ok && (!v.static || setuid(v.val)) {
-				c.add(High, "%s %s %s: sets the setuid/setgid bit", name, opt, v.text)
+			if v, _, ok := s.value(args, i, opt); ok {
+				if !v.static || setuid(v.val) {
+					c.add(High, "%s %s %s: sets the setuid/setgid bit", name, opt, v.text)
+				}
+				if o := c.modeOpens(name+" "+opt, v); o != "" {
+					opens = o
+				}
 			}
 		}
 	}
+	return opens
 }

@@ -279,6 +279,12 @@ func (c *classifier) write(who string, a arg, how int) {
 			// protected files in it included.
 			c.add(High, "%s %s: writes into a directory holding protected paths", who, a.text)
 		}
+		if c.opens != "" && how&wRateOnly == 0 && c.p.holdsProtected(p, c.home, a.glob) {
+			// chmod g+w ~, chmod 777 ~/.config, chown bob ~: the files
+			// in it keep their modes, but whoever may write the
+			// directory may replace them.
+			c.add(High, "%s: %s, and it holds protected paths: another user could replace them before undo restores it", a.text, c.opens)
+		}
 		l, why := c.p.writeRisk(p, c.home, a.glob)
 		if l == High || l == Medium && how&wQuiet == 0 {
 			c.add(l, "%s %s: %s", who, a.text, why)

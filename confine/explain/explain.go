@@ -33,6 +33,13 @@ func Kernel(l confine.Level, s confine.Spec, stderr, home string) string {
 	if why := syscallRefusal(s, stderr); why != "" {
 		return blocked(why, l)
 	}
+	if s.Syscalls == confine.SyscallsOwn && modeDenied.MatchString(stderr) {
+		// The filter cannot be told from the kernel's own refusal (a
+		// file of another owner): say what the filter refuses.
+		return "[note: this step ran confined by the kernel to what a " + l.String() + " step may do: its chmod may not give every " +
+			"user write access (o+w, 777, 666, 1777) nor set a set-user-ID or set-group-ID bit (Operation not permitted); " +
+			"if the mode asked for one, take a narrower one (g+w, 775, 664) or ask for approval]"
+	}
 	for _, line := range strings.Split(stderr, "\n") {
 		if !deniedLine.MatchString(line) || strings.HasPrefix(line, confine.LaunchPrefix) {
 			continue
@@ -92,6 +99,7 @@ var (
 	netFailure   = regexp.MustCompile(`(?i)/dev/udp/|couldn't connect|failed to connect|could not resolve|name resolution|network is unreachable`)
 	socketWord   = regexp.MustCompile(`(?i)\bsocket\b`)
 	othersDenied = regexp.MustCompile(`(?i)(set priority|ioprio_set|policy|affinity|resource limit|sched_set|setpriority).*operation not permitted`)
+	modeDenied   = regexp.MustCompile(`(?i)(chang(e|ing) (permissions|mode)|set(ting)? (permissions|mode)|chmod).*operation not permitted`)
 	metaDenied   = regexp.MustCompile(`(?i)(changing (permissions|ownership|group)|setting times|setting attributes|set(ting)? (extended )?attributes?|setfattr|setxattr|chattr).*operation not permitted`)
 )
 
