@@ -118,8 +118,9 @@ func fileState(p string, max int64) (int64, string) {
 //
 //   - nothing there: the last name is missing, every name above it a directory
 //     !                               a directory on the way is missing (ENOENT)
-//     = MODE SIZE MTIME UID GID DATA  a file: st_mode in hexadecimal, size, mtime in seconds, owner, and
-//     its content in hexadecimal after an "x", or "-" when not read
+//     = MODE SIZE MTIME UID GID NLINK DATA  a file: st_mode in hexadecimal, size, mtime in seconds, owner,
+//     hard-link count (which SFTP's attributes lack: the undo journal refuses a file with other
+//     names), and its content in hexadecimal after an "x", or "-" when not read
 //     ?                               anything else (a link on the way, a missing or unsearchable directory
 //     above, "." or ".." in it): the controller looks itself
 //
@@ -190,7 +191,8 @@ func look(p string, max int64) string {
 		i += j
 	}
 	out := "= " + strconv.FormatUint(uint64(st.Mode), 16) + " " + strconv.FormatInt(st.Size, 10) + " " +
-		strconv.FormatInt(st.Mtim.Sec, 10) + " " + strconv.FormatUint(uint64(st.Uid), 10) + " " + strconv.FormatUint(uint64(st.Gid), 10)
+		strconv.FormatInt(st.Mtim.Sec, 10) + " " + strconv.FormatUint(uint64(st.Uid), 10) + " " + strconv.FormatUint(uint64(st.Gid), 10) +
+		" " + strconv.FormatUint(uint64(st.Nlink), 10)
 	if max <= 0 || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > max {
 		return out + " -"
 	}

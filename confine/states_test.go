@@ -151,7 +151,7 @@ func FuzzStatesRequest(f *testing.F) {
 func TestServeLooks(t *testing.T) {
 	s := serve(t)
 	dir := t.TempDir()
-	if _, _, status, _ := s.run("printf 'hi\\n' > f && chmod 640 f && mkdir d && ln -s d l && mkfifo p", dir); status != 0 {
+	if _, _, status, _ := s.run("printf 'hi\\n' > f && chmod 640 f && mkdir d && ln -s d l && mkfifo p && ln f f2", dir); status != 0 {
 		t.Fatalf("set-up: status %d", status)
 	}
 	var st syscall.Stat_t
@@ -159,8 +159,8 @@ func TestServeLooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	fileLine := "= " + strconv.FormatUint(uint64(st.Mode), 16) + " 3 " + strconv.FormatInt(st.Mtim.Sec, 10) + " " +
-		strconv.Itoa(int(st.Uid)) + " " + strconv.Itoa(int(st.Gid))
-	paths := []string{"f", "f", "missing", "nodir/x", "l/x", "l", "d/../f", "f/x", "p"}
+		strconv.Itoa(int(st.Uid)) + " " + strconv.Itoa(int(st.Gid)) + " 2" // f and f2: two names
+	paths := []string{"f", "f2", "missing", "nodir/x", "l/x", "l", "d/../f", "f/x", "p"}
 	maxes := []int64{10, 0, 10, 10, 10, 10, 10, 10, 10}
 	want := []string{fileLine + " x68690a", fileLine + " -", "-", "!", "?", "?", "?", "?", "-"}
 	for i := range paths {

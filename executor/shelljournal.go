@@ -174,7 +174,13 @@ func (e *Executor) savedFileAt(ctx context.Context, v *hostView, abs string) (sa
 	case !fi.Mode().IsRegular():
 		return savedFile{}, gapf("%s is not a regular file", real), nil
 	}
-	if n, ok := infoLinks(fi); ok && n > 1 {
+	n, ok := infoLinks(fi)
+	if hp.looked && hp.in.Links > 0 {
+		// The look said it (a served SSH worker's, a become host's
+		// stat): SFTP's attributes have no link count.
+		n, ok = uint64(hp.in.Links), true
+	}
+	if ok && n > 1 {
 		// Undo writes a copy under this name; the other names keep the
 		// change (and one may be a protected file: hardlinkfloor.go).
 		return savedFile{}, gapf("%s has %d hard links: undo would put back a copy, and the other names keep the change", real, n), nil

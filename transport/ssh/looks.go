@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -109,18 +110,24 @@ func parseLook(p, line string) (transport.Inspection, bool) {
 		return in, false
 	}
 	f := strings.Split(line[2:], " ")
-	if len(f) != 6 {
+	if len(f) != 7 {
 		return in, false
 	}
 	fi, err := parseStat(path.Base(p), strings.Join(f[:5], " "))
 	if err != nil {
 		return in, false
 	}
-	in.Real, in.Info = p, fi
+	// The hard-link count, which SFTP's attributes lack: the journal
+	// refuses a file with other names as it does on this machine.
+	links, err := strconv.ParseUint(f[5], 10, 31)
+	if err != nil || links == 0 || strconv.FormatUint(links, 10) != f[5] {
+		return in, false
+	}
+	in.Real, in.Info, in.Links = p, fi, int(links)
 	if st, ok := fi.Sys().(*sftp.FileStat); ok {
 		in.UID, in.GID, in.Owned = int(st.UID), int(st.GID), true
 	}
-	switch data := f[5]; {
+	switch data := f[6]; {
 	case data == "-":
 	case strings.HasPrefix(data, "x"):
 		b, err := hex.DecodeString(data[1:])

@@ -191,12 +191,15 @@ func TestParseLook(t *testing.T) {
 	if in, ok := parseLook("/a", "-"); !ok || in.Real != "/a" || in.Info != nil {
 		t.Errorf("missing: %+v %v", in, ok)
 	}
-	in, ok := parseLook("/a/f", "= 81a4 2 1700000000 1000 1001 x6869")
-	if !ok || in.Real != "/a/f" || in.Info.Size() != 2 || in.Info.Mode() != 0o644 || in.UID != 1000 || in.GID != 1001 || !in.Owned || string(in.Content) != "hi" {
+	in, ok := parseLook("/a/f", "= 81a4 2 1700000000 1000 1001 3 x6869")
+	if !ok || in.Real != "/a/f" || in.Info.Size() != 2 || in.Info.Mode() != 0o644 || in.UID != 1000 || in.GID != 1001 || !in.Owned || string(in.Content) != "hi" ||
+		in.Links != 3 {
 		t.Errorf("a file: %+v %v", in, ok)
 	}
-	for _, bad := range []string{"", "?", "!", "=", "= 81a4 2 1 0 0", "= 81a4 2 1 0 0 x686", "= 81a4 3 1 0 0 x6869", "= 81a4 2 1 0 0 y", "= zz 2 1 0 0 -",
-		"= 81a4 -2 1 0 0 -", "= 81a4 2 1 0 0 - extra", "-x"} {
+	for _, bad := range []string{"", "?", "!", "=", "= 81a4 2 1 0 0 1", "= 81a4 2 1 0 0 1 x686", "= 81a4 3 1 0 0 1 x6869", "= 81a4 2 1 0 0 1 y", "= zz 2 1 0 0 1 -",
+		"= 81a4 -2 1 0 0 1 -", "= 81a4 2 1 0 0 1 - extra", "-x",
+		// The link count: a positive decimal as the worker writes it.
+		"= 81a4 2 1 0 0 -", "= 81a4 2 1 0 0 0 -", "= 81a4 2 1 0 0 01 -", "= 81a4 2 1 0 0 -1 -", "= 81a4 2 1 0 0 x -", "= 81a4 2 1 0 0 99999999999 -"} {
 		if in, ok := parseLook("/a", bad); ok {
 			t.Errorf("%q read as %+v", bad, in)
 		}
@@ -204,15 +207,15 @@ func TestParseLook(t *testing.T) {
 }
 
 func FuzzParseLook(f *testing.F) {
-	f.Add("= 81a4 2 1700000000 1000 1001 x6869")
+	f.Add("= 81a4 2 1700000000 1000 1001 1 x6869")
 	f.Add("-")
-	f.Add("= 41ed 4096 1 0 0 -")
+	f.Add("= 41ed 4096 1 0 0 2 -")
 	f.Fuzz(func(t *testing.T, line string) {
 		in, ok := parseLook("/p", line)
 		if !ok {
 			return
 		}
-		if in.Real != "/p" || in.Read && (in.Info == nil || int64(len(in.Content)) != in.Info.Size()) {
+		if in.Real != "/p" || in.Read && (in.Info == nil || int64(len(in.Content)) != in.Info.Size()) || in.Info != nil && in.Links < 1 {
 			t.Fatalf("%q read as %+v", line, in)
 		}
 	})
