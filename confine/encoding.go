@@ -13,6 +13,7 @@ import (
 //
 //	write                         Spec.Write
 //	net                           Spec.Net
+//	account-homes                 Spec.AccountHomes
 //	caps MODE                     Spec.Caps
 //	syscalls MODE                 Spec.Syscalls
 //	no-write P ... secret P       Spec's lists (no-write, no-read, public, device, writable, readable,
@@ -35,7 +36,7 @@ var rulesetItems = []struct {
 	args  int
 	multi bool
 }{
-	{"write", 0, false}, {"net", 0, false}, {"caps", 1, false}, {"syscalls", 1, false},
+	{"write", 0, false}, {"net", 0, false}, {"account-homes", 0, false}, {"caps", 1, false}, {"syscalls", 1, false},
 	{"no-write", 1, true}, {"no-read", 1, true}, {"public", 1, true}, {"device", 1, true}, {"writable", 1, true}, {"readable", 1, true},
 	{"hide-dots", 1, true}, {"dot-ok", 1, true}, {"find-in", 1, true}, {"secret", 1, true}, {"links-in", 1, true},
 	{"dir", 2, true}, {"file", 2, true},
@@ -58,6 +59,12 @@ func (rs Ruleset) Encode() []byte {
 	}
 	if s.Net {
 		word("net")
+	}
+	if s.AccountHomes {
+		// The served worker recompiles a stale level from what it
+		// decoded: without it, the other accounts' homes were dropped
+		// from an SSH host's rules at the first recompile (session 16).
+		word("account-homes")
 	}
 	if s.Caps != "" {
 		word("caps", escapePath(s.Caps))
@@ -234,6 +241,8 @@ func (rs *Ruleset) decodeItem(item string, args []string) error {
 		rs.Spec.Write = true
 	case "net":
 		rs.Spec.Net = true
+	case "account-homes":
+		rs.Spec.AccountHomes = true
 	case "caps":
 		if c := paths[0]; c != CapsRead && c != CapsNoSystem {
 			return errors.New("caps " + strconv.Quote(c))

@@ -101,7 +101,7 @@ func TestRulesetRoundTrip(t *testing.T) {
 // survive the round trip; the encoding is one line.
 func TestRulesetEncoding(t *testing.T) {
 	rs := Ruleset{
-		Spec: Spec{Write: true, Net: true, Caps: CapsNoSystem, Syscalls: SyscallsOwn, NoWrite: []string{"/a b", "/%25"}, NoRead: []string{"/r\nx"},
+		Spec: Spec{Write: true, Net: true, AccountHomes: true, Caps: CapsNoSystem, Syscalls: SyscallsOwn, NoWrite: []string{"/a b", "/%25"}, NoRead: []string{"/r\nx"},
 			Public: []string{"*.pub", "/k\xff"}, Devices: []string{"/dev/null"}, Writable: []string{"/w\t"}, Readable: []string{"/"},
 			HideDots: []string{"/h"}, DotsOK: []string{".bashrc"}, FindIn: []string{"/h", "/w"}, Secrets: []string{"*.key", ".env*"}, LinksIn: []string{"/h"}},
 		Rules:  []Rule{{Path: "/", Rights: readRights, Dir: true}, {Path: "/f \x01x", Rights: accessReadFile}, {Path: "/d", Rights: writeRights, Dir: true}},
@@ -126,7 +126,7 @@ func TestDecodeRulesetRefusesBadInput(t *testing.T) {
 	d := strings.Repeat("ab", digestBytes)
 	for _, in := range []string{"", "\n", "agent-rules", "agent-rules 2", "agent-rules 03", "agent-rules 6 ", "agent-rules  4", " agent-rules 6", "agent-rules 6\n\n",
 		`{"v":2}`, "rules 3", "agent-rules 6 bogus", "agent-rules 6 write write", "agent-rules 6 net write", "agent-rules 6 caps", "agent-rules 6 caps all",
-		"agent-rules 6 caps read caps read", "agent-rules 6 no-write", "agent-rules 6 no-write rel", "agent-rules 6 no-write /a/../b", "agent-rules 6 no-write /a/",
+		"agent-rules 6 caps read caps read", "agent-rules 6 account-homes net", "agent-rules 6 account-homes account-homes", "agent-rules 6 account-homes x", "agent-rules 6 no-write", "agent-rules 6 no-write rel", "agent-rules 6 no-write /a/../b", "agent-rules 6 no-write /a/",
 		"agent-rules 6 public", "agent-rules 6 no-read /a no-write /b", "agent-rules 6 dir /a 4 no-read /b", "agent-rules 6 stamp / 1 - dir /a 4",
 		"agent-rules 6 dir rel 4", "agent-rules 6 dir /a/../b 4", "agent-rules 6 dir /a 0", "agent-rules 6 dir /a 1099511627776", "agent-rules 6 dir /a -4",
 		"agent-rules 6 dir /a +4", "agent-rules 6 dir /a 04", "agent-rules 6 dir /a x", "agent-rules 6 dir /a", "agent-rules 6 file /a 18446744073709551616",
