@@ -112,7 +112,8 @@ var shellUndoCases = []shellUndoCase{
 	{cmd: "touch DIR/{x,y}"},
 	{cmd: "echo x > DIR/{a,b}"},
 	{cmd: "ln -fb DIR/other.txt DIR/data.txt"},
-	{cmd: "chmod -R go+w DIR/sub"},
+	{cmd: "chmod -R g+w DIR/sub"},
+	{cmd: "chmod -R go+w DIR/sub", high: true}, // every user writing: high anywhere (session 16)
 	{cmd: "split -b3 DIR/other.txt DIR/part.", high: true},
 	{cmd: "fallocate -l 1G DIR/data.txt", high: true},
 	{cmd: "dd if=/dev/zero of=DIR/data.txt bs=1 count=0 seek=1G", high: true},

@@ -73,13 +73,13 @@ func TestMetadataOnLinkTargets(t *testing.T) {
 		cmd  string
 		want Level
 	}{
-		{`chmod 666 ~/dotfiles/bashrc`, High},
-		{`chmod 666 /home/u/dotfiles/bashrc`, High},
+		{`chmod 644 ~/dotfiles/bashrc`, High}, // 666 is high anywhere: 644 proves the link
+		{`chmod 644 /home/u/dotfiles/bashrc`, High},
 		{`chown nobody ~/dotfiles/ssh/authorized_keys`, High},
 		{`touch -d 2000-01-01 ~/dotfiles/ssh/config`, High},
 		{`setfacl -m u:nobody:rw ~/dotfiles/bashrc`, High},
-		{`chmod 666 /srv/shared/profile`, High},
-		{`cd ~/dotfiles && chmod 666 bashrc`, High},
+		{`chmod 644 /srv/shared/profile`, High},
+		{`cd ~/dotfiles && chmod 644 bashrc`, High},
 		{`chmod 644 ~/dotfiles/notes`, Medium},
 		{`chmod 644 ~/notes.txt`, Medium},
 	} {
