@@ -107,6 +107,15 @@ func TestRulesetEncoding(t *testing.T) {
 		Rules:  []Rule{{Path: "/", Rights: readRights, Dir: true}, {Path: "/f \x01x", Rights: accessReadFile}, {Path: "/d", Rights: writeRights, Dir: true}},
 		Stamps: []Stamp{{Path: "/", MTime: 5, Names: strings.Repeat("0a", digestBytes)}, {Path: "/gone", MTime: -1}, {Path: "/h", MTime: 7, Names: strings.Repeat("f", 2*digestBytes), Hot: true}},
 	}
+	// Every field of Spec is set above: one the encoding leaves out is lost
+	// when a served worker recompiles from the rules file (session 16:
+	// AccountHomes, and with it the other accounts' homes over SSH).
+	v := reflect.ValueOf(rs.Spec)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Errorf("Spec.%s is not set in this test: set it, and encode it", v.Type().Field(i).Name)
+		}
+	}
 	b := rs.Encode()
 	if bytes.Count(b, []byte("\n")) != 1 || b[len(b)-1] != '\n' || bytes.ContainsAny(b[:len(b)-1], "\x00\t\r\xff") {
 		t.Errorf("not one line of printable words: %q", b)
