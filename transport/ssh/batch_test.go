@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -91,7 +92,16 @@ func TestBatchInterrupted(t *testing.T) {
 	marker := filepath.Join(dir, "agentbatchsleep")
 	os.Symlink("/bin/sleep", marker)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(500*time.Millisecond, cancel)
+	// cancelled once the first command runs (a fixed delay lost to a
+	// loaded machine's slow start: the first was then not run at all)
+	go func() {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if exec.Command("pgrep", "-f", marker).Run() == nil {
+				break
+			}
+		}
+		cancel()
+	}()
 	start := time.Now()
 	res, errs, b := runBatch(ctx, tr, marker+" 30", "touch "+dir+"/2", "touch "+dir+"/3")
 	if !errors.Is(errs[0], context.Canceled) || b.NotRun(0) {
