@@ -213,24 +213,42 @@ func (p *prepared) run(ctx context.Context) (transport.Result, error) {
 		}
 	}
 	env, dir := p.env, p.dir
+	// The output pipes are agent's own (pipes.go): os/exec's WaitDelay
+	// would close them with what the command wrote still in them.
+	outP, err := newOutPipe()
+	if err != nil {
+		return transport.Result{}, fmt.Errorf("run %q: %w", c.Command, err)
+	}
+	errP, err := newOutPipe()
+	if err != nil {
+		outP.abandon()
+		return transport.Result{}, fmt.Errorf("run %q: %w", c.Command, err)
+	}
 	command := func(argv []string, env []string) *exec.Cmd {
 		cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 		cmd.Env, cmd.Dir = env, dir
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		cmd.WaitDelay = waitDelay
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, pooled{transport.Tee(stdout, c.Stdout)}, pooled{transport.Tee(stderr, c.Stderr)}
+		cmd.WaitDelay = waitDelay // for stdin's copy
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, outP.w, errP.w
 		return cmd
 	}
 	cmd := t.direct(c, env, dir, command)
 	if cmd == nil {
 		cmd = command(append(slices.Clone(c.Wrap), "/bin/sh", "-c", c.Command), env)
 		if err := cmd.Start(); err != nil {
+			outP.abandon()
+			errP.abandon()
 			return transport.Result{}, fmt.Errorf("run %q: %w", c.Command, err)
 		}
 	}
+	outP.start(transport.Tee(stdout, c.Stdout))
+	errP.start(transport.Tee(stderr, c.Stderr))
 	transport.Started(ctx, cmd.Process.Pid) // Setpgid: its PID is its group
 	waitErr := cmd.Wait()
+	deadline := time.Now().Add(waitDelay)
+	outP.finish(deadline)
+	errP.finish(deadline)
 	var exitErr *exec.ExitError
 	if waitErr != nil && (errors.As(waitErr, &exitErr) || errors.Is(waitErr, exec.ErrWaitDelay)) {
 		waitErr = nil

@@ -189,7 +189,24 @@ func (c *child) wait(ctx context.Context, stdout, stderr io.Writer, inline bool)
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
 			if left <= 0 {
-				break // its pipes held past waitDelay: left unread, as os/exec
+				// Its pipes held past waitDelay (a process that left its
+				// group): what is in them is read, what comes later is
+				// not. The deadline bounds the wait for more, never the
+				// reading of what the command wrote (a reader behind on
+				// a loaded machine lost the end of the output, and with
+				// it half a secret the redactor no longer knew).
+				for i, w := range [2]io.Writer{c.stdout, c.errw} {
+					if fds[i].Fd >= 0 && unix.SetNonblock(int(fds[i].Fd), true) == nil {
+						for got := 0; got < maxDrain; {
+							n := c.read(int(fds[i].Fd), w)
+							if n <= 0 {
+								break
+							}
+							got += n
+						}
+					}
+				}
+				break
 			}
 			timeout = int(left/time.Millisecond) + 1
 		}
@@ -205,7 +222,7 @@ func (c *child) wait(ctx context.Context, stdout, stderr io.Writer, inline bool)
 			if fds[i].Fd < 0 || fds[i].Revents == 0 {
 				continue
 			}
-			if !c.read(int(fds[i].Fd), w) {
+			if c.read(int(fds[i].Fd), w) <= 0 {
 				unix.Close(int(fds[i].Fd))
 				fds[i].Fd = -1
 			}
@@ -244,9 +261,9 @@ func (c *child) wait(ctx context.Context, stdout, stderr io.Writer, inline bool)
 	return ws, err
 }
 
-// read passes what one read of fd gives to w: false at the end (or an
-// error: the pipe is dropped).
-func (c *child) read(fd int, w io.Writer) bool {
+// read passes what one read of fd gives to w: how many bytes, 0 at the
+// end (or an error, EAGAIN included: the pipe is dropped).
+func (c *child) read(fd int, w io.Writer) int {
 	bp := copyBufs.Get().(*[]byte)
 	n, err := unix.Read(fd, *bp)
 	for err == unix.EINTR {
@@ -254,19 +271,19 @@ func (c *child) read(fd int, w io.Writer) bool {
 	}
 	if n <= 0 {
 		copyBufs.Put(bp)
-		return false
+		return 0
 	}
 	if c.inline {
 		w.Write((*bp)[:n])
 		copyBufs.Put(bp)
-		return true
+		return n
 	}
 	if c.sinkCh == nil {
 		c.sinkCh, c.sinkDone = make(chan chunk, 4), make(chan struct{})
 		go drain(c.sinkCh, c.sinkDone)
 	}
 	c.sinkCh <- chunk{w: w, b: bp, n: n}
-	return true
+	return n
 }
 
 // drain writes the chunks to their writers, in order, off the thread

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,5 +129,59 @@ func TestRunOutputHeldByEscapee(t *testing.T) {
 	}
 	if took > 10*time.Second {
 		t.Fatalf("Run took %v: held by the escapee's pipe", took)
+	}
+}
+
+// slowWriter takes its time over each write, as a step's writers do on a
+// loaded machine (the redactor's sender, a busy scheduler).
+type slowWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(20 * time.Millisecond)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// TestRunKeepsOutputPastWaitDelay: what a command wrote before it ended
+// is read in full however late its reader gets to it: waitDelay bounds
+// the wait for a pipe held open, never the reading of what is already in
+// it. On a loaded machine a reader more than waitDelay behind lost the
+// end of the output (the leak corpus's script 111: `… | rev` cut in the
+// middle of a secret, whose first half then went to the model). Both
+// ways a command starts: without os/exec, and through it (stdin given).
+func TestRunKeepsOutputPastWaitDelay(t *testing.T) {
+	old := waitDelay
+	waitDelay = time.Nanosecond // the reader is always "too late"
+	defer func() { waitDelay = old }()
+	tr, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200000
+	for _, stdin := range []bool{false, true} {
+		for _, stream := range []bool{false, true} {
+			c := transport.Command{Command: "head -c " + strconv.Itoa(n) + " /dev/zero | tr '\\0' a; printf END", CaptureLimit: 2 * n}
+			if stdin {
+				c.Stdin = strings.NewReader("")
+			}
+			var w slowWriter
+			if stream {
+				c.Stdout = &w
+			}
+			res, err := tr.Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Stdout) != n+3 || !strings.HasSuffix(res.Stdout, "END") {
+				t.Errorf("stdin %v, streamed %v: %d bytes read of %d, ends %q", stdin, stream, len(res.Stdout), n+3, res.Stdout[max(0, len(res.Stdout)-8):])
+			}
+			if stream && w.b.String() != res.Stdout {
+				t.Errorf("stdin %v: %d bytes streamed, %d captured", stdin, w.b.Len(), len(res.Stdout))
+			}
+		}
 	}
 }
