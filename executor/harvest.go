@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path"
 	"regexp"
 	"strings"
@@ -103,18 +105,37 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 		// cat $(ls | grep env): the files are where the step starts
 		roots = append(roots, wd)
 	}
+	var errs []error
 	if history {
-		e.harvestGit(ctx, p.tr, p.cls.command, func(s string) (string, error) { return p.view.abs(s, p.cwd) }, dirs, wd)
+		errs = append(errs, e.harvestGit(ctx, p.tr, p.cls.command, func(s string) (string, error) { return p.view.abs(s, p.cwd) }, dirs, wd))
 	}
 	if len(roots) > 0 {
-		e.harvestTrees(ctx, p.tr, roots)
+		errs = append(errs, e.harvestTrees(ctx, p.tr, roots))
 	}
 	if listsProcesses.MatchString(p.cls.command) {
-		e.harvestProcesses(ctx, p.tr) // the environments too
+		errs = append(errs, e.harvestProcesses(ctx, p.tr)) // the environments too
 	} else if printsEnvironment(p.cls.command) {
-		e.harvestEnv(ctx, p.tr)
+		errs = append(errs, e.harvestEnv(ctx, p.tr))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return harvestUnfinished(err)
 	}
 	return nil
+}
+
+// harvestTimeout bounds each of the harvest's own commands on the host
+// (trees, git history, process listings, environments): a few hundred
+// milliseconds on a loaded machine, but a hung mount may hold find.
+const harvestTimeout = 30 * time.Second
+
+// harvestUnfinished ends a step whose harvest did not finish (timed out,
+// connection lost, interrupted) before it ran: what the step would show
+// may hold secrets the set has not learnt, in shapes the patterns do not
+// see, so it is not run rather than run and sent anyway
+// (docs/decisions.md, "A harvest that did not finish fails the step").
+func harvestUnfinished(err error) *denial {
+	return failed("not run: agent reads what this step reads before it runs, to hide the secrets it would show, "+
+		"and that read did not finish (%s); nothing ran: try again, or read less at once", oneLine(err.Error(), 200))
 }
 
 // pathWordRE matches a word of a command that reads as a file's path:
@@ -185,12 +206,14 @@ const listingLimit = 1 << 20
 // before a step that lists processes runs: its output is then hidden in
 // every shape (ps -eo args | base64, | rev), not only where the patterns
 // see it in clear. Through the step's transport, so as the step's user.
-func (e *Executor) harvestProcesses(ctx context.Context, tr transport.Transport) {
-	r, err := tr.Run(ctx, transport.Command{Command: processListing, Timeout: 10 * time.Second, CaptureLimit: listingLimit})
-	if err != nil {
-		return
-	}
+// An error: the listing did not finish (harvestUnfinished).
+func (e *Executor) harvestProcesses(ctx context.Context, tr transport.Transport) error {
+	r, err := tr.Run(ctx, transport.Command{Command: processListing, Timeout: harvestTimeout, CaptureLimit: listingLimit})
 	e.cfg.Secrets.HarvestListing(r.Stdout)
+	if err != nil {
+		return fmt.Errorf("process listing: %w", err)
+	}
+	return nil
 }
 
 // harvestRead is the stage after run: what a file tool read.

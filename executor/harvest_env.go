@@ -2,8 +2,8 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"regexp"
-	"time"
 
 	"github.com/autoshell/agent/redact"
 	"github.com/autoshell/agent/transport"
@@ -43,10 +43,12 @@ func printsEnvironment(command string) bool {
 
 // harvestEnv teaches the set the secret-named variables of the
 // environment commands run with on tr's host.
-func (e *Executor) harvestEnv(ctx context.Context, tr transport.Transport) {
-	r, err := tr.Run(ctx, transport.Command{Command: envListing, Timeout: 10 * time.Second, CaptureLimit: listingLimit})
-	if err != nil && r.Stdout == "" {
-		return
-	}
+// An error: the listing did not finish (harvestUnfinished).
+func (e *Executor) harvestEnv(ctx context.Context, tr transport.Transport) error {
+	r, err := tr.Run(ctx, transport.Command{Command: envListing, Timeout: harvestTimeout, CaptureLimit: listingLimit})
 	e.cfg.Secrets.HarvestListing(r.Stdout)
+	if err != nil {
+		return fmt.Errorf("environment listing: %w", err)
+	}
+	return nil
 }

@@ -2,10 +2,10 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/autoshell/agent/transport"
 )
@@ -56,7 +56,8 @@ func gitScript(dirs []string) string {
 // harvestGit teaches the set the secrets of the history of the
 // repository a command shows: its -C directory, else a directory it
 // names (dirs), else where it starts (wd).
-func (e *Executor) harvestGit(ctx context.Context, tr transport.Transport, command string, abs func(string) (string, error), dirs []string, wd string) {
+// An error: the history's read did not finish (harvestUnfinished).
+func (e *Executor) harvestGit(ctx context.Context, tr transport.Transport, command string, abs func(string) (string, error), dirs []string, wd string) error {
 	var cands []string
 	for _, m := range gitDirArg.FindAllStringSubmatch(command, maxGitRepos) {
 		if d, err := abs(m[1] + m[2] + m[3]); err == nil {
@@ -74,11 +75,12 @@ func (e *Executor) harvestGit(ctx context.Context, tr transport.Transport, comma
 		seen[d] = true
 		words = append(words, treeRoot(d))
 	}
-	res, err := tr.Run(ctx, transport.Command{Command: gitScript(words), Timeout: 10 * time.Second, CaptureLimit: treeCapture})
-	if err != nil && res.Stdout == "" {
-		return
-	}
+	res, err := tr.Run(ctx, transport.Command{Command: gitScript(words), Timeout: harvestTimeout, CaptureLimit: treeCapture})
 	for _, f := range splitTreeFiles(res.Stdout) {
 		e.cfg.Secrets.HarvestData(f.path, []byte(f.data))
 	}
+	if err != nil {
+		return fmt.Errorf("git history: %w", err)
+	}
+	return nil
 }

@@ -2,10 +2,10 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/autoshell/agent/transport"
 )
@@ -86,7 +86,8 @@ func treeRoot(p string) string {
 
 // harvestTrees teaches the set the secrets of the files roots (absolute
 // paths, globs among them) hold.
-func (e *Executor) harvestTrees(ctx context.Context, tr transport.Transport, roots []string) {
+// An error: the trees' read did not finish (harvestUnfinished).
+func (e *Executor) harvestTrees(ctx context.Context, tr transport.Transport, roots []string) error {
 	words := make([]string, 0, len(roots))
 	for _, r := range roots {
 		if r == "/" || strings.HasPrefix(r, "/proc") || strings.HasPrefix(r, "/sys") || strings.HasPrefix(r, "/dev") {
@@ -95,15 +96,16 @@ func (e *Executor) harvestTrees(ctx context.Context, tr transport.Transport, roo
 		words = append(words, treeRoot(r))
 	}
 	if len(words) == 0 {
-		return
+		return nil
 	}
-	res, err := tr.Run(ctx, transport.Command{Command: treeScript(words), Timeout: 10 * time.Second, CaptureLimit: treeCapture})
-	if err != nil && res.Stdout == "" {
-		return
-	}
+	res, err := tr.Run(ctx, transport.Command{Command: treeScript(words), Timeout: harvestTimeout, CaptureLimit: treeCapture})
 	for _, f := range splitTreeFiles(res.Stdout) {
 		e.cfg.Secrets.HarvestData(f.path, []byte(f.data))
 	}
+	if err != nil {
+		return fmt.Errorf("files of %s: %w", strings.Join(roots, ", "), err)
+	}
+	return nil
 }
 
 type treeFile struct{ path, data string }
