@@ -26,14 +26,19 @@ func FuzzShapes(f *testing.F) {
 	f.Add("abc", "", "Zq7#Kx9Wm2R/t5+Y", uint8(10), uint8(0))
 	f.Add("x ", " y", "Zq7!Kx9(Wm2)R$t5+Y", uint8(11), uint8(0))
 	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(13), uint8(0))
-	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(29), uint8(1))
+	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(11+nShapes), uint8(1))
 	for k := range numericForms {
-		f.Add("x", "yz", "DotEnvDq/9+4=1Xc07", uint8(14+18*k), uint8(0))
+		f.Add("x", "yz", "DotEnvDq/9+4=1Xc07", uint8(14+nShapes*k), uint8(0))
 	}
 	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(15), uint8(0))
 	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(16), uint8(0))
-	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(34), uint8(1))
+	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(16+nShapes), uint8(1))
 	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(17), uint8(2))
+	for k := range interleaveSeps {
+		f.Add("pre ", " post", "SqliteKv-2208bh111", uint8(18+nShapes*k), uint8(0))
+	}
+	f.Add("pre", "post", "DotEnvDq/9+4=1Xc07", uint8(19), uint8(0))
+	f.Add("7\n", "\n12", "DotEnvDq/9+4=1Xc07", uint8(20), uint8(0))
 	f.Fuzz(func(t *testing.T, prefix, suffix, secret string, shape, sep uint8) {
 		secret = strings.TrimSpace(secret)
 		// (a Known value shorter than MinLen without its white space is hidden
@@ -48,7 +53,7 @@ func FuzzShapes(f *testing.F) {
 		seps := " \n\t,;|\"'"
 		d := string(seps[int(sep)%len(seps)])
 		var text string
-		switch shape % 18 {
+		switch shape % nShapes {
 		case 0:
 			text = prefix + d + secret + d + suffix
 		case 1: // split on white space
@@ -92,6 +97,9 @@ func FuzzShapes(f *testing.F) {
 			text = base32.StdEncoding.EncodeToString([]byte(prefix + secret + suffix))
 		case 11: // backslashes before shell metacharacters and quotes, as printf %q
 			var b strings.Builder
+			if strings.HasPrefix(secret, "#") || strings.HasPrefix(secret, "~") {
+				b.WriteByte('\\') // as bash's %q escapes a word's leading # or ~
+			}
 			for i := 0; i < len(secret); i++ {
 				if strings.IndexByte("!$&,^*()[]{}|;<>?`\"'\\ ", secret[i]) >= 0 {
 					b.WriteByte('\\')
@@ -105,12 +113,12 @@ func FuzzShapes(f *testing.F) {
 			}
 			text = odX4(prefix + secret + suffix)
 		case 13: // a case change: upper case, or each letter's case swapped
-			text = prefix + d + strings.ToUpper(secret) + d + suffix
-			if shape/18%2 == 1 {
+			text = prefix + d + asciiUpper(secret) + d + suffix // as tr a-z A-Z: other bytes as they are
+			if shape/nShapes%2 == 1 {
 				text = prefix + d + swapCase(secret) + d + suffix
 			}
 		case 14: // an octal or decimal dump of the stream: the secret at any alignment
-			f := numericForms[int(shape/18)%len(numericForms)]
+			f := numericForms[int(shape/nShapes)%len(numericForms)]
 			if len(secret) < 2*f.width+f.width-1 {
 				return // two whole words at every alignment (shapes.go)
 			}
@@ -122,17 +130,37 @@ func FuzzShapes(f *testing.F) {
 			p := (prefix + "0123456789ab")[:12] + secret[:4]
 			text = squeezedDump(p + p + secret[4:] + suffix)
 		case 16: // UTF-16, little- or big-endian
-			text = prefix + d + toUTF16(secret, shape/18%2 == 1) + d + suffix
-		case 17: // hex with '.' between its bytes
-			h := hex.EncodeToString([]byte(secret))
+			text = prefix + d + toUTF16(secret, shape/nShapes%2 == 1) + d + suffix
+		case 17, 19: // hex with '.' or '_' between its bytes
+			h, hs := hex.EncodeToString([]byte(secret)), "."
+			if shape%nShapes == 19 {
+				hs = "_"
+			}
 			var b strings.Builder
 			for i := 0; i < len(h); i += 2 {
-				b.WriteString(h[i:i+2] + ".")
+				b.WriteString(h[i:i+2] + hs)
 			}
 			text = prefix + d + b.String() + d + suffix
+		case 18: // a separator between the value's own characters
+			if interleavedHas(prefix+d, secret) || interleavedHas(d+suffix, secret) {
+				return // the random text holds it so itself ("0&0&0…")
+			}
+			sepr := interleaveSeps[int(shape/nShapes)%len(interleaveSeps)]
+			var b strings.Builder
+			for i := 0; i < len(secret); i++ {
+				b.WriteByte(secret[i])
+				b.WriteString(sepr)
+			}
+			text = prefix + d + b.String() + d + suffix
+		case 20: // decimal bytes one a line, no space anywhere
+			var b strings.Builder
+			for i := 0; i < len(secret); i++ {
+				b.WriteString(strconv.Itoa(int(secret[i])) + "\n")
+			}
+			text = prefix + "\n" + b.String() + suffix
 		}
 		got := set.String(text)
-		if shape%18 == 11 {
+		if shape%nShapes == 11 {
 			// the secret without its backslashes, more times than the
 			// random text around it holds it (a secret "0,\\\\" between
 			// "0" and ","), outside the marks ("AC\\\\": [REDACTED])
@@ -147,8 +175,8 @@ func FuzzShapes(f *testing.F) {
 			}
 			return
 		}
-		if how := wholeLeak(got, secret, shape%18); how {
-			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%18, secret, text, got)
+		if how := wholeLeak(got, secret, shape%nShapes); how {
+			t.Fatalf("shape %d leaks %q:\n in  %q\n out %q", shape%nShapes, secret, text, got)
 		}
 	})
 }
@@ -177,13 +205,17 @@ func wholeLeak(out, secret string, shape uint8) bool {
 		return false
 	case 16:
 		return strings.Contains(noSpace(strings.ReplaceAll(out, "\x00", "")), sq)
-	case 4, 5, 8, 17:
-		h := strings.ToLower(strings.NewReplacer(":", "", ".", "").Replace(out))
+	case 18:
+		return interleavedHas(out, secret)
+	case 20:
+		return numericLeak(out, func(b []byte) bool { return bytes.Contains(b, []byte(secret)) })
+	case 4, 5, 8, 17, 19:
+		h := strings.ToLower(strings.NewReplacer(":", "", ".", "", "_", "").Replace(out))
 		return strings.Contains(h, hex.EncodeToString([]byte(secret)))
 	case 6:
 		return strings.Contains(out, reverse(secret))
 	case 13:
-		return strings.Contains(strings.ToLower(noSpace(out)), strings.ToLower(sq))
+		return strings.Contains(asciiLower(noSpace(out)), asciiLower(sq))
 	case 14:
 		return numericLeak(out, func(b []byte) bool { return bytes.Contains(b, []byte(secret)) })
 	case 15:
@@ -221,6 +253,43 @@ func wholeLeak(out, secret string, shape uint8) bool {
 	}
 	return false
 }
+
+// asciiUpper changes the case of ASCII letters only, as tr does
+// (strings.ToUpper makes each byte of invalid UTF-8 a U+FFFD); its
+// inverse is patterns.go's asciiLower.
+func asciiUpper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'a' && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
+}
+
+// interleavedHas reports whether one byte in k of s, for k from 2 to
+// 6, at some offset, holds secret.
+func interleavedHas(s, secret string) bool {
+	for k := 2; k <= 6; k++ {
+		for off := range k {
+			var b strings.Builder
+			for i := off; i < len(s); i += k {
+				b.WriteByte(s[i])
+			}
+			if strings.Contains(b.String(), secret) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nShapes is how many shapes FuzzShapes gives a secret.
+const nShapes = 21
+
+// interleaveSeps are the separators FuzzShapes's shape 18 puts between a
+// value's characters (sed 's/./&-/g', paste -sd, Python's list(s)).
+var interleaveSeps = []string{"-", ".", "_", ",", "|", ", ", "::", "', '", "+", "/"}
 
 // numericForm is a way od shows numbers: base 8 or 10, 1-, 2- or 4-byte
 // little-endian words, digits padded with zeros to pad (hexdump -d's 5

@@ -38,7 +38,8 @@ func leak(out, secret string) string {
 		}
 		return false
 	}
-	if squeezed := noSpace(out); has([]byte(squeezed)) {
+	squeezed := noSpace(out)
+	if has([]byte(squeezed)) {
 		return "clear"
 	}
 	if has([]byte(urlDecode(noSpace(out)))) {
@@ -49,6 +50,19 @@ func leak(out, secret string) string {
 	for _, win := range windows {
 		if bytes.Contains(lowered, bytes.ToLower([]byte(win))) {
 			return "case changed"
+		}
+	}
+	// every k-th byte (a value's characters with a separator between
+	// them: sed 's/./&-/g', Python's list of its characters)
+	for k := 2; k <= 6; k++ {
+		for off := range k {
+			var b []byte
+			for i := off; i < len(squeezed); i += k {
+				b = append(b, squeezed[i])
+			}
+			if has(b) {
+				return "one byte in " + strconv.Itoa(k)
+			}
 		}
 	}
 	// od -c and hexdump -C / xxd character columns, by line
@@ -118,7 +132,7 @@ func leak(out, secret string) string {
 }
 
 var (
-	hexRunRE    = regexp.MustCompile(`(?i)(?:(?:0x|\\x)?[0-9a-f][\s:,.-]*){16,}`)
+	hexRunRE    = regexp.MustCompile(`(?i)(?:(?:0x|\\x)?[0-9a-f][\s:,._-]*){16,}`)
 	hexSepRE    = regexp.MustCompile(`(?i)0x|\\x|[^0-9a-f]`)
 	offsetRE    = regexp.MustCompile(`^\s*[0-9a-fA-F]{6,16}[: ]`)
 	charColRE   = regexp.MustCompile(`\s\s[|>].*$|^(\s*[0-9a-f]+: [0-9a-f ]+?)  .*$`)

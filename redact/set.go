@@ -325,6 +325,7 @@ func (s *Set) valuesScan(text string, found bool, mark func(name string) string,
 	spans := r.spans
 	if m.squeezed != nil {
 		spans = scanDecoded(m.squeezed, text, r.dump, r.gates, spans)
+		spans = scanInterleaved(m.squeezed, text, spans)
 	}
 	if !found {
 		spans = slices.DeleteFunc(spans, func(sp span) bool { return m.kinds[sp.secret] != Known })

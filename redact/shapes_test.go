@@ -56,6 +56,13 @@ func TestShapesOfRealTools(t *testing.T) {
 		// UTF-16; hex with '.' between its bytes
 		"iconv -t UTF-16LE f", "iconv -t UTF-16BE fx", "iconv -t UTF-16 fxy",
 		"xxd -p fx | sed 's/../&./g'", "od -An -tx1 -w1 only | tr -d ' ' | paste -sd .",
+		// a separator between the value's own characters; hex with '_';
+		// numbers one a line with no space anywhere
+		"sed 's/./&-/g' only", "sed 's/./&./g' f", "sed 's/./&_/g' fx", "fold -w1 only | paste -sd ,",
+		"grep -o . only | tr '\\n' '|'", "rev only | sed 's/./&, /g'", "sed 's/./&::/g' fxy",
+		"python3 -c \"print(list(open('only').read()))\"", "rev only | sed 's/./&+/g'",
+		"xxd -p only | sed 's/../&_/g'", "xxd -p f | sed 's/../&_/g'", "od -An -tx1 -v -w1 only | tr -d ' ' | paste -sd _",
+		"od -An -tu1 -v -w1 only | tr -d ' '", "od -An -tu1 -v -w1 f | tr -d ' '", "od -An -to1 -v -w1 fx | tr -d ' '",
 	}
 	set := NewSet()
 	set.Add("DB_VALUE", secret, Known)

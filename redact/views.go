@@ -10,7 +10,7 @@ import "strings"
 // breaks and reads dumps (od -c's spaced characters; a '*' line, od's
 // and hexdump's for repeated lines, is a dump's line with nothing in it);
 // the hex view keeps hex digits in lower case and leaves out separators
-// (spaces, ':', '-', ',', '.', "\x", "0x"). The base64 and base32 shapes
+// (spaces, ':', '-', ',', '.', '_', "\x", "0x"). The base64 and base32 shapes
 // are looked for in the squeezed view (shapes.go). In the decoded and hex views, a dump's offset
 // column is left out, and of xxd's and hexdump -C's lines the decoded
 // view takes the character column only and the hex view the hex columns
@@ -56,6 +56,12 @@ func (f *feeder) feed(c byte, from, to int) {
 		f.spans = append(f.spans, span{from: int(f.ring[(f.n-int(a.best[st]))&f.mask]), to: to, secret: int(a.secret[st])})
 	}
 	f.state = off
+}
+
+// hexSep reports whether the hex view leaves c out between digits:
+// white space, ':', '-', ',', '.' and '_' (`sed 's/../&_/g'`).
+func hexSep(c byte) bool {
+	return isSpace(c) || c == ':' || c == '-' || c == ',' || c == '.' || c == '_'
 }
 
 func isSpace(c byte) bool {
@@ -259,7 +265,7 @@ func (a *automaton) tables() {
 			a.hexTr[c] = int16(a.class[b+'a'-'A'])
 		case isHex(b):
 			a.hexTr[c] = int16(a.class[b])
-		case isSpace(b) || b == ':' || b == '-' || b == ',' || b == '.':
+		case hexSep(b):
 			a.hexTr[c] = skipByte
 		case b == '\\':
 			a.hexTr[c] = prefixByte

@@ -1,6 +1,9 @@
 package redact
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // The numeric view: a dump's lines of octal or decimal numbers (od's
 // default, od -b, -d, -i, -t u1 and -t d1, hexdump -d and -o, with or
@@ -40,6 +43,37 @@ func numericLine(s string, from, to int) bool {
 		}
 	}
 	return runs >= 1
+}
+
+// numbersByLine reports whether s has two lines in a row that are one
+// number alone, with no space (numbers one a line, their dump's spaces
+// gone): each line is given up at its first byte that is no digit.
+func numbersByLine(s string) bool {
+	run := 0
+	for at := 0; at < len(s); {
+		i := at
+		if s[i] == '-' {
+			i++
+		}
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		switch {
+		case j > i && j-i <= 20 && (j == len(s) || s[j] == '\n' || s[j] == '\r' && j+1 < len(s) && s[j+1] == '\n'):
+			if run++; run >= 2 {
+				return true
+			}
+		default:
+			run = 0
+		}
+		k := strings.IndexByte(s[j:], '\n')
+		if k < 0 {
+			break
+		}
+		at = j + k + 1
+	}
+	return false
 }
 
 // numReadings are the bases and word sizes a line of numbers is read in.

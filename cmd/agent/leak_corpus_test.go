@@ -602,6 +602,7 @@ func leakViews(text string) []leakView {
 		leakView{"dump-words", dumpWords(text)},
 		leakView{"hex-only", hexOnly(text)},
 		leakView{"no-nul", strings.ReplaceAll(text, "\x00", "")}, // UTF-16
+		leakView{"separated", separatedChars(text)},
 	)
 	// octal and decimal dumps: od's default, -b, -d, -i, -l, -t u1
 	for _, base := range []int{8, 10} {
@@ -800,6 +801,10 @@ func TestLeakHow(t *testing.T) {
 		"utf-16":    "Y\x00q\x007\x00!\x00m\x00Z\x002\x00@\x00p\x00L\x009\x00#\x000\x007\x00",
 		"hex .":     "59.71.37.21.6d.5a.32.40.70.4c.39.23.30.37",
 		"swapped":   "yQ7!Mz2@Pl9#07",
+		"sep -":     "Y-q-7-!-m-Z-2-@-p-L-9-#-0-7-",
+		"list(s)":   "['Y', 'q', '7', '!', 'm', 'Z', '2', '@', 'p', 'L', '9', '#', '0', '7']",
+		"hex _":     "59_71_37_21_6d_5a_32_40_70_4c_39_23_30_37_",
+		"od -w1":    "89\n113\n55\n33\n109\n90\n50\n64\n112\n76\n57\n35\n48\n55\n",
 	} {
 		if leakHow(text, s) == "" {
 			t.Errorf("%s: %q not found", shape, text)
@@ -991,4 +996,35 @@ func TestSecretVarHiddenInShapes(t *testing.T) {
 		t.Log(out.String())
 	}
 	checkLeaks(t, []string{secret}, nil, nil, texts)
+}
+
+// separatedChars is the characters of text's runs whose characters are
+// separated by one same string of 1 to 4 bytes that are no letter or
+// digit (sed 's/./&-/g', paste -sd, of fold -w1, Python's list(s)), a
+// line a run.
+func separatedChars(text string) string {
+	alnum := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '\n'
+	}
+	var b strings.Builder
+	for k := 2; k <= 5; k++ {
+		for i := 0; i+2*k <= len(text); i++ {
+			sep := text[i+1 : i+k]
+			if strings.IndexFunc(sep, func(r rune) bool { return r < 128 && alnum(byte(r)) }) >= 0 || text[i+1+k:i+2*k] != sep {
+				continue
+			}
+			j := i
+			for j+k < len(text) && text[j+1:j+k] == sep {
+				j += k
+			}
+			if (j-i)/k+1 >= 6 {
+				for v := i; v <= j; v += k {
+					b.WriteByte(text[v])
+				}
+				b.WriteByte('\n')
+				i = j
+			}
+		}
+	}
+	return b.String()
 }
