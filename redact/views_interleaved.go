@@ -7,13 +7,18 @@ package redact
 // automaton (as is, reversed, base64 and base32, any case). A separator
 // is made of bytes that are no letter or digit, one of them at least no
 // white space (white space alone is the squeezed view's). The runs are
-// found by sampling: every interleaveStep bytes, a byte that may be a
-// separator and is the same k and 2k bytes on; a run of fewer than
+// found by sampling: every interleaveStep bytes, a byte of three in a row
+// that may be a separator and is the same k and 2k bytes on; a run of fewer than
 // MinLen characters is not read. Text with no such run costs a few
 // table looks a sample.
 
+// Three bytes in a row are looked at each interleaveStep bytes: a
+// separator's bytes that are no white space are among any three in a row
+// of a run; the step is odd, so that the samples fall on each phase of a
+// run of any stride; a run of MinLen characters holds two samples at
+// least.
 const (
-	interleaveStep = 8 // < the shortest run's window (see scanInterleaved)
+	interleaveStep = 7
 	maxSepLen      = 4
 )
 
@@ -27,6 +32,16 @@ var sepByte = func() (t [256]bool) {
 	return t
 }()
 
+// markByte is 1 for a byte of sepByte that is no white space.
+var markByte = func() (t [256]uint8) {
+	for c := range 256 {
+		if sepByte[c] && !isSpace(byte(c)) {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
 // scanInterleaved adds to spans the needles of a (the squeezed
 // automaton) found in s's interleaved runs; each span is the run's raw
 // bytes from the needle's first character to its last.
@@ -35,14 +50,17 @@ func scanInterleaved(a *automaton, s string, spans []span) []span {
 		return spans
 	}
 	var done [maxSepLen + 2]int // where the last run read at stride k ends
-	for p := 0; p+1 < len(s); p += interleaveStep {
-		for k := 2; k <= maxSepLen+1; k++ {
-			for q := p; q <= p+1; q++ {
-				if q <= done[k] && done[k] > 0 || q+2*k >= len(s) {
-					continue
-				}
-				c := s[q]
-				if !sepByte[c] || s[q+k] != c || s[q+2*k] != c {
+	for p := 0; p+2 < len(s); p += interleaveStep {
+		if markByte[s[p]]|markByte[s[p+1]]|markByte[s[p+2]] == 0 {
+			continue // (most samples: a separator has a byte that is no white space)
+		}
+		for q := p; q <= p+2; q++ {
+			c := s[q]
+			if markByte[c] == 0 {
+				continue
+			}
+			for k := 2; k <= maxSepLen+1; k++ {
+				if q+2*k >= len(s) || s[q+k] != c || s[q+2*k] != c || q <= done[k] && done[k] > 0 {
 					continue
 				}
 				from, to, ok := interleavedRun(s, q, k)
