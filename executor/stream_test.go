@@ -138,7 +138,10 @@ func TestLineWriterCoalesces(t *testing.T) {
 	}}
 	line := strings.Repeat("x", 99) + "\n"
 	piece := []byte(strings.Repeat(line, 320)) // 32,000 bytes, as a pipe's reads
-	const n = 40                               // 1,280,000 bytes: more than outputPending
+	// 1,600,000 bytes: more than outputPending, with a piece over, even when
+	// the sender's first take was a whole outputChunk (a loaded machine let
+	// the writer add 7 pieces before it: 40 then all fitted)
+	const n = 50
 	var wrote atomic.Int32
 	done := make(chan struct{})
 	go func() {
