@@ -123,7 +123,7 @@ func linkProbeScript(home string, probes []string, marker string) string {
 	var b strings.Builder
 	// ids KIND: device:inode and path of each file named, NUL-ended.
 	b.WriteString(`ids='for f; do i=$(stat -c %d:%i -- "$f" 2>/dev/null) && printf "%s %s %s\0" "$0" "$i" "$f"; done'; `)
-	b.WriteString(`if find / -maxdepth 0 -printf "" >/dev/null 2>&1; then `)
+	b.WriteString(`g=; if find / -maxdepth 0 -printf "" >/dev/null 2>&1; then g=1; `)
 	fmt.Fprintf(&b, `find %s -xdev -maxdepth %d %s -type f -links +1 -printf 'H %%D:%%i %%p\0' 2>/dev/null; `, tools.Quote(home), hardLinkDepth, prune.String())
 	if len(probes) > 0 {
 		fmt.Fprintf(&b, `find%s -maxdepth %d -type f -links +1 -printf 'P %%D:%%i %%p\0' 2>/dev/null; `, ps.String(), linkSearchDepth)
@@ -135,7 +135,7 @@ func linkProbeScript(home string, probes []string, marker string) string {
 	}
 	b.WriteString(`fi; `)
 	if len(probes) > 0 {
-		fmt.Fprintf(&b, `if readlink -mz / >/dev/null 2>&1 && find / -maxdepth 0 -printf "" >/dev/null 2>&1; then `)
+		b.WriteString(`if [ -n "$g" ] && readlink -mz / >/dev/null 2>&1; then `)
 		fmt.Fprintf(&b, `find%s -maxdepth %d -type l -printf '%s%%p\0%%p\0' 2>/dev/null | xargs -0 -r readlink -mz -- 2>/dev/null; `,
 			ps.String(), linkSearchDepth, marker)
 		// Where each link leads; $(…; echo .) keeps a name's final newline.
