@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,11 +26,16 @@ type ttySession struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	pty  *os.File
+	tty  *os.File // the terminal's own side, held open (see status)
 	mu   sync.Mutex
 	out  bytes.Buffer
 	done chan error
 	read chan struct{} // closed when the pty reader ends
 }
+
+// ttyEnd is written to the terminal's own side once agent has exited: when
+// it is read from the pty, everything agent wrote before it has been read.
+const ttyEnd = "\x00agent-test-end-of-output\x00"
 
 // ttyEnv is a clean operator environment for agent on a terminal: its own
 // home, state and config, the scripted model, no CI (so a person may be
@@ -64,8 +70,22 @@ func startTTYWith(t *testing.T, env []string, stdout io.Writer, args ...string) 
 	s := &ttySession{t: t, cmd: exec.Command(bin, args...), done: make(chan error, 1), read: make(chan struct{})}
 	s.cmd.Env = env
 	s.cmd.Dir = t.TempDir()
-	s.cmd.Stdout = stdout
-	if s.pty, err = pty.StartWithSize(s.cmd, &pty.Winsize{Rows: 50, Cols: 160}); err != nil {
+	// The terminal is opened here, not by pty.Start, so that the test keeps
+	// its own side open: once every holder of that side has closed it, Linux
+	// may answer a read of the pty with EIO while agent's last output is
+	// still in the kernel's buffer (a summary line went missing so in CI).
+	if s.pty, s.tty, err = pty.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pty.Setsize(s.pty, &pty.Winsize{Rows: 50, Cols: 160}); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Stdin, s.cmd.Stdout, s.cmd.Stderr = s.tty, s.tty, s.tty
+	if stdout != nil {
+		s.cmd.Stdout = stdout
+	}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true} // Ctty 0: stdin, the terminal
+	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
@@ -85,11 +105,47 @@ func startTTYWith(t *testing.T, env []string, stdout io.Writer, args ...string) 
 	t.Cleanup(func() {
 		s.cmd.Process.Kill()
 		s.pty.Close()
+		s.tty.Close()
 		if t.Failed() {
 			t.Logf("terminal output:\n%q", s.output())
 		}
 	})
 	return s
+}
+
+// drain writes ttyEnd on the terminal's own side and waits until the pty
+// has given it back: what agent wrote before it has then been read. The
+// mark is taken out of the output.
+func (s *ttySession) drain() {
+	s.t.Helper()
+	if _, err := s.tty.Write([]byte(ttyEnd)); err != nil {
+		s.t.Errorf("the terminal's end mark: %v", err)
+		return
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.mu.Lock()
+		b := s.out.Bytes()
+		if i := bytes.Index(b, []byte(ttyEnd)); i >= 0 {
+			rest := append([]byte(nil), b[i+len(ttyEnd):]...)
+			s.out.Truncate(i)
+			s.out.Write(rest)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.read:
+			s.t.Error("the pty ended before the terminal's end mark")
+			return
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.t.Error("the terminal's output did not end")
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func (s *ttySession) output() string {
@@ -138,11 +194,7 @@ func (s *ttySession) exit() int {
 // output has been read to its end.
 func (s *ttySession) status(err error) int {
 	s.t.Helper()
-	select {
-	case <-s.read:
-	case <-time.After(10 * time.Second):
-		s.t.Error("the terminal's output did not end")
-	}
+	s.drain()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return ee.ExitCode()
