@@ -15,7 +15,7 @@ import (
 // emulates the program for every call number when it installs it, so the
 // path a call no mode names takes is most of the cost (buildFilter's
 // binary search).
-func BenchmarkInstallFilter(b *testing.B) { benchInstall(b, seccompFilter(SyscallsRead)) }
+func BenchmarkInstallFilter(b *testing.B) { benchInstall(b, seccompFilter(SyscallsRead, testUmask)) }
 
 func BenchmarkInstallTrivial(b *testing.B) {
 	benchInstall(b, []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: retAllow}})

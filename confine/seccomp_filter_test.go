@@ -17,7 +17,7 @@ type seccompVM struct{ vm *bpf.VM }
 
 func newSeccompVM(t testing.TB, mode string) seccompVM {
 	t.Helper()
-	f := seccompFilter(mode)
+	f := seccompFilter(mode, testUmask)
 	raw := make([]bpf.RawInstruction, len(f))
 	for i, in := range f {
 		raw[i] = bpf.RawInstruction{Op: in.Code, Jt: in.Jt, Jf: in.Jf, K: in.K}
@@ -51,9 +51,15 @@ func (v seccompVM) run(t testing.TB, arch, nr uint32, args [6]uint64) uint32 {
 	return uint32(r)
 }
 
+// testUmask is the step's umask the programs under test are built for.
+const testUmask = 0o022 | umaskOthers
+
 // modelReturn is what mode answers, written from the lists and the
 // documented rules without the assembler: the program must agree.
 func modelReturn(mode string, arch, nr uint32, a [6]uint64) uint32 {
+	if arch == auditArch && nr == unix.SYS_UMASK && uint32(a[0])&0o002 == 0 {
+		return unix.SECCOMP_RET_ERRNO | (4096 - testUmask) // the step's mask, as umask's old value
+	}
 	if arch == auditArch && slices.Contains(absentCalls, nr) {
 		return retENOSYS
 	}
@@ -217,6 +223,21 @@ func TestSeccompFilters(t *testing.T) {
 				t.Errorf("%s: %s: returns %#x (model %#x), want %#x", mode, c.name, got, modelReturn(mode, arch, c.nr, c.args), want)
 			}
 		}
+		// umask: a mask that lets others write is refused in both modes,
+		// answered with the step's mask as the old value (the call's
+		// return, mask-4096); one that keeps them out is allowed.
+		for _, c := range []struct {
+			mask uint64
+			ok   bool
+		}{{0, false}, {0o020, false}, {0o775, false}, {0o1000, false}, {1 << 32, false}, {1<<32 | 0o002, true}, {0o002, true}, {0o022, true}, {0o777, true}, {0xfffff012, true}} {
+			want := uint32(retAllow)
+			if !c.ok {
+				want = unix.SECCOMP_RET_ERRNO | 4078 // 4096-0o022
+			}
+			if got := vm.run(t, arch, unix.SYS_UMASK, [6]uint64{c.mask}); got != want {
+				t.Errorf("%s: umask(%#o): returns %#x, want %#x", mode, c.mask, got, want)
+			}
+		}
 		// openat2: absent (ENOSYS), so that libc falls back to openat,
 		// whose mode the program reads; with or without O_CREAT.
 		for _, a := range [][6]uint64{{3, 0, 0, 24}, {3, 0x7f0000, 0x7f1000, 24}} {
@@ -248,7 +269,8 @@ func TestSeccompFilters(t *testing.T) {
 
 // FuzzSeccompFilter: on any call — architecture, number, arguments — each
 // mode's program returns what the model says, and nothing but allow,
-// EPERM, ENOSYS (openat2) or EOPNOTSUPP (extended attributes at medium).
+// EPERM, ENOSYS (openat2), EOPNOTSUPP (extended attributes at medium) or
+// the step's umask (a umask that lets others write).
 func FuzzSeccompFilter(f *testing.F) {
 	f.Add(uint32(auditArch), uint32(unix.SYS_SOCKET), uint64(unix.AF_NETLINK), uint64(3), uint64(unix.NETLINK_SOCK_DIAG), uint64(0))
 	f.Add(uint32(auditArch), uint32(unix.SYS_PRLIMIT64), uint64(7), uint64(7), uint64(0), uint64(1))
@@ -258,6 +280,7 @@ func FuzzSeccompFilter(f *testing.F) {
 	f.Add(uint32(auditArch), uint32(unix.SYS_FCHMODAT), uint64(0), uint64(0), uint64(0o777), uint64(0))
 	f.Add(uint32(auditArch), uint32(unix.SYS_OPENAT), uint64(0), uint64(0), uint64(unix.O_CREAT), uint64(0o4755))
 	f.Add(uint32(auditArch), uint32(unix.SYS_OPENAT2), uint64(0), uint64(0), uint64(0), uint64(24))
+	f.Add(uint32(auditArch), uint32(unix.SYS_UMASK), uint64(0), uint64(0), uint64(0), uint64(0))
 	vms := map[string]seccompVM{SyscallsRead: newSeccompVM(f, SyscallsRead), SyscallsOwn: newSeccompVM(f, SyscallsOwn)}
 	f.Fuzz(func(t *testing.T, arch, nr uint32, a0, a1, a2, a3 uint64) {
 		if nr < 1024 && arch&1 == 1 {

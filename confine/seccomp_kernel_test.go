@@ -387,6 +387,7 @@ func TestSeccompNoSetid(t *testing.T) {
 			t.Errorf("medium: %s: exit %d: %q", script, code, out)
 		}
 	}
+	testUmaskLeaks(t, b)
 	ents, _ := os.ReadDir(dir)
 	for _, e := range append(ents, nil) {
 		name := dir

@@ -120,7 +120,8 @@ const setidBits = unix.S_ISUID | unix.S_ISGID
 // A world-writable file is rarely needed and asks at high (the
 // classifier rates it so). A mode given when creating a file or
 // directory (open, creat, mknod, mkdir) is not checked for S_IWOTH:
-// programs pass 0666 and 0777 there and rely on the umask.
+// programs pass 0666 and 0777 there and rely on the umask, which keeps
+// S_IWOTH out (umaskOthers).
 const chmodBits = setidBits | unix.S_IWOTH
 
 // setidCall is a call whose mode argument (mode) may not carry bits —
@@ -148,25 +149,58 @@ const createFlags = unix.O_CREAT | unix.O_TMPFILE&^unix.O_DIRECTORY
 var selfOnlyCalls = []uint32{unix.SYS_SCHED_SETATTR, unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETSCHEDULER,
 	unix.SYS_SCHED_SETAFFINITY, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES}
 
-// seccompFilter is the program of mode, built once.
-func seccompFilter(mode string) []unix.SockFilter {
+// umaskOthers is the umask bit no confined step may clear: write for
+// every other user. The confinement sets the step's umask to its own
+// with this bit (stepUmask), and both modes refuse a umask(2) whose new
+// mask clears it, so that a file or directory a step creates (open,
+// mkdir, mknod, bind, whose modes the filter does not check: programs
+// pass 0666 and 0777 there) never lets every user write — a medium
+// step's `umask 0; mkdir ~/x` or Python's os.umask(0) before open.
+const umaskOthers = unix.S_IWOTH
+
+// retUmask is the answer to a refused umask(2) when the step's umask is
+// mask: the "error" 4096-mask, which the call returns as mask-4096 —
+// the old mask in its low 12 bits, since umask cannot fail and libc
+// hands its value over unchecked. A program that reads the umask by
+// setting another and putting the old one back (cp, mkdir -m, tar -x:
+// old = umask(0); umask(old)) then puts back the step's own mask, as it
+// would with the call allowed; EPERM's -1 would have put back 0777 and
+// made its files mode 000. The mask stays as it was either way.
+func retUmask(mask uint32) uint32 { return unix.SECCOMP_RET_ERRNO | (4096 - mask&0o777) }
+
+// seccompFilter is the program of mode for a step whose umask is mask
+// (stepUmask), built once for each.
+func seccompFilter(mode string, mask uint32) []unix.SockFilter {
+	i := 0
 	switch mode {
 	case SyscallsRead:
-		return readFilter()
 	case SyscallsOwn:
-		return ownFilter()
+		i = 1
+	default:
+		return nil
 	}
-	return nil
+	filters.Lock()
+	defer filters.Unlock()
+	c := &filters.of[i]
+	if c.prog == nil || c.mask != mask {
+		c.mask, c.prog = mask, buildFilter(i == 0, mask)
+	}
+	return c.prog
 }
 
-var (
-	readFilter = sync.OnceValue(func() []unix.SockFilter { return buildFilter(true) })
-	ownFilter  = sync.OnceValue(func() []unix.SockFilter { return buildFilter(false) })
-)
+// filters keeps each mode's last program: a process's umask, hence a
+// step's, seldom changes.
+var filters struct {
+	sync.Mutex
+	of [2]struct {
+		mask uint32
+		prog []unix.SockFilter
+	}
+}
 
 // buildFilter assembles the program of SyscallsRead (readOnly) or
-// SyscallsOwn.
-func buildFilter(readOnly bool) []unix.SockFilter {
+// SyscallsOwn for a step whose umask is mask.
+func buildFilter(readOnly bool, mask uint32) []unix.SockFilter {
 	var p bpfProg
 	deny, allow := p.label(), p.label()
 	// Another ABI's calls (i386's or arm32's, another architecture's, x32's
@@ -208,6 +242,13 @@ func buildFilter(readOnly bool) []unix.SockFilter {
 			p.jump(unix.BPF_JEQ, 0, next, deny)
 			p.load(offArgHi(2))
 			p.jump(unix.BPF_JEQ, 0, allow, deny)
+		}},
+		// umask: only a mask that keeps others from writing; else the
+		// step's mask back, unchanged (retUmask).
+		block{unix.SYS_UMASK, p.label(), func() {
+			p.load(offArgLo(0))
+			p.jump(unix.BPF_JSET, umaskOthers, allow, next)
+			p.ret(retUmask(mask))
 		}},
 		block{unix.SYS_IOCTL, p.label(), func() {
 			p.load(offArgLo(1))
@@ -402,6 +443,13 @@ var Seccomp = sync.OnceValue(func() bool {
 // allow), after no_new_privs, which an unprivileged thread needs to
 // install one. A kernel without seccomp installs nothing (Seccomp).
 func applySyscalls(rss []Ruleset) error {
+	if !slices.ContainsFunc(rss, func(rs Ruleset) bool { return rs.Spec.Syscalls != "" }) {
+		return nil
+	}
+	mask, err := stepUmask()
+	if err != nil {
+		return err
+	}
 	var done [2]bool
 	for _, rs := range rss {
 		i := 0
@@ -415,11 +463,25 @@ func applySyscalls(rss []Ruleset) error {
 			continue
 		}
 		done[i] = true
-		if err := installFilter(seccompFilter(rs.Spec.Syscalls)); err != nil {
+		if err := installFilter(seccompFilter(rs.Spec.Syscalls, mask)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// stepUmask gives the calling thread a umask of its own (the process's
+// is shared by its threads: agent's own files keep theirs) and adds
+// umaskOthers to it, before the filter that keeps it there; it returns
+// the mask. What the thread forks or execs inherits it. A kernel without
+// seccomp keeps the mask too, until the step changes it.
+func stepUmask() (uint32, error) {
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		return 0, wrap("unshare(CLONE_FS)", err)
+	}
+	mask := uint32(unix.Umask(0o077)) | umaskOthers
+	unix.Umask(int(mask))
+	return mask, nil
 }
 
 // installFilter installs f on the calling thread. SPEC_ALLOW: the

@@ -70,6 +70,7 @@ udp) bash -c 'echo leak > /dev/udp/127.0.0.1/'"$2" ;;
 chmod) chmod 600 "$2" ;;
 wother) chmod o+w "$2" ;;
 acl) setfacl -m o::rw "$2" ;;
+umask) umask 0; mkdir "$2" && touch "$2/f" ;;
 renice) renice -n 19 -p "$2" ;;
 ionice) ionice -c3 -p "$2" ;;
 prlimit) prlimit --nofile=64: --pid "$2" ;;
@@ -177,12 +178,24 @@ func seccompAttacks(t *testing.T, b *sysBed, open func(engine.HostOptions) (*eng
 	medium := engine.HostOptions{Policy: b.policy(safety.Medium), Approver: safety.NewApprover(safety.ModeMedium, nil), Enforcement: e}
 	// A medium step's chmod may not let every user write, and no access
 	// list may do it past chmod (setfacl -m o::rw).
+	// Nor may it create what every user may write after umask 0: the
+	// mask keeps S_IWOTH (checked below).
+	made := filepath.Join(filepath.Dir(b.file), "umask0")
 	mediumSteps := []planner.Step{b.sys("renice", pid), b.sys("ionice", pid), b.sys("udp", port), b.sys("chmod", b.file), b.sys("wother", b.file)}
 	_, aclErr := exec.LookPath("setfacl")
 	if aclErr == nil {
 		mediumSteps = append(mediumSteps, b.sys("acl", b.file))
 	}
+	mediumSteps = append(mediumSteps, b.sys("umask", made))
 	steps, _ = run(t, open, medium, mediumSteps...)
+	for _, p := range []string{made, filepath.Join(made, "f")} {
+		if fi, err := os.Stat(p); err != nil {
+			t.Errorf("medium: umask 0 then create: %v: %s", err, show(steps[len(steps)-1:]))
+		} else if fi.Mode().Perm()&0o002 != 0 {
+			t.Errorf("medium: umask 0 then create: %s is %v", p, fi.Mode())
+		}
+	}
+	os.RemoveAll(made)
 	if len(steps) != len(mediumSteps) || steps[0].Status != "error" || !strings.Contains(steps[0].Output, attacks[0].want) || steps[1].Status != "error" ||
 		steps[2].Status != "ok" || steps[3].Status != "ok" || steps[4].Status != "error" || !strings.Contains(steps[4].Output, "may not give every user write") ||
 		aclErr == nil && steps[5].Status != "error" {
