@@ -437,6 +437,11 @@ func (c *classifier) code(src string, e env) {
 	if c.lang == syntax.LangBash && !c.bashOnly {
 		c.bashOnly = hasBashOnly(f)
 	}
+	if c.lang == syntax.LangBash {
+		if why := arithRuntime(f, e.code > 0); why != "" {
+			c.opaque("%s: bash evaluates a value read when it runs as arithmetic, and an array subscript in it (a[$(cmd)]) runs cmd", why)
+		}
+	}
 	c.stmts(f.Stmts, e)
 	// Anything the structural walk did not reach is still classified.
 	syntax.Walk(f, func(n syntax.Node) bool {

@@ -119,7 +119,14 @@ func (c *classifier) connectsWhy(name string, args []arg) string {
 		// Host and network lookups go through DNS (and through
 		// systemd-resolved's socket, which the kernel layer cannot tell
 		// from a local one).
-		for _, a := range args {
+		// -s/--service takes the next word (getent -s dns hosts x):
+		// not the database.
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			if a.static && (a.val == "--service" || strings.HasPrefix(a.val, "-") && !strings.HasPrefix(a.val, "--") && strings.HasSuffix(a.val, "s")) {
+				i++
+				continue
+			}
 			if a.static && strings.HasPrefix(a.val, "-") {
 				continue
 			}
