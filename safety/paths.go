@@ -157,7 +157,7 @@ func (p *Policy) writeRisk(abs, home string, glob bool) (Level, string) {
 	case p.underSystem(abs, glob):
 		return High, "write to system path"
 	case gitRuns(abs):
-		return High, "write to a git hook or configuration (git runs what it names)"
+		return High, "write to a git or Mercurial hook or configuration (git and hg run what it names)"
 	case p.matchAny(ownDirs(), abs, home, glob):
 		return High, "write to agent's own configuration or state (its policy, audit log, undo journal)"
 	case p.matchAny(p.ProtectedPaths, abs, home, glob):
@@ -279,12 +279,38 @@ func holdsAny(abs, home string, glob bool, pats []string) bool {
 }
 
 // gitRuns reports a path inside a repository's hooks or config, which git
-// runs or obeys on its next command.
+// runs or obeys on its next command — in a work tree's .git, a bare
+// repository named *.git, a submodule's or a linked work tree's git
+// directory (.git/modules/NAME, .git/worktrees/NAME), with the files that
+// send git to another one (commondir, a .git file) — or a Mercurial
+// repository's .hg/hgrc, whose [hooks] hg runs.
 func gitRuns(abs string) bool {
-	for _, c := range []string{"/.git/hooks", "/.git/config", "/.git/info/attributes"} {
-		if strings.HasSuffix(abs, c) || strings.Contains(abs, c+"/") {
+	if abs == "/.git" || strings.HasSuffix(abs, "/.git") || strings.HasSuffix(abs, "/.hg/hgrc") {
+		return true
+	}
+	parts := strings.Split(strings.TrimPrefix(abs, "/"), "/")
+	for i, p := range parts {
+		if !strings.HasSuffix(p, ".git") {
+			continue
+		}
+		j := i + 1
+		for j+1 < len(parts) && (parts[j] == "modules" || parts[j] == "worktrees") {
+			j += 2
+		}
+		if j < len(parts) && gitControl(strings.Join(parts[j:], "/")) {
 			return true
 		}
 	}
-	return abs == "/.git" || strings.HasSuffix(abs, "/.git")
+	return false
+}
+
+// gitControl reports rest, a path inside a git directory, as one of the
+// files git runs or obeys.
+func gitControl(rest string) bool {
+	for _, c := range []string{"hooks", "config", "config.worktree", "info/attributes", "commondir"} {
+		if rest == c || strings.HasPrefix(rest, c+"/") {
+			return true
+		}
+	}
+	return false
 }
