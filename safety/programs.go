@@ -52,6 +52,7 @@ var (
 		"podman":  {"ps", "images", "image", "logs", "inspect", "exec", "start", "stop", "restart", "rm", "rmi", "kill", "top", "stats", "version", "info", "volume", "network", "container", "cp", "diff", "port", "wait", "pause", "unpause", "rename", "system", "tag", "pod", "unshare"},
 		"rsync":   nil, // by its operands: host:path or rsync://
 		"getent":  nil, // by its database: hosts, ahosts …
+		"ss":      nil, // by its filter: a host named in dst/src, a filter file
 		// openssl connects for s_client, s_server, s_time, ocsp, …
 		"openssl": {"x509", "verify", "version", "list", "crl", "asn1parse", "ciphers", "dgst", "req", "genrsa", "genpkey",
 			"rsa", "pkey", "pkeyutl", "ec", "ecparam", "enc", "rand", "passwd", "pkcs12", "pkcs7", "pkcs8", "crl2pkcs7",
@@ -112,6 +113,22 @@ func (c *classifier) connectsWhy(name string, args []arg) string {
 		for _, a := range args {
 			if !a.static || !strings.HasPrefix(a.val, "-") && strings.Contains(a.val, ":") {
 				return name
+			}
+		}
+		return ""
+	case "ss":
+		// A filter's host (dst NAME, src NAME) is looked up by the
+		// resolver, through nscd's or systemd-resolved's socket where the
+		// host has one (past the seccomp filter); a filter file (-F) may
+		// name one.
+		for i, a := range args {
+			switch {
+			case !a.static:
+				return name + " " + a.text
+			case strings.HasPrefix(a.val, "--filter") || strings.HasPrefix(a.val, "-") && !strings.HasPrefix(a.val, "--") && strings.Contains(a.val, "F"):
+				return name + " " + a.val
+			case (a.val == "dst" || a.val == "src") && i+1 < len(args) && namedHost(args[i+1].val):
+				return name + " " + a.val + " " + args[i+1].val
 			}
 		}
 		return ""
@@ -297,6 +314,28 @@ func (c *classifier) recursiveWrite(name string, s scanned, args []arg) bool {
 					}
 				}
 			}
+		}
+	}
+	return false
+}
+
+// namedHost reports whether an ss filter's address (HOST, HOST:PORT,
+// [V6]:PORT, PREFIX/LEN) names a host rather than giving its address.
+func namedHost(a string) bool {
+	h := a
+	switch {
+	case strings.HasPrefix(h, "["):
+		h, _, _ = strings.Cut(h[1:], "]")
+	case strings.Count(h, ":") == 1:
+		h, _, _ = strings.Cut(h, ":")
+	}
+	h, _, _ = strings.Cut(h, "/")
+	for _, r := range h {
+		switch {
+		case r >= 'g' && r <= 'z' || r >= 'G' && r <= 'Z':
+			return true
+		case (r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') && !strings.Contains(h, ":"):
+			return true // hex letters outside an IPv6 address
 		}
 	}
 	return false
