@@ -287,8 +287,13 @@ func (p *Policy) defaultWrappers() {
 	for _, n := range []string{"nohup", "command", "builtin", "setsid", "busybox", "unbuffer"} {
 		w[n] = Wrapper{}
 	}
-	p.set(Safe, "", "parallel", "nohup", "nice", "ionice", "stdbuf", "timeout", "time", "exec", "xargs", "setsid", "flock",
+	p.set(Safe, "", "parallel", "nohup", "nice", "ionice", "stdbuf", "timeout", "time", "exec", "xargs", "setsid",
 		"watch", "busybox", "taskset", "chrt", "unbuffer", "prlimit")
+	// flock holds its file's lock while its command runs, or forever in
+	// the background (setsid flock /var/lib/dpkg/lock-frontend sleep …):
+	// apt, rpm and iptables (the xtables lock) wait on it; and it creates
+	// the file when missing.
+	p.set(High, "takes a lock other processes wait on (a package manager's, the firewall's) for as long as it runs, and creates its file when missing", "flock")
 	p.set(High, "changes the priority of running processes (no undo takes it back)", "renice", "snice", "skill", "cpulimit",
 		"schedtool")
 	p.set(Medium, "records a terminal session", "script")
