@@ -18,6 +18,10 @@ const LaunchArg = "__confine"
 // confine or start the command (the command did not run).
 const LaunchExit = 125
 
+// umaskOwnProcess: the process execs the command right after its
+// confinement (Launch), so its umask is the command's (stepUmask).
+var umaskOwnProcess bool
+
 // LaunchPrefix starts every message the launcher prints about itself.
 const LaunchPrefix = "agent-launch: "
 
@@ -127,6 +131,7 @@ func Launch(args []string, stdout, stderr io.Writer) int {
 	// thread; execve from the same thread carries them into the command,
 	// the only thread left.
 	runtime.LockOSThread()
+	umaskOwnProcess = true // seccomp_linux.go: stepUmask
 	if err := restrict(rss...); err != nil {
 		return fail("not confined, not run: " + err.Error())
 	}

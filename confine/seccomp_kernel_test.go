@@ -28,6 +28,9 @@ import (
 const (
 	threadArg = "__restrictor" // SPECFLAGS -- COMMAND: run COMMAND in Restrictor.Do
 	tryArg    = "__try"        // NAME...: make each system call, print "NAME ok" or "NAME error"
+	// SPECFLAGS -- COMMAND: as threadArg, in a process whose every
+	// thread is refused unshare (a container's seccomp profile).
+	noUnshareArg = "__nounshare"
 )
 
 // maybeTestHelper runs this test binary as one of the helper programs
@@ -39,6 +42,8 @@ func maybeTestHelper() {
 	switch os.Args[1] {
 	case threadArg:
 		os.Exit(runOnThread(os.Args[2:]))
+	case noUnshareArg:
+		os.Exit(runWithoutUnshare(os.Args[2:]))
 	case tryArg:
 		for _, name := range os.Args[2:] {
 			fmt.Printf("%s %s\n", name, errText(try(name)))

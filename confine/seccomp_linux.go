@@ -475,9 +475,17 @@ func applySyscalls(rss []Ruleset) error {
 // umaskOthers to it, before the filter that keeps it there; it returns
 // the mask. What the thread forks or execs inherits it. A kernel without
 // seccomp keeps the mask too, until the step changes it.
+//
+// Where unshare is refused (a container's seccomp profile: Docker's
+// default gives it to CAP_SYS_ADMIN alone), the thread shares agent's
+// umask and keeps it; the filter still refuses a umask that clears
+// umaskOthers, and answers as if the step's had it. The launcher, which
+// execs right after, sets its process's own.
 func stepUmask() (uint32, error) {
-	if err := unix.Unshare(unix.CLONE_FS); err != nil {
-		return 0, wrap("unshare(CLONE_FS)", err)
+	if unix.Unshare(unix.CLONE_FS) != nil && !umaskOwnProcess {
+		mask := unix.Umask(0o077) // read: the process's mask, kept
+		unix.Umask(mask)
+		return uint32(mask) | umaskOthers, nil
 	}
 	mask := uint32(unix.Umask(0o077)) | umaskOthers
 	unix.Umask(int(mask))

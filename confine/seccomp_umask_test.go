@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -62,8 +63,8 @@ func testUmaskLeaks(t *testing.T, b *bed) {
 		}
 		return dir
 	}
-	own := unix.Umask(0o022)
-	unix.Umask(own)
+	own := uint32(unix.Umask(0o022))
+	unix.Umask(int(own))
 	for _, p := range paths {
 		dir := mkdir("umask-" + p.name)
 		// All in one step (each in a subshell of its own), started by an
@@ -78,7 +79,7 @@ func testUmaskLeaks(t *testing.T, b *bed) {
 		}
 		unix.Umask(0)
 		b.run(t, p.arg, b.spec(NoProtected, SyscallsOwn), expand(oneStep(append(attacks, "touch D/agent0-file; mkdir D/agent0-dir")), dir))
-		unix.Umask(own)
+		unix.Umask(int(own))
 		for _, w := range worldWritable(t, dir) {
 			t.Errorf("medium, %s: %s", p.name, w)
 		}
@@ -86,7 +87,7 @@ func testUmaskLeaks(t *testing.T, b *bed) {
 			continue
 		}
 		out, code := b.run(t, p.arg, b.spec(NoProtected, SyscallsOwn), expand(umaskKept, dir))
-		want := uint32(own) | umaskOthers
+		want := own | umaskOthers
 		// Each prints the step's mask: bash and Python read it with a
 		// mask that keeps others out (allowed), dash with umask(0)
 		// (refused: mask-4096, printed 37777770022; busybox sh too).
@@ -109,8 +110,26 @@ func testUmaskLeaks(t *testing.T, b *bed) {
 			}
 		}
 	}
+	// Where unshare is refused, a confined thread keeps agent's umask
+	// (022 here), and the filter still holds it.
+	dir := mkdir("umask-nounshare")
+	cmd := b.command(append(append([]string{b.exe, noUnshareArg}, b.spec(NoProtected, SyscallsOwn).Args()...),
+		"/bin/sh", "-c", expand(oneStep(umaskAttacks[:2])+"; umask", dir))...)
+	out, err := cmd.CombinedOutput()
+	if m := strings.Fields(string(out)); err != nil || len(m) == 0 || !strings.HasSuffix(m[len(m)-1], octal(own | umaskOthers)[1:]) {
+		t.Errorf("unshare refused: %v: %q, want the umask %s", err, out, octal(own|umaskOthers))
+	}
+	for _, w := range worldWritable(t, dir) {
+		t.Errorf("medium, unshare refused: %s", w)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "sh-file")); err != nil {
+		t.Errorf("unshare refused: the step did not run: %v: %q", err, out)
+	} else if uint32(fi.Mode().Perm()) != 0o666&^(own|umaskOthers) {
+		t.Errorf("unshare refused: sh-file is %v", fi.Mode())
+	}
+
 	// Without the filter (and its umask), the shells' umask 0 works.
-	dir := mkdir("umask-unfiltered")
+	dir = mkdir("umask-unfiltered")
 	b.run(t, threadArg, b.spec(NoProtected, ""), expand(oneStep(umaskAttacks[:2]), dir))
 	if n := len(worldWritable(t, dir)); n < 5 {
 		t.Errorf("without the filter: %d of 5 files left world-writable; the test proves nothing", n)
@@ -229,4 +248,32 @@ func TestStepUmaskLeavesAgents(t *testing.T) {
 	if agent := unix.Umask(0o020); agent != 0o020 {
 		t.Errorf("agent's umask became %#o, want 0o020 as it was", agent)
 	}
+}
+
+// runWithoutUnshare is runOnThread in a process whose threads are all
+// refused unshare(2), as Docker's default seccomp profile refuses it
+// without CAP_SYS_ADMIN.
+func runWithoutUnshare(args []string) int {
+	var p bpfProg
+	deny := p.label()
+	p.load(offNr)
+	p.jump(unix.BPF_JEQ, unix.SYS_UNSHARE, deny, next)
+	p.ret(retAllow)
+	p.set(deny)
+	p.ret(retEPERM)
+	f := p.assemble()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "no_new_privs:", err)
+		return LaunchExit
+	}
+	prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
+	if _, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); e != 0 {
+		fmt.Fprintln(os.Stderr, "seccomp:", e)
+		return LaunchExit
+	}
+	if unix.Unshare(unix.CLONE_FS) == nil {
+		fmt.Fprintln(os.Stderr, "unshare still allowed")
+		return LaunchExit
+	}
+	return runOnThread(args)
 }
