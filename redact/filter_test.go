@@ -14,10 +14,10 @@ import (
 func sameGates(t *testing.T, text string) {
 	t.Helper()
 	got, want := scanGates(text), refScanGates(text)
-	if fmt.Sprint(got.lines, got.folded) != fmt.Sprint(want.lines, want.folded) {
-		t.Fatalf("gates of %q:\n got %v %v\nwant %v %v", text, got.lines, got.folded, want.lines, want.folded)
+	if fmt.Sprint(allLines(got), got.folded) != fmt.Sprint(allLines(want), want.folded) {
+		t.Fatalf("gates of %q:\n got %v %v\nwant %v %v", text, allLines(got), got.folded, allLines(want), want.folded)
 	}
-	if auto := scanGatesAutomaton(text); fmt.Sprint(auto.lines, auto.folded) != fmt.Sprint(want.lines, want.folded) {
+	if auto := scanGatesAutomaton(text); fmt.Sprint(allLines(auto), auto.folded) != fmt.Sprint(allLines(want), want.folded) {
 		t.Fatalf("automaton's gates of %q differ from the reference", text)
 	}
 	sameWatch(t, got, text)
@@ -293,4 +293,14 @@ func TestPlainFilterEveryAlignment(t *testing.T) {
 			}
 		}
 	}
+}
+
+// allLines is sc's lines of every gate word (linesOf), for comparing
+// scans: a scan that found no word has none made.
+func allLines(sc *gateScan) [][]int {
+	l := make([][]int, len(gateWords.list))
+	for id := range l {
+		l[id] = sc.linesOf(id)
+	}
+	return l
 }

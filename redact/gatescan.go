@@ -379,7 +379,7 @@ func (g *gateWordTables) wordAt(s string, at int, id int32) bool {
 // foldRunes.
 type gateScan struct {
 	src    string
-	lines  [][]int // by word id
+	lines  [][]int // by word id (nil until one is found: linesOf)
 	folded []int
 	// found counts the words recorded (has is false for every word when
 	// it is 0).
@@ -548,7 +548,7 @@ func runGates(next []int32, col *[256]int32, s string, i int, off int32) (int, i
 func newGateScan(s string) *gateScan {
 	g := &gateWords
 	g.once.Do(compileGates)
-	return &gateScan{src: s, lines: make([][]int, len(g.list))}
+	return &gateScan{src: s} // lines: made at the first word found
 }
 
 // hit records what the gate automaton found reading byte i of the line
@@ -565,9 +565,20 @@ func (sc *gateScan) hit(i, ls int, off int32) {
 	}
 }
 
+// linesOf is the starts of the lines holding word id.
+func (sc *gateScan) linesOf(id int) []int {
+	if sc.lines == nil {
+		return nil
+	}
+	return sc.lines[id]
+}
+
 // record notes that word id is on the line starting at ls (the lines
 // come in order).
 func (sc *gateScan) record(id, ls int) {
+	if sc.lines == nil {
+		sc.lines = make([][]int, len(gateWords.list))
+	}
 	sc.found++
 	if l := sc.lines[id]; len(l) == 0 || l[len(l)-1] != ls {
 		sc.lines[id] = append(l, ls)
@@ -583,7 +594,7 @@ func (sc *gateScan) has(fold bool, words []string) bool {
 		return false
 	}
 	for _, w := range words {
-		if len(sc.lines[gateID(w, fold)]) > 0 {
+		if len(sc.linesOf(gateID(w, fold))) > 0 {
 			return true
 		}
 	}
@@ -620,7 +631,7 @@ type edit struct {
 // lines outside the edits, shifted, and the edits' own. The patterns
 // change a large text in a few parts: those alone are scanned again.
 func (sc *gateScan) splice(src string, edits []edit) *gateScan {
-	out := &gateScan{src: src, lines: make([][]int, len(sc.lines))}
+	out := &gateScan{src: src, lines: make([][]int, len(gateWords.list))}
 	merge := func(old []int, sub func(e edit) []int) []int {
 		var l []int
 		shift, ei := 0, 0
@@ -645,8 +656,8 @@ func (sc *gateScan) splice(src string, edits []edit) *gateScan {
 		}
 		return l
 	}
-	for id := range sc.lines {
-		out.lines[id] = merge(sc.lines[id], func(e edit) []int { return e.sub.lines[id] })
+	for id := range out.lines {
+		out.lines[id] = merge(sc.linesOf(id), func(e edit) []int { return e.sub.linesOf(id) })
 	}
 	out.folded = merge(sc.folded, func(e edit) []int { return e.sub.folded })
 	for _, l := range out.lines {

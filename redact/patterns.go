@@ -173,7 +173,7 @@ func (g redactGate) netrc(s string) bool {
 	}
 	sc := g.scanOf(s)
 	for _, w := range []string{"machine", "default"} {
-		for _, from := range sc.lines[gateID(w, true)] {
+		for _, from := range sc.linesOf(gateID(w, true)) {
 			line := s[from:]
 			if to := strings.IndexByte(line, '\n'); to >= 0 {
 				line = line[:to]
@@ -328,7 +328,7 @@ func (g redactGate) byLines(s string, gate lineGate, f func(string) string) stri
 	// the starts of the lines that pass, in any order
 	var starts []int
 	for _, w := range gate.words {
-		for _, from := range sc.lines[gateID(w, gate.fold)] {
+		for _, from := range sc.linesOf(gateID(w, gate.fold)) {
 			if (gate.also == nil || gate.also(s[from:lineOf(from)])) && (gate.confirm == nil || gate.confirm(s, from)) {
 				starts = append(starts, from)
 			}

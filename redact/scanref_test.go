@@ -174,8 +174,8 @@ func sameScan(t *testing.T, set *Set, text string) int {
 		t.Fatalf("spans of %q:\n got %v\nwant %v", text, got, want)
 	}
 	ref := refScanGates(text)
-	if fmt.Sprint(r.gates.lines, r.gates.folded) != fmt.Sprint(ref.lines, ref.folded) {
-		t.Fatalf("gates of %q:\n got %v %v\nwant %v %v", text, r.gates.lines, r.gates.folded, ref.lines, ref.folded)
+	if fmt.Sprint(allLines(r.gates), r.gates.folded) != fmt.Sprint(allLines(ref), ref.folded) {
+		t.Fatalf("gates of %q:\n got %v %v\nwant %v %v", text, allLines(r.gates), r.gates.folded, allLines(ref), ref.folded)
 	}
 	// the unfiltered pass too
 	fr := scanFused(text, m)
@@ -187,7 +187,7 @@ func sameScan(t *testing.T, set *Set, text string) int {
 	if !slices.Equal(full, want) {
 		t.Fatalf("unfiltered spans of %q:\n got %v\nwant %v", text, full, want)
 	}
-	if fmt.Sprint(fr.gates.lines, fr.gates.folded) != fmt.Sprint(ref.lines, ref.folded) {
+	if fmt.Sprint(allLines(fr.gates), fr.gates.folded) != fmt.Sprint(allLines(ref), ref.folded) {
 		t.Fatalf("unfiltered gates of %q differ", text)
 	}
 	return len(got)
@@ -300,8 +300,8 @@ func TestSpliceSameAsScan(t *testing.T) {
 		if got.src != out {
 			t.Fatal("byLines left no scan of its text")
 		}
-		if fmt.Sprint(got.lines, got.folded) != fmt.Sprint(want.lines, want.folded) {
-			t.Fatalf("spliced scan differs from a new scan:\n got %v %v\nwant %v %v", got.lines, got.folded, want.lines, want.folded)
+		if fmt.Sprint(allLines(got), got.folded) != fmt.Sprint(allLines(want), want.folded) {
+			t.Fatalf("spliced scan differs from a new scan:\n got %v %v\nwant %v %v", allLines(got), got.folded, allLines(want), want.folded)
 		}
 	}
 	if out == text {
