@@ -267,9 +267,10 @@ func (f *viewFilter) scanHex(s string, r *scanResult) {
 		// No line has a dump's layout (an offset column ends at ':' or ' '):
 		// each line's hex part is the line, and the view reads the text as
 		// one line with its newlines left out (hexPrefix looks at no '\n').
-		// But numbers one a line with nothing else (`od -An -tu1 -w1 |
-		// tr -d ' '`) are a dump's lines for the numeric view.
-		r.dump = r.dump || numbersByLine(s)
+		// But a line of numbers alone (`od -An -tu1 -w1 | tr -d ' '`,
+		// "[104,117,…]") is a dump's line for the numeric view, as
+		// dumpLine says on the other path.
+		r.dump = r.dump || numericLines(s)
 		for ; p < len(s); p += f.step {
 			if p+gramLen <= len(s) && hexBreak[s[p]]|hexBreak[s[p+1]]|hexBreak[s[p+2]]|hexBreak[s[p+3]] != 0 {
 				// a byte that breaks the view's runs among the sample's

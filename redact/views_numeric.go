@@ -1,9 +1,6 @@
 package redact
 
-import (
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // The numeric view: a dump's lines of octal or decimal numbers (od's
 // default, od -b, -d, -i, -t u1 and -t d1, hexdump -d and -o, with or
@@ -45,33 +42,20 @@ func numericLine(s string, from, to int) bool {
 	return runs >= 1
 }
 
-// numbersByLine reports whether s has two lines in a row that are one
-// number alone, with no space (numbers one a line, their dump's spaces
-// gone): each line is given up at its first byte that is no digit.
-func numbersByLine(s string) bool {
-	run := 0
+// numericLines reports whether a line of s is numbers alone (dumpLine's
+// numeric lines: numStart, then numericLine), for a text with no space
+// or ':' (scanHex), where no line has a dump's offset column: numbers one
+// a line (`od -An -tu1 -v -w1 | tr -d ' '`), separated by commas
+// (`tr -s ' ' ,`, `jq -c explode`: "[104,117,…]") or one 64-bit word
+// alone (`od -An -tu8`: one line for an 8-byte value). Each line is given
+// up at its first byte that cannot be in such a line.
+func numericLines(s string) bool {
 	for at := 0; at < len(s); {
-		i := at
-		if s[i] == '-' {
-			i++
+		end := lineEnd(s, at)
+		if at < end && numStart[s[at]] && numericLine(s, at, end) {
+			return true
 		}
-		j := i
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		switch {
-		case j > i && j-i <= 20 && (j == len(s) || s[j] == '\n' || s[j] == '\r' && j+1 < len(s) && s[j+1] == '\n'):
-			if run++; run >= 2 {
-				return true
-			}
-		default:
-			run = 0
-		}
-		k := strings.IndexByte(s[j:], '\n')
-		if k < 0 {
-			break
-		}
-		at = j + k + 1
+		at = end + 1
 	}
 	return false
 }
