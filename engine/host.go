@@ -155,13 +155,15 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 	}
 	addSecrets(set, o.Secrets, o.Become)
 	h := &Host{tr: tr, Name: name, Session: o.Session, redact: Redactor{Set: set}, rec: o.Record}
-	h.sink = h.scrub(o.Emit)
+	sc := &streamScrub{r: h.redact}
+	h.sink = sc.sink(o.Emit)
 	h.out = h.sink
 	if h.rec != nil {
 		h.sink = func(ev event.Event) {
-			ev = h.redact.Event(ev)
-			h.record(ev)
-			o.Emit.Emit(ev)
+			sc.pass(ev, func(ev event.Event) {
+				h.record(ev)
+				o.Emit.Emit(ev)
+			})
 		}
 	}
 	h.closers = append(h.closers, func() { tr.Close() })
@@ -275,10 +277,12 @@ func (h *Host) Worker(vars *execctx.Context, emit event.Sink) *executor.Executor
 	switch {
 	case emit != nil && h.rec != nil:
 		// The worker's steps go to the session record too (agent mcp).
+		sc := &streamScrub{r: h.redact}
 		cfg.Emit = func(ev event.Event) {
-			ev = h.redact.Event(ev)
-			h.record(ev)
-			emit.Emit(ev)
+			sc.pass(ev, func(ev event.Event) {
+				h.record(ev)
+				emit.Emit(ev)
+			})
 		}
 	case emit != nil:
 		cfg.Emit = h.scrub(emit)
@@ -321,12 +325,9 @@ func (h *Host) confiner(tr transport.Transport, o HostOptions, home func(context
 }
 
 // scrub returns the sink that passes events to emit with their secrets
-// replaced.
+// replaced, output events by stream (stream.go).
 func (h *Host) scrub(emit event.Sink) event.Sink {
-	if emit == nil {
-		return nil
-	}
-	return func(ev event.Event) { emit(h.redact.Event(ev)) }
+	return (&streamScrub{r: h.redact}).sink(emit)
 }
 
 // Approver decides on the host's medium and high steps.
