@@ -172,7 +172,9 @@ func TestMCPStdio(t *testing.T) {
 		defer ccancel()
 		done := make(chan error, 1)
 		go func() {
-			p := &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": "vub2", "command": "echo started; " + marker + "; echo done"}}
+			// more output than a stream holds back (engine/stream.go: a
+			// secret's shape over lines is matched whole) before the wait
+			p := &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"host": "vub2", "command": "yes started | head -n 400; " + marker + "; echo done"}}
 			p.SetProgressToken("long")
 			_, err := cs.CallTool(cctx, p)
 			done <- err
