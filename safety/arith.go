@@ -40,7 +40,7 @@ func arithRuntime(f *syntax.File, nested bool) string {
 			if x.Value != nil && !numericWord(x.Value) || x.Array != nil && !staticArray(x.Array) {
 				runtime[x.Name.Value] = true
 			}
-			if x.Value != nil && len(arithNames(wordText(x.Value))) > 0 || x.Array != nil {
+			if x.Value != nil && namesAWord(x.Value) || x.Array != nil {
 				symbolic[x.Name.Value] = true
 			}
 		case *syntax.DeclClause:
@@ -241,6 +241,8 @@ func numericWord(w *syntax.Word) bool {
 	for _, p := range w.Parts {
 		switch x := p.(type) {
 		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.ArithmExp:
+			// a number: what it evaluates is checked as arithmetic
 		case *syntax.CmdSubst:
 			if !numericSubst(x) {
 				return false
@@ -248,6 +250,9 @@ func numericWord(w *syntax.Word) bool {
 		case *syntax.DblQuoted:
 			for _, q := range x.Parts {
 				if cs, ok := q.(*syntax.CmdSubst); ok && numericSubst(cs) {
+					continue
+				}
+				if _, ok := q.(*syntax.ArithmExp); ok {
 					continue
 				}
 				if _, ok := q.(*syntax.Lit); !ok {
@@ -259,6 +264,27 @@ func numericWord(w *syntax.Word) bool {
 		}
 	}
 	return true
+}
+
+// namesAWord: w's text may name a variable (y, a[x]) where arithmetic
+// meets it; an arithmetic expansion in it is a number.
+func namesAWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.ArithmExp:
+		case *syntax.DblQuoted:
+			for _, q := range x.Parts {
+				if _, ok := q.(*syntax.ArithmExp); !ok && len(arithNames(wordText(q))) > 0 {
+					return true
+				}
+			}
+		default:
+			if len(arithNames(wordText(p))) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func staticArray(a *syntax.ArrayExpr) bool {
@@ -296,6 +322,11 @@ func numericSubst(cs *syntax.CmdSubst) bool {
 			}
 		}
 		if strings.ContainsAny(lit, "*?[{~") { // a glob: names from the host (wc -l *)
+			return false
+		}
+		// A format's own text is printed: stat -c 'a[$(cmd)]' prints an
+		// array subscript that arithmetic runs.
+		if strings.ContainsAny(wordText(a), "[]$`") {
 			return false
 		}
 	}

@@ -39,6 +39,11 @@ func TestArithmeticOverRunTimeValues(t *testing.T) {
 		`set -- $(cat f); echo $(($1))`,
 		`read y < f; declare -n r=y; echo $((r))`,
 		`read y < f; export y; sh -c 'echo $((y))'`,
+		// a numeric program's static format prints the subscript itself
+		`x=$(stat -c 'a[$(touch /tmp/p)]' /); echo $((x))`,
+		`echo $(( $(stat -c 'a[$(touch /tmp/p)]' /) ))`,
+		`x=$(date '+a[$(touch /tmp/p)]'); echo $((x))`,
+		"x=$(stat --printf 'a[`touch /tmp/p`]' /); echo $((x))",
 	} {
 		if an := p.Analyze(cmd, "/home/u"); an.Level != High || !strings.Contains(an.Assessment.String(), "arithmetic") {
 			t.Errorf("%s = %s, want high (arithmetic over a run-time value)", cmd, an.Assessment)
@@ -52,6 +57,8 @@ func TestArithmeticOverRunTimeValues(t *testing.T) {
 		`echo $(( $(wc -l < /var/log/syslog) / 2 ))`,
 		`echo $(( $(ls /etc | wc -l) ))`,
 		`for i in 1 2 3; do echo $((i*2)); done`,
+		`i=0; for f in /etc/*.conf; do i=$((i+1)); done; echo $i`,
+		`n=0; n="$((n+2))"; echo $((n*3))`,
 		`echo $((RANDOM % 10)); echo $(($$ + 0))`,
 	} {
 		if an := p.Analyze(cmd, "/home/u"); an.Level != Safe {
