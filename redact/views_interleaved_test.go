@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// refScanInterleaved is scanInterleaved as it was first written: every
-// sample with a separator's byte looked at byte by byte. scanInterleaved
+// refScanInterleaved is scanInterleaved as it was first written: a
+// sample every 7 bytes, each with a separator's byte looked at byte by
+// byte (interleavedAt), no word-at-once test first. scanInterleaved
 // must find the same spans.
 func refScanInterleaved(a *automaton, s string, spans []span) []span {
 	if a == nil || len(s) < 2*MinLen-1 {
@@ -16,29 +17,7 @@ func refScanInterleaved(a *automaton, s string, spans []span) []span {
 	}
 	var done [maxSepLen + 2]int
 	for p := 0; p+2 < len(s); p += 7 {
-		for q := p; q <= p+2; q++ {
-			c := s[q]
-			if markByte[c] == 0 {
-				continue
-			}
-			for k := 2; k <= maxSepLen+1; k++ {
-				if q+2*k >= len(s) || s[q+k] != c || s[q+2*k] != c || q <= done[k] && done[k] > 0 {
-					continue
-				}
-				from, to, ok := interleavedRun(s, q, k)
-				if !ok || (to-from)/k+1 < MinLen {
-					continue
-				}
-				done[k] = to
-				f := newFeeder(a, spans)
-				for i := from; i <= to; i += k {
-					if !sqOut(s[i]) {
-						f.feed(s[i], i, i+1)
-					}
-				}
-				spans = f.spans
-			}
-		}
+		spans = interleavedAt(a, s, p, &done, spans)
 	}
 	return spans
 }
