@@ -337,6 +337,7 @@ func TestLeakCorpusStayHome(t *testing.T) {
 				t.Fatalf("%d requests, %d replies left", len(reqs), srv.Remaining())
 			}
 			texts := map[string]string{"stdout": out, "stderr": errOut}
+			maps.Copy(texts, jsonOutputStreams(out))
 			var replies []string
 			// each request body's parts once: a body holds the
 			// conversation so far
