@@ -159,12 +159,7 @@ func OpenOn(tr transport.Transport, name string, o HostOptions) (_ *Host, err er
 	h.sink = sc.sink(o.Emit)
 	h.out = h.sink
 	if h.rec != nil {
-		h.sink = func(ev event.Event) {
-			sc.pass(ev, func(ev event.Event) {
-				h.record(ev)
-				o.Emit.Emit(ev)
-			})
-		}
+		h.sink = h.recorded(sc, o.Emit)
 	}
 	h.closers = append(h.closers, func() { tr.Close() })
 	if lt, ok := tr.(*local.Transport); ok {
@@ -277,13 +272,7 @@ func (h *Host) Worker(vars *execctx.Context, emit event.Sink) *executor.Executor
 	switch {
 	case emit != nil && h.rec != nil:
 		// The worker's steps go to the session record too (agent mcp).
-		sc := &streamScrub{r: h.redact}
-		cfg.Emit = func(ev event.Event) {
-			sc.pass(ev, func(ev event.Event) {
-				h.record(ev)
-				emit.Emit(ev)
-			})
-		}
+		cfg.Emit = h.recorded(&streamScrub{r: h.redact}, emit)
 	case emit != nil:
 		cfg.Emit = h.scrub(emit)
 	}
@@ -322,6 +311,17 @@ func (h *Host) confiner(tr transport.Transport, o HostOptions, home func(context
 		}
 	})
 	return c
+}
+
+// recorded returns the sink that passes events through sc, secrets
+// replaced, to the session record and then to emit.
+func (h *Host) recorded(sc *streamScrub, emit event.Sink) event.Sink {
+	return func(ev event.Event) {
+		sc.pass(ev, func(ev event.Event) {
+			h.record(ev)
+			emit.Emit(ev)
+		})
+	}
 }
 
 // scrub returns the sink that passes events to emit with their secrets
