@@ -60,10 +60,14 @@ test-arm64:
 	  tee "$$tmp/out" | grep -E '^(--- |ok|PASS|FAIL)' && \
 	grep -q '^--- PASS: TestSeccompFilters' "$$tmp/out" && grep -q '^--- PASS: TestSeccompKernelABI' "$$tmp/out" && grep -q '^PASS$$' "$$tmp/out"
 
+# vet with -race: its compiles of the packages' dependencies are then the
+# race-built ones make test's test builds take from the cache (from an empty
+# cache, session 18: vet and the test builds 554 -> 522 CPU seconds, 379 ->
+# 273 s of wall time on 2 cores).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet $(PKGS)
+	$(GO) vet -race $(PKGS)
 
 # Go benchmarks, then agent against OpenSSH on the same sshd, then the
 # per-step overhead of `agent run` against a shell loop, a plan on 100 inventory
