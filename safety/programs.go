@@ -104,6 +104,9 @@ func (c *classifier) connectsWhy(name string, args []arg) string {
 	if slices.Contains(netPrograms, name) {
 		return name
 	}
+	if name == "virsh" {
+		return virshConnects(args)
+	}
 	local, ok := netLocal[name]
 	if !ok {
 		return ""
@@ -193,6 +196,55 @@ func (c *classifier) connectsWhy(name string, args []arg) string {
 		return "" // a bare resolvectl shows its status; a bare openssl asks for commands
 	}
 	return name
+}
+
+// virshConnects names virsh's connection when it is to another host
+// (-c qemu+ssh://host/system, qemu://host/system over TLS, an alias of
+// libvirt.conf, which may name any host, a computed one), or "": a local
+// URI (qemu:///system, qemu+unix:///session) or no -c. Only virsh's own
+// options are read: those before its command.
+func virshConnects(args []arg) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.static {
+			return "virsh " + a.text
+		}
+		var uri arg
+		switch {
+		case a.val == "-c" || a.val == "--connect":
+			if i+1 >= len(args) {
+				return ""
+			}
+			i++
+			uri = args[i]
+		case strings.HasPrefix(a.val, "--connect="):
+			uri = arg{static: true, val: strings.TrimPrefix(a.val, "--connect="), text: a.text}
+		case strings.HasPrefix(a.val, "-c"):
+			uri = arg{static: true, val: strings.TrimPrefix(a.val, "-c"), text: a.text}
+		case strings.HasPrefix(a.val, "-"):
+			continue
+		default:
+			return "" // its command: what follows is the command's
+		}
+		if !uri.static || !libvirtLocal(uri.val) {
+			return "virsh -c " + uri.text
+		}
+	}
+	return ""
+}
+
+// libvirtLocal reports whether a libvirt URI connects on this host:
+// driver[+transport]://[host]/path with no host and no transport but
+// unix.
+func libvirtLocal(uri string) bool {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return false // an alias (uri_aliases in libvirt.conf)
+	}
+	if _, transport, ok := strings.Cut(scheme, "+"); ok && transport != "unix" {
+		return false
+	}
+	return strings.HasPrefix(rest, "/")
 }
 
 // findTrees records the directories find walks (its operands before the
