@@ -219,10 +219,26 @@ func virshConnects(args []arg) string {
 			uri = args[i]
 		case strings.HasPrefix(a.val, "--connect="):
 			uri = arg{static: true, val: strings.TrimPrefix(a.val, "--connect="), text: a.text}
-		case strings.HasPrefix(a.val, "-c"):
-			uri = arg{static: true, val: strings.TrimPrefix(a.val, "-c"), text: a.text}
-		case strings.HasPrefix(a.val, "-"):
+		case strings.HasPrefix(a.val, "--"):
 			continue
+		case strings.HasPrefix(a.val, "-"):
+			// short options bundled as getopt reads them (-rc URI,
+			// -qcURI); -d, -e, -k, -K and -l take a value too
+			j := strings.IndexAny(a.val[1:], "cdekKl") + 1
+			if j == 0 {
+				continue
+			}
+			if rest := a.val[j+1:]; rest != "" {
+				uri = arg{static: true, val: rest, text: a.text}
+			} else if i+1 < len(args) {
+				i++
+				uri = args[i]
+			} else {
+				return ""
+			}
+			if a.val[j] != 'c' {
+				continue // another option's value
+			}
 		default:
 			return "" // its command: what follows is the command's
 		}
