@@ -56,6 +56,8 @@ func TestNetworkIsMedium(t *testing.T) {
 		{`virsh --connect=qemu+libssh2://kvm1/system list`, Medium, why},
 		{`virsh -cqemu+tls://kvm1/system list`, Medium, why},
 		{`virsh -rc qemu+ssh://kvm1/system list`, Medium, why},
+		{`virsh -c 'qemu+ext:///system?command=/tmp/x' list`, High, "runs the command"},
+		{`virsh -cQEMU+EXT:///system?command=/tmp/x list`, High, "runs the command"},
 		{`virsh -qcqemu+ssh://kvm1/system list`, Medium, why},
 		{`virsh -k 5 -c qemu+ssh://kvm1/system list`, High, why}, // (-k 5 read as its command: high)
 		{`virsh -q -c qemu:///system -c qemu+ssh://kvm1/system list`, Medium, why},

@@ -80,6 +80,9 @@ func (c *classifier) connects(name string, args []arg, e env) {
 	}
 	c.network = append(c.network, why)
 	c.add(Medium, "%s: sends data off the host (it changes nothing here, but only a person or --approve medium may let data leave)", why)
+	if name == "virsh" && strings.Contains(strings.ToLower(why), "+ext:") {
+		c.add(High, "%s: libvirt's ext transport runs the command the URI names", why)
+	}
 	for _, a := range args {
 		if !a.static {
 			c.opaque("%s %s: what it sends off the host is computed when it runs", name, a.text)
