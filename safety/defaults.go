@@ -26,7 +26,12 @@ func DefaultPolicy() Policy {
 			"cd", "pushd", "popd", "dirs", "exit", "return", "shift", "wait", "jobs", "realpath", "readlink",
 			"tty", "arch", "locale", "set", "unset", "shopt", "ulimit", "umask", "hash", "times", "break",
 			"continue", "getopts", "ps", "pgrep", "pidof", "lscpu", "lsblk", "lsmem", "lsmod", "lspci", "lsusb",
-			"vmstat", "w", "who", "users", "last", "ping", "dig", "nslookup", "host", "sync"},
+			"vmstat", "w", "who", "users", "last", "ping", "dig", "nslookup", "host", "sync",
+			// tr reads its input only: its operands are sets, not files
+			// (taken for files, `tr a b` had the harvest read ./a and
+			// ./b, and with a $ in the command walk the working
+			// directory as a tree)
+			"tr"},
 		MetadataOnly: []string{"find", "tree", "file", "namei", "getfacl", "lsattr"},
 		Shells:       []string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"},
 		BinDirs:      []string{"/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"},
