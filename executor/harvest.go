@@ -42,21 +42,26 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 	history := showsHistory.MatchString(p.cls.command)
 	recursive := computed || history || readsTrees.MatchString(p.cls.command)
 	var dirs []string // directories named: where a repository may be
-	harvest := func(p0 string) {
+	// harvest reads p0, a path the classifier resolved or (word) a path
+	// word of the command, cut where a computed part begins
+	harvest := func(p0 string, word bool) {
 		abs, err := p.view.abs(p0, p.cwd)
 		if err != nil || touched[abs] {
 			return
 		}
 		touched[abs] = true
 		fi, known := p.view.statOf(abs)
-		if known && fi == nil && !computed {
+		if known && fi == nil && !(computed && word) {
 			return // nothing there
 		}
 		if recursive && fi == nil {
 			if fi, err = p.tr.Stat(ctx, abs); err != nil {
-				// a path the command completes ($d/conf$n.yml):
-				// the directory it is in
-				if dir := path.Dir(abs); computed && dir != abs && !touched[dir] && len(roots) < maxPathWords {
+				// a path word the command completes (~/app/conf of
+				// ~/app/conf$n.yml): the directory it is in; not a
+				// missing path the classifier resolved whole (tr's
+				// sets were: a $ elsewhere in the command walked the
+				// working directory)
+				if dir := path.Dir(abs); computed && word && dir != abs && !touched[dir] && len(roots) < maxPathWords {
 					if fi, err := p.tr.Stat(ctx, dir); err == nil && fi.IsDir() {
 						touched[dir] = true
 						roots = append(roots, dir)
@@ -88,7 +93,7 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 			}
 			continue
 		}
-		harvest(t.Path)
+		harvest(t.Path, false)
 	}
 	for _, w := range pathWords(p.cls.command) {
 		if strings.ContainsAny(w, "*?") {
@@ -98,7 +103,7 @@ func (e *Executor) harvest(ctx context.Context, s *stepRun) *denial {
 			}
 			continue
 		}
-		harvest(w)
+		harvest(w, true)
 	}
 	wd, _ := p.view.abs(".", p.cwd)
 	if len(roots) == 0 && wd != "" && substitutes.MatchString(p.cls.command) {

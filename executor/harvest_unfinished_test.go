@@ -89,3 +89,46 @@ func TestHarvestUnfinishedFailsStep(t *testing.T) {
 		}
 	}
 }
+
+// recordHarvest is a local host that records the commands that reach it.
+type recordHarvest struct {
+	transport.Transport
+	ran []string
+}
+
+func (l *recordHarvest) Unwrap() transport.Transport { return l.Transport }
+
+func (l *recordHarvest) Run(ctx context.Context, c transport.Command) (transport.Result, error) {
+	l.ran = append(l.ran, c.Command)
+	return l.Transport.Run(ctx, c)
+}
+
+// TestHarvestMissingResolvedPathNoTree: a missing path the classifier
+// resolved whole (an operand that is no file: getconf's name) is not
+// read, and its directory is no tree to walk because a $ elsewhere makes
+// the command compute paths; a path word the command completes
+// (./conf of ./conf$n.yml) still makes its directory one.
+func TestHarvestMissingResolvedPathNoTree(t *testing.T) {
+	lt, err := local.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for command, tree := range map[string]bool{
+		`getconf PAGESIZE; echo "$HOME"`: false,
+		`n=1; cat ./conf$n.yml`:          true,
+	} {
+		tr := &recordHarvest{Transport: lt}
+		e := New(Config{Transport: tr, Policy: safety.DefaultPolicy(), Approver: safety.NewApprover(safety.ModeAll, nil),
+			Secrets: redact.NewSet(), Session: "s1", Vars: execctx.New()})
+		if _, err := e.RunStep(context.Background(), planner.Step{Tool: tools.ExecuteCommandName, Parameters: map[string]any{"command": command}}); err != nil {
+			t.Fatal(err)
+		}
+		walked := false
+		for _, ran := range tr.ran {
+			walked = walked || strings.Contains(ran, "find -H")
+		}
+		if walked != tree {
+			t.Errorf("%s: a tree read: %v, want %v (%d commands)", command, walked, tree, len(tr.ran))
+		}
+	}
+}
